@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getOption, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import type { DescriptorProto, EnumDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { resource } from "@aiem/proto/google/api/resource_pb.js";
+import { field_behavior as fieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
 import { loadRegistry, ourPackages, ourServices, routesOf } from "./descriptors.js";
 
 const registry = loadRegistry();
@@ -122,6 +123,18 @@ describe("request and response shapes", () => {
         expect(res.type, m.typeName).toBe(`enginemanager.ai/${m.name}`);
       }
     }
+  });
+
+  it("gives every field of a resource, and every request field, a field behaviour", () => {
+    const missing: string[] = [];
+    const requests = publicMethods.map((m) => m.input);
+    const resources = files.flatMap((f) => f.messages).filter((m) => getOption(m, resource).type !== "");
+    for (const m of [...resources, ...requests]) {
+      for (const f of m.fields) {
+        if (getOption(f, fieldBehavior).length === 0) missing.push(`${m.typeName}.${f.name}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it("names a resource in update requests", () => {
