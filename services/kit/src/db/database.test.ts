@@ -1,0 +1,196 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { sql, type Kysely, type Migration } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testSchemaName } from "../testing/test-database.js";
+import { createDatabase, migrateToLatest, openDatabase, type Database, type DatabaseTarget } from "./database.js";
+
+// Every suite runs on PGlite, and on PostgreSQL too when DATABASE_URL is set.
+const targets: [string, DatabaseTarget][] = [["pglite", { kind: "pglite", key: "memory://db-test" }]];
+const url = process.env["DATABASE_URL"];
+if (url) targets.push(["pg", { kind: "pg", url }]);
+
+const counters: Record<string, Migration> = {
+  "2026-11-01T00:00:00_counters": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("counter")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("value", "int8", (c) => c.notNull())
+        .execute();
+    },
+  },
+  "2026-11-02T00:00:00_seed": {
+    async up(db: Kysely<any>) {
+      // Several statements in one raw query: must work on both dialects.
+      await sql`insert into counter values ('a', 0); insert into counter values ('b', 0);`.execute(db);
+    },
+  },
+};
+
+describe.each(targets)("database on %s", (_kind, target) => {
+  const open: Database[] = [];
+  const openTest = async (schema = testSchemaName("db")) => {
+    const database = await openDatabase(target, { schema, dropSchemaOnDestroy: true });
+    open.push(database);
+    return database;
+  };
+  let database: Database;
+
+  beforeAll(async () => {
+    database = await openTest();
+    await migrateToLatest(database, counters);
+  });
+
+  afterAll(async () => {
+    for (const d of open.reverse()) await d.destroy();
+  });
+
+  it("reports its kind and schema", () => {
+    expect(database.kind).toBe(target.kind);
+    expect(database.schema).toMatch(/^t_db_/);
+  });
+
+  it("applies migrations once, with the migration table inside the schema", async () => {
+    await migrateToLatest(database, counters);
+    const rows = await database.db.selectFrom("counter").select(["id"]).orderBy("id").execute();
+    expect(rows.map((r) => r.id)).toEqual(["a", "b"]);
+    const { rows: tables } = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = ${database.schema} order by table_name`.execute(database.db);
+    expect(tables.map((t) => t.table_name)).toEqual(["counter", "kysely_migration", "kysely_migration_lock"]);
+  });
+
+  it("keeps each schema to itself", async () => {
+    const other = await openTest();
+    await migrateToLatest(other, counters);
+    await other.db.updateTable("counter").set({ value: 42n }).where("id", "=", "a").execute();
+    const mine = await database.db.selectFrom("counter").select("value").where("id", "=", "a").executeTakeFirstOrThrow();
+    const theirs = await other.db.selectFrom("counter").select("value").where("id", "=", "a").executeTakeFirstOrThrow();
+    expect(mine.value).toBe(0n);
+    expect(theirs.value).toBe(42n);
+  });
+
+  it("round-trips int8 beyond 2^53 as bigint", async () => {
+    const values = [2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), 0n];
+    await database.db.schema.createTable("big").addColumn("v", "int8").addColumn("a", sql`int8[]`).execute();
+    for (const v of values) {
+      await database.db.insertInto("big").values({ v, a: sql`${`{${v},NULL}`}::int8[]` }).execute();
+    }
+    const rows = await database.db.selectFrom("big").select(["v", "a"]).execute();
+    expect(rows.map((r) => r.v)).toEqual(values);
+    expect(rows[0]?.a).toEqual([values[0], null]);
+    const { count } = await database.db.selectFrom("big").select((eb) => eb.fn.countAll().as("count")).executeTakeFirstOrThrow();
+    expect(count).toBe(4n);
+    const found = await database.db.selectFrom("big").select("v").where("v", "=", 2n ** 63n - 1n).execute();
+    expect(found).toHaveLength(1);
+  });
+
+  it("reports affected rows", async () => {
+    const result = await database.db.updateTable("counter").set({ value: 0n }).where("id", "in", ["a", "b"]).executeTakeFirst();
+    expect(result.numUpdatedRows).toBe(2n);
+  });
+
+  it("serialises concurrent read-modify-write transactions", async () => {
+    await database.db.updateTable("counter").set({ value: 0n }).where("id", "=", "b").execute();
+    const n = 25;
+    await Promise.all(
+      Array.from({ length: n }, () =>
+        database.db.transaction().execute(async (trx) => {
+          const row = await trx.selectFrom("counter").select("value").where("id", "=", "b").forUpdate().executeTakeFirstOrThrow();
+          await new Promise((r) => setTimeout(r, 1));
+          await trx.updateTable("counter").set({ value: row.value + 1n }).where("id", "=", "b").execute();
+        }),
+      ),
+    );
+    const row = await database.db.selectFrom("counter").select("value").where("id", "=", "b").executeTakeFirstOrThrow();
+    expect(row.value).toBe(BigInt(n));
+  });
+
+  it("rolls back a failed transaction and hides uncommitted rows from others", async () => {
+    let seenOutside: unknown[] | undefined;
+    let release!: () => void;
+    const inside = new Promise<void>((r) => (release = r));
+    const trx = database.db.transaction().execute(async (t) => {
+      await t.insertInto("counter").values({ id: "uncommitted", value: 1n }).execute();
+      release();
+      await new Promise((r) => setTimeout(r, 20));
+      throw new Error("boom");
+    });
+    await inside;
+    seenOutside = await database.db.selectFrom("counter").select("id").where("id", "=", "uncommitted").execute();
+    await expect(trx).rejects.toThrow("boom");
+    expect(seenOutside).toEqual([]);
+    const after = await database.db.selectFrom("counter").select("id").where("id", "=", "uncommitted").execute();
+    expect(after).toEqual([]);
+  });
+
+  it("supports nested savepoints", async () => {
+    const trx = await database.db.startTransaction().execute();
+    const sp = await trx.savepoint("inner").execute();
+    await sp.insertInto("counter").values({ id: "sp", value: 1n }).execute();
+    const back = await sp.rollbackToSavepoint("inner").execute();
+    await back.insertInto("counter").values({ id: "kept", value: 1n }).execute();
+    await back.commit().execute();
+    const kept = await database.db.deleteFrom("counter").where("id", "=", "kept").executeTakeFirst();
+    expect(kept.numDeletedRows).toBe(1n);
+    const rows = await database.db.selectFrom("counter").select("id").where("id", "=", "sp").execute();
+    expect(rows).toEqual([]);
+  });
+
+  it("migrates safely when two instances start at once", async () => {
+    const schema = testSchemaName("race");
+    const replicas = await Promise.all(Array.from({ length: 4 }, () => openTest(schema)));
+    await Promise.all(replicas.map((r) => migrateToLatest(r, counters)));
+    // The seed migration inserts rows without "if not exists": run twice, it would fail or duplicate.
+    const rows = await replicas[0]!.db.selectFrom("counter").select("id").execute();
+    expect(rows).toHaveLength(2);
+    const applied = await replicas[1]!.db.selectFrom("kysely_migration").select("name").execute();
+    expect(applied).toHaveLength(2);
+  });
+
+  it("names the failing migration", async () => {
+    const other = await openTest();
+    const broken = { ...counters, "2026-11-03T00:00:00_broken": { up: (db: Kysely<any>) => sql`select * from missing`.execute(db).then(() => {}) } };
+    await expect(migrateToLatest(other, broken)).rejects.toThrow(/migration 2026-11-03T00:00:00_broken failed in schema t_db_/);
+  });
+
+  it("rejects unsafe schema names", async () => {
+    await expect(openDatabase(target, { schema: 'x"; drop' })).rejects.toThrow(/invalid schema name/);
+  });
+});
+
+describe("createDatabase with PGlite in the data directory", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "aiem-db-"));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("stores data in <dataDir>/pglite, shares one instance between services and survives a restart", async () => {
+    const a = await createDatabase({ dataDir, schema: "svc_a" });
+    const b = await createDatabase({ dataDir, schema: "svc_b" });
+    expect(existsSync(path.join(dataDir, "pglite"))).toBe(true);
+    await migrateToLatest(a, counters);
+    await b.db.schema.createTable("counter").addColumn("id", "text").execute();
+    await Promise.all([
+      a.db.transaction().execute((t) => t.updateTable("counter").set({ value: 7n }).where("id", "=", "a").execute()),
+      b.db.insertInto("counter").values({ id: "from-b" }).execute(),
+    ]);
+    await a.destroy();
+    await b.destroy();
+
+    const again = await createDatabase({ dataDir, schema: "svc_a" });
+    const row = await again.db.selectFrom("counter").select("value").where("id", "=", "a").executeTakeFirstOrThrow();
+    expect(row.value).toBe(7n);
+    // Reopening while the last user is still closing must neither fail nor open the directory twice.
+    const closing = again.destroy();
+    const reopened = await createDatabase({ dataDir, schema: "svc_b" });
+    await closing;
+    expect(await reopened.db.selectFrom("counter").select("id").execute()).toEqual([{ id: "from-b" }]);
+    await reopened.destroy();
+  });
+});

@@ -1,0 +1,280 @@
+/**
+ * Transactional outbox: a service writes its events into its own `outbox` table in the same
+ * transaction as the change they describe, and a relay publishes them to the bus afterwards, with
+ * the event id as the de-duplication id. Nothing is lost while the bus is down (rows wait), and a
+ * row published twice (relay crash between publish and mark) is dropped by the bus's duplicate
+ * window or, later, by idempotent consumers.
+ *
+ * Ordering: rows are published in `seq` order (insertion order, not created_at, which is the same
+ * for every row of one transaction). Only one relay per schema works at a time: a claim is made
+ * under a transaction-scoped advisory lock and is refused while another relay holds an unexpired
+ * lease, so replicas cannot overtake each other. The publish itself happens outside any
+ * transaction (on PGlite a transaction would block every other query of the process).
+ */
+import { randomUUID } from "node:crypto";
+import { sql, type Generated, type Kysely, type Migration, type Transaction } from "kysely";
+import type { Database } from "../db/database.js";
+import {
+  DEFAULT_BACKOFF,
+  InvalidEventError,
+  SUBJECT_ROOT,
+  backoffDelay,
+  checkUserHeaders,
+  consoleLogger,
+  errorFields,
+  isLiteralSubject,
+  sleep,
+  type EventBus,
+  type EventBusLogger,
+} from "./event-bus.js";
+
+export const OUTBOX_TABLE = "outbox";
+
+export interface OutboxTable {
+  id: string;
+  seq: Generated<bigint>;
+  subject: string;
+  payload: Uint8Array;
+  headers: Generated<Record<string, string>>;
+  tombstone: Generated<boolean>;
+  created_at: Generated<Date>;
+  published_at: Date | null;
+  locked_until: Date | null;
+  locked_by: string | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+  failed_at: Date | null;
+}
+
+/** Creates `outbox`; add it to the producing service's migrations under its own name. */
+export const outboxMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable(OUTBOX_TABLE)
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("seq", "bigserial", (c) => c.notNull().unique())
+      .addColumn("subject", "text", (c) => c.notNull())
+      .addColumn("payload", "bytea", (c) => c.notNull())
+      .addColumn("headers", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
+      .addColumn("tombstone", "boolean", (c) => c.notNull().defaultTo(false))
+      .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+      .addColumn("published_at", "timestamptz")
+      .addColumn("locked_until", "timestamptz")
+      .addColumn("locked_by", "text")
+      .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+      .addColumn("last_error", "text")
+      .addColumn("failed_at", "timestamptz")
+      .execute();
+    // The relay's working set: small, however large the published history grows.
+    await sql`create index outbox_unpublished_idx on outbox (seq) where published_at is null and failed_at is null`.execute(db);
+    await sql`create index outbox_published_at_idx on outbox (published_at) where published_at is not null`.execute(db);
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropTable(OUTBOX_TABLE).execute();
+  },
+};
+
+export interface OutboxMessage {
+  /** Event id; generated when absent. Use the id of the protobuf Event you encoded. */
+  id?: string;
+  subject: string;
+  data: Uint8Array;
+  headers?: Record<string, string>;
+  tombstone?: boolean;
+}
+
+/**
+ * Writes an event into the outbox. Call it with the transaction that makes the change, so both
+ * commit or neither does. Returns the event id.
+ */
+export async function enqueue(trx: Transaction<any> | Kysely<any>, message: OutboxMessage): Promise<string> {
+  if (!isLiteralSubject(message.subject) || !message.subject.startsWith(`${SUBJECT_ROOT}.`)) {
+    throw new InvalidEventError(`outbox subject ${JSON.stringify(message.subject)} must be a literal ${SUBJECT_ROOT}.* subject`);
+  }
+  checkUserHeaders(message.headers);
+  const id = message.id ?? randomUUID();
+  await sql`
+    insert into outbox (id, subject, payload, headers, tombstone)
+    values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true})`.execute(trx);
+  return id;
+}
+
+/** Rows not yet published (failed rows excluded). */
+export async function outboxBacklog(database: Database): Promise<number> {
+  const r = await sql<{ n: bigint | number }>`select count(*) as n from outbox where published_at is null and failed_at is null`.execute(database.db);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+export interface OutboxRelayOptions {
+  database: Database;
+  bus: Pick<EventBus, "publish">;
+  /** Milliseconds between checks for new rows when idle. Default 250. */
+  pollInterval?: number;
+  /** Rows claimed per round. Default 100. */
+  batchSize?: number;
+  /** Milliseconds a claim is exclusive; after a crash another relay takes over when it expires. Default 30 000. */
+  lease?: number;
+  /** Delays (ms) between attempts while the bus is failing; the last repeats. */
+  backoff?: readonly number[];
+  /** Published rows older than this (ms) are deleted. Default 24 h. */
+  retention?: number;
+  /** Milliseconds between clean-ups. Default 10 minutes. */
+  cleanupInterval?: number;
+  logger?: EventBusLogger;
+}
+
+export interface OutboxRelay {
+  start(): void;
+  /** Stops after the current round. */
+  stop(): Promise<void>;
+  /** Checks for rows now instead of at the next poll (call after committing a transaction that enqueued). */
+  wake(): void;
+  /** Publishes everything pending now, in rounds; resolves with the number published. Throws if the bus fails. */
+  flush(): Promise<number>;
+}
+
+interface ClaimedRow {
+  id: string;
+  seq: bigint | number | string;
+  subject: string;
+  payload: Uint8Array;
+  headers: Record<string, string> | string;
+  tombstone: boolean;
+}
+
+/** Advisory lock class for the outbox claim ("AIEO"), distinct from the migrator's. */
+const OUTBOX_LOCK_CLASS = 0x4149454f;
+
+export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const { database, bus } = options;
+  const pollInterval = options.pollInterval ?? 250;
+  const batchSize = options.batchSize ?? 100;
+  const lease = options.lease ?? 30_000;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const retention = options.retention ?? 24 * 3600_000;
+  const cleanupInterval = options.cleanupInterval ?? 10 * 60_000;
+  const logger = options.logger ?? consoleLogger;
+  const owner = randomUUID();
+  let running: Promise<void> | undefined;
+  let stopper = new AbortController();
+  let waker = new AbortController();
+  let lastCleanup = 0;
+
+  /** Claims the next batch, or nothing when another relay is mid-batch. */
+  async function claim(): Promise<ClaimedRow[]> {
+    const pending = await sql<{ x: number }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
+    if (pending.rows.length === 0) return [];
+    return database.db.transaction().execute(async (trx) => {
+      const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())) as ok`.execute(trx);
+      if (!lock.rows[0]?.ok) return [];
+      const busy = await sql<{ x: number }>`
+        select 1 as x from outbox
+        where published_at is null and failed_at is null and locked_until > now() and locked_by <> ${owner}
+        limit 1`.execute(trx);
+      if (busy.rows.length > 0) return [];
+      const rows = await sql<ClaimedRow>`
+        update outbox set locked_until = now() + ${`${lease} milliseconds`}::interval, locked_by = ${owner}, attempts = attempts + 1
+        where id in (
+          select id from outbox where published_at is null and failed_at is null
+          order by seq limit ${batchSize} for update skip locked)
+        returning id, seq, subject, payload, headers, tombstone`.execute(trx);
+      return [...rows.rows].sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+    });
+  }
+
+  /** One round: claim, publish in order, record the outcome. Returns rows published; throws when the bus fails. */
+  async function round(): Promise<number> {
+    const rows = await claim();
+    if (rows.length === 0) return 0;
+    const published: string[] = [];
+    const invalid: Array<{ id: string; error: string }> = [];
+    let failure: unknown;
+    for (const row of rows) {
+      try {
+        const headers = typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
+        await bus.publish(row.subject, row.payload, { id: row.id, headers, tombstone: row.tombstone });
+        published.push(row.id);
+      } catch (err) {
+        if (err instanceof InvalidEventError) {
+          // Can never be published: set aside (kept for inspection) instead of blocking the outbox.
+          logger.error("outbox event cannot be published; marked failed", { id: row.id, subject: row.subject, ...errorFields(err) });
+          invalid.push({ id: row.id, error: err.message });
+          continue;
+        }
+        failure = err;
+        break;
+      }
+    }
+    if (published.length > 0) {
+      await sql`update outbox set published_at = now(), locked_until = null, locked_by = null, last_error = null where id in (${sql.join(published)})`.execute(database.db);
+    }
+    for (const { id, error } of invalid) {
+      await sql`update outbox set failed_at = now(), locked_until = null, locked_by = null, last_error = ${error} where id = ${id}`.execute(database.db);
+    }
+    const done = new Set([...published, ...invalid.map((r) => r.id)]);
+    const left = rows.filter((r) => !done.has(r.id)).map((r) => r.id);
+    if (left.length > 0) {
+      const message = failure instanceof Error ? failure.message : String(failure);
+      await sql`update outbox set locked_until = null, locked_by = null, last_error = ${message} where locked_by = ${owner} and id in (${sql.join(left)})`.execute(database.db);
+    }
+    if (failure !== undefined) throw failure;
+    return published.length;
+  }
+
+  async function cleanup(): Promise<void> {
+    const now = Date.now();
+    if (now - lastCleanup < cleanupInterval) return;
+    lastCleanup = now;
+    await sql`delete from outbox where published_at < ${new Date(now - retention)}`.execute(database.db);
+  }
+
+  async function loop(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      let published = 0;
+      try {
+        published = await round();
+        if (failures > 0) logger.warn("outbox relay publishing again", { after: failures });
+        failures = 0;
+        await cleanup();
+      } catch (err) {
+        failures++;
+        if (failures === 1 || failures % 20 === 0) logger.warn("outbox relay cannot publish; retrying", { failures, ...errorFields(err) });
+        await sleep(backoffDelay(backoff, failures), signal);
+        continue;
+      }
+      // A full batch means more may be waiting: go again at once.
+      if (published >= batchSize) continue;
+      if (waker.signal.aborted) {
+        // Woken during the round: the new rows may have committed after our claim, so look again.
+        waker = new AbortController();
+        continue;
+      }
+      await sleep(pollInterval, AbortSignal.any([signal, waker.signal]));
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      stopper = new AbortController();
+      running = loop(stopper.signal);
+    },
+    async stop() {
+      stopper.abort();
+      await running;
+      running = undefined;
+    },
+    wake() {
+      waker.abort();
+    },
+    async flush() {
+      let total = 0;
+      for (;;) {
+        const n = await round();
+        total += n;
+        if (n < batchSize) return total;
+      }
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { ADMIN_CLAIM, EMBEDDED_AUDIENCE, EMBEDDED_ISSUER, EMBEDDED_ROLES_CLAIM } from "./embedded-token.js";
+import { principalName, type Principal } from "./principal.js";
+import { loadOrCreateSigningKey, SIGNING_ALGORITHM, type SigningKey } from "./signing-key.js";
+
+export interface AuthenticatorConfig {
+  /** Where the embedded signing key lives (used when no issuer is configured). */
+  dataDir: string;
+  /** AIEM_OIDC_ISSUER: verify tokens against this issuer's JWKS instead. */
+  oidcIssuer?: string | undefined;
+  /** AIEM_OIDC_AUDIENCE: required `aud` of issuer tokens, when set. */
+  oidcAudience?: string | undefined;
+  /** AIEM_OIDC_ROLES_CLAIM: claim name or dotted path of the roles in issuer tokens. */
+  rolesClaim?: string | undefined;
+  /** Principal names that are administrators whatever the token says (the policy's admins). */
+  admins?: Iterable<string> | undefined;
+  /** Accepted clock skew; 30 seconds unless set. */
+  clockToleranceSeconds?: number | undefined;
+}
+
+export interface Authenticator {
+  /** Verifies `Authorization: Bearer <JWT>`; throws ConnectError UNAUTHENTICATED (UNAVAILABLE if the issuer cannot be reached). */
+  authenticate(authorization?: string | null): Promise<Principal>;
+}
+
+/** Asymmetric algorithms only: a symmetric or `none` token could be made by anyone who knows the public key. */
+const OIDC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+
+interface Verifier {
+  readonly key: JWTVerifyGetKey | SigningKey["publicKey"];
+  readonly issuer: string;
+  readonly audience: string | undefined;
+  readonly algorithms: string[];
+  readonly embedded: boolean;
+}
+
+export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
+  const admins = new Set(cfg.admins ?? []);
+  const rolesClaim = cfg.oidcIssuer ? (cfg.rolesClaim ?? "roles") : EMBEDDED_ROLES_CLAIM;
+  const clockTolerance = cfg.clockToleranceSeconds ?? 30;
+  let verifier: Promise<Verifier> | undefined;
+
+  // Loaded on first use and kept; a failed discovery is retried by the next request.
+  const getVerifier = (): Promise<Verifier> => {
+    verifier ??= (cfg.oidcIssuer ? discover(cfg.oidcIssuer, cfg.oidcAudience) : embeddedVerifier(cfg.dataDir)).catch((err) => {
+      verifier = undefined;
+      throw err;
+    });
+    return verifier;
+  };
+
+  return {
+    async authenticate(authorization) {
+      const token = bearerToken(authorization);
+      const v = await getVerifier();
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, v.key as JWTVerifyGetKey, {
+          issuer: v.issuer,
+          ...(v.audience === undefined ? {} : { audience: v.audience }),
+          algorithms: v.algorithms,
+          requiredClaims: ["sub", "exp"],
+          clockTolerance,
+        }));
+      } catch (err) {
+        throw verificationError(err);
+      }
+      const subject = payload.sub;
+      if (typeof subject !== "string" || subject === "" || subject.includes("/")) {
+        throw new ConnectError("token subject is missing or not usable as a user name", Code.Unauthenticated);
+      }
+      const name = principalName(subject);
+      return {
+        name,
+        subject,
+        displayName: stringClaim(payload, "name") ?? stringClaim(payload, "preferred_username") ?? subject,
+        roles: readRoles(payload, rolesClaim),
+        admin: admins.has(name) || (v.embedded && payload[ADMIN_CLAIM] === true),
+      };
+    },
+  };
+}
+
+async function embeddedVerifier(dataDir: string): Promise<Verifier> {
+  const key = await loadOrCreateSigningKey(dataDir);
+  return {
+    key: key.publicKey,
+    issuer: EMBEDDED_ISSUER,
+    audience: EMBEDDED_AUDIENCE,
+    algorithms: [SIGNING_ALGORITHM],
+    embedded: true,
+  };
+}
+
+interface DiscoveryDocument {
+  issuer?: unknown;
+  jwks_uri?: unknown;
+}
+
+async function discover(issuer: string, audience: string | undefined): Promise<Verifier> {
+  const base = issuer.replace(/\/+$/, "");
+  const url = `${base}/.well-known/openid-configuration`;
+  let doc: DiscoveryDocument;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(10_000), headers: { accept: "application/json" } });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    doc = (await res.json()) as DiscoveryDocument;
+  } catch (err) {
+    throw new ConnectError(`identity provider discovery at ${url} failed: ${(err as Error).message}`, Code.Unavailable);
+  }
+  if (typeof doc.issuer !== "string" || doc.issuer.replace(/\/+$/, "") !== base || typeof doc.jwks_uri !== "string") {
+    throw new ConnectError(`identity provider discovery at ${url} returned no matching issuer and jwks_uri`, Code.Unavailable);
+  }
+  return {
+    key: createRemoteJWKSet(new URL(doc.jwks_uri)),
+    issuer: doc.issuer,
+    audience,
+    algorithms: OIDC_ALGORITHMS,
+    embedded: false,
+  };
+}
+
+function bearerToken(authorization: string | null | undefined): string {
+  if (!authorization) throw new ConnectError("missing bearer token (Authorization: Bearer <token>)", Code.Unauthenticated);
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  if (!match?.[1]) throw new ConnectError("authorization header is not a bearer token", Code.Unauthenticated);
+  return match[1];
+}
+
+function verificationError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  if (err instanceof errors.JWTExpired) return new ConnectError("token expired", Code.Unauthenticated);
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    return new ConnectError(`token claim ${err.claim} is invalid: ${err.message}`, Code.Unauthenticated);
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return new ConnectError("token algorithm is not accepted", Code.Unauthenticated);
+  if (err instanceof errors.JWSSignatureVerificationFailed) {
+    return new ConnectError("token signature is invalid", Code.Unauthenticated);
+  }
+  if (err instanceof errors.JWKSNoMatchingKey) return new ConnectError("token signed by an unknown key", Code.Unauthenticated);
+  if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
+    return new ConnectError(`identity provider keys unavailable: ${err.message}`, Code.Unavailable);
+  }
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid || err instanceof errors.JOSENotSupported) {
+    return new ConnectError("malformed token", Code.Unauthenticated);
+  }
+  // Fetching the JWKS failed (network, HTTP status) or something unexpected: not the caller's fault.
+  return new ConnectError(`token verification failed: ${(err as Error)?.message ?? String(err)}`, Code.Unavailable);
+}
+
+function stringClaim(payload: JWTPayload, claim: string): string | undefined {
+  const value = payload[claim];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * Roles from `claim`: a top-level claim of that exact name first (namespaced claims such as
+ * `https://example.com/roles` contain dots), else a dotted path (`realm_access.roles`).
+ * An array keeps its strings; a single string is one role.
+ */
+export function readRoles(payload: JWTPayload, claim: string): string[] {
+  let value: unknown = payload[claim];
+  if (value === undefined && claim.includes(".")) {
+    value = claim.split(".").reduce<unknown>((node, key) => {
+      return node !== null && typeof node === "object" && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
+    }, payload);
+  }
+  if (typeof value === "string") return value === "" ? [] : [value];
+  if (Array.isArray(value)) return value.filter((r): r is string => typeof r === "string" && r !== "");
+  return [];
+}

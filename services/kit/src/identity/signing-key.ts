@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+
+export const SIGNING_ALGORITHM = "ES256";
+
+/** The product's own token signing key (embedded mode, no OIDC issuer). */
+export interface SigningKey {
+  readonly alg: typeof SIGNING_ALGORITHM;
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+  readonly publicKey: CryptoKey;
+}
+
+export function signingKeyPath(dataDir: string): string {
+  return path.join(dataDir, "keys", "token-signing-key.jwk.json");
+}
+
+/**
+ * Reads the key from the data directory, creating it on first use. Safe when the server
+ * and the token command (or two replicas) start at once: the new key is written to a
+ * private temporary file and hard-linked into place, which fails if another process won
+ * the race, and then everyone reads the winner's key.
+ */
+export async function loadOrCreateSigningKey(dataDir: string): Promise<SigningKey> {
+  const file = signingKeyPath(dataDir);
+  const existing = await readKeyFile(file);
+  if (existing) return existing;
+
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const { d: _d, ...publicJwk } = jwk;
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  await writeFile(tmp, `${JSON.stringify({ ...jwk, alg: SIGNING_ALGORITHM, kid, use: "sig" }, null, 2)}\n`, {
+    mode: 0o600,
+    flag: "wx",
+  });
+  try {
+    await link(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  } finally {
+    await unlink(tmp);
+  }
+  const key = await readKeyFile(file);
+  if (!key) throw new Error(`signing key ${file} vanished while it was being created`);
+  return key;
+}
+
+async function readKeyFile(file: string): Promise<SigningKey | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    const jwk = JSON.parse(text) as JWK;
+    if (jwk.kty !== "EC" || jwk.crv !== "P-256" || typeof jwk.d !== "string" || typeof jwk.kid !== "string") {
+      throw new Error("not a P-256 private key with a kid");
+    }
+    const { d: _d, ...publicJwk } = jwk;
+    const privateKey = (await importJWK(jwk, SIGNING_ALGORITHM)) as CryptoKey;
+    const publicKey = (await importJWK(publicJwk, SIGNING_ALGORITHM)) as CryptoKey;
+    return { alg: SIGNING_ALGORITHM, kid: jwk.kid, privateKey, publicKey };
+  } catch (err) {
+    throw new Error(`signing key ${file} is unreadable: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,1 @@
+export { createTestDatabase, testSchemaName } from "./test-database.js";
