@@ -11,6 +11,7 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   identity: () => import("@aiem/kit/identity"),
   testing: () => import("@aiem/kit/testing"),
   errors: () => import("@aiem/kit/errors"),
+  server: () => import("@aiem/kit/server"),
 };
 
 describe("@aiem/kit exports", () => {

@@ -1,0 +1,15 @@
+import type { Interceptor } from "@connectrpc/connect";
+import type { Authenticator } from "../identity/authenticator.js";
+import { principalKey } from "./principal-context.js";
+
+/**
+ * Verifies the bearer token of every call before its handler runs and records the principal
+ * for principalOf(). Requests without a valid token never reach a handler.
+ */
+export function createAuthInterceptor(authenticator: Authenticator): Interceptor {
+  return (next) => async (req) => {
+    const principal = await authenticator.authenticate(req.header.get("authorization"));
+    req.contextValues.set(principalKey, principal);
+    return next(req);
+  };
+}

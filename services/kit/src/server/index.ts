@@ -1,0 +1,2 @@
+export { createAuthInterceptor } from "./auth-interceptor.js";
+export { principalKey, principalOf } from "./principal-context.js";
