@@ -12,6 +12,7 @@ const entries: Record<string, () => Promise<Record<string, unknown>>> = {
   testing: () => import("@aiem/kit/testing"),
   errors: () => import("@aiem/kit/errors"),
   server: () => import("@aiem/kit/server"),
+  logger: () => import("@aiem/kit/logger"),
 };
 
 describe("@aiem/kit exports", () => {

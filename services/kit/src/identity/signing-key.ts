@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+import { createFileOnce } from "../config/create-file-once.js";
 
 export const SIGNING_ALGORITHM = "ES256";
 
@@ -19,32 +19,18 @@ export function signingKeyPath(dataDir: string): string {
 
 /**
  * Reads the key from the data directory, creating it on first use. Safe when the server
- * and the token command (or two replicas) start at once: the new key is written to a
- * private temporary file and hard-linked into place, which fails if another process won
- * the race, and then everyone reads the winner's key.
+ * and the token command (or two replicas) start at once: everyone reads the first writer's key.
  */
 export async function loadOrCreateSigningKey(dataDir: string): Promise<SigningKey> {
   const file = signingKeyPath(dataDir);
   const existing = await readKeyFile(file);
   if (existing) return existing;
 
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
   const jwk = await exportJWK(privateKey);
   const { d: _d, ...publicJwk } = jwk;
   const kid = await calculateJwkThumbprint(publicJwk);
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  await writeFile(tmp, `${JSON.stringify({ ...jwk, alg: SIGNING_ALGORITHM, kid, use: "sig" }, null, 2)}\n`, {
-    mode: 0o600,
-    flag: "wx",
-  });
-  try {
-    await link(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-  } finally {
-    await unlink(tmp);
-  }
+  await createFileOnce(file, `${JSON.stringify({ ...jwk, alg: SIGNING_ALGORITHM, kid, use: "sig" }, null, 2)}\n`);
   const key = await readKeyFile(file);
   if (!key) throw new Error(`signing key ${file} vanished while it was being created`);
   return key;

@@ -1,2 +1,3 @@
 export { createAuthInterceptor } from "./auth-interceptor.js";
 export { principalKey, principalOf } from "./principal-context.js";
+export type { ServiceDeps, ServiceModule } from "./service-module.js";
