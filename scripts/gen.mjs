@@ -1,6 +1,7 @@
 // Generates code from proto/: copies the google/api and google/rpc protos out of the
-// google-proto-files package (never vendored in git), runs buf generate, and writes a
-// descriptor image with comments (source info) for the edge and the docs site.
+// google-proto-files package and the gRPC server reflection protos out of @grpc/reflection
+// (never vendored in git), runs buf generate, and writes a descriptor image with comments
+// (source info) for the edge and the docs site.
 import { cpSync, mkdirSync, rmSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -24,13 +25,20 @@ const wanted = [
   "google/rpc/error_details.proto",
   "google/rpc/status.proto",
 ];
+// The edge serves gRPC server reflection (both versions clients still ask for) from its own
+// generated code, so the protos come from the package that grpc-js publishes them in.
+const reflectionProtos = join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
+const wantedReflection = ["grpc/reflection/v1/reflection.proto", "grpc/reflection/v1alpha/reflection.proto"];
+
 rmSync(deps, { recursive: true, force: true });
-for (const file of wanted) {
-  const from = join(protoFiles, file);
-  if (!existsSync(from)) throw new Error(`google-proto-files has no ${file}`);
+const copy = (fromDir, file, source) => {
+  const from = join(fromDir, file);
+  if (!existsSync(from)) throw new Error(`${source} has no ${file}`);
   mkdirSync(dirname(join(deps, file)), { recursive: true });
   cpSync(from, join(deps, file));
-}
+};
+for (const file of wanted) copy(protoFiles, file, "google-proto-files");
+for (const file of wantedReflection) copy(reflectionProtos, file, "@grpc/reflection");
 
 const buf = join(dirname(require.resolve("@bufbuild/buf/package.json")), "bin", "buf");
 const bin = join(root, "node_modules", ".bin");

@@ -2,6 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Policy } from "../authz/policy.js";
 import type { CommonConfig } from "../config/common.js";
+import type { Database } from "../db/database.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../logger.js";
 
@@ -31,4 +32,9 @@ export interface ServiceDeps {
   readonly bus: EventBus;
   readonly policy: Policy;
   readonly logger: Logger;
+  /**
+   * Opens the module's database in a schema of its own, named after `schema` (the host may
+   * add a suffix so that several deployments or test suites share one PostgreSQL).
+   */
+  openDatabase(schema: string): Promise<Database>;
 }

@@ -1,0 +1,163 @@
+import type { FileRegistry } from "@bufbuild/protobuf";
+import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createPolicy, type Policy } from "@aiem/kit/authz";
+import type { CommonConfig } from "@aiem/kit/config";
+import { createDatabase } from "@aiem/kit/db";
+import { createEventBus, type EventBus } from "@aiem/kit/events";
+import { createAuthenticator } from "@aiem/kit/identity";
+import { createLogger, type Logger } from "@aiem/kit/logger";
+import { createAuthInterceptor, type ServiceDeps, type ServiceModule } from "@aiem/kit/server";
+import { loadImageRegistry } from "../registry.js";
+import { createEdgeHandler } from "../server/edge-handler.js";
+import { createEdgeServer, type EdgeServer } from "../server/front-door.js";
+import { createInProcessServices } from "../server/in-process.js";
+import type { NodeHandler } from "../transcoder/transcoder.js";
+import type { EdgeConfig } from "./edge-config.js";
+import { createHealthHandler, type HealthCheck } from "./health.js";
+import { partOf, publicServices, type PartName } from "./parts.js";
+import { withRequestLog } from "./request-log.js";
+
+export interface ModuleFactory {
+  readonly name: PartName;
+  create(deps: ServiceDeps): ServiceModule | Promise<ServiceModule>;
+}
+
+export interface HostOptions {
+  readonly config: CommonConfig;
+  readonly edge: EdgeConfig;
+  /** Parts that run in this process. */
+  readonly modules: readonly ModuleFactory[];
+  /** Parts served by other processes, by their base URL (gRPC over HTTP/2). */
+  readonly remotes?: Partial<Record<PartName, string>>;
+  readonly logger?: Logger;
+  /** Paths that are neither RPCs, REST routes nor health (the docs site). */
+  readonly fallback?: NodeHandler;
+  readonly registry?: FileRegistry;
+  /** Appended to every module's schema name (AIEM_DB_SCHEMA_SUFFIX; tests use unique ones). */
+  readonly schemaSuffix?: string;
+  /** Prefix of the event streams and subjects (AIEM_EVENTS_PREFIX; tests use unique ones). */
+  readonly eventsPrefix?: string;
+}
+
+export interface Host {
+  /** `http://host:port`, known once started. */
+  readonly url: string;
+  readonly policy: Policy;
+  readonly modules: readonly ServiceModule[];
+  start(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish, then stops the modules. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One process of the product: the edge in front of the parts it hosts in-process and the parts
+ * it reaches over the network. `npm start` hosts every part; `start:service` hosts one.
+ * Public services that nobody provides answer UNIMPLEMENTED (501 over REST).
+ */
+export async function createHost(options: HostOptions): Promise<Host> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger();
+  const registry = options.registry ?? loadImageRegistry();
+  const policy = await createPolicy(config.policyFile);
+  const authenticator = createAuthenticator({
+    dataDir: config.dataDir,
+    oidcIssuer: config.oidcIssuer,
+    oidcAudience: config.oidcAudience,
+    rolesClaim: config.oidcRolesClaim,
+    admins: policy.admins,
+  });
+
+  let bus: EventBus | undefined;
+  let server: EdgeServer | undefined;
+  let url = "";
+  const modules: ServiceModule[] = [];
+
+  const host: Host = {
+    get url() {
+      return url;
+    },
+    policy,
+    modules,
+    async start() {
+      bus = await createEventBus({
+        natsUrl: config.natsUrl,
+        prefix: options.eventsPrefix,
+        logger: logger.child({ component: "events" }),
+      });
+      const openDatabase = (schema: string) =>
+        createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
+      for (const factory of options.modules) {
+        const deps: ServiceDeps = { config, bus, policy, logger: logger.child({ service: factory.name }), openDatabase };
+        modules.push(await factory.create(deps));
+      }
+      for (const module of modules) await module.start();
+
+      const local = (router: ConnectRouter) => {
+        for (const module of modules) module.register(router);
+      };
+      const probe = createConnectRouter();
+      local(probe);
+      const served = new Set(probe.handlers.map((h) => h.service.typeName));
+      const remoteTransports = new Map<PartName, Transport>();
+      const remote = publicServices(registry).flatMap((service) => {
+        const base = options.remotes?.[partOf(service)];
+        if (!base || served.has(service.typeName)) return [];
+        let transport = remoteTransports.get(partOf(service));
+        if (!transport) {
+          transport = createGrpcTransport({ baseUrl: base });
+          remoteTransports.set(partOf(service), transport);
+        }
+        served.add(service.typeName);
+        return [{ service, transport }];
+      });
+      const missing = publicServices(registry).filter((s) => !served.has(s.typeName));
+      const unimplemented = (router: ConnectRouter) => {
+        for (const service of missing) router.service(service, {});
+      };
+      const routes = (router: ConnectRouter) => {
+        local(router);
+        unimplemented(router);
+      };
+      const all = createInProcessServices(routes, registry);
+
+      const checks: HealthCheck[] = [
+        ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
+        ...Object.entries(options.remotes ?? {}).map(([name, base]) => ({ name, check: () => remoteReady(base) })),
+      ];
+      const handler = createEdgeHandler({
+        registry,
+        routes,
+        services: [...all.services, ...remote],
+        interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") })],
+        cors: { allowedOrigins: options.edge.corsOrigins },
+        bodyLimitBytes: options.edge.bodyLimitBytes,
+        logger,
+        fallback: createHealthHandler(checks, options.fallback ?? notFound),
+      });
+      server = createEdgeServer(withRequestLog(handler, logger.child({ component: "edge" })));
+      const address = await server.listen(config.port, config.host);
+      const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      url = `http://${shownHost}:${address.port}`;
+      logger.info("listening", { url, modules: modules.map((m) => m.name), remotes: options.remotes ?? {} });
+    },
+    async stop() {
+      await server?.close();
+      for (const module of [...modules].reverse()) {
+        await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));
+      }
+      await bus?.close();
+    },
+  };
+  return host;
+}
+
+const notFound: NodeHandler = (_req, res) => {
+  res.writeHead(404, { "content-type": "application/json" });
+  res.end(JSON.stringify({ code: 5, message: "not found", details: [] }));
+};
+
+async function remoteReady(base: string): Promise<boolean> {
+  const res = await fetch(new URL("/readyz", base), { signal: AbortSignal.timeout(2000) });
+  return res.ok;
+}

@@ -1,0 +1,17 @@
+import { readInt, readString, type Env } from "@aiem/kit/config";
+
+/** Settings of the edge, on top of the common ones. */
+export interface EdgeConfig {
+  /** AIEM_CORS_ORIGINS: "*" (default) or a comma-separated list of exact origins. */
+  readonly corsOrigins: "*" | readonly string[];
+  /** AIEM_BODY_LIMIT_BYTES: largest request body; REST answers 413 past it. Default 4 MiB. */
+  readonly bodyLimitBytes: number;
+}
+
+export function readEdgeEnv(env: Env = process.env): EdgeConfig {
+  const origins = readString(env, "AIEM_CORS_ORIGINS", { default: "*" });
+  return {
+    corsOrigins: origins.trim() === "*" ? "*" : origins.split(",").map((o) => o.trim()).filter(Boolean),
+    bodyLimitBytes: readInt(env, "AIEM_BODY_LIMIT_BYTES", { default: 4 << 20, min: 1024, max: 1 << 30 }),
+  };
+}

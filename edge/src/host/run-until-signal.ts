@@ -1,0 +1,28 @@
+import type { Logger } from "@aiem/kit/logger";
+import type { Host } from "./create-host.js";
+
+/**
+ * Starts the host, then on SIGTERM or SIGINT stops it gracefully: no new connections,
+ * in-flight requests finish, modules stop. A second signal exits at once.
+ */
+export async function runUntilSignal(host: Host, logger: Logger, onStarted?: () => void): Promise<void> {
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn("second signal; exiting now", { signal });
+      process.exit(1);
+    }
+    logger.info("stopping", { signal });
+    stopping = host.stop().then(
+      () => logger.info("stopped"),
+      (err: unknown) => {
+        logger.error("stop failed", { err });
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  await host.start();
+  onStarted?.();
+}

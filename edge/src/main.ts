@@ -1,0 +1,36 @@
+// `npm start`: the whole product in one process — the edge and every service, on PGlite and the
+// in-process event bus in AIEM_DATA_DIR, or on PostgreSQL and NATS when DATABASE_URL and
+// NATS_URL are set.
+import { ConfigError, readCommonEnv } from "@aiem/kit/config";
+import { createLogger } from "@aiem/kit/logger";
+import { createHost } from "./host/create-host.js";
+import { readEdgeEnv } from "./host/edge-config.js";
+import { readHostIsolationEnv } from "./host/host-env.js";
+import { moduleFactories } from "./host/modules.js";
+import { runUntilSignal } from "./host/run-until-signal.js";
+
+const logger = createLogger({ fields: { process: "all-in-one" } });
+try {
+  const config = readCommonEnv();
+  const host = await createHost({ config, edge: readEdgeEnv(), modules: moduleFactories, logger, ...readHostIsolationEnv() });
+  await runUntilSignal(host, logger, () => {
+    const dataDirFlag = process.env["AIEM_DATA_DIR"] ? "" : " (same AIEM_DATA_DIR as the server)";
+    process.stdout.write(
+      [
+        "",
+        "AI Engine Manager is running.",
+        `  API (REST /v1, Connect, gRPC, gRPC-Web): ${host.url}/v1`,
+        `  Documentation:                          ${host.url}/ai-engine-manager/`,
+        `  Health:                                 ${host.url}/healthz, ${host.url}/readyz`,
+        config.oidcIssuer
+          ? `  Tokens: from your identity provider (${config.oidcIssuer})`
+          : `  Get a token${dataDirFlag}:  npm run -s token -- --user alice [--admin]`,
+        `  Try it:  curl -H "Authorization: Bearer $(npm run -s token -- --user alice)" ${host.url}/v1/workspaces/global/daiEngineVersions`,
+        "",
+      ].join("\n"),
+    );
+  });
+} catch (err) {
+  logger.error(err instanceof ConfigError ? "invalid configuration" : "failed to start", { err });
+  process.exitCode = 1;
+}

@@ -1,0 +1,108 @@
+// One TCP port for every protocol: each connection's first bytes decide whether it is HTTP/2
+// with prior knowledge (gRPC, Connect over h2c) or HTTP/1.1 (REST, Connect, gRPC-Web), and the
+// socket is handed to the matching Node server; both run the same handler.
+import { createServer as createHttp1Server, type Server as Http1Server, type ServerOptions } from "node:http";
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+  type ServerOptions as Http2ServerOptions,
+} from "node:http2";
+import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from "node:net";
+import type { NodeHandler } from "../transcoder/transcoder.js";
+
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
+export interface EdgeServerOptions {
+  readonly http1?: ServerOptions;
+  readonly http2?: Http2ServerOptions;
+  /** Idle keep-alive of HTTP/1.1 connections. Default 65 s, longer than common load balancers'. */
+  readonly keepAliveTimeoutMs?: number;
+  /** A connection that sends nothing for this long before its first request is dropped. Default 30 s. */
+  readonly firstBytesTimeoutMs?: number;
+}
+
+export interface EdgeServer {
+  /** The listening TCP server. */
+  readonly server: Server;
+  readonly http1: Http1Server;
+  readonly http2: Http2Server;
+  /** Resolves with the bound address; port 0 picks a free port. */
+  listen(port: number, host?: string): Promise<AddressInfo>;
+  /** Stops accepting, ends idle connections, and resolves when all are closed. */
+  close(): Promise<void>;
+}
+
+export function createEdgeServer(handler: NodeHandler, options: EdgeServerOptions = {}): EdgeServer {
+  const http1 = createHttp1Server(options.http1 ?? {}, handler);
+  http1.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
+  const http2 = createHttp2Server(options.http2 ?? {}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
+    handler(req, res),
+  );
+  const sessions = new Set<Http2Session>();
+  http2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  const sockets = new Set<Socket>();
+  const firstBytesTimeout = options.firstBytesTimeoutMs ?? 30_000;
+
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    let seen: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, PREFACE.length);
+      const h2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+      // Wait for more only while the bytes so far could still be the start of the preface.
+      if (h2 && n < PREFACE.length) return;
+      socket.off("data", onData);
+      socket.off("error", onEarlyError);
+      socket.setTimeout(0);
+      socket.off("timeout", onEarlyError);
+      socket.pause();
+      socket.unshift(seen);
+      (h2 ? http2 : http1).emit("connection", socket);
+      process.nextTick(() => socket.resume());
+    };
+    const onEarlyError = () => socket.destroy();
+    socket.on("data", onData);
+    socket.on("error", onEarlyError);
+    // Until it is handed over, nobody else would ever time out a silent connection.
+    socket.setTimeout(firstBytesTimeout);
+    socket.on("timeout", onEarlyError);
+  });
+
+  return {
+    server,
+    http1,
+    http2,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        http1.closeIdleConnections();
+        for (const session of sessions) session.close();
+        // Whatever is still busy after a grace period is cut off.
+        const timer = setTimeout(() => {
+          http1.closeAllConnections();
+          for (const session of sessions) session.destroy();
+          for (const socket of sockets) socket.destroy();
+        }, 2_000);
+        timer.unref();
+        server.once("close", () => clearTimeout(timer));
+      });
+    },
+  };
+}

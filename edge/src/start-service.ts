@@ -1,0 +1,40 @@
+// `npm run start:service -- <catalogue|engine|sandbox|edge>`: one part of the product in its own
+// process. Service parts serve their own API (Connect, gRPC, REST) on AIEM_PORT; the edge part
+// serves the whole API and forwards each call to AIEM_CATALOGUE_URL, AIEM_ENGINE_URL and
+// AIEM_SANDBOX_URL. Separate processes share state only through PostgreSQL and NATS, so both
+// DATABASE_URL and NATS_URL are required.
+import { ConfigError, readCommonEnv, readUrl } from "@aiem/kit/config";
+import { createLogger } from "@aiem/kit/logger";
+import { createHost } from "./host/create-host.js";
+import { readEdgeEnv } from "./host/edge-config.js";
+import { readHostIsolationEnv } from "./host/host-env.js";
+import { moduleFactories } from "./host/modules.js";
+import { PARTS, type PartName } from "./host/parts.js";
+import { runUntilSignal } from "./host/run-until-signal.js";
+
+const part = process.argv[2];
+const logger = createLogger({ fields: { process: part } });
+try {
+  if (part !== "edge" && !PARTS.includes(part as PartName)) {
+    throw new ConfigError("part", `expected one of ${[...PARTS, "edge"].join(", ")}, got ${JSON.stringify(part ?? "")}`);
+  }
+  const config = readCommonEnv();
+  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "is required when parts run as separate processes");
+  if (!config.natsUrl) throw new ConfigError("NATS_URL", "is required when parts run as separate processes");
+  const remotes: Partial<Record<PartName, string>> = {};
+  if (part === "edge") {
+    for (const name of PARTS) {
+      const url = readUrl(process.env, `AIEM_${name.toUpperCase()}_URL`, { optional: true, protocols: ["http"] });
+      if (url) remotes[name] = url;
+    }
+  }
+  const modules = moduleFactories.filter((m) => m.name === part);
+  if (part !== "edge" && modules.length === 0) {
+    logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
+  }
+  const host = await createHost({ config, edge: readEdgeEnv(), modules, remotes, logger, ...readHostIsolationEnv() });
+  await runUntilSignal(host, logger, () => logger.info("ready", { part, url: host.url }));
+} catch (err) {
+  logger.error(err instanceof ConfigError ? "invalid configuration" : "failed to start", { err });
+  process.exitCode = 1;
+}
