@@ -62,7 +62,8 @@ describe("host", () => {
 
   it("rejects a missing or invalid token with 401 before the service sees the call", async () => {
     const before = fake.state.calls;
-    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: "Basic YTpi" }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer nope" }, { authorization: "Basic YTpi" }];
+    for (const headers of attempts) {
       const res = await t.call("GET", imagePath, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ code: 16 });
