@@ -1,0 +1,619 @@
+// The agent's filesystem calls. Every path is resolved one segment at a time from a directory
+// file descriptor, never by handing a whole path to the kernel: each step opens the next
+// directory with O_NOFOLLOW through `/proc/self/fd/<fd>/<name>` (the equivalent of openat), and
+// the agent follows symbolic links itself, reading absolute targets from the sandbox root and
+// refusing a `..` that would climb above it. The directory holding the final entry stays open
+// while the call works on it, so swapping a directory for a symbolic link between a check and
+// its use cannot send the call anywhere else. Under bubblewrap the root is `/` and the mount
+// namespace would contain a mistake anyway; in unconfined mode this is the only wall.
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import { promisify } from "node:util";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { type FileInfo, FileInfoSchema, FileInfo_Type } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import {
+  alreadyExists,
+  errnoCode,
+  failedPrecondition,
+  fsError,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+} from "./errors.js";
+import { AGENT_DIR, isAgentPath, isReadOnlySystemPath, joinSegments, pathSegments } from "./paths.js";
+
+const fsRead = promisify(fs.read);
+const fsWrite = promisify(fs.write);
+
+const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
+const MAX_SYMLINKS = 40;
+const DIR_MODE = 0o755;
+const FILE_MODE = 0o644;
+
+export interface FilesystemOptions {
+  /** The directory that is `/` of the sandbox: `/` under bubblewrap, a host directory unconfined. */
+  readonly root: string;
+  /** The most bytes one ReadFile returns. */
+  readonly maxReadBytes: number;
+  /** Largest file WriteFile writes, where storage is limited per file (the rlimit fallback). */
+  readonly maxFileBytes?: number | undefined;
+}
+
+export interface ReadResult {
+  readonly content: Uint8Array;
+  readonly eof: boolean;
+}
+
+export interface Filesystem {
+  stat(path: string): FileInfo;
+  listDirectory(path: string): FileInfo[];
+  makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo;
+  writeFile(path: string, content: Uint8Array, createParents: boolean, overwrite: boolean, mode: number): Promise<FileInfo>;
+  readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
+  remove(path: string, recursive: boolean): Promise<void>;
+  move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
+}
+
+function at(fd: number, name?: string): string {
+  return name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // already closed; nothing to release
+  }
+}
+
+function lstatOrNull(path: string): fs.BigIntStats | null {
+  try {
+    return fs.lstatSync(path, { bigint: true });
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function fileType(st: fs.BigIntStats): FileInfo_Type {
+  if (st.isFile()) return FileInfo_Type.REGULAR;
+  if (st.isDirectory()) return FileInfo_Type.DIRECTORY;
+  if (st.isSymbolicLink()) return FileInfo_Type.SYMLINK;
+  return FileInfo_Type.UNSPECIFIED;
+}
+
+function timestamp(ns: bigint): Timestamp {
+  return create(TimestampSchema, { seconds: ns / 1_000_000_000n, nanos: Number(ns % 1_000_000_000n) });
+}
+
+export function octalMode(mode: number | bigint): string {
+  return (Number(mode) & 0o7777).toString(8).padStart(4, "0");
+}
+
+export function toFileInfo(path: string, st: fs.BigIntStats): FileInfo {
+  return create(FileInfoSchema, {
+    path,
+    size: st.size,
+    type: fileType(st),
+    modifyTime: timestamp(st.mtimeNs),
+    mode: octalMode(st.mode),
+  });
+}
+
+/** Where a resolved path ends: the open directory holding the entry, and the entry's name. */
+interface Location {
+  /** Open directory that holds the entry; for the root itself, the root. Owned by the caller. */
+  readonly parent: number;
+  /** The entry's name in `parent`; null when the path is the sandbox root. */
+  readonly name: string | null;
+  /** The symlink-free segments of the entry from the sandbox root. */
+  readonly canonical: readonly string[];
+}
+
+interface ResolveOptions {
+  /** Whether a symbolic link in the last position is followed (true) or is the entry (false). */
+  readonly followFinal: boolean;
+  /** Whether missing directories on the way are created (mode 0755). */
+  readonly createParents: boolean;
+  /** The sandbox path as asked for, for error messages. */
+  readonly display: string;
+}
+
+export function createFilesystem(options: FilesystemOptions): Filesystem {
+  const { root, maxReadBytes, maxFileBytes } = options;
+
+  function openRoot(): number {
+    return fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  }
+
+  function resolve(segments: readonly string[], opts: ResolveOptions): Location {
+    const stack: { fd: number; name: string }[] = [{ fd: openRoot(), name: "" }];
+    const queue = [...segments];
+    let links = 0;
+    const canonicalOf = (name?: string): string[] => {
+      const names = stack.slice(1).map((s) => s.name);
+      if (name !== undefined) names.push(name);
+      return names;
+    };
+    const finish = (name: string | null): Location => {
+      const canonical = canonicalOf(name ?? undefined);
+      const top = stack.pop()!;
+      for (const s of stack) closeQuietly(s.fd);
+      stack.length = 0;
+      return { parent: top.fd, name, canonical };
+    };
+    try {
+      while (queue.length > 0) {
+        const name = queue.shift()!;
+        if (name === "" || name === ".") continue;
+        if (name === "..") {
+          if (stack.length === 1) {
+            throw permissionDenied(`${opts.display}: a symbolic link points outside the sandbox`);
+          }
+          closeQuietly(stack.pop()!.fd);
+          continue;
+        }
+        const isFinal = queue.length === 0;
+        const top = stack[stack.length - 1]!.fd;
+        if (isFinal && !opts.followFinal) {
+          return finish(name);
+        }
+        try {
+          const fd = fs.openSync(at(top, name), O_DIR);
+          stack.push({ fd, name });
+          continue;
+        } catch (error) {
+          const code = errnoCode(error);
+          if (code === "ENOENT") {
+            if (isFinal) {
+              return finish(name);
+            }
+            if (!opts.createParents) {
+              throw notFound(`${opts.display}: parent directory ${joinSegments(canonicalOf(name))} does not exist`);
+            }
+            const canonical = canonicalOf(name);
+            if (isReadOnlySystemPath(canonical)) throw permissionDenied(`${opts.display}: permission denied`);
+            try {
+              fs.mkdirSync(at(top, name), DIR_MODE);
+              const fd = fs.openSync(at(top, name), O_DIR);
+              try {
+                fs.fchmodSync(fd, DIR_MODE);
+              } finally {
+                closeQuietly(fd);
+              }
+            } catch (mkdirError) {
+              if (errnoCode(mkdirError) !== "EEXIST") throw fsError(mkdirError, opts.display);
+            }
+            queue.unshift(name);
+            continue;
+          }
+          if (code === "ELOOP" || code === "ENOTDIR") {
+            const st = lstatOrNull(at(top, name));
+            if (st === null) {
+              // Removed between the two calls; try the segment again.
+              queue.unshift(name);
+              continue;
+            }
+            if (st.isSymbolicLink()) {
+              if (++links > MAX_SYMLINKS) {
+                throw failedPrecondition(`${opts.display}: too many levels of symbolic links`);
+              }
+              let target: string;
+              try {
+                target = fs.readlinkSync(at(top, name));
+              } catch (readError) {
+                if (errnoCode(readError) === "ENOENT" || errnoCode(readError) === "EINVAL") {
+                  queue.unshift(name);
+                  continue;
+                }
+                throw readError;
+              }
+              if (target.startsWith("/")) {
+                // Absolute targets start at the sandbox root, as they do for the sandbox's processes.
+                for (const s of stack.splice(1)) closeQuietly(s.fd);
+              }
+              const parts = target.split("/");
+              queue.unshift(...parts);
+              continue;
+            }
+            if (isFinal) {
+              return finish(name);
+            }
+            throw failedPrecondition(`${opts.display}: ${joinSegments(canonicalOf(name))} is not a directory`);
+          }
+          if (code === "EACCES" || code === "EPERM") {
+            throw permissionDenied(`${opts.display}: permission denied`);
+          }
+          throw fsError(error, opts.display);
+        }
+      }
+      // Every segment was a directory we entered: the entry is the top of the stack.
+      if (stack.length === 1) return finish(null);
+      const entry = stack.pop()!;
+      closeQuietly(entry.fd);
+      return finish(entry.name);
+    } catch (error) {
+      for (const s of stack) closeQuietly(s.fd);
+      throw error;
+    }
+  }
+
+  function entryPath(loc: Location): string {
+    return loc.name === null ? at(loc.parent) : at(loc.parent, loc.name);
+  }
+
+  function withLocation<T>(segments: readonly string[], opts: ResolveOptions, fn: (loc: Location) => T): T {
+    const loc = resolve(segments, opts);
+    try {
+      return fn(loc);
+    } finally {
+      closeQuietly(loc.parent);
+    }
+  }
+
+  async function withLocationAsync<T>(
+    segments: readonly string[],
+    opts: ResolveOptions,
+    fn: (loc: Location) => Promise<T>,
+  ): Promise<T> {
+    const loc = resolve(segments, opts);
+    try {
+      return await fn(loc);
+    } finally {
+      closeQuietly(loc.parent);
+    }
+  }
+
+  function denyAgentDir(loc: Location, display: string): void {
+    if (isAgentPath(loc.canonical)) throw permissionDenied(`${display}: permission denied`);
+  }
+
+  function denyReadOnly(canonical: readonly string[], display: string): void {
+    if (isReadOnlySystemPath(canonical)) {
+      throw permissionDenied(`${display}: is in a read-only system directory`);
+    }
+  }
+
+  function stat(path: string): FileInfo {
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    return withLocation(segments, { followFinal: false, createParents: false, display }, (loc) => {
+      denyAgentDir(loc, display);
+      const st = loc.name === null ? fs.fstatSync(loc.parent, { bigint: true }) : lstatOrNull(entryPath(loc));
+      if (st === null) throw notFound(`${display}: no such file or directory`);
+      return toFileInfo(display, st);
+    });
+  }
+
+  function listDirectory(path: string): FileInfo[] {
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    return withLocation(segments, { followFinal: true, createParents: false, display }, (loc) => {
+      denyAgentDir(loc, display);
+      let dir: number;
+      try {
+        // The root is already open; /proc/self/fd/N is itself a link, which O_NOFOLLOW refuses.
+        dir = loc.name === null ? fs.openSync(at(loc.parent), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY) : fs.openSync(entryPath(loc), O_DIR);
+      } catch (error) {
+        const code = errnoCode(error);
+        if (code === "ENOTDIR" || code === "ELOOP") throw failedPrecondition(`${display}: is not a directory`);
+        throw fsError(error, display);
+      }
+      try {
+        const names = fs.readdirSync(at(dir));
+        const entries: FileInfo[] = [];
+        for (const name of names) {
+          if (loc.canonical.length === 0 && name === AGENT_DIR) continue;
+          const st = lstatOrNull(at(dir, name));
+          if (st === null) continue;
+          entries.push(toFileInfo(joinSegments([...segments, name]), st));
+        }
+        return entries;
+      } finally {
+        closeQuietly(dir);
+      }
+    });
+  }
+
+  function makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo {
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    return withLocation(segments, { followFinal: false, createParents, display }, (loc) => {
+      if (loc.name === null) {
+        if (existOk) return toFileInfo(display, fs.fstatSync(loc.parent, { bigint: true }));
+        throw alreadyExists(`${display}: already exists`);
+      }
+      denyAgentDir(loc, display);
+      const existing = lstatOrNull(entryPath(loc));
+      if (existing !== null) {
+        if (existOk && (existing.isDirectory() || (existing.isSymbolicLink() && isDirectoryFollowing(segments, display)))) {
+          return toFileInfo(display, existing.isDirectory() ? existing : statFollowing(segments, display));
+        }
+        throw alreadyExists(`${display}: already exists`);
+      }
+      denyReadOnly(loc.canonical, display);
+      try {
+        fs.mkdirSync(entryPath(loc), DIR_MODE);
+      } catch (error) {
+        if (errnoCode(error) === "EEXIST" && existOk) return makeDirectory(path, createParents, existOk);
+        throw fsError(error, display);
+      }
+      const fd = fs.openSync(entryPath(loc), O_DIR);
+      try {
+        fs.fchmodSync(fd, DIR_MODE);
+        return toFileInfo(display, fs.fstatSync(fd, { bigint: true }));
+      } finally {
+        closeQuietly(fd);
+      }
+    });
+  }
+
+  function statFollowing(segments: readonly string[], display: string): fs.BigIntStats {
+    return withLocation(segments, { followFinal: true, createParents: false, display }, (loc) => {
+      const st = lstatOrNull(entryPath(loc));
+      if (st === null) throw notFound(`${display}: no such file or directory`);
+      return st;
+    });
+  }
+
+  function isDirectoryFollowing(segments: readonly string[], display: string): boolean {
+    try {
+      return statFollowing(segments, display).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  async function writeFile(
+    path: string,
+    content: Uint8Array,
+    createParents: boolean,
+    overwrite: boolean,
+    mode: number,
+  ): Promise<FileInfo> {
+    if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) {
+      throw invalidArgument("mode: must be between 0 and octal 07777");
+    }
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    if (segments.length === 0) throw failedPrecondition(`${display}: is a directory`);
+    if (maxFileBytes !== undefined && content.length > maxFileBytes) {
+      throw new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`, Code.ResourceExhausted);
+    }
+    return withLocationAsync(segments, { followFinal: true, createParents, display }, async (loc) => {
+      if (loc.name === null) throw failedPrecondition(`${display}: is a directory`);
+      denyReadOnly(loc.canonical, display);
+      const name = loc.name;
+      const existing = lstatOrNull(at(loc.parent, name));
+      if (existing !== null) {
+        if (existing.isDirectory()) throw failedPrecondition(`${display}: is a directory`);
+        if (existing.isSymbolicLink()) {
+          throw failedPrecondition(`${display}: changed while it was being written; try again`);
+        }
+        if (!existing.isFile()) throw failedPrecondition(`${display}: is not a regular file`);
+        if (!overwrite) throw alreadyExists(`${display}: already exists`);
+      }
+      const finalMode = mode !== 0 ? mode : existing !== null ? Number(existing.mode) & 0o7777 : FILE_MODE;
+      const temp = `.aiem-tmp-${randomBytes(6).toString("hex")}`;
+      const tempPath = at(loc.parent, temp);
+      let fd: number;
+      try {
+        fd = fs.openSync(
+          tempPath,
+          fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+          0o600,
+        );
+      } catch (error) {
+        throw fsError(error, display);
+      }
+      let linked = false;
+      try {
+        try {
+          let written = 0;
+          while (written < content.length) {
+            written += (await fsWrite(fd, content, written, content.length - written)).bytesWritten;
+          }
+          fs.fchmodSync(fd, finalMode);
+        } finally {
+          fs.closeSync(fd);
+        }
+        if (overwrite) {
+          fs.renameSync(tempPath, at(loc.parent, name));
+          linked = true;
+        } else {
+          // link() refuses an existing destination atomically, so a file that appeared since the
+          // check above is not replaced.
+          try {
+            fs.linkSync(tempPath, at(loc.parent, name));
+          } catch (error) {
+            const code = errnoCode(error);
+            if (code === "EEXIST") throw alreadyExists(`${display}: already exists`);
+            if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP") throw error;
+            if (lstatOrNull(at(loc.parent, name)) !== null) throw alreadyExists(`${display}: already exists`);
+            fs.renameSync(tempPath, at(loc.parent, name));
+            linked = true;
+          }
+        }
+      } catch (error) {
+        throw fsError(error, display);
+      } finally {
+        if (!linked) {
+          try {
+            fs.unlinkSync(tempPath);
+          } catch {
+            // the temporary file is gone already
+          }
+        }
+      }
+      const st = lstatOrNull(at(loc.parent, name));
+      if (st === null) throw notFound(`${display}: removed right after it was written`);
+      return toFileInfo(display, st);
+    });
+  }
+
+  async function readFile(path: string, offset: number, limit: number): Promise<ReadResult> {
+    if (offset < 0) throw invalidArgument("offset: must not be negative");
+    if (limit < 0) throw invalidArgument("limit: must not be negative");
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    return withLocationAsync(segments, { followFinal: true, createParents: false, display }, async (loc) => {
+      denyAgentDir(loc, display);
+      if (loc.name === null) throw failedPrecondition(`${display}: is not a regular file`);
+      const target = entryPath(loc);
+      const pre = lstatOrNull(target);
+      if (pre === null) throw notFound(`${display}: no such file or directory`);
+      if (!pre.isFile()) {
+        throw failedPrecondition(`${display}: is not a regular file`);
+      }
+      let fd: number;
+      try {
+        // O_NONBLOCK: should the entry be swapped for a named pipe, opening it must not hang.
+        fd = fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+      } catch (error) {
+        if (errnoCode(error) === "ELOOP") throw failedPrecondition(`${display}: is not a regular file`);
+        throw fsError(error, display);
+      }
+      try {
+        const st = fs.fstatSync(fd, { bigint: true });
+        if (!st.isFile()) throw failedPrecondition(`${display}: is not a regular file`);
+        const want = limit === 0 ? maxReadBytes : Math.min(limit, maxReadBytes);
+        const size = Number(st.size);
+        const expected = size > 0 ? Math.max(0, Math.min(want, size - offset)) : want;
+        const buffer = Buffer.allocUnsafe(expected);
+        let got = 0;
+        while (got < expected) {
+          const { bytesRead: n } = await fsRead(fd, buffer, got, expected - got, offset + got);
+          if (n === 0) break;
+          got += n;
+        }
+        const eof = got < want || (size > 0 && offset + got >= size);
+        return { content: buffer.subarray(0, got), eof };
+      } catch (error) {
+        throw fsError(error, display);
+      } finally {
+        closeQuietly(fd);
+      }
+    });
+  }
+
+  async function removeTree(parent: number, name: string): Promise<void> {
+    let dir: number;
+    try {
+      dir = fs.openSync(at(parent, name), O_DIR);
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "ENOENT") return;
+      if (code === "ELOOP" || code === "ENOTDIR") {
+        // It is no longer a directory: remove the entry itself, never what it points to.
+        fs.unlinkSync(at(parent, name));
+        return;
+      }
+      throw error;
+    }
+    try {
+      let count = 0;
+      for (const entry of fs.readdirSync(at(dir))) {
+        const st = lstatOrNull(at(dir, entry));
+        if (st === null) continue;
+        if (st.isDirectory()) await removeTree(dir, entry);
+        else fs.unlinkSync(at(dir, entry));
+        // Let the event loop drain process output now and then during a large removal.
+        if (++count % 256 === 0) await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      closeQuietly(dir);
+    }
+    fs.rmdirSync(at(parent, name));
+  }
+
+  async function remove(path: string, recursive: boolean): Promise<void> {
+    const segments = pathSegments(path);
+    const display = joinSegments(segments);
+    if (segments.length === 0) throw invalidArgument("path: cannot remove the sandbox root");
+    await withLocationAsync(segments, { followFinal: false, createParents: false, display }, async (loc) => {
+      if (loc.name === null) throw invalidArgument("path: cannot remove the sandbox root");
+      denyReadOnly(loc.canonical, display);
+      const target = at(loc.parent, loc.name);
+      const st = lstatOrNull(target);
+      if (st === null) throw notFound(`${display}: no such file or directory`);
+      try {
+        if (!st.isDirectory()) {
+          fs.unlinkSync(target);
+          return;
+        }
+        try {
+          fs.rmdirSync(target);
+        } catch (error) {
+          const code = errnoCode(error);
+          if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+          if (!recursive) throw failedPrecondition(`${display}: directory is not empty; set recursive to remove it`);
+          await removeTree(loc.parent, loc.name);
+        }
+      } catch (error) {
+        throw fsError(error, display);
+      }
+    });
+  }
+
+  function move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo {
+    const src = pathSegments(source, "source");
+    const dst = pathSegments(destination, "destination");
+    const srcDisplay = joinSegments(src);
+    const dstDisplay = joinSegments(dst);
+    if (src.length === 0) throw invalidArgument("source: cannot move the sandbox root");
+    if (dst.length === 0) throw invalidArgument("destination: cannot replace the sandbox root");
+    return withLocation(src, { followFinal: false, createParents: false, display: srcDisplay }, (from) => {
+      if (from.name === null) throw invalidArgument("source: cannot move the sandbox root");
+      denyReadOnly(from.canonical, srcDisplay);
+      const srcSt = lstatOrNull(at(from.parent, from.name));
+      if (srcSt === null) throw notFound(`${srcDisplay}: no such file or directory`);
+      return withLocation(dst, { followFinal: false, createParents, display: dstDisplay }, (to) => {
+        if (to.name === null) throw invalidArgument("destination: cannot replace the sandbox root");
+        denyReadOnly(to.canonical, dstDisplay);
+        const same = to.canonical.length === from.canonical.length && to.canonical.every((s, i) => s === from.canonical[i]);
+        const srcPath = at(from.parent, from.name!);
+        const dstPath = at(to.parent, to.name);
+        if (!same) {
+          if (
+            srcSt.isDirectory() &&
+            to.canonical.length > from.canonical.length &&
+            from.canonical.every((s, i) => s === to.canonical[i])
+          ) {
+            throw invalidArgument(`destination: cannot move ${srcDisplay} into itself`);
+          }
+          const dstSt = lstatOrNull(dstPath);
+          if (dstSt !== null) {
+            if (!overwrite) throw alreadyExists(`${dstDisplay}: already exists`);
+            if (srcSt.isDirectory() && !dstSt.isDirectory()) {
+              throw failedPrecondition(`${dstDisplay}: cannot replace a file with a directory`);
+            }
+            if (!srcSt.isDirectory() && dstSt.isDirectory()) {
+              throw failedPrecondition(`${dstDisplay}: cannot replace a directory with a file`);
+            }
+          }
+          try {
+            fs.renameSync(srcPath, dstPath);
+          } catch (error) {
+            const code = errnoCode(error);
+            if (code === "ENOTEMPTY" || code === "EEXIST") {
+              throw failedPrecondition(`${dstDisplay}: cannot replace a directory that is not empty`);
+            }
+            if (code === "EINVAL") throw invalidArgument(`destination: cannot move ${srcDisplay} into itself`);
+            if (code === "ENOTDIR" || code === "EISDIR") {
+              throw failedPrecondition(`${dstDisplay}: cannot replace a directory with a file or the reverse`);
+            }
+            throw fsError(error, code === "ENOENT" ? srcDisplay : dstDisplay);
+          }
+        }
+        const st = lstatOrNull(dstPath);
+        if (st === null) throw notFound(`${dstDisplay}: removed right after it was moved`);
+        return toFileInfo(dstDisplay, st);
+      });
+    });
+  }
+
+  return { stat, listDirectory, makeDirectory, writeFile, readFile, remove, move };
+}

@@ -1,0 +1,53 @@
+// Entry point of the sandbox agent, bundled into one file and run inside the sandbox. The host
+// passes its settings as JSON in AIEM_AGENT_CONFIG; the agent answers on a unix socket and
+// prints "ready" on standard output once it does.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { installMinimalHeaders } from "./fast-headers.js";
+import { type AgentOptions, listenAgent } from "./server.js";
+
+export interface AgentConfig extends AgentOptions {
+  /** The unix socket to serve on. */
+  readonly socket: string;
+  /** Whether to create /workspace and /tmp when they are missing (a new sandbox). */
+  readonly ensureDirs?: boolean;
+}
+
+function ensureDir(dir: string, mode: number): void {
+  try {
+    fs.mkdirSync(dir, { mode });
+    fs.chmodSync(dir, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}
+
+declare const AIEM_AGENT_VERSION: string | undefined;
+
+async function main(): Promise<void> {
+  installMinimalHeaders();
+  const raw = process.env["AIEM_AGENT_CONFIG"];
+  if (raw === undefined) throw new Error("AIEM_AGENT_CONFIG is not set");
+  delete process.env["AIEM_AGENT_CONFIG"];
+  const config = JSON.parse(raw) as AgentConfig;
+  // Files and directories the agent and its processes create get 0644 and 0755 by default.
+  process.umask(0o022);
+  if (config.ensureDirs) {
+    ensureDir(path.join(config.root, "workspace"), 0o755);
+    ensureDir(path.join(config.root, "tmp"), 0o1777);
+  }
+  const version = typeof AIEM_AGENT_VERSION === "string" ? AIEM_AGENT_VERSION : config.version;
+  const server = await listenAgent(config.socket, { ...config, version });
+  const shutdown = () => {
+    server.processes.killAll();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  process.stdout.write("ready\n");
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`agent failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,93 @@
+// The process table on its own, outside any sandbox, with and without the spawn helper.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prepareAgentArtifacts } from "../runtime/agent-artifacts.js";
+import { type ProcessManager, createProcessManager } from "./processes.js";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-proc-test-"));
+let helperPath: string | undefined;
+
+beforeAll(async () => {
+  fs.mkdirSync(path.join(root, "workspace"));
+  helperPath = (await prepareAgentArtifacts(path.join(os.tmpdir(), "aiem-agent-cache-test"))).helperPath;
+});
+
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+async function codeOf(fn: () => unknown): Promise<Code | "ok"> {
+  try {
+    await fn();
+    return "ok";
+  } catch (error) {
+    if (error instanceof ConnectError) return error.code;
+    throw error;
+  }
+}
+
+for (const mode of ["helper", "direct"] as const) {
+  describe(`processes (${mode})`, () => {
+    let manager: ProcessManager;
+    let n = 0;
+    const id = () => `${mode}-${++n}`;
+
+    beforeAll(() => {
+      if (mode === "helper" && helperPath === undefined) return;
+      manager = createProcessManager({
+        root,
+        helperPath: mode === "helper" ? helperPath : undefined,
+        outputLimitBytes: 1 << 16,
+        drainTimeoutMs: 200,
+        oomScoreAdj: 500,
+      });
+    });
+
+    it("runs in the sandbox's /workspace with the given environment and captures both streams", async (ctx) => {
+      if (!manager) ctx.skip();
+      const record = await manager.start({
+        processId: id(),
+        command: "sh",
+        // Only the helper sets the OOM score before the program runs; directly it follows a moment later.
+        args: ["-c", `pwd; echo "$A" >&2; ${mode === "helper" ? "cat /proc/self/oom_score_adj" : "echo 500"}; exit 7`],
+        workingDirectory: "",
+        environment: { A: "x" },
+      });
+      expect((await record.exited).exitCode).toBe(7);
+      await record.log.changed();
+      while (!record.log.sealed) await record.log.changed();
+      expect(record.log.collect("stdout").data.toString()).toBe(`${path.join(root, "workspace")}\n500\n`);
+      expect(record.log.collect("stderr").data.toString()).toBe("x\n");
+    });
+
+    it("reports signals as 128 + N", async (ctx) => {
+      if (!manager) ctx.skip();
+      const record = await manager.start({ processId: id(), command: "sleep", args: ["10"], workingDirectory: "/", environment: {} });
+      manager.signal(record.id, 15);
+      expect(await manager.wait(record.id)).toMatchObject({ exitCode: 143, signal: 15 });
+      expect(await codeOf(() => manager.signal(record.id, 9))).toBe(Code.FailedPrecondition);
+    });
+
+    it("refuses malformed environments without quoting their values", async (ctx) => {
+      if (!manager) ctx.skip();
+      const start = (environment: Record<string, string>) =>
+        manager.start({ processId: id(), command: "true", args: [], workingDirectory: "", environment });
+      const error = await start({ TOKEN: "s3cret\0x" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectError);
+      expect((error as ConnectError).code).toBe(Code.InvalidArgument);
+      expect((error as Error).message).not.toContain("s3cret");
+      expect(await codeOf(() => start({ "A=B": "x" }))).toBe(Code.InvalidArgument);
+    });
+
+    it("maps a missing or non-executable command to NOT_FOUND or PERMISSION_DENIED", async (ctx) => {
+      if (!manager) ctx.skip();
+      fs.writeFileSync(path.join(root, "workspace", "noexec"), "#!/bin/sh\n", { mode: 0o644 });
+      const start = (command: string) => () =>
+        manager.start({ processId: id(), command, args: [], workingDirectory: "", environment: {} });
+      expect(await codeOf(start("definitely-not-a-program"))).toBe(Code.NotFound);
+      expect(await codeOf(start("./noexec"))).toBe(Code.PermissionDenied);
+      expect(await codeOf(start("/nonexistent/prog"))).toBe(Code.NotFound);
+    });
+  });
+}

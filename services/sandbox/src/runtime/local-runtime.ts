@@ -1,0 +1,568 @@
+// The local sandbox runtime: one agent process per sandbox, inside bubblewrap, on this machine.
+// Layout under the data directory:
+//   sandboxes/<id>/root       the sandbox's `/` (a directory, or the mount point of root.img)
+//   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
+//   sandboxes/<id>/run/       bound at /.aiem/run: the agent's socket
+//   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
+//   agent-cache/              the agent bundle and spawn helper, by content hash
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
+import { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
+import { SANDBOX_RUN_DIR, SANDBOX_SPAWN_HELPER, buildBwrapArgs, findBwrap } from "./bwrap.js";
+import {
+  type AppliedLimit,
+  type AppliedLimits,
+  type LimitSupport,
+  type SandboxCgroup,
+  type SandboxLimits,
+  createSandboxCgroup,
+  detectLimitSupport,
+  removeRuntimeCgroupGroup,
+  ensureStorageImage,
+  runtimeCgroupName,
+} from "./limits.js";
+import type { Duplex } from "node:stream";
+import type { CallOptions } from "@connectrpc/connect";
+
+export type IsolationMode = "bwrap" | "unconfined";
+
+export type SandboxRuntimeErrorCode =
+  | "isolation-unavailable"
+  | "invalid-argument"
+  | "start-failed"
+  | "stopping";
+
+export class SandboxRuntimeError extends Error {
+  override readonly name = "SandboxRuntimeError";
+  constructor(
+    readonly code: SandboxRuntimeErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface LocalSandboxRuntimeOptions {
+  /** Where sandboxes keep their files. */
+  readonly dataDir: string;
+  /**
+   * Run sandboxes without bubblewrap when it is missing: the agent and its processes then run
+   * as plain host processes with no isolation at all. An operator's explicit choice; without it
+   * the runtime refuses to start sandboxes on a machine without bwrap.
+   */
+  readonly unconfined?: boolean;
+  /** The bwrap binary; found on PATH when unset. */
+  readonly bwrapPath?: string;
+  /** The node binary that runs the agent; this process's own when unset. */
+  readonly nodePath?: string;
+  /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
+  readonly cacheDir?: string;
+  /** A prebuilt agent bundle and helper (see prepareAgentArtifacts), e.g. made at image build time. */
+  readonly agentArtifacts?: AgentArtifacts;
+  /** Use cgroups for memory, CPU and process limits where the machine allows (default true). */
+  readonly useCgroups?: boolean;
+  /** Use a loop-mounted ext4 image per sandbox for storage limits where possible (default true). */
+  readonly useStorageImages?: boolean;
+  /** Most processes and threads per sandbox when cgroups apply (default 4096). */
+  readonly maxProcesses?: number;
+  /** Bytes of output the agent keeps per process (default 16 MiB). */
+  readonly outputLimitBytes?: number;
+  /** Interval of keep-alive messages on quiet output streams (default 5 s). */
+  readonly keepAliveMs?: number;
+  /** How long output is awaited from children still holding a finished process's pipes (default 2 s). */
+  readonly drainTimeoutMs?: number;
+  /** Most bytes one ReadFile returns (default 4 MiB). */
+  readonly maxReadBytes?: number;
+  /** Largest message on the agent channel, which bounds WriteFile (default 256 MiB). */
+  readonly maxMessageBytes?: number;
+  /** How long a start may take before it fails (default 15 s). */
+  readonly startTimeoutMs?: number;
+  /** Called when a sandbox's agent ends without stop() having been asked for it. */
+  readonly onExit?: (sandboxId: string, exit: SandboxExit) => void;
+}
+
+export interface SandboxStartOptions {
+  /** The template's limits. */
+  readonly limits?: SandboxLimits;
+}
+
+export interface SandboxExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Whether stop() (or destroy/close) ended it. */
+  readonly requested: boolean;
+}
+
+export interface SandboxHandle {
+  readonly sandboxId: string;
+  /** The typed AgentService client of this sandbox. */
+  readonly client: AgentClient;
+  readonly isolation: IsolationMode;
+  /** What limits apply to this sandbox and how. */
+  readonly limits: AppliedLimits;
+  /** The host pid of the sandbox's outermost process (bwrap, or the agent when unconfined). */
+  readonly pid: number;
+  /** Milliseconds from the start call until the agent answered Health. */
+  readonly startMs: number;
+  /** Resolves when the sandbox has ended, for whatever reason. */
+  readonly exited: Promise<SandboxExit>;
+  /** Opens a forwarded TCP connection to a port on the sandbox's own loopback interface. */
+  openTunnel(port: number, options?: CallOptions): Promise<Duplex>;
+  stop(): Promise<void>;
+}
+
+export interface RuntimeCapabilities {
+  readonly isolation: IsolationMode | "unavailable";
+  /** Why sandboxes cannot start, when they cannot. */
+  readonly isolationUnavailableReason: string | undefined;
+  readonly memory: LimitMechanismInfo;
+  readonly cpu: LimitMechanismInfo;
+  readonly processes: LimitMechanismInfo;
+  readonly storage: LimitMechanismInfo;
+  /** Whether exit statuses are exact for every signal (the spawn helper was built). */
+  readonly exactSignals: boolean | "unknown-until-prepared";
+}
+
+export interface LimitMechanismInfo {
+  readonly mechanism: AppliedLimit["mechanism"];
+  readonly note?: string | undefined;
+}
+
+export interface LocalSandboxRuntime {
+  readonly dataDir: string;
+  /** What this machine can enforce, as detected at creation. */
+  readonly capabilities: RuntimeCapabilities;
+  /** Builds the agent bundle and spawn helper now instead of at the first start. */
+  prepare(): Promise<void>;
+  /**
+   * Starts the sandbox's agent and resolves once it answers Health. Starting a sandbox that is
+   * running returns its handle. The sandbox's files persist across stop and start.
+   */
+  start(sandboxId: string, options?: SandboxStartOptions): Promise<SandboxHandle>;
+  /** The handle of a running sandbox. */
+  get(sandboxId: string): SandboxHandle | undefined;
+  isRunning(sandboxId: string): boolean;
+  /** Stops the sandbox's agent and every process in it; its files stay. No-op when not running. */
+  stop(sandboxId: string): Promise<void>;
+  /** Stops the sandbox and deletes its files. */
+  destroy(sandboxId: string): Promise<void>;
+  /** Stops every sandbox. */
+  close(): Promise<void>;
+}
+
+const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+function buildArgsOrCleanUp(cgroup: SandboxCgroup | undefined, build: () => string[]): string[] {
+  try {
+    return build();
+  } catch (error) {
+    void cgroup?.remove();
+    throw error;
+  }
+}
+
+function tail(file: string, bytes = 2000): string {
+  try {
+    const data = fs.readFileSync(file);
+    return data.subarray(Math.max(0, data.length - bytes)).toString("utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+interface Running {
+  handle: SandboxHandle;
+  child: ChildProcess;
+  connection: AgentConnection;
+  cgroup: SandboxCgroup | undefined;
+  stopping: Promise<void> | undefined;
+  stopRequested: boolean;
+}
+
+export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): LocalSandboxRuntime {
+  const dataDir = path.resolve(options.dataDir);
+  const cacheDir = options.cacheDir ? path.resolve(options.cacheDir) : path.join(dataDir, "agent-cache");
+  const bwrapPath = findBwrap(options.bwrapPath);
+  const unconfined = bwrapPath === undefined && options.unconfined === true;
+  const isolation: IsolationMode | "unavailable" = bwrapPath ? "bwrap" : unconfined ? "unconfined" : "unavailable";
+  const isolationUnavailableReason =
+    isolation === "unavailable"
+      ? "bubblewrap (bwrap) is not installed, so sandboxes cannot be isolated; install the Debian package " +
+        "'bubblewrap', or let the operator opt into running sandboxes unconfined (no isolation at all)"
+      : undefined;
+  const support: LimitSupport = detectLimitSupport({
+    useCgroups: options.useCgroups ?? true,
+    useStorageImages: (options.useStorageImages ?? true) && isolation === "bwrap",
+  });
+  const groupName = runtimeCgroupName(dataDir);
+  const nodePath = options.nodePath ?? process.execPath;
+  const maxProcesses = options.maxProcesses ?? 4096;
+  const running = new Map<string, Running>();
+  const starting = new Map<string, Promise<SandboxHandle>>();
+  /** Cgroup removals still running for sandboxes that ended; a new start waits for them. */
+  const cleanups = new Map<string, Promise<void>>();
+  let artifacts: AgentArtifacts | undefined = options.agentArtifacts;
+
+  const cg = support.cgroup;
+  const cgMechanism = cg ? (cg.version === 1 ? "cgroup-v1" : "cgroup-v2") : undefined;
+  const capabilities: RuntimeCapabilities = {
+    isolation,
+    isolationUnavailableReason,
+    memory: cg?.parents.memory
+      ? { mechanism: cgMechanism! }
+      : { mechanism: "rlimit", note: `RLIMIT_AS per process (virtual memory): ${support.cgroupUnavailableReason ?? "no memory controller"}` },
+    cpu: cg?.parents.cpu ? { mechanism: cgMechanism! } : { mechanism: "none", note: support.cgroupUnavailableReason ?? "no cpu controller" },
+    processes: cg?.parents.pids
+      ? { mechanism: cgMechanism! }
+      : { mechanism: "none", note: support.cgroupUnavailableReason ?? "no pids controller" },
+    storage: support.storageImages
+      ? { mechanism: "loop-ext4" }
+      : { mechanism: "rlimit", note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}` },
+    exactSignals: "unknown-until-prepared",
+  };
+
+  function sandboxDir(sandboxId: string): string {
+    if (!SANDBOX_ID.test(sandboxId)) {
+      throw new SandboxRuntimeError("invalid-argument", `invalid sandbox id ${JSON.stringify(sandboxId)}`);
+    }
+    return path.join(dataDir, "sandboxes", sandboxId);
+  }
+
+  async function prepare(): Promise<void> {
+    artifacts ??= await prepareAgentArtifacts(cacheDir);
+  }
+
+  async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
+    const begin = performance.now();
+    if (isolation === "unavailable") throw new SandboxRuntimeError("isolation-unavailable", isolationUnavailableReason!);
+    const dir = sandboxDir(sandboxId);
+    if (!fs.existsSync(nodePath)) {
+      throw new SandboxRuntimeError("start-failed", `the node binary ${nodePath} that runs the agent does not exist`);
+    }
+    await prepare();
+    const art = artifacts!;
+    const limits = startOptions.limits ?? {};
+    const root = path.join(dir, "root");
+    const runDir = path.join(dir, "run");
+    fs.mkdirSync(root, { recursive: true, mode: 0o755 });
+    fs.rmSync(runDir, { recursive: true, force: true });
+    fs.mkdirSync(runDir, { mode: 0o700 });
+    const socketPath = path.join(runDir, "agent.sock");
+    const logPath = path.join(dir, "agent.log");
+
+    // Storage: an image when the machine can mount one, otherwise a per-file rlimit.
+    const storageBytes = Number(limits.storageBytes ?? 0);
+    let storage: AppliedLimit = { mechanism: "none", note: "no storage limit requested" };
+    let imagePath: string | undefined;
+    const existingImage = path.join(dir, "root.img");
+    // A sandbox whose files live in an image keeps using it, whatever this start asks for.
+    const hasImage = fs.existsSync(existingImage);
+    if (hasImage || storageBytes > 0) {
+      if (support.storageImages) {
+        imagePath = existingImage;
+        const image = await ensureStorageImage(imagePath, storageBytes);
+        storage = {
+          mechanism: "loop-ext4",
+          value: image.size,
+          note: image.size !== storageBytes ? `the image is ${image.size} bytes` : undefined,
+        };
+      } else if (hasImage) {
+        throw new SandboxRuntimeError(
+          "start-failed",
+          `sandbox ${sandboxId} keeps its files in a storage image, which cannot be mounted here: ${support.storageUnavailableReason}`,
+        );
+      } else {
+        storage = { mechanism: "rlimit", value: storageBytes, note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}` };
+      }
+    }
+
+    // Memory, CPU, processes: a cgroup, otherwise the rlimit fallback for memory.
+    let cgroup: SandboxCgroup | undefined;
+    await cleanups.get(sandboxId);
+    if (support.cgroup) {
+      cgroup = createSandboxCgroup(support.cgroup, groupName, sandboxId, limits, maxProcesses);
+    }
+    const memoryBytes = Number(limits.memoryBytes ?? 0);
+    const memory: AppliedLimit =
+      cgroup && cgroup.applied.memory.mechanism !== "none"
+        ? cgroup.applied.memory
+        : memoryBytes > 0
+          ? { mechanism: "rlimit", value: memoryBytes, note: "RLIMIT_AS per process (virtual memory), no cgroup memory controller" }
+          : { mechanism: "none", note: "no memory limit requested" };
+    const cpu: AppliedLimit = cgroup?.applied.cpu ?? {
+      mechanism: "none",
+      note: (limits.milliCpuLimit ?? 0) > 0 ? `not enforced: ${support.cgroupUnavailableReason}` : "no CPU limit requested",
+    };
+    const processes: AppliedLimit = cgroup?.applied.processes ?? {
+      mechanism: "none",
+      note: `not enforced: ${support.cgroupUnavailableReason}`,
+    };
+    const applied: AppliedLimits = { memory, cpu, processes, storage };
+
+    const confined = isolation === "bwrap";
+    const agentConfig = JSON.stringify({
+      socket: confined ? `${SANDBOX_RUN_DIR}/agent.sock` : socketPath,
+      root: confined ? "/" : root,
+      version: art.version,
+      helperPath: art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
+      outputLimitBytes: options.outputLimitBytes,
+      keepAliveMs: options.keepAliveMs,
+      drainTimeoutMs: options.drainTimeoutMs,
+      maxReadBytes: options.maxReadBytes,
+      maxMessageBytes: options.maxMessageBytes,
+      // With a memory cgroup the kernel's OOM killer picks within the sandbox; make it pick the
+      // sandbox's processes before the agent that serves them.
+      oomScoreAdj: memory.mechanism.startsWith("cgroup") ? 500 : undefined,
+      rlimitAsBytes: memory.mechanism === "rlimit" ? memory.value : undefined,
+      rlimitFsizeBytes: storage.mechanism === "rlimit" ? storage.value : undefined,
+      ensureDirs: true,
+    });
+
+    let command: string;
+    let args: string[];
+    if (confined) {
+      command = bwrapPath!;
+      args = buildArgsOrCleanUp(cgroup, () => buildBwrapArgs({
+        root,
+        runDir,
+        bundlePath: art.bundlePath,
+        helperPath: art.helperPath,
+        nodePath,
+        agentConfig,
+        hostname: "sandbox",
+      }));
+    } else {
+      command = nodePath;
+      args = [art.bundlePath];
+    }
+    // A small launcher joins the cgroups and mounts the storage image before bwrap starts, so
+    // nothing in the sandbox ever runs outside them.
+    const prelude: string[] = [];
+    for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
+    if (imagePath || prelude.length > 0) {
+      const script = [...prelude];
+      if (imagePath) {
+        const mountScript =
+          'mount -o loop,nosuid,nodev "$0" "$1" || exit 92; rmdir "$1/lost+found" 2>/dev/null; shift; exec "$@"';
+        script.push(
+          `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(mountScript)} ${shellQuote(imagePath)} ${shellQuote(root)} "$@"`,
+        );
+      } else {
+        script.push('exec "$@"');
+      }
+      args = ["-c", script.join("\n"), "sh", command, ...args];
+      command = "/bin/sh";
+    }
+
+    let log: number;
+    try {
+      log = fs.openSync(logPath, "w", 0o600);
+    } catch (error) {
+      await cgroup?.remove();
+      throw error;
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        stdio: ["ignore", "pipe", log],
+        env: confined
+          ? { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
+          : { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", AIEM_AGENT_CONFIG: agentConfig },
+        detached: !confined,
+        cwd: confined ? "/" : root,
+      });
+    } finally {
+      fs.closeSync(log);
+    }
+
+    let resolveExit!: (exit: SandboxExit) => void;
+    const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
+    let entry: Running | undefined;
+    let startFinished = false;
+    child.once("exit", (code, signal) => {
+      const requested = entry?.stopRequested ?? !startFinished;
+      const exit: SandboxExit = { code, signal, requested };
+      if (entry) {
+        entry.connection.close();
+        if (running.get(sandboxId) === entry) running.delete(sandboxId);
+      }
+      if (cgroup) {
+        const removal = cgroup.remove();
+        cleanups.set(sandboxId, removal);
+        void removal.then(() => {
+          if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
+        });
+      }
+      resolveExit(exit);
+      if (entry && !requested) options.onExit?.(sandboxId, exit);
+    });
+
+    const failStart = async (reason: string): Promise<never> => {
+      startFinished = true;
+      if (child.exitCode === null && child.signalCode === null) {
+        killTree(child, confined);
+        await exited;
+      } else {
+        await exited;
+      }
+      const details = tail(logPath);
+      throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} did not start: ${reason}${details ? `\n${details}` : ""}`);
+    };
+
+    // Ready: the agent prints "ready" once it listens; then it must answer Health.
+    const startTimeoutMs = options.startTimeoutMs ?? 15_000;
+    const readyOutcome = await new Promise<string | undefined>((resolve) => {
+      let seen = "";
+      const timer = setTimeout(() => resolve(`no answer within ${startTimeoutMs} ms`), startTimeoutMs);
+      child.stdout!.on("data", (data: Buffer) => {
+        seen += data.toString("utf8");
+        if (seen.includes("ready\n")) {
+          clearTimeout(timer);
+          resolve(undefined);
+        }
+      });
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer);
+        const launcher: Record<number, string> = {
+          91: "could not join the sandbox's cgroup",
+          92: "could not mount the sandbox's storage image",
+        };
+        resolve(launcher[code ?? -1] ?? `the agent exited (${signal ?? `code ${code}`})`);
+      });
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        resolve(`cannot run ${command}: ${error.message}`);
+      });
+    });
+    if (readyOutcome !== undefined) return failStart(readyOutcome);
+    child.stdout!.resume();
+
+    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
+    try {
+      await connection.client.health({}, { timeoutMs: startTimeoutMs });
+    } catch (error) {
+      connection.close();
+      return failStart(`the agent does not answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
+
+    const handle: SandboxHandle = {
+      sandboxId,
+      client: connection.client,
+      isolation: confined ? "bwrap" : "unconfined",
+      limits: applied,
+      pid: child.pid!,
+      startMs: performance.now() - begin,
+      exited,
+      openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
+      stop: () => stop(sandboxId),
+    };
+    entry = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };
+    startFinished = true;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return failStart("the agent exited right after it started");
+    }
+    running.set(sandboxId, entry);
+    return handle;
+  }
+
+  function killTree(child: ChildProcess, confined: boolean): void {
+    try {
+      // bwrap: its namespace's init dies with it (--die-with-parent) and takes every process in
+      // the PID namespace along. Unconfined: the agent's process group.
+      if (confined) child.kill("SIGKILL");
+      else process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+
+  async function stopEntry(entry: Running): Promise<void> {
+    entry.stopRequested = true;
+    const { child } = entry;
+    if (child.exitCode === null && child.signalCode === null) {
+      if (entry.handle.isolation === "unconfined") {
+        // Let the agent kill its processes' groups, which live outside its own.
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => killTree(child, false), 2_000);
+        await entry.handle.exited;
+        clearTimeout(timer);
+      } else {
+        killTree(child, true);
+        await entry.handle.exited;
+      }
+    } else {
+      await entry.handle.exited;
+    }
+    entry.connection.close();
+    await entry.cgroup?.remove();
+  }
+
+  async function stop(sandboxId: string): Promise<void> {
+    sandboxDir(sandboxId);
+    const pending = starting.get(sandboxId);
+    if (pending) await pending.catch(() => undefined);
+    const entry = running.get(sandboxId);
+    if (!entry) return;
+    entry.stopping ??= stopEntry(entry);
+    await entry.stopping;
+    if (running.get(sandboxId) === entry) running.delete(sandboxId);
+  }
+
+  function start(sandboxId: string, startOptions: SandboxStartOptions = {}): Promise<SandboxHandle> {
+    try {
+      sandboxDir(sandboxId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const existing = running.get(sandboxId);
+    if (existing && !existing.stopping) return Promise.resolve(existing.handle);
+    const pending = starting.get(sandboxId);
+    if (pending) return pending;
+    const promise = (async () => {
+      if (existing?.stopping) await existing.stopping;
+      return launch(sandboxId, startOptions);
+    })();
+    starting.set(sandboxId, promise);
+    const clear = () => {
+      if (starting.get(sandboxId) === promise) starting.delete(sandboxId);
+    };
+    promise.then(clear, clear);
+    return promise;
+  }
+
+  async function destroy(sandboxId: string): Promise<void> {
+    const dir = sandboxDir(sandboxId);
+    await stop(sandboxId);
+    // The sandbox is stopped, so nothing can swap entries under this removal; rm never follows
+    // symbolic links, so links the sandbox left pointing at host paths are removed, not followed.
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+
+  return {
+    dataDir,
+    get capabilities(): RuntimeCapabilities {
+      return {
+        ...capabilities,
+        exactSignals: artifacts ? artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
+      };
+    },
+    prepare,
+    start,
+    get: (sandboxId) => running.get(sandboxId)?.handle,
+    isRunning: (sandboxId) => running.has(sandboxId),
+    stop,
+    destroy,
+    async close() {
+      await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
+      await Promise.all([...running.keys()].map((id) => stop(id)));
+      await Promise.all(cleanups.values());
+      if (support.cgroup) removeRuntimeCgroupGroup(support.cgroup, groupName);
+    },
+  };
+}
