@@ -38,6 +38,8 @@ export interface HostOptions {
   readonly schemaSuffix?: string;
   /** Prefix of the event streams and subjects (AIEM_EVENTS_PREFIX; tests use unique ones). */
   readonly eventsPrefix?: string;
+  /** A bus owned by the caller (tests); the host then neither creates nor closes one. */
+  readonly bus?: EventBus;
 }
 
 export interface Host {
@@ -80,11 +82,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
     policy,
     modules,
     async start() {
-      bus = await createEventBus({
+      bus =
+        options.bus ??
+        (await createEventBus({
         natsUrl: config.natsUrl,
         prefix: options.eventsPrefix,
         logger: logger.child({ component: "events" }),
-      });
+      }));
       const openDatabase = (schema: string) =>
         createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
       for (const factory of options.modules) {
@@ -146,7 +150,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       for (const module of [...modules].reverse()) {
         await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));
       }
-      await bus?.close();
+      if (!options.bus) await bus?.close();
     },
   };
   return host;

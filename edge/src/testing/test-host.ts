@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readCommonEnv } from "@aiem/kit/config";
+import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger } from "@aiem/kit/logger";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
@@ -44,13 +45,14 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     ...(process.env["NATS_URL"] ? { NATS_URL: process.env["NATS_URL"] } : {}),
     ...options.env,
   };
+  const bus = await createTestEventBus(`host${suffix}`);
   const host = await createHost({
+    bus,
     config: readCommonEnv(env),
     edge: { corsOrigins: "*", bodyLimitBytes: 1 << 20 },
     modules: options.modules ?? [],
     logger: silentLogger,
     schemaSuffix: `_t${suffix}`,
-    eventsPrefix: `t${suffix}`,
   });
   await host.start();
   const key = await loadOrCreateSigningKey(dataDir);
@@ -73,6 +75,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     },
     async stop() {
       await host.stop();
+      await bus.destroy();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

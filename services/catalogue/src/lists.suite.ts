@@ -1,0 +1,131 @@
+// Lists of every catalogue kind: filter, order_by and page tokens through the kit.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
+import { fieldTableOf } from "./store.js";
+import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
+
+let h: CatalogueHarness;
+beforeAll(async () => {
+  h = await createCatalogueHarness("lists");
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const ws = "lists";
+const GiB = 1024n ** 3n;
+const N = 7;
+
+function bodyOf(d: KindDescriptor, i: number): Record<string, unknown> {
+  switch (d.family) {
+    case "profile":
+      return { displayName: i % 3 === 0 ? `Other ${i}` : `Item ${i}`, priority: i % 4, enabled: i % 2 === 0 };
+    case "version":
+      return { image: i % 2 ? `ghcr.io/acme/x:${i}` : `docker.io/x:${i}`, deprecated: i % 3 === 0 };
+    case "image":
+      return { image: `ghcr.io/acme/i:${i}`, displayName: `Image ${String.fromCharCode(90 - i)}`, enabled: i % 2 === 1 };
+    case "template":
+      return { memoryBytesLimit: BigInt(i + 1) * GiB, maxIdleDuration: { seconds: BigInt(300 * (i + 1)) }, gpu: i % 3, displayName: `T${i}` };
+  }
+}
+
+const nanos = (r: any) => r.createTime.seconds * 1_000_000_000n + BigInt(r.createTime.nanos);
+/** The default order: create_time desc, then name desc. */
+const newestFirst = (rows: any[]) => [...rows].sort((a, b) => (nanos(a) !== nanos(b) ? (nanos(a) > nanos(b) ? -1 : 1) : a.name > b.name ? -1 : 1));
+
+const idOf = (d: KindDescriptor, i: number) => (d.family === "version" ? `1.${i}.0` : `item-${i}`);
+
+/** Filters per family with the same predicate in JavaScript. */
+const FILTERS: Record<string, Array<[string, (r: any) => boolean]>> = {
+  profile: [
+    ["enabled = true AND priority < 2", (r) => r.enabled && r.priority < 2],
+    ['display_name = "Item*"', (r) => r.displayName.startsWith("Item")],
+    ['display_name : "her"', (r) => r.displayName.includes("her")],
+    ["NOT enabled = true OR priority = 3", (r) => !r.enabled || r.priority === 3],
+  ],
+  version: [
+    ['deprecated = false AND image = "ghcr.io/acme/*"', (r) => !r.deprecated && r.image.startsWith("ghcr.io/acme/")],
+    ["deprecated = true", (r) => r.deprecated],
+  ],
+  image: [
+    ["enabled = true", (r) => r.enabled],
+    ['display_name > "Image W"', (r) => r.displayName > "Image W"],
+  ],
+  template: [
+    ["memory_bytes_limit >= 4294967296", (r) => r.memoryBytesLimit >= 4n * GiB],
+    ["max_idle_duration < 1200s AND gpu = 0", (r) => r.maxIdleDuration.seconds < 1200n && r.gpu === 0],
+    ["enabled = false", (r) => !r.enabled],
+  ],
+};
+
+describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
+  let api: KindApi;
+  const created: any[] = [];
+
+  beforeAll(async () => {
+    api = kindApi(h.as("admin"), d);
+    for (let i = 0; i < N; i++) created.push(await api.create(ws, idOf(d, i), bodyOf(d, i)));
+    // Another workspace's resources never show up.
+    await api.create("lists-other", idOf(d, 0), bodyOf(d, 0));
+  });
+
+  async function all(req: Record<string, unknown>, pageSize: number): Promise<string[]> {
+    const names: string[] = [];
+    let pageToken = "";
+    for (let guard = 0; guard < 50; guard++) {
+      const page = await kindApi(h.as("viewer"), d).list(ws, { ...req, pageSize, pageToken });
+      expect(page.items.length).toBeLessThanOrEqual(pageSize === 0 ? 50 : Math.min(pageSize, 1000));
+      names.push(...page.items.map((r: any) => r.name));
+      if (!page.nextPageToken) return names;
+      pageToken = page.nextPageToken;
+    }
+    throw new Error("paging did not end");
+  }
+
+  it("lists newest first by default, page by page", async () => {
+    const expected = newestFirst(created).map((r) => r.name);
+    expect(await all({}, 3)).toEqual(expected);
+    expect(await all({}, 0)).toEqual(expected);
+    expect(await all({}, 5000)).toEqual(expected);
+  });
+
+  it.each(FILTERS[d.family]!.map(([f, p]) => [f, p] as const))("filters with %s", async (filter, predicate) => {
+    const expected = newestFirst(created).filter(predicate).map((r) => r.name);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await all({ filter }, 2)).toEqual(expected);
+  });
+
+  it("filters on name with a wildcard and on create_time", async () => {
+    expect(await all({ filter: `name = "workspaces/${ws}/${kind}/${idOf(d, 3)}"` }, 10)).toEqual([created[3].name]);
+    const since = new Date(Number(created[4].createTime.seconds) * 1000 + created[4].createTime.nanos / 1e6).toISOString();
+    const expected = newestFirst(created).filter((r) => nanos(r) >= nanos(created[4]));
+    expect(await all({ filter: `create_time >= "${since}"` }, 10)).toEqual(expected.map((r) => r.name));
+  });
+
+  it.each(Object.keys(fieldTableOf(d)).map((f) => [f]))("sorts by %s in both directions, across pages", async (field) => {
+    const asc = await all({ orderBy: field }, 2);
+    const desc = await all({ orderBy: `${field} desc` }, 2);
+    expect(asc).toHaveLength(N);
+    expect(new Set(asc)).toEqual(new Set(created.map((r) => r.name)));
+    if (field === "name") expect(asc).toEqual([...asc].sort());
+    expect(desc).toHaveLength(N);
+  });
+
+  it("rejects bad list arguments naming the field", async () => {
+    const v = kindApi(h.as("viewer"), d);
+    const err = await expectInvalid(v.list(ws, { filter: "no_such_field = 1" }), "filter");
+    expect(err.rawMessage).toContain("position");
+    await expectInvalid(v.list(ws, { filter: "name = " }), "filter");
+    await expectInvalid(v.list(ws, { orderBy: "creator" }), "order_by");
+    await expectInvalid(v.list(ws, { orderBy: "name sideways" }), "order_by");
+    await expectInvalid(v.list(ws, { pageSize: -1 }), "page_size");
+    await expectInvalid(v.list(ws, { pageToken: "garbage" }), "page_token");
+    const first = await v.list(ws, { pageSize: 1 });
+    await expectInvalid(v.list(ws, { pageSize: 1, pageToken: first.nextPageToken, orderBy: "name" }), "page_token");
+    await expectInvalid(v.list(ws, { pageSize: 1, pageToken: first.nextPageToken, filter: "name:*" }), "page_token");
+    // A page token is also bound to the workspace and the collection.
+    await expectInvalid(v.list("lists-other", { pageSize: 1, pageToken: first.nextPageToken }), "page_token");
+    await expectInvalid(v.list("Bad Workspace"), "parent");
+    await expectInvalid(v.list(ws, { filter: "name = \"a\u0000b\"" }), "filter");
+  });
+});

@@ -1,0 +1,124 @@
+// The catalogue as a ServiceModule: profiles, versions, images, templates and secrets, in its own
+// schema `catalogue`, replicating catalogue changes through its outbox.
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { createPageTokenCodec } from "@aiem/kit/aip";
+import { loadSecretKey } from "@aiem/kit/config";
+import { migrateToLatest, type Database } from "@aiem/kit/db";
+import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
+import type { Principal } from "@aiem/kit/identity";
+import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
+import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
+import { registerCatalogueServices } from "./catalogue-service.js";
+import type { CatalogueSettings } from "./config.js";
+import { ALL_KINDS } from "./kinds.js";
+import { catalogueMigrations } from "./migrations.js";
+import { createRuntime, type RuntimeState } from "./runtime.js";
+import { createSecretCipher, createSecretHandlers, registerSecretServices, type ResolvedSecretValue, type SecretCipher } from "./secrets.js";
+import { seedDemo } from "./seed.js";
+
+export const CATALOGUE_SCHEMA = "catalogue";
+
+export interface CatalogueModuleDeps extends ServiceDeps {
+  readonly catalogueConfig: CatalogueSettings;
+  /** Outbox poll interval in ms (default 250); tests use less. */
+  readonly outboxPollInterval?: number;
+}
+
+export interface CatalogueModule extends ServiceModule {
+  /**
+   * INTERNAL, never exposed through the public API: the plaintext of a secret version
+   * (`workspaces/w/secrets/s/versions/3` or `.../versions/latest`) for `principal`, who needs
+   * read access (GET on secretVersions) to the secret's workspace. For the sandbox service in the
+   * same process; do not log the value.
+   */
+  resolveSecretValue(principal: Principal, secretVersionName: string): Promise<ResolvedSecretValue>;
+  /** The database once started (for hosts' health checks and tests). */
+  readonly database: Database | undefined;
+  /** Publishes every pending outbox event now; for tests and orderly shutdowns. */
+  flushEvents(): Promise<number>;
+}
+
+export const CATALOGUE_SERVICES: readonly DescService[] = [...ALL_KINDS.map((d) => d.service), SecretService, SecretVersionService];
+
+export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModule {
+  const logger = deps.logger.child({ service: "catalogue" });
+  const state: RuntimeState = {};
+  const runtime = createRuntime(deps.policy, logger, state);
+  let cipher: SecretCipher | undefined;
+  const secrets = createSecretHandlers({
+    runtime,
+    cipher: () => {
+      if (!cipher) throw new Error("the catalogue is not started");
+      return cipher;
+    },
+  });
+  let relay: OutboxRelay | undefined;
+  let database: Database | undefined;
+  let ready = false;
+  let starting: Promise<void> | undefined;
+
+  async function start(): Promise<void> {
+    const { config, catalogueConfig } = deps;
+    const [pageKey, secretsKey] = await Promise.all([
+      loadSecretKey({ variable: "AIEM_PAGE_TOKEN_KEY", value: catalogueConfig.pageTokenKey, dataDir: config.dataDir, name: "page-token" }),
+      loadSecretKey({ variable: "AIEM_SECRETS_KEY", value: catalogueConfig.secretsKey, dataDir: config.dataDir, name: "secrets" }),
+    ]);
+    cipher = createSecretCipher(secretsKey);
+    const db = (database = await deps.openDatabase(CATALOGUE_SCHEMA));
+    try {
+      await migrateToLatest(db, catalogueMigrations);
+      if (catalogueConfig.seedDemo) {
+        const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
+        if (seeded) logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
+      }
+    } catch (err) {
+      database = undefined;
+      await db.destroy();
+      throw err;
+    }
+    state.tokens = createPageTokenCodec({ key: pageKey });
+    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
+    state.wake = () => relay?.wake();
+    relay.start();
+    state.database = db;
+    ready = true;
+    logger.info("catalogue started", { schema: db.schema });
+  }
+
+  return {
+    name: "catalogue",
+    services: CATALOGUE_SERVICES,
+    register(router: ConnectRouter) {
+      registerCatalogueServices(router, runtime);
+      registerSecretServices(router, runtime, secrets);
+    },
+    start() {
+      starting ??= start().catch((err: unknown) => {
+        starting = undefined;
+        throw err;
+      });
+      return starting;
+    },
+    async stop() {
+      ready = false;
+      state.database = undefined;
+      state.wake = undefined;
+      await relay?.stop();
+      relay = undefined;
+      starting = undefined;
+      const db = database;
+      database = undefined;
+      await db?.destroy();
+    },
+    isReady: () => ready,
+    resolveSecretValue: (principal, name) => secrets.resolveSecretValue(principal, name),
+    get database() {
+      return state.database;
+    },
+    async flushEvents() {
+      return relay ? relay.flush() : 0;
+    },
+  };
+}
