@@ -15,6 +15,7 @@ import { createInProcessServices } from "../server/in-process.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 import type { EdgeConfig } from "./edge-config.js";
 import { createHealthHandler, type HealthCheck } from "./health.js";
+import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
 import { partOf, publicServices, type PartName } from "./parts.js";
 import { withRequestLog } from "./request-log.js";
 
@@ -92,7 +93,14 @@ export async function createHost(options: HostOptions): Promise<Host> {
       const openDatabase = (schema: string) =>
         createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
       for (const factory of options.modules) {
-        const deps: ServiceDeps = { config, bus, policy, logger: logger.child({ service: factory.name }), openDatabase };
+        const deps: ServiceDeps = {
+          config,
+          bus,
+          policy,
+          authenticator,
+          logger: logger.child({ service: factory.name }),
+          openDatabase,
+        };
         modules.push(await factory.create(deps));
       }
       for (const module of modules) await module.start();
@@ -137,7 +145,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
         cors: { allowedOrigins: options.edge.corsOrigins },
         bodyLimitBytes: options.edge.bodyLimitBytes,
         logger,
-        fallback: createHealthHandler(checks, options.fallback ?? notFound),
+        fallback: createHealthHandler(
+          checks,
+          createHttpRoutesHandler(
+            [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})],
+            options.fallback ?? notFound,
+          ),
+        ),
       });
       server = createEdgeServer(withRequestLog(handler, logger.child({ component: "edge" })));
       const address = await server.listen(config.port, config.host);

@@ -26,6 +26,15 @@ function fakeCatalogue() {
       start: async () => {},
       stop: async () => {},
       isReady: () => state.ready,
+      httpRoutes: [
+        {
+          prefix: "/engines/",
+          handler: (req, res) => {
+            res.writeHead(200, { "content-type": "text/plain" });
+            res.end(`engine page ${req.url}`);
+          },
+        },
+      ],
     }),
   };
   return { state, factory };
@@ -81,6 +90,13 @@ describe("host", () => {
     });
     expect(connect.status).toBe(200);
     expect(await connect.json()).toMatchObject({ notebookEngineImage: { creator: "users/bob" } });
+  });
+
+  it("mounts a module's plain HTTP routes beside the API", async () => {
+    const res = await t.call("GET", "/engines/abc/login");
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("engine page /engines/abc/login");
+    expect((await t.call("GET", "/other")).status).toBe(404);
   });
 
   it("answers services that no part provides with UNIMPLEMENTED (501)", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePolicy } from "@aiem/kit/authz";
 import { ConfigError, readCommonEnv } from "@aiem/kit/config";
 import { createTestEventBus, type TestEventBus } from "@aiem/kit/events/testing";
+import { createAuthenticator } from "@aiem/kit/identity";
 import { silentLogger } from "@aiem/kit/logger";
 import { principalKey } from "@aiem/kit/server";
 import type { Database } from "@aiem/kit/db";
@@ -108,6 +109,7 @@ describe("lifecycle", () => {
       config: readCommonEnv({ AIEM_DATA_DIR: dataDir }),
       bus,
       policy: parsePolicy("admins: [users/root]", "p.yaml"),
+      authenticator: createAuthenticator({ dataDir }),
       logger: silentLogger,
       openDatabase: async () => database,
       catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: false },
@@ -144,6 +146,7 @@ describe("lifecycle", () => {
       bus,
       policy: parsePolicy("", "p.yaml"),
       logger: silentLogger,
+      authenticator: createAuthenticator({ dataDir }),
       openDatabase: async () => database,
       catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: false },
     });

@@ -107,10 +107,12 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
   const bus = options.bus ?? (await createTestEventBus(`cat_${suite}`));
   const policy = parsePolicy(TEST_POLICY, "test-policy.yaml");
   const config = readCommonEnv({ AIEM_DATA_DIR: dataDir });
+  const authenticator = createAuthenticator({ dataDir, admins: policy.admins });
   const module = createCatalogueModule({
     config,
     bus,
     policy,
+    authenticator,
     logger: options.logger ?? silentLogger,
     openDatabase: async () => handed,
     outboxPollInterval: 50,
@@ -118,7 +120,7 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
   });
   await module.start();
   const key = await loadOrCreateSigningKey(dataDir);
-  const interceptor = createAuthInterceptor(createAuthenticator({ dataDir, admins: policy.admins }));
+  const interceptor = createAuthInterceptor(authenticator);
   const routes = (router: ConnectRouter) => module.register(router);
   const tokens = Object.fromEntries(
     await Promise.all(

@@ -1,4 +1,4 @@
 export { createAuthInterceptor } from "./auth-interceptor.js";
 export type { AuthInterceptorOptions } from "./auth-interceptor.js";
 export { principalKey, principalOf } from "./principal-context.js";
-export type { ServiceDeps, ServiceModule } from "./service-module.js";
+export type { HttpHandler, HttpRoute, ServiceDeps, ServiceModule } from "./service-module.js";

@@ -1,10 +1,25 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Policy } from "../authz/policy.js";
 import type { CommonConfig } from "../config/common.js";
 import type { Database } from "../db/database.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { Authenticator } from "../identity/authenticator.js";
 import type { Logger } from "../logger.js";
+
+/** A node:http / node:http2 request handler (the host passes either). */
+export type HttpHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
+
+/**
+ * Plain HTTP served by a module beside its RPCs, under a path prefix such as `/engines/`
+ * (an engine's own web UI through the edge). The module authenticates these requests itself.
+ */
+export interface HttpRoute {
+  readonly prefix: string;
+  readonly handler: HttpHandler;
+}
 
 /**
  * What the catalogue, engine and sandbox services share with whoever hosts them: the
@@ -24,6 +39,8 @@ export interface ServiceModule {
   stop(): Promise<void>;
   /** True once started and able to answer (database migrated, read models caught up). */
   isReady(): boolean;
+  /** Plain HTTP routes beside the RPCs; the host mounts them (and proxies them when remote). */
+  readonly httpRoutes?: readonly HttpRoute[];
 }
 
 /** What a host hands every module. */
@@ -32,6 +49,8 @@ export interface ServiceDeps {
   readonly bus: EventBus;
   readonly policy: Policy;
   readonly logger: Logger;
+  /** Verifies bearer tokens, for httpRoutes (RPCs are authenticated by the host). */
+  readonly authenticator: Authenticator;
   /**
    * Opens the module's database in a schema of its own, named after `schema` (the host may
    * add a suffix so that several deployments or test suites share one PostgreSQL).
