@@ -3,7 +3,8 @@
 // NATS_URL are set.
 import { ConfigError, readCommonEnv } from "@aiem/kit/config";
 import { createLogger } from "@aiem/kit/logger";
-import { createHost } from "./host/create-host.js";
+import { createHost, notFound } from "./host/create-host.js";
+import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
 import { readHostIsolationEnv } from "./host/host-env.js";
 import { moduleFactories } from "./host/modules.js";
@@ -12,7 +13,11 @@ import { runUntilSignal } from "./host/run-until-signal.js";
 const logger = createLogger({ fields: { process: "all-in-one" } });
 try {
   const config = readCommonEnv();
-  const host = await createHost({ config, edge: readEdgeEnv(), modules: moduleFactories, logger, ...readHostIsolationEnv() });
+  const host = await createHost({ config, edge: readEdgeEnv(), modules: moduleFactories,
+    logger,
+    fallback: createDocsFallback(defaultDocsDir(), notFound),
+    ...readHostIsolationEnv(),
+  });
   await runUntilSignal(host, logger, () => {
     const dataDirFlag = process.env["AIEM_DATA_DIR"] ? "" : " (same AIEM_DATA_DIR as the server)";
     process.stdout.write(

@@ -5,7 +5,8 @@
 // DATABASE_URL and NATS_URL are required.
 import { ConfigError, readCommonEnv, readUrl } from "@aiem/kit/config";
 import { createLogger } from "@aiem/kit/logger";
-import { createHost } from "./host/create-host.js";
+import { createHost, notFound } from "./host/create-host.js";
+import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
 import { readHostIsolationEnv } from "./host/host-env.js";
 import { moduleFactories } from "./host/modules.js";
@@ -32,7 +33,16 @@ try {
   if (part !== "edge" && modules.length === 0) {
     logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
   }
-  const host = await createHost({ config, edge: readEdgeEnv(), modules, remotes, logger, ...readHostIsolationEnv() });
+  const host = await createHost({
+    config,
+    edge: readEdgeEnv(),
+    modules,
+    remotes,
+    logger,
+    // The docs are served by the edge; service parts answer only their API.
+    ...(part === "edge" ? { fallback: createDocsFallback(defaultDocsDir(), notFound) } : {}),
+    ...readHostIsolationEnv(),
+  });
   await runUntilSignal(host, logger, () => logger.info("ready", { part, url: host.url }));
 } catch (err) {
   logger.error(err instanceof ConfigError ? "invalid configuration" : "failed to start", { err });

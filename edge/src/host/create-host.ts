@@ -170,7 +170,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   return host;
 }
 
-const notFound: NodeHandler = (_req, res) => {
+/** The answer for a path that nothing serves: a google.rpc.Status NOT_FOUND. */
+export const notFound: NodeHandler = (_req, res) => {
   res.writeHead(404, { "content-type": "application/json" });
   res.end(JSON.stringify({ code: 5, message: "not found", details: [] }));
 };

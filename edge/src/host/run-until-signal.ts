@@ -23,6 +23,13 @@ export async function runUntilSignal(host: Host, logger: Logger, onStarted?: () 
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
-  await host.start();
+  try {
+    await host.start();
+  } catch (err) {
+    // A half-started host (a taken port, a database that will not migrate) must not keep the
+    // process alive through its modules' timers.
+    await host.stop().catch(() => {});
+    throw err;
+  }
   onStarted?.();
 }

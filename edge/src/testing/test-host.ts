@@ -10,6 +10,7 @@ import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger } from "@aiem/kit/logger";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
+import type { NodeHandler } from "../transcoder/transcoder.js";
 
 export interface TestHost {
   readonly host: Host;
@@ -27,6 +28,8 @@ export interface TestHostOptions {
   /** A policy document (YAML or JSON text); none means the embedded default. */
   readonly policy?: string;
   readonly env?: Record<string, string>;
+  /** Serves what is neither API nor health (the docs site). */
+  readonly fallback?: NodeHandler;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
@@ -53,6 +56,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     modules: options.modules ?? [],
     logger: silentLogger,
     schemaSuffix: `_t${suffix}`,
+    ...(options.fallback ? { fallback: options.fallback } : {}),
   });
   await host.start();
   const key = await loadOrCreateSigningKey(dataDir);

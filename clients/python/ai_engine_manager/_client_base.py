@@ -1,0 +1,35 @@
+"""The base of every client: the shared connection and the default workspace."""
+
+from __future__ import annotations
+
+from ai_engine_manager._http import Connection
+
+
+class ClientBase:
+    """Holds what every client needs: the connection to the server and the default workspace."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        default_workspace_id: str = "default",
+        poll_interval_seconds: float | None = None,
+    ) -> None:
+        """Creates the client. :func:`~ai_engine_manager.login.login` creates them all at once.
+
+        Args:
+            connection: The connection to the server.
+            default_workspace_id: The workspace of calls that name none.
+            poll_interval_seconds: How often ``wait()`` asks the server for news; ``None`` starts
+                at a quarter second and slows down to five seconds.
+        """
+        self._connection = connection
+        self.default_workspace_id = default_workspace_id
+        self.poll_interval_seconds = poll_interval_seconds
+
+    def _workspace(self, workspace_id: str | None) -> str:
+        """``workspaces/<id>`` for a workspace id, a full workspace name, or the default."""
+        workspace = workspace_id or self.default_workspace_id
+        return workspace if workspace.startswith("workspaces/") else f"workspaces/{workspace}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(url={self._connection.base_url!r})"

@@ -1,0 +1,5 @@
+"""Copying files between a sandbox engine and a workspace's drive."""
+
+from ai_engine_manager.drive.client import DriveClient
+
+__all__ = ["DriveClient"]

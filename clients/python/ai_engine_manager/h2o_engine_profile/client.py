@@ -1,0 +1,319 @@
+"""The client for H2O engine profiles: the limits, defaults and settings H2O engines get.
+
+Every signed-in user may read profiles; only administrators may create, change, copy or delete
+them.
+
+Example:
+    >>> profiles = clients.h2o_engine_profile_client
+    >>> profiles.list_all_assigned_h2o_engine_profiles(parent="workspaces/global")[0].display_name
+    'Default'
+"""
+
+from __future__ import annotations
+
+from ai_engine_manager._client_base import ClientBase
+
+# BEGIN GENERATED IMPORTS (scripts/generate.py)
+from ai_engine_manager import _codec as _c
+from ai_engine_manager.h2o_engine_profile.mapper import h2o_engine_profile_from_api
+from ai_engine_manager.h2o_engine_profile.mapper import h2o_engine_profile_to_api
+from ai_engine_manager.h2o_engine_profile.mapper import h2o_engine_profiles_page_from_api
+from ai_engine_manager.h2o_engine_profile.page import H2OEngineProfilesPage
+from ai_engine_manager.h2o_engine_profile.profile import H2OEngineProfile
+# END GENERATED IMPORTS
+
+__all__ = ["H2OEngineProfileClient"]
+
+
+class H2OEngineProfileClient(ClientBase):
+    """Manages H2O engine profiles: the limits, defaults and runtime settings that H2O engines are
+    created with. Every signed-in user may read profiles; only administrators may create,
+    change, copy or delete them. Listing the profiles a user may use needs the `LIST_ASSIGNED`
+    permission on the workspace.
+    """
+
+    # BEGIN GENERATED METHODS (scripts/generate.py)
+    def create_h2o_engine_profile(
+        self,
+        parent: str,
+        h2o_engine_profile: H2OEngineProfile,
+        h2o_engine_profile_id: str,
+    ) -> H2OEngineProfile:
+        """Creates an H2O engine profile. Administrators only. Fails with ALREADY_EXISTS when
+        the id is taken and with INVALID_ARGUMENT when a constraint's `default` lies outside
+        its `[min, max]` or its `min` is above its `max`.
+
+        Args:
+            parent: The workspace to create the profile in, `workspaces/{workspace}`.
+            h2o_engine_profile: The profile to create.
+            h2o_engine_profile_id: The id of the new profile, the last segment of its
+                name: 1-63 lowercase letters, digits and hyphens, starting with a letter and
+                ending with a letter or digit.
+
+        Returns:
+            The created profile.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "parent": parent,
+            "h2oEngineProfile": None if h2o_engine_profile is None else h2o_engine_profile_to_api(h2o_engine_profile),
+            "h2oEngineProfileId": h2o_engine_profile_id,
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.CreateH2OEngineProfile", request)
+        return h2o_engine_profile_from_api(response.get("h2oEngineProfile") or {})
+
+    def get_h2o_engine_profile(
+        self,
+        name: str,
+    ) -> H2OEngineProfile:
+        """Returns one H2O engine profile. Fails with NOT_FOUND when it does not exist.
+
+        Args:
+            name: The profile's name,
+                `workspaces/{workspace}/h2oEngineProfiles/{h2o_engine_profile}`.
+
+        Returns:
+            The profile.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "name": name,
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.GetH2OEngineProfile", request)
+        return h2o_engine_profile_from_api(response.get("h2oEngineProfile") or {})
+
+    def list_h2o_engine_profiles(
+        self,
+        parent: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        order_by: str = "",
+        filter: str = "",
+    ) -> H2OEngineProfilesPage:
+        """Lists every H2O engine profile of a workspace, enabled or not. To get only the
+        profiles the caller may use, call :meth:`list_assigned_h2o_engine_profiles`.
+
+        Args:
+            parent: The workspace to list profiles of, `workspaces/{workspace}`.
+            page_size: The most profiles to return. 0 means 50; values above 1000 are
+                treated as 1000; negative values are rejected.
+            page_token: The `next_page_token` of a previous call, to get the following
+                page. It is only valid with the same parent, filter and order.
+            order_by: The sort order, a comma-separated list of fields each optionally
+                followed by ` desc`, for example `priority, display_name`. The fields are
+                `name`, `display_name`, `priority`, `enabled`, `create_time` and
+                `update_time`. Default `create_time desc`.
+            filter: An AIP-160 filter over `name`, `display_name`, `priority`,
+                `enabled`, `create_time` and `update_time`, for example `enabled = true AND
+                priority < 10`. A `*` at either end of a string value matches any
+                characters.
+
+        Returns:
+            One page of results.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "parent": parent,
+            "pageSize": page_size,
+            "pageToken": page_token,
+            "orderBy": order_by,
+            "filter": filter,
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.ListH2OEngineProfiles", request)
+        return h2o_engine_profiles_page_from_api(response)
+
+    def list_all_h2o_engine_profiles(
+        self,
+        parent: str,
+        *,
+        page_size: int = 0,
+        order_by: str = "",
+        filter: str = "",
+    ) -> list[H2OEngineProfile]:
+        """Returns every result of :meth:`list_h2o_engine_profiles`, following
+        ``next_page_token`` from page to page.
+
+        Args:
+            parent: The workspace to list profiles of, `workspaces/{workspace}`.
+            page_size: The most profiles to return. 0 means 50; values above 1000 are
+                treated as 1000; negative values are rejected.
+            order_by: The sort order, a comma-separated list of fields each optionally
+                followed by ` desc`, for example `priority, display_name`. The fields are
+                `name`, `display_name`, `priority`, `enabled`, `create_time` and
+                `update_time`. Default `create_time desc`.
+            filter: An AIP-160 filter over `name`, `display_name`, `priority`,
+                `enabled`, `create_time` and `update_time`, for example `enabled = true AND
+                priority < 10`. A `*` at either end of a string value matches any
+                characters.
+
+        Returns:
+            All the H2OEngineProfile objects, in the order of the pages.
+
+        Raises:
+            CustomApiException: when the server rejects a call.
+        """
+        found: list[H2OEngineProfile] = []
+        page_token = ""
+        while True:
+            page = self.list_h2o_engine_profiles(parent, page_size=page_size, order_by=order_by, filter=filter, page_token=page_token)
+            found.extend(page.h2o_engine_profiles)
+            page_token = page.next_page_token
+            if not page_token:
+                return found
+
+    def update_h2o_engine_profile(
+        self,
+        h2o_engine_profile: H2OEngineProfile,
+        *,
+        update_mask: str | list[str] = "*",
+    ) -> H2OEngineProfile:
+        """Changes the fields of an H2O engine profile named in `update_mask`. Administrators
+        only.
+
+        Args:
+            h2o_engine_profile: The profile with its new values. Its `name` says which
+                profile to update.
+            update_mask: The fields to change, as exact snake_case paths, or `*` for
+                every field that can change: `display_name`, `priority`, `enabled`,
+                `assigned_oidc_roles_enabled`, `assigned_oidc_roles`, `max_running_engines`,
+                `node_count_constraint`, `cpu_constraint`, `gpu_constraint`,
+                `memory_bytes_constraint`, `max_idle_duration_constraint`,
+                `max_running_duration_constraint`, `yaml_pod_template_spec`,
+                `yaml_gpu_tolerations`, `gpu_resource_name`, `java_classpath`,
+                `java_options`, `h2o_options`. Give the paths as a comma-separated string or
+                a list; the default ``"*"`` changes every field that can change.
+
+        Returns:
+            The profile after the update.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "h2oEngineProfile": None if h2o_engine_profile is None else h2o_engine_profile_to_api(h2o_engine_profile),
+            "updateMask": _c.field_mask_to_api(update_mask),
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.UpdateH2OEngineProfile", request)
+        return h2o_engine_profile_from_api(response.get("h2oEngineProfile") or {})
+
+    def delete_h2o_engine_profile(
+        self,
+        name: str,
+    ) -> None:
+        """Deletes an H2O engine profile. Administrators only. Engines that use it keep
+        running.
+
+        Args:
+            name: The profile's name,
+                `workspaces/{workspace}/h2oEngineProfiles/{h2o_engine_profile}`.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "name": name,
+        })
+        self._connection.call("enginemanager.v1.H2OEngineProfileService.DeleteH2OEngineProfile", request)
+
+    def copy_h2o_engine_profile(
+        self,
+        name: str,
+        parent: str,
+        h2o_engine_profile_id: str,
+    ) -> H2OEngineProfile:
+        """Creates a new H2O engine profile with every setting of an existing one, under a new
+        id and possibly in another workspace. The copy gets fresh audit fields.
+        Administrators only. Fails with ALREADY_EXISTS when the new id is taken.
+
+        Args:
+            name: The name of the profile to copy,
+                `workspaces/{workspace}/h2oEngineProfiles/{h2o_engine_profile}`.
+            parent: The workspace to create the copy in, `workspaces/{workspace}`. It
+                may be the workspace of the source profile or another one.
+            h2o_engine_profile_id: The id of the copy, the last segment of its name:
+                1-63 lowercase letters, digits and hyphens, starting with a letter and
+                ending with a letter or digit.
+
+        Returns:
+            The new copy.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "name": name,
+            "parent": parent,
+            "h2oEngineProfileId": h2o_engine_profile_id,
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.CopyH2OEngineProfile", request)
+        return h2o_engine_profile_from_api(response.get("h2oEngineProfile") or {})
+
+    def list_assigned_h2o_engine_profiles(
+        self,
+        parent: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> H2OEngineProfilesPage:
+        """Lists the H2O engine profiles the caller may use to create engines: the enabled
+        profiles that either do not verify roles or list one of the caller's
+        identity-provider roles in `assigned_oidc_roles`. Ordered by `priority` (lowest
+        value first), then by `name`. Needs the `LIST_ASSIGNED` permission on the workspace.
+
+        Args:
+            parent: The workspace to list profiles of, `workspaces/{workspace}`.
+            page_size: The most profiles to return. 0 means 50; values above 1000 are
+                treated as 1000; negative values are rejected.
+            page_token: The `next_page_token` of a previous call, to get the following
+                page. It is only valid with the same parent.
+
+        Returns:
+            One page of results.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "parent": parent,
+            "pageSize": page_size,
+            "pageToken": page_token,
+        })
+        response = self._connection.call("enginemanager.v1.H2OEngineProfileService.ListAssignedH2OEngineProfiles", request)
+        return h2o_engine_profiles_page_from_api(response)
+
+    def list_all_assigned_h2o_engine_profiles(
+        self,
+        parent: str,
+        *,
+        page_size: int = 0,
+    ) -> list[H2OEngineProfile]:
+        """Returns every result of :meth:`list_assigned_h2o_engine_profiles`, following
+        ``next_page_token`` from page to page.
+
+        Args:
+            parent: The workspace to list profiles of, `workspaces/{workspace}`.
+            page_size: The most profiles to return. 0 means 50; values above 1000 are
+                treated as 1000; negative values are rejected.
+
+        Returns:
+            All the H2OEngineProfile objects, in the order of the pages.
+
+        Raises:
+            CustomApiException: when the server rejects a call.
+        """
+        found: list[H2OEngineProfile] = []
+        page_token = ""
+        while True:
+            page = self.list_assigned_h2o_engine_profiles(parent, page_size=page_size, page_token=page_token)
+            found.extend(page.h2o_engine_profiles)
+            page_token = page.next_page_token
+            if not page_token:
+                return found
+    # END GENERATED METHODS

@@ -1,0 +1,258 @@
+"""Signing in: :func:`login` and :func:`login_custom` return a :class:`Clients` object.
+
+:func:`login` takes the server's URL and a token (or a token provider); :func:`login_custom`
+takes an OpenID Connect refresh token and the identity provider to exchange it at. Neither sends
+a request: the first call of a client does.
+
+Example:
+    >>> import os
+    >>> from ai_engine_manager import login
+    >>> clients = login(url="http://127.0.0.1:8080", token=os.environ["AIEM_TOKEN"])
+    >>> page = clients.dai_engine_client.list_engines()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ai_engine_manager._http import Connection
+from ai_engine_manager.auth.token_api_client import RefreshTokenProvider, StaticTokenProvider
+from ai_engine_manager.connection_config import ConnectionConfig, TokenProviderFunc
+from ai_engine_manager.dai_engine.client import DAIEngineClient
+from ai_engine_manager.dai_engine_profile.client import DAIEngineProfileClient
+from ai_engine_manager.dai_engine_version.client import DAIEngineVersionClient
+from ai_engine_manager.drive.client import DriveClient
+from ai_engine_manager.engine.client import EngineClient
+from ai_engine_manager.filesystem.client import FilesystemClient
+from ai_engine_manager.h2o_engine.client import H2OEngineClient
+from ai_engine_manager.h2o_engine_profile.client import H2OEngineProfileClient
+from ai_engine_manager.h2o_engine_version.client import H2OEngineVersionClient
+from ai_engine_manager.notebook_engine.client import NotebookEngineClient
+from ai_engine_manager.notebook_engine_image.client import NotebookEngineImageClient
+from ai_engine_manager.notebook_engine_profile.client import NotebookEngineProfileClient
+from ai_engine_manager.port.client import PortClient
+from ai_engine_manager.process.client import ProcessClient
+from ai_engine_manager.sandbox_engine.client import SandboxEngineClient
+from ai_engine_manager.sandbox_engine_image.client import SandboxEngineImageClient
+from ai_engine_manager.sandbox_engine_template.client import SandboxEngineTemplateClient
+from ai_engine_manager.secret.client import SecretClient
+from ai_engine_manager.secure_store.client import SecureStoreClient
+
+__all__ = ["login", "login_custom", "Clients", "DEFAULT_WORKSPACE"]
+
+DEFAULT_WORKSPACE = "default"
+"""The workspace used when a call names none, unless ``login(default_workspace_id=...)`` says
+otherwise."""
+
+
+@dataclass
+class Clients:
+    """One client per resource kind, all sharing one connection to the server."""
+
+    dai_engine_client: DAIEngineClient
+    """Driverless AI engines."""
+
+    dai_engine_profile_client: DAIEngineProfileClient
+    """Driverless AI engine profiles."""
+
+    dai_engine_version_client: DAIEngineVersionClient
+    """Driverless AI versions and their aliases."""
+
+    h2o_engine_client: H2OEngineClient
+    """H2O engines and size recommendations."""
+
+    h2o_engine_profile_client: H2OEngineProfileClient
+    """H2O engine profiles."""
+
+    h2o_engine_version_client: H2OEngineVersionClient
+    """H2O versions and their aliases."""
+
+    notebook_engine_client: NotebookEngineClient
+    """Notebook engines."""
+
+    notebook_engine_image_client: NotebookEngineImageClient
+    """Notebook engine images."""
+
+    notebook_engine_profile_client: NotebookEngineProfileClient
+    """Notebook engine profiles."""
+
+    sandbox_engine_client: SandboxEngineClient
+    """Sandbox engines."""
+
+    sandbox_engine_image_client: SandboxEngineImageClient
+    """Sandbox engine images."""
+
+    sandbox_engine_template_client: SandboxEngineTemplateClient
+    """Sandbox engine templates."""
+
+    engine_client: EngineClient
+    """The read-only list that mixes Driverless AI, H2O and notebook engines."""
+
+    filesystem_client: FilesystemClient
+    """Files inside sandbox engines."""
+
+    process_client: ProcessClient
+    """Processes inside sandbox engines."""
+
+    port_client: PortClient
+    """Ports of sandbox engines."""
+
+    drive_client: DriveClient
+    """Copies between sandbox engines and workspace drives."""
+
+    secure_store_client: SecureStoreClient
+    """Secrets revealed into sandbox engine files."""
+
+    secret_client: SecretClient
+    """Secrets and their versions."""
+
+    connection_config: ConnectionConfig
+    """The server's URL and the token and TLS settings all clients use."""
+
+
+def login(
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    platform_token: str | None = None,
+    token_provider: TokenProviderFunc | None = None,
+    environment: str | None = None,
+    default_workspace_id: str = DEFAULT_WORKSPACE,
+    verify_ssl: bool = True,
+    ssl_ca_cert: str | None = None,
+    timeout_seconds: float | None = 60.0,
+    poll_interval_seconds: float | None = None,
+) -> Clients:
+    """Signs in to an engine manager server and returns its clients.
+
+    Give exactly one of ``token``, ``platform_token`` and ``token_provider``.
+
+    Args:
+        url: The server's base URL, without ``/v1``, for example ``"http://127.0.0.1:8080"``.
+        token: A bearer token, such as one printed by ``npm run -s token -- --user alice``.
+        platform_token: Another name for ``token``, as the platform calls long-lived tokens.
+        token_provider: A callable that returns a current access token on every call, such as
+            a :class:`~ai_engine_manager.auth.token_api_client.RefreshTokenProvider`.
+        environment: Another name for ``url``.
+        default_workspace_id: The workspace of calls that name none.
+        verify_ssl: Whether to check the server's TLS certificate. Turning it off sends the
+            token to whoever answers; prefer ``ssl_ca_cert``.
+        ssl_ca_cert: A PEM file of certificate authorities to trust, for servers with a
+            private certificate authority.
+        timeout_seconds: How long to wait for the server to answer one request.
+        poll_interval_seconds: How often ``wait()`` asks the server for news; by default a
+            quarter second at first, slowing down to five seconds.
+
+    Returns:
+        The clients.
+
+    Raises:
+        ValueError: when no URL or not exactly one way to get a token is given.
+    """
+    address = url or environment
+    if not address:
+        raise ValueError("give the server's URL, for example login(url='http://127.0.0.1:8080', token=...)")
+    if url and environment and url != environment:
+        raise ValueError("give url or environment, not both")
+    given = [t for t in (token, platform_token, token_provider) if t is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of token, platform_token and token_provider")
+    provider: TokenProviderFunc = token_provider or StaticTokenProvider(token or platform_token or "")
+    config = ConnectionConfig(
+        url=address,
+        token_provider=provider,
+        verify_ssl=verify_ssl,
+        ssl_ca_cert=ssl_ca_cert,
+        timeout_seconds=timeout_seconds,
+    )
+    return _clients(config, default_workspace_id, poll_interval_seconds)
+
+
+def login_custom(
+    endpoint: str,
+    refresh_token: str,
+    issuer_url: str | None = None,
+    client_id: str = "",
+    client_secret: str | None = None,
+    *,
+    token_endpoint: str | None = None,
+    default_workspace_id: str = DEFAULT_WORKSPACE,
+    verify_ssl: bool = True,
+    ssl_ca_cert: str | None = None,
+    timeout_seconds: float | None = 60.0,
+    poll_interval_seconds: float | None = None,
+) -> Clients:
+    """Signs in with an OpenID Connect refresh token, for servers that trust an identity provider.
+
+    The refresh token is exchanged at the identity provider for access tokens, which are renewed
+    shortly before they expire.
+
+    Args:
+        endpoint: The server's base URL, without ``/v1``.
+        refresh_token: The refresh token.
+        issuer_url: The identity provider's issuer URL; its discovery document names the token
+            endpoint.
+        client_id: The OAuth client id the refresh token was issued to.
+        client_secret: The client's secret, for confidential clients.
+        token_endpoint: The token endpoint, instead of discovering it from ``issuer_url``.
+        default_workspace_id: The workspace of calls that name none.
+        verify_ssl: Whether to check TLS certificates, of the server and of the identity
+            provider.
+        ssl_ca_cert: A PEM file of certificate authorities to trust.
+        timeout_seconds: How long to wait for one answer.
+        poll_interval_seconds: How often ``wait()`` asks the server for news.
+
+    Returns:
+        The clients.
+
+    Raises:
+        ValueError: when neither ``issuer_url`` nor ``token_endpoint`` is given.
+    """
+    provider = RefreshTokenProvider(
+        refresh_token=refresh_token,
+        client_id=client_id,
+        issuer_url=issuer_url,
+        token_endpoint=token_endpoint,
+        client_secret=client_secret,
+        verify_ssl=verify_ssl,
+        ssl_ca_cert=ssl_ca_cert,
+    )
+    return login(
+        url=endpoint,
+        token_provider=provider,
+        default_workspace_id=default_workspace_id,
+        verify_ssl=verify_ssl,
+        ssl_ca_cert=ssl_ca_cert,
+        timeout_seconds=timeout_seconds,
+        poll_interval_seconds=poll_interval_seconds,
+    )
+
+
+def _clients(config: ConnectionConfig, workspace: str, poll: float | None) -> Clients:
+    connection = Connection(config)
+
+    def make(cls):  # type: ignore[no-untyped-def]
+        return cls(connection, workspace, poll)
+
+    return Clients(
+        dai_engine_client=make(DAIEngineClient),
+        dai_engine_profile_client=make(DAIEngineProfileClient),
+        dai_engine_version_client=make(DAIEngineVersionClient),
+        h2o_engine_client=make(H2OEngineClient),
+        h2o_engine_profile_client=make(H2OEngineProfileClient),
+        h2o_engine_version_client=make(H2OEngineVersionClient),
+        notebook_engine_client=make(NotebookEngineClient),
+        notebook_engine_image_client=make(NotebookEngineImageClient),
+        notebook_engine_profile_client=make(NotebookEngineProfileClient),
+        sandbox_engine_client=make(SandboxEngineClient),
+        sandbox_engine_image_client=make(SandboxEngineImageClient),
+        sandbox_engine_template_client=make(SandboxEngineTemplateClient),
+        engine_client=make(EngineClient),
+        filesystem_client=make(FilesystemClient),
+        process_client=make(ProcessClient),
+        port_client=make(PortClient),
+        drive_client=make(DriveClient),
+        secure_store_client=make(SecureStoreClient),
+        secret_client=make(SecretClient),
+        connection_config=config,
+    )

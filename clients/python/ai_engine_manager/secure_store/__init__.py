@@ -1,0 +1,5 @@
+"""Placing secrets from the secure store into files of a sandbox engine."""
+
+from ai_engine_manager.secure_store.client import SecureStoreClient
+
+__all__ = ["SecureStoreClient"]

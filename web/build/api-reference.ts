@@ -1,0 +1,439 @@
+// Renders the API reference page (api/) from the proto descriptors: every service and method
+// with its HTTP bindings, request and response messages with field tables, resources, enums and
+// the well-known types they use. Everything is computed here at build time; the browser gets
+// HTML plus, for the "Try it" panel, each method's sample request.
+import { Marked } from "marked";
+import type { DescEnum, DescField, DescMessage, DescMethod, DescService, FileRegistry } from "@bufbuild/protobuf";
+import type { SearchDoc, TocItem } from "../src/site-types.js";
+import { SEARCH_TAG } from "../src/site-types.js";
+import { escapeHtml, headingHtml } from "./html.js";
+import { codeBlockHtml } from "./markdown.js";
+import {
+  behaviorsOf,
+  bindingsOf,
+  commentOf,
+  jsonNoteOf,
+  resourcePatternOf,
+  resourceReferenceOf,
+  scalarName,
+  type Behavior,
+  type HttpBinding,
+} from "./proto-descriptors.js";
+import { createSampler } from "./api-samples.js";
+
+export interface ApiPackage {
+  name: string;
+  title: string;
+  summary: string;
+}
+
+/** The packages the reference documents, in page order. The agent API is internal and left out. */
+export const apiPackages: ApiPackage[] = [
+  {
+    name: "enginemanager.v1",
+    title: "Engines and catalogue",
+    summary:
+      "Driverless AI, H2O and notebook engines, the mixed engine list, and the profiles, versions, images, templates and secrets behind them.",
+  },
+  {
+    name: "enginemanager.sandbox.v1",
+    title: "Sandbox engines",
+    summary: "Sandbox engines and what runs inside them: filesystem, processes, ports, drive and secure store.",
+  },
+  {
+    name: "enginemanager.events.v1",
+    title: "Events",
+    summary: "The payloads the engine manager publishes on NATS JetStream, for consumers outside the product.",
+  },
+];
+
+const wellKnown: Record<string, { json: string; text: string }> = {
+  "google.protobuf.Timestamp": {
+    json: '"2026-03-01T12:30:00Z"',
+    text: "A point in time, in JSON an RFC 3339 string in UTC with an optional fraction of a second.",
+  },
+  "google.protobuf.Duration": {
+    json: '"3600s"',
+    text: "A length of time, in JSON a number of seconds followed by s, with up to nine decimals (`\"1.5s\"`).",
+  },
+  "google.protobuf.FieldMask": {
+    json: '"displayName,cpu"',
+    text: "A list of field paths. Over REST, `updateMask` is a query parameter with comma-separated snake_case paths (`updateMask=display_name,cpu`); in a JSON body it is one comma-separated string of camelCase paths.",
+  },
+  "google.protobuf.Any": {
+    json: '{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "..."}',
+    text: "A message of any type, in JSON an object whose `@type` names the type and whose other members are that message's fields.",
+  },
+  "google.rpc.Status": {
+    json: '{"code": 5, "message": "daiEngine workspaces/default/daiEngines/demo not found", "details": []}',
+    text: "The error body of every failed call: `code` is the gRPC status code (3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED, 9 FAILED_PRECONDITION, 16 UNAUTHENTICATED, ...), `message` says what was wrong and with which field, and `details` may carry structured information.",
+  },
+};
+
+const behaviorLabels: Record<Behavior, string> = {
+  REQUIRED: "Required",
+  OUTPUT_ONLY: "Output only",
+  INPUT_ONLY: "Input only",
+  IMMUTABLE: "Immutable",
+  OPTIONAL: "Optional",
+  IDENTIFIER: "Identifier",
+  UNORDERED_LIST: "Unordered",
+  NON_EMPTY_DEFAULT: "Non-empty default",
+};
+
+// Engines first, then the catalogue they use, then secrets; unknown services go last.
+const serviceOrder = [
+  "DAIEngineService",
+  "H2OEngineService",
+  "NotebookEngineService",
+  "EngineService",
+  "DAIEngineProfileService",
+  "H2OEngineProfileService",
+  "NotebookEngineProfileService",
+  "DAIEngineVersionService",
+  "H2OEngineVersionService",
+  "NotebookEngineImageService",
+  "SandboxEngineImageService",
+  "SandboxEngineTemplateService",
+  "SecretService",
+  "SecretVersionService",
+  "SandboxEngineService",
+  "FilesystemService",
+  "ProcessService",
+  "PortService",
+  "DriveService",
+  "SecureStoreService",
+];
+
+export interface ApiReference {
+  title: string;
+  html: string;
+  toc: TocItem[];
+  searchDocs: SearchDoc[];
+  /** Module specifiers of the generated service descriptors, for the "Try it" panel. */
+  serviceModules: string[];
+  ids: Set<string>;
+}
+
+export interface ApiReferenceOptions {
+  introHtml: string;
+  introToc: TocItem[];
+  route: string;
+}
+
+export function buildApiReference(registry: FileRegistry, options: ApiReferenceOptions): ApiReference {
+  const documented = new Set(apiPackages.map((p) => p.name));
+  const files = [...registry.files].filter((f) => documented.has(f.proto.package));
+  const services = files.flatMap((f) => f.services);
+  services.sort((a, b) => rank(a) - rank(b) || a.typeName.localeCompare(b.typeName));
+  const messages = files.flatMap((f) => f.messages);
+  const enums = files.flatMap((f) => f.enums);
+
+  // Request and response messages are shown with their method; everything else in the package's
+  // types section.
+  const methodMessages = new Map<string, DescMethod>();
+  for (const s of services) for (const m of s.methods) {
+    methodMessages.set(m.input.typeName, m);
+    methodMessages.set(m.output.typeName, m);
+  }
+
+  const ids = new Set<string>();
+  const toc: TocItem[] = [...options.introToc];
+  const searchDocs: SearchDoc[] = [];
+  const usedWellKnown = new Set<string>();
+  const symbols = symbolTable(services, messages, enums);
+  const comment = (text: string) => commentHtml(text, symbols);
+  const sample = createSampler(registry);
+
+  const addDoc = (id: string, title: string, page: string, text: string) => {
+    searchDocs.push({
+      id: `api:${id}`,
+      title,
+      page,
+      url: `${options.route}#${id}`,
+      text,
+      kind: "api",
+      tags: [SEARCH_TAG],
+    });
+  };
+
+  const typeHtml = (field: DescField): string => {
+    const named = (desc: DescMessage | DescEnum) => {
+      if (wellKnown[desc.typeName]) usedWellKnown.add(desc.typeName);
+      return `<a href="#${escapeHtml(desc.typeName)}"><code>${escapeHtml(desc.name)}</code></a>`;
+    };
+    const scalar = (t: Parameters<typeof scalarName>[0]) => {
+      const note = jsonNoteOf(t);
+      return `<code>${scalarName(t)}</code>${note ? ` <span class="type-note">(${note})</span>` : ""}`;
+    };
+    switch (field.fieldKind) {
+      case "scalar":
+        return (field.proto.proto3Optional ? "<code>optional</code> " : "") + scalar(field.scalar);
+      case "enum":
+        return named(field.enum);
+      case "message":
+        return named(field.message);
+      case "list":
+        return `<code>repeated</code> ${
+          field.listKind === "scalar" ? scalar(field.scalar) : named(field.listKind === "enum" ? field.enum : field.message)
+        }`;
+      case "map": {
+        const value =
+          field.mapKind === "scalar" ? `<code>${scalarName(field.scalar)}</code>` : named(field.mapKind === "enum" ? field.enum : field.message);
+        return `<code>map&lt;${scalarName(field.mapKey)},</code> ${value}<code>&gt;</code>`;
+      }
+    }
+  };
+
+  const fieldTable = (message: DescMessage): string => {
+    if (message.fields.length === 0) return `<p class="api-empty">No fields.</p>`;
+    const rows = message.fields.map((field) => {
+      const id = `${message.typeName}.${field.name}`;
+      ids.add(id);
+      const behaviors = behaviorsOf(field);
+      const badges = [
+        ...behaviors.map((b) => `<span class="badge badge-${b.toLowerCase().replace(/_/g, "-")}">${behaviorLabels[b]}</span>`),
+        ...(field.deprecated ? [`<span class="badge badge-deprecated">Deprecated</span>`] : []),
+      ].join(" ");
+      const ref = resourceReferenceOf(field);
+      const refHtml = ref ? referenceHtml(ref, symbols) : "";
+      const oneof = field.oneof ? `<p class="field-oneof">One of <code>${escapeHtml(field.oneof.name)}</code>: set at most one of its fields.</p>` : "";
+      const names =
+        field.jsonName !== field.name
+          ? `<code class="field-json">${escapeHtml(field.jsonName)}</code><br><code class="field-proto">${escapeHtml(field.name)}</code>`
+          : `<code class="field-json">${escapeHtml(field.name)}</code>`;
+      return (
+        `<tr id="${escapeHtml(id)}"><td class="field-name">${names}` +
+        `<a class="hash-link" href="#${escapeHtml(id)}" aria-label="Direct link to ${escapeHtml(message.name)}.${escapeHtml(field.name)}">#</a></td>` +
+        `<td>${typeHtml(field)}</td><td class="field-behavior">${badges}</td>` +
+        `<td>${comment(commentOf(field))}${oneof}${refHtml}</td></tr>`
+      );
+    });
+    return (
+      `<div class="table-wrapper" tabindex="0"><table class="field-table"><thead><tr><th scope="col">Field</th><th scope="col">Type</th>` +
+      `<th scope="col">Behaviour</th><th scope="col">Description</th></tr></thead><tbody>${rows.join("")}</tbody></table></div>`
+    );
+  };
+
+  const enumHtml = (e: DescEnum, level: number): string => {
+    ids.add(e.typeName);
+    addDoc(e.typeName, e.name, `API reference · ${e.parent ? e.parent.name : e.file.proto.package}`, `${e.typeName} ${commentOf(e)} ${e.values.map((v) => v.name).join(" ")}`);
+    const rows = e.values
+      .map((v) => {
+        const id = `${e.typeName}.${v.name}`;
+        ids.add(id);
+        const deprecated = v.deprecated ? ` <span class="badge badge-deprecated">Deprecated</span>` : "";
+        return (
+          `<tr id="${escapeHtml(id)}"><td><code>${escapeHtml(v.name)}</code>` +
+          `<a class="hash-link" href="#${escapeHtml(id)}" aria-label="Direct link to ${escapeHtml(v.name)}">#</a></td>` +
+          `<td>${v.number}</td><td>${deprecated}${comment(commentOf(v))}</td></tr>`
+        );
+      })
+      .join("");
+    return (
+      `<section class="api-enum">${headingHtml(level, e.typeName, `<span class="api-kind">enum</span> ${escapeHtml(e.name)}`)}` +
+      `<p class="api-fullname"><code>${escapeHtml(e.typeName)}</code></p>${comment(commentOf(e))}` +
+      `<div class="table-wrapper" tabindex="0"><table class="enum-table"><thead><tr><th scope="col">Value</th><th scope="col">Number</th>` +
+      `<th scope="col">Description</th></tr></thead><tbody>${rows}</tbody></table></div></section>`
+    );
+  };
+
+  const messageHtml = (message: DescMessage, level: number, pageLabel: string): string => {
+    ids.add(message.typeName);
+    const res = resourcePatternOf(message);
+    const resHtml = res
+      ? `<p class="api-resource">Resource <code>${escapeHtml(res.type)}</code>, name ${res.patterns
+          .map((p) => `<code>${escapeHtml(p)}</code>`)
+          .join(" or ")}</p>`
+      : "";
+    addDoc(
+      message.typeName,
+      message.name,
+      pageLabel,
+      `${message.typeName} ${commentOf(message)} ${message.fields.map((f) => `${f.name} ${f.jsonName}`).join(" ")}`,
+    );
+    const nestedLevel = Math.min(level + 1, 6);
+    const nested =
+      message.nestedEnums.map((e) => enumHtml(e, nestedLevel)).join("") +
+      message.nestedMessages.filter((m) => !m.proto.options?.mapEntry).map((m) => messageHtml(m, nestedLevel, pageLabel)).join("");
+    return (
+      `<section class="api-message">${headingHtml(level, message.typeName, `<span class="api-kind">message</span> ${escapeHtml(message.name)}`)}` +
+      `<p class="api-fullname"><code>${escapeHtml(message.typeName)}</code></p>${resHtml}${comment(commentOf(message))}` +
+      `${fieldTable(message)}${nested}</section>`
+    );
+  };
+
+  const bindingHtml = (b: HttpBinding): string => {
+    const body =
+      b.body === "*"
+        ? "body: the request fields not in the path"
+        : b.body
+          ? `body: <code>${escapeHtml(b.body)}</code>`
+          : "no body; other request fields go in the query string";
+    return (
+      `<div class="http-binding"><span class="http-verb http-${b.verb.toLowerCase()}">${escapeHtml(b.verb)}</span> ` +
+      `<code class="http-path">${escapeHtml(b.path)}</code> <span class="http-body">${body}</span></div>`
+    );
+  };
+
+  const methodHtml = (method: DescMethod): string => {
+    const id = `${method.parent.typeName}.${method.name}`;
+    ids.add(id);
+    const bindings = bindingsOf(method);
+    const streaming = method.methodKind === "server_streaming"
+      ? `<p class="api-streaming"><span class="badge badge-streaming">Server streaming</span> Over REST the response is newline-delimited JSON, one object per message.</p>`
+      : "";
+    const example = sample(method);
+    const curl = example.curl
+      ? `<details class="api-example"><summary>REST example</summary>${codeBlockHtml(example.curl, "bash")}</details>`
+      : "";
+    const tryIt =
+      method.methodKind === "unary" || method.methodKind === "server_streaming"
+        ? `<div class="try-it-slot"><button type="button" class="button button-secondary try-it-button" data-try="${escapeHtml(id)}" ` +
+          `data-sample="${escapeHtml(JSON.stringify(example.connectJson, null, 2))}" aria-expanded="false">Try it</button></div>`
+        : "";
+    addDoc(
+      id,
+      method.name,
+      `API reference · ${method.parent.name}`,
+      `${method.name} ${bindings.map((b) => `${b.verb} ${b.path}`).join(" ")} ${commentOf(method)}`,
+    );
+    const io = (label: string, message: DescMessage) => {
+      ids.add(message.typeName);
+      return (
+        `<div class="api-io">${headingHtml(4, message.typeName, `${label}: ${escapeHtml(message.name)}`)}` +
+        `${fieldTable(message)}</div>`
+      );
+    };
+    return (
+      `<section class="api-method">${headingHtml(3, id, `<span class="api-kind">rpc</span> ${escapeHtml(method.name)}`)}` +
+      `${bindings.map(bindingHtml).join("")}${streaming}${comment(commentOf(method))}${curl}${tryIt}` +
+      `${io("Request", method.input)}${io("Response", method.output)}</section>`
+    );
+  };
+
+  const serviceHtml = (service: DescService): string => {
+    ids.add(service.typeName);
+    toc.push({ id: service.typeName, text: service.name, level: 2 });
+    for (const m of service.methods) toc.push({ id: `${service.typeName}.${m.name}`, text: m.name, level: 3 });
+    addDoc(service.typeName, service.name, "API reference", `${service.typeName} ${commentOf(service)}`);
+    return (
+      `<section class="api-service">${headingHtml(2, service.typeName, `<span class="api-kind">service</span> ${escapeHtml(service.name)}`)}` +
+      `<p class="api-fullname"><code>${escapeHtml(service.typeName)}</code></p>${comment(commentOf(service))}` +
+      `${service.methods.map(methodHtml).join("")}</section>`
+    );
+  };
+
+  const packageTypesHtml = (pkg: ApiPackage): string => {
+    const own = messages.filter((m) => m.file.proto.package === pkg.name && !methodMessages.has(m.typeName));
+    const ownEnums = enums.filter((e) => e.file.proto.package === pkg.name);
+    if (own.length === 0 && ownEnums.length === 0) return "";
+    const id = `${pkg.name}.types`;
+    ids.add(id);
+    const heading = pkg.name === "enginemanager.events.v1" ? `Events (${pkg.name})` : `Resources and types (${pkg.name})`;
+    toc.push({ id, text: heading, level: 2 });
+    for (const m of own) toc.push({ id: m.typeName, text: m.name, level: 3 });
+    for (const e of ownEnums) toc.push({ id: e.typeName, text: e.name, level: 3 });
+    return (
+      `<section class="api-types">${headingHtml(2, id, escapeHtml(heading))}<p>${escapeHtml(pkg.summary)}</p>` +
+      own.map((m) => messageHtml(m, 3, `API reference · ${pkg.name}`)).join("") +
+      ownEnums.map((e) => enumHtml(e, 3)).join("") +
+      `</section>`
+    );
+  };
+
+  const servicesHtml = services.map(serviceHtml).join("");
+  const typesHtml = apiPackages.map(packageTypesHtml).join("");
+
+  // Only the well-known types the documented fields use, after every table is rendered.
+  const wkId = "well-known-types";
+  ids.add(wkId);
+  toc.push({ id: wkId, text: "Well-known types", level: 2 });
+  const wkHtml = [...usedWellKnown, "google.rpc.Status"]
+    .filter((name, i, all) => all.indexOf(name) === i)
+    .sort()
+    .map((name) => {
+      ids.add(name);
+      const short = name.split(".").pop()!;
+      toc.push({ id: name, text: short, level: 3 });
+      const info = wellKnown[name]!;
+      addDoc(name, short, "API reference · Well-known types", `${name} ${info.text}`);
+      return (
+        `<section class="api-message">${headingHtml(3, name, `<span class="api-kind">message</span> ${escapeHtml(short)}`)}` +
+        `<p class="api-fullname"><code>${escapeHtml(name)}</code></p>${comment(info.text)}` +
+        `${codeBlockHtml(info.json, "json", "JSON")}</section>`
+      );
+    })
+    .join("");
+
+  const packagesHtml =
+    `<div class="api-packages">` +
+    apiPackages
+      .map((p) => `<p><strong>${escapeHtml(p.title)}</strong> — <code>${escapeHtml(p.name)}</code>: ${escapeHtml(p.summary)}</p>`)
+      .join("") +
+    `</div>`;
+
+  const html =
+    `<h1>API reference</h1>${options.introHtml}${packagesHtml}${servicesHtml}${typesHtml}` +
+    `<section class="api-types">${headingHtml(2, wkId, "Well-known types")}` +
+    `<p>Types from <code>google.protobuf</code> and <code>google.rpc</code> that the API uses, and how they look in JSON.</p>${wkHtml}</section>`;
+
+  const serviceModules = files
+    .filter((f) => f.services.length > 0)
+    .map((f) => `@aiem/proto/${f.name}_pb.js`);
+
+  return { title: "API reference", html, toc, searchDocs, serviceModules, ids };
+}
+
+function rank(service: DescService): number {
+  const i = serviceOrder.indexOf(service.name);
+  return i < 0 ? serviceOrder.length : i;
+}
+
+type SymbolTable = Map<string, string>;
+
+// Names in backticks that identify exactly one documented item become links to it.
+function symbolTable(services: DescService[], messages: DescMessage[], enums: DescEnum[]): SymbolTable {
+  const counts = new Map<string, string[]>();
+  const add = (short: string, id: string) => counts.set(short, [...(counts.get(short) ?? []), id]);
+  for (const s of services) {
+    add(s.name, s.typeName);
+    for (const m of s.methods) add(m.name, `${s.typeName}.${m.name}`);
+  }
+  const walk = (m: DescMessage) => {
+    add(m.name, m.typeName);
+    m.nestedMessages.forEach(walk);
+    for (const e of m.nestedEnums) add(`${m.name}.${e.name}`, e.typeName);
+  };
+  messages.forEach(walk);
+  for (const e of enums) add(e.name, e.typeName);
+  const table: SymbolTable = new Map();
+  for (const [short, targets] of counts) if (targets.length === 1) table.set(short, targets[0]!);
+  return table;
+}
+
+function referenceHtml(ref: { type: string; childType: string }, symbols: SymbolTable): string {
+  const kind = (ref.type || ref.childType).split("/").pop()!;
+  const target = symbols.get(kind);
+  const name = target ? `<a href="#${escapeHtml(target)}"><code>${escapeHtml(kind)}</code></a>` : `<code>${escapeHtml(kind)}</code>`;
+  return ref.type
+    ? `<p class="field-ref">The name of a ${name}.</p>`
+    : `<p class="field-ref">The parent of a ${name}.</p>`;
+}
+
+const commentMarked = new Marked({ gfm: true });
+
+/** Comments are a small Markdown subset: paragraphs, lists and `code`, which links when it names an item. */
+export function commentHtml(text: string, symbols: SymbolTable = new Map()): string {
+  if (!text) return "";
+  // Angle brackets outside code spans are prose (`<workspace>` placeholders), never markup.
+  const safe = text
+    .split("`")
+    .map((part, i) => (i % 2 === 0 ? part.replace(/</g, "&lt;").replace(/>/g, "&gt;") : part))
+    .join("`");
+  const html = commentMarked.parse(safe, { async: false });
+  return html.replace(/<code>([^<]+)<\/code>/g, (whole, name: string) => {
+    const target = symbols.get(name);
+    return target ? `<a href="#${escapeHtml(target)}">${whole}</a>` : whole;
+  });
+}

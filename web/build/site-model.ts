@@ -1,0 +1,115 @@
+// Everything the site is made of, computed once per build from the sources: the Markdown guides,
+// the proto descriptors and the Python client's source. The Vite plugin serves it as modules.
+import { readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { Layout, RouteInfo, SearchDoc, SidebarItem, TocItem } from "../src/site-types.js";
+import { SEARCH_TAG } from "../src/site-types.js";
+import { buildApiReference } from "./api-reference.js";
+import { createMarkdownRenderer } from "./markdown.js";
+import { loadDescriptorRegistry } from "./proto-descriptors.js";
+import { buildPythonReference, findPythonPackage, readPythonPackage } from "./py-reference.js";
+import { sectionDocs } from "./search-index.js";
+import { API_INTRO_FILE, API_ROUTE, createSidebar, guidePages, PY_REFERENCE_ROUTE, SEARCH_ROUTE } from "./site-pages.js";
+
+export interface SitePage {
+  route: string;
+  title: string;
+  description: string;
+  layout: Layout;
+  html: string;
+  toc: TocItem[];
+}
+
+export interface SiteModel {
+  pages: SitePage[];
+  routes: RouteInfo[];
+  sidebar: SidebarItem[];
+  searchDocs: SearchDoc[];
+  apiServiceModules: string[];
+  /** Source files the model was built from, for the dev server to watch. */
+  inputs: string[];
+}
+
+export interface SiteModelOptions {
+  webRoot: string;
+  repoRoot: string;
+  base: string;
+  /** The Python package to document; found under clients/python when not given. */
+  pythonPackage?: string | null;
+}
+
+export function buildSiteModel(options: SiteModelOptions): SiteModel {
+  const { webRoot, repoRoot, base } = options;
+  const contentDir = join(webRoot, "content");
+  const inputs: string[] = [];
+  const read = (file: string) => {
+    const path = join(contentDir, file);
+    inputs.push(path);
+    return readFileSync(path, "utf8");
+  };
+  const render = createMarkdownRenderer({ base, readInclude: read });
+  const links: { from: string; to: string }[] = [];
+  const pages: SitePage[] = [];
+
+  for (const g of guidePages) {
+    const page = render(read(g.file), g.file);
+    links.push(...page.links.map((to) => ({ from: g.file, to: to.startsWith(g.file) ? g.route + to.slice(g.file.length) : to })));
+    pages.push({ route: g.route, title: page.title, description: page.description, layout: g.layout, html: page.html, toc: page.toc });
+  }
+
+  const intro = render(read(API_INTRO_FILE), API_INTRO_FILE);
+  links.push(...intro.links.map((to) => ({ from: API_INTRO_FILE, to: to.startsWith(API_INTRO_FILE) ? API_ROUTE + to.slice(API_INTRO_FILE.length) : to })));
+  const api = buildApiReference(loadDescriptorRegistry(), {
+    introHtml: intro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
+    introToc: intro.toc,
+    route: API_ROUTE,
+  });
+  pages.push({ route: API_ROUTE, title: api.title, description: intro.description, layout: "api", html: api.html, toc: api.toc });
+
+  const pyDir = options.pythonPackage === null ? undefined : (options.pythonPackage ?? findPythonPackage(repoRoot));
+  const py = buildPythonReference(pyDir ? readPythonPackage(pyDir) : undefined, {
+    prefix: PY_REFERENCE_ROUTE,
+    base,
+    sourceLabel: pyDir ? relative(repoRoot, pyDir) || pyDir : "clients/python/ai_engine_manager",
+  });
+  for (const p of py.pages) pages.push({ ...p, layout: "doc" });
+
+  const routes: RouteInfo[] = [
+    ...pages.map((p) => ({ path: p.route, title: p.title, layout: p.layout })),
+    { path: SEARCH_ROUTE, title: "Search", layout: "search" as const },
+  ];
+  const duplicate = routes.find((r, i) => routes.findIndex((o) => o.path === r.path) !== i);
+  if (duplicate) throw new Error(`two pages claim the route "${duplicate.path}"`);
+  checkLinks(links, pages, routes);
+
+  const searchDocs: SearchDoc[] = [
+    ...pages
+      .filter((p) => p.layout !== "api" && !p.route.startsWith(PY_REFERENCE_ROUTE))
+      .flatMap((p) => sectionDocs(p.route, p.title, p.html)),
+    ...sectionDocs(API_ROUTE, "API reference", intro.html),
+    ...api.searchDocs,
+    ...py.searchDocs,
+  ].filter((d) => d.tags.includes(SEARCH_TAG));
+
+  return {
+    pages,
+    routes,
+    sidebar: createSidebar(py.sidebar),
+    searchDocs,
+    apiServiceModules: api.serviceModules,
+    inputs,
+  };
+}
+
+// A broken internal link fails the build, so a renamed page or heading cannot go unnoticed.
+export function checkLinks(links: { from: string; to: string }[], pages: SitePage[], routes: RouteInfo[]): void {
+  const known = new Set(routes.map((r) => r.path));
+  const ids = new Map(pages.map((p) => [p.route, new Set([...p.html.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1]!))]));
+  const broken: string[] = [];
+  for (const { from, to } of links) {
+    const [path = "", hash] = to.split("#");
+    if (!known.has(path)) broken.push(`${from}: /${to} is not a page`);
+    else if (hash && !ids.get(path)?.has(hash)) broken.push(`${from}: /${to} has no anchor #${hash}`);
+  }
+  if (broken.length) throw new Error(`broken links:\n${broken.join("\n")}`);
+}
