@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ai_engine_manager._http import Connection
 
 
@@ -33,3 +35,23 @@ class ClientBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._connection.base_url!r})"
+
+
+class BoundResource:
+    """Mixin of the resource objects whose methods act through the client that returned them
+    (engines and sandbox engines: ``engine.pause()``, ``engine.refresh()``)."""
+
+    def _bound(self):  # type: ignore[no-untyped-def]
+        """The client this object came from; objects built by hand have none."""
+        client = getattr(self, "_client", None)
+        if client is None:
+            raise RuntimeError(f"this {type(self).__name__} is not bound to a client; get it through its client")
+        return client
+
+    def _assign(self, other: object | None) -> None:
+        """Copies the fields of a fresh copy from the server into this object, keeping the client."""
+        if other is None:
+            return
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.init:
+                setattr(self, f.name, getattr(other, f.name))

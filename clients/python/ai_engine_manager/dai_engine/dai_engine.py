@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ai_engine_manager import _codec as _c
 from ai_engine_manager import _wait
+from ai_engine_manager._client_base import BoundResource
 from ai_engine_manager.connection_config import ConnectionConfig
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
@@ -38,7 +39,7 @@ __all__ = ["DAIEngine"]
 
 
 @dataclass
-class DAIEngine:
+class DAIEngine(BoundResource):
     """A Driverless AI engine: one Driverless AI server that a user runs in a workspace.
 
     The engine's profile bounds its resources and durations; its version says which Driverless
@@ -283,17 +284,6 @@ class DAIEngine:
 
     _client: DAIEngineClient | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _bound(self) -> DAIEngineClient:
-        if self._client is None:
-            raise RuntimeError("this engine is not bound to a client; get it through DAIEngineClient")
-        return self._client
-
-    def _assign(self, other: DAIEngine | None) -> None:
-        if other is None:
-            return
-        for f in dataclasses.fields(self):
-            if f.init:
-                setattr(self, f.name, getattr(other, f.name))
 
     @property
     def engine_id(self) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ai_engine_manager import _wait
+from ai_engine_manager._client_base import BoundResource
 from ai_engine_manager.connection_config import ConnectionConfig
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
@@ -36,7 +37,7 @@ __all__ = ["H2OEngine"]
 
 
 @dataclass
-class H2OEngine:
+class H2OEngine(BoundResource):
     """An H2O engine: a cluster of H2O nodes that a user runs in a workspace.
 
     Its profile bounds the nodes' resources and the engine's durations; its version says which
@@ -227,17 +228,6 @@ class H2OEngine:
 
     _client: H2OEngineClient | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _bound(self) -> H2OEngineClient:
-        if self._client is None:
-            raise RuntimeError("this engine is not bound to a client; get it through H2OEngineClient")
-        return self._client
-
-    def _assign(self, other: H2OEngine | None) -> None:
-        if other is None:
-            return
-        for f in dataclasses.fields(self):
-            if f.init:
-                setattr(self, f.name, getattr(other, f.name))
 
     @property
     def engine_id(self) -> str:

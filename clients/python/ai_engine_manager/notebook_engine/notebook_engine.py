@@ -17,12 +17,12 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ai_engine_manager import _codec as _c
 from ai_engine_manager import _wait
+from ai_engine_manager._client_base import BoundResource
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 import datetime
@@ -39,7 +39,7 @@ __all__ = ["NotebookEngine"]
 
 
 @dataclass
-class NotebookEngine:
+class NotebookEngine(BoundResource):
     """A notebook engine: a Jupyter server that a user runs in a workspace.
 
     Its profile bounds its resources and durations; its image says what it runs and cannot
@@ -252,17 +252,6 @@ class NotebookEngine:
 
     _client: NotebookEngineClient | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _bound(self) -> NotebookEngineClient:
-        if self._client is None:
-            raise RuntimeError("this engine is not bound to a client; get it through NotebookEngineClient")
-        return self._client
-
-    def _assign(self, other: NotebookEngine | None) -> None:
-        if other is None:
-            return
-        for f in dataclasses.fields(self):
-            if f.init:
-                setattr(self, f.name, getattr(other, f.name))
 
     @property
     def engine_id(self) -> str:

@@ -16,11 +16,11 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ai_engine_manager import _wait
+from ai_engine_manager._client_base import BoundResource
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 import datetime
@@ -36,7 +36,7 @@ __all__ = ["SandboxEngine"]
 
 
 @dataclass
-class SandboxEngine:
+class SandboxEngine(BoundResource):
     """A sandbox engine: an isolated environment in which a user runs code and tools.
 
     It starts from a sandbox engine image and takes its resources and idle limit from a sandbox
@@ -131,17 +131,6 @@ class SandboxEngine:
 
     _client: SandboxEngineClient | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _bound(self) -> SandboxEngineClient:
-        if self._client is None:
-            raise RuntimeError("this sandbox engine is not bound to a client; get it through SandboxEngineClient")
-        return self._client
-
-    def _assign(self, other: SandboxEngine | None) -> None:
-        if other is None:
-            return
-        for f in dataclasses.fields(self):
-            if f.init:
-                setattr(self, f.name, getattr(other, f.name))
 
     @property
     def sandbox_engine_id(self) -> str:
