@@ -7,13 +7,13 @@ import { createHost, notFound } from "./host/create-host.js";
 import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
 import { readHostIsolationEnv } from "./host/host-env.js";
-import { moduleFactories } from "./host/modules.js";
+import { createModuleFactories } from "./host/modules.js";
 import { runUntilSignal } from "./host/run-until-signal.js";
 
 const logger = createLogger({ fields: { process: "all-in-one" } });
 try {
   const config = readCommonEnv();
-  const host = await createHost({ config, edge: readEdgeEnv(), modules: moduleFactories,
+  const host = await createHost({ config, edge: readEdgeEnv(), modules: createModuleFactories(),
     logger,
     fallback: createDocsFallback(defaultDocsDir(), notFound),
     ...readHostIsolationEnv(),

@@ -9,7 +9,7 @@ import { createHost, notFound } from "./host/create-host.js";
 import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
 import { readHostIsolationEnv } from "./host/host-env.js";
-import { moduleFactories } from "./host/modules.js";
+import { createModuleFactories } from "./host/modules.js";
 import { PARTS, type PartName } from "./host/parts.js";
 import { runUntilSignal } from "./host/run-until-signal.js";
 
@@ -29,7 +29,7 @@ try {
       if (url) remotes[name] = url;
     }
   }
-  const modules = moduleFactories.filter((m) => m.name === part);
+  const modules = createModuleFactories().filter((m) => m.name === part);
   if (part !== "edge" && modules.length === 0) {
     logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
   }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { specRoutes } from "../../../proto/test/spec-routes.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
 import { smokeTest } from "../testing/smoke.js";
-import { moduleFactories } from "./modules.js";
+import { createModuleFactories, landedParts } from "./modules.js";
 
 // `/v1/{name=workspaces/*/daiEngines/*}:pause` -> `/v1/workspaces/w1/daiEngines/x1:pause`
 function concrete(template: string): string {
@@ -18,13 +18,13 @@ describe("every spec route through REST (all-in-one)", () => {
   let t: TestHost;
   let provided: Set<string>;
   beforeAll(async () => {
-    t = await startTestHost({ modules: moduleFactories });
+    t = await startTestHost({ modules: createModuleFactories() });
     provided = new Set(t.host.modules.flatMap((m) => m.services.map((s) => s.typeName)));
   });
   afterAll(() => t?.stop());
 
   it("passes the smoke test", async () => {
-    await smokeTest(t.url, await t.token("alice", { admin: true }), moduleFactories.map((m) => m.name));
+    await smokeTest(t.url, await t.token("alice", { admin: true }), landedParts);
   });
 
   it.each(specRoutes.map((r) => [`${r[0]} ${r[1]}`, r] as const))("%s", async (_, [verb, path, body, method]) => {

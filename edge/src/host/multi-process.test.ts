@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { smokeTest } from "../testing/smoke.js";
-import { moduleFactories } from "./modules.js";
+import { landedParts } from "./modules.js";
 import { PARTS } from "./parts.js";
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
@@ -72,7 +72,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
 
   it("passes the smoke test through the edge", async () => {
     const token = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "root", admin: true });
-    await smokeTest(edgeUrl, token, moduleFactories.map((m) => m.name));
+    await smokeTest(edgeUrl, token, landedParts);
   });
 
   it("stops each process gracefully on SIGTERM", async () => {
