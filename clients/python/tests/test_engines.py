@@ -7,6 +7,7 @@ Engines are created in a workspace of their own per test, from the demo catalogu
 
 from __future__ import annotations
 
+import time
 import unittest
 
 from tests import support
@@ -128,6 +129,16 @@ class DAIEngineClientTest(EngineTestCase):
 
         engine.resize_storage(new_storage="8Gi")
         self.assertTrue(engine.storage_resizing or engine.storage_bytes == "8Gi")
+        # One resize at a time: a second one while the first runs is refused for the state.
+        if engine.storage_resizing:
+            self.assertCode("FAILED_PRECONDITION", engine.resize_storage, "16Gi")
+        deadline = time.monotonic() + WAIT
+        while engine.storage_resizing and time.monotonic() < deadline:
+            time.sleep(0.2)
+            engine.refresh()
+        self.assertFalse(engine.storage_resizing)
+        self.assertEqual(engine.storage_bytes, "8Gi")
+        # Storage only grows.
         self.assertCode("INVALID_ARGUMENT", engine.resize_storage, "1Gi")
 
         self.assertCode("PERMISSION_DENIED", engine.migrate_creator, "users/bob")

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import type { FileRegistry } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -154,6 +156,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
         ),
       });
       server = createEdgeServer(withRequestLog(handler, logger.child({ component: "edge" })));
+      const upgrades = modules.flatMap((m) => m.httpRoutes ?? []).filter((r) => r.upgrade);
+      server.http1.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        const route = upgrades.find((r) => (req.url ?? "").startsWith(r.prefix));
+        if (route?.upgrade) route.upgrade(req, socket, head);
+        else socket.destroy();
+      });
       const address = await server.listen(config.port, config.host);
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
       url = `http://${shownHost}:${address.port}`;

@@ -1,4 +1,5 @@
 import { createCatalogueModule, readCatalogueEnv } from "@aiem/catalogue";
+import { createEngineModule, readEngineEnv } from "@aiem/engine";
 import type { ModuleFactory } from "./create-host.js";
 
 /**
@@ -16,6 +17,11 @@ export function createModuleFactories(): ModuleFactory[] {
           ...deps,
           catalogueConfig: readCatalogueEnv({ ...process.env, AIEM_DATA_DIR: deps.config.dataDir }),
         }),
+    },
+    {
+      name: "engine",
+      create: (deps) =>
+        createEngineModule({ ...deps, engineConfig: readEngineEnv({ ...process.env, AIEM_DATA_DIR: deps.config.dataDir }) }),
     },
   ];
 }

@@ -17,6 +17,7 @@ import { catalogueMigrations } from "./migrations.js";
 import { createRuntime, type RuntimeState } from "./runtime.js";
 import { createSecretCipher, createSecretHandlers, registerSecretServices, type ResolvedSecretValue, type SecretCipher } from "./secrets.js";
 import { seedDemo } from "./seed.js";
+import { republishAll } from "./store.js";
 
 export const CATALOGUE_SCHEMA = "catalogue";
 
@@ -69,6 +70,10 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
     const db = (database = await deps.openDatabase(CATALOGUE_SCHEMA));
     try {
       await migrateToLatest(db, catalogueMigrations);
+      if (deps.bus.kind === "memory") {
+        const replayed = await db.db.transaction().execute((trx) => republishAll(trx, new Date()));
+        if (replayed > 0) logger.info("republished the catalogue onto the in-process bus", { resources: replayed });
+      }
       if (catalogueConfig.seedDemo) {
         const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
         if (seeded) logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");

@@ -4,7 +4,8 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogueSubject, type EventMessage } from "@aiem/kit/events";
-import { waitFor } from "@aiem/kit/events/testing";
+import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
+import { createTestDatabase } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import { createCatalogueReadModel, isProfileAssignedTo, type CatalogueChange, type CatalogueReadModel } from "./read-model.js";
@@ -184,5 +185,40 @@ describe("isProfileAssignedTo", () => {
     expect(isProfileAssignedTo(p(true, true, []), ["x"])).toBe(false);
     expect(isProfileAssignedTo(p(true, true, ["x", "y"]), ["y"])).toBe(true);
     expect(isProfileAssignedTo(p(true, true, ["x"]), ["z"])).toBe(false);
+  });
+});
+
+describe("a restart on the in-process bus", () => {
+  it("republishes the whole catalogue, so read models on the new bus see it", async () => {
+    // One database for both lives of the module; each harness leaves it open.
+    const database = await createTestDatabase("cat_republish");
+    const first = await createCatalogueHarness("republish1", {
+      seedDemo: true,
+      database,
+      bus: await createTestEventBus("republish1", { kind: "memory" }),
+    });
+    const created = (await first.as("admin").daiProfiles.createDAIEngineProfile({
+      parent: "workspaces/team-r",
+      daiEngineProfileId: "kept",
+      daiEngineProfile: { displayName: "Kept", enabled: true },
+    })).daiEngineProfile!;
+    await first.module.stop();
+    await first.bus.destroy();
+
+    const bus = await createTestEventBus("republish2", { kind: "memory" });
+    const second = await createCatalogueHarness("republish2", { database, bus, dataDir: first.dataDir });
+    const model = createCatalogueReadModel({ bus });
+    try {
+      await model.ready;
+      await waitFor(() => model.get("daiEngineProfiles", created.name) !== undefined, 2000, "the profile on the new bus");
+      expect(model.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest")?.name).toBe(
+        "workspaces/global/daiEngineVersions/1.11.0",
+      );
+    } finally {
+      await model.stop();
+      await second.close();
+      await first.close();
+      await database.destroy();
+    }
   });
 });

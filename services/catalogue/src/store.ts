@@ -12,7 +12,7 @@ import type { Principal } from "@aiem/kit/identity";
 import { FieldBehavior, field_behavior } from "@aiem/proto/google/api/field_behavior_pb.js";
 import { CatalogueResourceChangedSchema, CatalogueResourceDeletedSchema } from "@aiem/proto/enginemanager/events/v1/catalogue_events_pb.js";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
-import type { CatalogueResource, KindDescriptor } from "./kinds.js";
+import { ALL_KINDS, type CatalogueResource, type KindDescriptor } from "./kinds.js";
 
 export type Executor = Kysely<any> | Transaction<any>;
 
@@ -196,4 +196,25 @@ export async function enqueueDeleted(trx: Executor, d: KindDescriptor, workspace
     payload: { case: "catalogueResourceDeleted", value: create(CatalogueResourceDeletedSchema, { name }) },
   });
   await enqueue(trx, { id: eventId, subject: catalogueSubject(d.kind, workspace, id), data: toBinary(EventSchema, event), tombstone: true });
+}
+
+/**
+ * Records every resource's current state on its replication subject again. The in-process bus
+ * starts empty with each process, so after a restart the read models of the engine and sandbox
+ * services would see nothing; NATS keeps the stream and needs no replay.
+ */
+export async function republishAll(trx: Executor, now: Date): Promise<number> {
+  let count = 0;
+  for (const d of ALL_KINDS) {
+    const rows = (await trx.selectFrom(d.table).select(["workspace", "id", "resource"]).execute()) as {
+      workspace: string;
+      id: string;
+      resource: Uint8Array;
+    }[];
+    for (const row of rows) {
+      await enqueueChanged(trx, d, row.workspace, row.id, decode(d, row.resource), now);
+      count++;
+    }
+  }
+  return count;
 }

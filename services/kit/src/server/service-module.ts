@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Duplex } from "node:stream";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Policy } from "../authz/policy.js";
@@ -19,6 +20,8 @@ export type HttpHandler = (req: IncomingMessage | Http2ServerRequest, res: Serve
 export interface HttpRoute {
   readonly prefix: string;
   readonly handler: HttpHandler;
+  /** Takes over an HTTP/1.1 `Upgrade` request under the prefix (WebSockets to a notebook). */
+  readonly upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /**

@@ -1,0 +1,102 @@
+import { ConfigError, readCommonEnv, readInt, readString, readUrl, type CommonConfig, type Env } from "@aiem/kit/config";
+
+/** What the engine service needs on top of the common settings. */
+export interface EngineSettings {
+  /**
+   * AIEM_PAGE_TOKEN_KEY: base64 of 32 bytes that signs list page tokens (shared with the
+   * catalogue). Unset means the key kept in the data directory (`keys/page-token.key`).
+   */
+  readonly pageTokenKey: string | undefined;
+  /**
+   * AIEM_DAI_CORE_CONFIG: a JSON object of Driverless AI configuration keys and string values
+   * that every DAI engine gets. It ranks below a profile's `configuration_override` and above the
+   * engine's own `config` (spec section 5).
+   */
+  readonly daiCoreConfig: Readonly<Record<string, string>>;
+  /** AIEM_ENGINE_RUNTIME: where engines run. Only `local` exists today (`kubernetes` is planned). */
+  readonly runtime: "local";
+  /**
+   * AIEM_PUBLIC_URL: the base URL users reach the product at, for `login_url`, `api_url` and
+   * notebook access URLs. Unset means `http://<AIEM_HOST>:<AIEM_PORT>`. Tests pass a function
+   * because the port is known only once the host listens.
+   */
+  readonly publicUrl: string | (() => string) | undefined;
+  /**
+   * AIEM_JUPYTER_COMMAND: the Jupyter Notebook executable for notebook engines. Unset means
+   * `jupyter-notebook` when it is on the PATH; `none` (or nothing found) means notebook engines
+   * run the stand-in server instead of Jupyter.
+   */
+  readonly jupyterCommand: string | undefined;
+  /** AIEM_ENGINE_RECONCILE_INTERVAL_MS: how often the reconciler looks for due work when nothing woke it. */
+  readonly reconcileIntervalMs: number;
+  /** AIEM_ENGINE_CHECK_INTERVAL_MS: how often a running engine is checked (process alive, disk use, limits). */
+  readonly checkIntervalMs: number;
+  /** AIEM_ENGINE_START_TIMEOUT_MS: an engine that does not answer its health check within this fails. */
+  readonly startTimeoutMs: number;
+  /** AIEM_ENGINE_STOP_TIMEOUT_MS: how long a stopping engine gets after SIGTERM before SIGKILL. */
+  readonly stopTimeoutMs: number;
+  /** AIEM_ENGINE_ACTIVITY_FLUSH_MS: how often traffic through engine URLs is written as activity. */
+  readonly activityFlushMs: number;
+}
+
+export type EngineConfig = CommonConfig & EngineSettings;
+
+export const ENGINE_SETTING_DEFAULTS = {
+  reconcileIntervalMs: 1_000,
+  checkIntervalMs: 5_000,
+  startTimeoutMs: 180_000,
+  stopTimeoutMs: 10_000,
+  activityFlushMs: 1_000,
+} as const;
+
+/** Settings for a module built in code (tests, benchmarks): defaults plus what is given. */
+export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineSettings {
+  return {
+    pageTokenKey: undefined,
+    daiCoreConfig: {},
+    runtime: "local",
+    publicUrl: undefined,
+    jupyterCommand: undefined,
+    ...ENGINE_SETTING_DEFAULTS,
+    ...overrides,
+  };
+}
+
+/** Reads and checks the engine service's environment; a bad value is a ConfigError naming its variable. */
+export function readEngineEnv(env: Env = process.env): EngineConfig {
+  const runtime = readString(env, "AIEM_ENGINE_RUNTIME", { default: "local" });
+  if (runtime !== "local") throw new ConfigError("AIEM_ENGINE_RUNTIME", `only "local" is available, got ${JSON.stringify(runtime)}`);
+  return {
+    ...readCommonEnv(env),
+    pageTokenKey: readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true }),
+    daiCoreConfig: readCoreConfig(env),
+    runtime,
+    publicUrl: readUrl(env, "AIEM_PUBLIC_URL", { optional: true, protocols: ["http", "https"] })?.replace(/\/+$/, ""),
+    jupyterCommand: readString(env, "AIEM_JUPYTER_COMMAND", { optional: true }),
+    reconcileIntervalMs: readInt(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.reconcileIntervalMs, min: 10 }),
+    checkIntervalMs: readInt(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.checkIntervalMs, min: 10 }),
+    startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.startTimeoutMs, min: 100 }),
+    stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs, min: 0 }),
+    activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", { default: ENGINE_SETTING_DEFAULTS.activityFlushMs, min: 10 }),
+  };
+}
+
+function readCoreConfig(env: Env): Record<string, string> {
+  const text = readString(env, "AIEM_DAI_CORE_CONFIG", { optional: true });
+  if (text === undefined || text.trim() === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError("AIEM_DAI_CORE_CONFIG", `is not valid JSON: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError("AIEM_DAI_CORE_CONFIG", 'must be a JSON object of configuration keys to string values, e.g. {"max_runtime_minutes": "60"}');
+  }
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (typeof value !== "string") throw new ConfigError("AIEM_DAI_CORE_CONFIG", `the value of ${JSON.stringify(key)} must be a string`);
+    out[key] = value;
+  }
+  return out;
+}

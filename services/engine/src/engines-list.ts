@@ -1,0 +1,50 @@
+// The mixed Engine list: DAI, H2O and notebook engines of a workspace in one page, or of every
+// workspace with `workspaces/-` (which needs LIST_ALL on the engine manager).
+import type { HandlerContext } from "@connectrpc/connect";
+import { paginate, workspacePattern } from "@aiem/kit/aip";
+import { Action } from "@aiem/kit/authz";
+import { principalOf } from "@aiem/kit/server";
+import { visibleRows } from "./access.js";
+import type { ServiceContext } from "./context.js";
+import type { Handler } from "./engine-service.js";
+import { ENGINES, mixedFieldTable, presentMixed, uidTiebreaker, type EngineRow } from "./store.js";
+
+/** The names of every deprecated DAI and H2O version the catalogue holds now. */
+export function deprecatedVersionNames(ctx: ServiceContext): string[] {
+  const catalogue = ctx.catalogue();
+  return [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")].filter((v) => v.deprecated).map((v) => v.name);
+}
+
+export function createEngineListHandlers(ctx: ServiceContext): Record<string, Handler> {
+  const { policy } = ctx;
+  return {
+    async ListEngines(req: Record<string, any>, hctx: HandlerContext) {
+      const principal = principalOf(hctx);
+      const { workspace } = workspacePattern.parse(req.parent, "parent", { allowWildcard: ["workspace"] });
+      const all = workspace === "-";
+      policy.check(principal, all ? Action.LIST_ALL : Action.LIST, "engines", workspace);
+      let query = ctx.database().db.selectFrom(ENGINES).selectAll();
+      if (!all) query = query.where("workspace", "=", workspace);
+      const visible = visibleRows(policy, principal);
+      if (visible) query = query.where(visible);
+      const page = await paginate(query, {
+        parent: req.parent,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        filter: req.filter,
+        orderBy: req.orderBy,
+        table: mixedFieldTable(deprecatedVersionNames(ctx)),
+        tiebreaker: uidTiebreaker,
+        tokens: ctx.tokens(),
+        scope: "engines",
+        totalSize: true,
+      });
+      const pctx = ctx.presentContext();
+      return {
+        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx)),
+        nextPageToken: page.nextPageToken,
+        totalSize: page.totalSize ?? 0,
+      };
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// The engine service as a ServiceModule: DAI, H2O and notebook engines and the mixed Engine list
+// in its own schema `engine`, the catalogue read model it validates against, the reconciler and
+// runtime that run the engines, and the `/engines/<uid>/` HTTP route to their web servers.
+import path from "node:path";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { createPageTokenCodec } from "@aiem/kit/aip";
+import { loadSecretKey } from "@aiem/kit/config";
+import { migrateToLatest, type Database } from "@aiem/kit/db";
+import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
+import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
+import { createActivityTracker } from "./activity.js";
+import type { EngineSettings } from "./config.js";
+import { createServiceContext, guard, type ServiceState } from "./context.js";
+import { createEngineHandlers, type Handler } from "./engine-service.js";
+import { createEngineListHandlers } from "./engines-list.js";
+import { ENGINE_KINDS } from "./kinds.js";
+import { engineMigrations } from "./migrations.js";
+import { createEngineProxy, type EngineHttpRoute } from "./proxy.js";
+import { createReconciler, type Reconciler } from "./reconciler.js";
+import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
+import type { EngineRuntime } from "./runtime/runtime.js";
+import { loadByUid } from "./store.js";
+
+export const ENGINE_SCHEMA = "engine";
+
+export const ENGINE_SERVICES: readonly DescService[] = [...ENGINE_KINDS.map((k) => k.service), EngineService];
+
+export interface EngineModuleDeps extends ServiceDeps {
+  readonly engineConfig: EngineSettings;
+  /** Outbox poll interval in ms (default 250); tests use less. */
+  readonly outboxPollInterval?: number;
+  /** A runtime to use instead of the one the settings name (tests). */
+  readonly runtime?: EngineRuntime;
+}
+
+export interface EngineModule extends ServiceModule {
+  readonly httpRoutes: readonly EngineHttpRoute[];
+  /** The database once started (for hosts' health checks and tests). */
+  readonly database: Database | undefined;
+  readonly runtime: EngineRuntime | undefined;
+  readonly catalogue: CatalogueReadModel | undefined;
+  /** Publishes every pending outbox event now; for tests and orderly shutdowns. */
+  flushEvents(): Promise<number>;
+  /** Writes pending activity from engine URLs now. */
+  flushActivity(): Promise<void>;
+  /** Makes the reconciler look for work now. */
+  reconcileNow(): void;
+}
+
+/** `http://<host>:<port>` of the process, for engine URLs when AIEM_PUBLIC_URL is unset. */
+function defaultPublicUrl(host: string, port: number): string {
+  const shown = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+export function createEngineModule(deps: EngineModuleDeps): EngineModule {
+  const logger = deps.logger.child({ service: "engine" });
+  const settings = deps.engineConfig;
+  const state: ServiceState = {};
+  const activity = createActivityTracker({ database: () => state.database, flushMs: settings.activityFlushMs, logger });
+  const ctx = createServiceContext({
+    policy: deps.policy,
+    logger,
+    settings,
+    activity,
+    state,
+    defaultPublicUrl: defaultPublicUrl(deps.config.host, deps.config.port),
+  });
+  const proxy = createEngineProxy({
+    authenticator: deps.authenticator,
+    policy: deps.policy,
+    logger,
+    runtime: () => state.runtime,
+    activity,
+    lookup: async (uid) => (state.database ? loadByUid(state.database.db, uid) : undefined),
+  });
+  let relay: OutboxRelay | undefined;
+  let reconciler: Reconciler | undefined;
+  let database: Database | undefined;
+  let ready = false;
+  let starting: Promise<void> | undefined;
+
+  async function start(): Promise<void> {
+    const pageKey = await loadSecretKey({ variable: "AIEM_PAGE_TOKEN_KEY", value: settings.pageTokenKey, dataDir: deps.config.dataDir, name: "page-token" });
+    const db = (database = await deps.openDatabase(ENGINE_SCHEMA));
+    try {
+      await migrateToLatest(db, engineMigrations);
+    } catch (err) {
+      database = undefined;
+      await db.destroy();
+      throw err;
+    }
+    const catalogue = createCatalogueReadModel({
+      bus: deps.bus,
+      kinds: ["daiEngineProfiles", "h2oEngineProfiles", "notebookEngineProfiles", "daiEngineVersions", "h2oEngineVersions", "notebookEngineImages"],
+      logger,
+    });
+    await catalogue.ready;
+    let runtime = deps.runtime;
+    if (!runtime) {
+      const jupyter = settings.jupyterCommand === "none" ? undefined : await findOnPath(settings.jupyterCommand ?? "jupyter-notebook");
+      if (settings.jupyterCommand && settings.jupyterCommand !== "none" && !jupyter) {
+        logger.warn("AIEM_JUPYTER_COMMAND is not an executable; notebook engines run the stand-in server", { command: settings.jupyterCommand });
+      }
+      runtime = createLocalRuntime({
+        root: path.join(deps.config.dataDir, "engines"),
+        jupyterCommand: jupyter,
+        startTimeoutMs: settings.startTimeoutMs,
+        stopTimeoutMs: settings.stopTimeoutMs,
+        logger,
+      });
+    }
+    state.tokens = createPageTokenCodec({ key: pageKey });
+    state.catalogue = catalogue;
+    state.runtime = runtime;
+    state.database = db;
+    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
+    relay.start();
+    activity.start();
+    reconciler = createReconciler({
+      database: db,
+      runtime,
+      logger,
+      coreConfig: settings.daiCoreConfig,
+      intervalMs: settings.reconcileIntervalMs,
+      checkIntervalMs: settings.checkIntervalMs,
+      startTimeoutMs: settings.startTimeoutMs,
+      context: ctx.presentContext,
+      pendingActivity: activity.latest,
+      onEvents: () => relay?.wake(),
+    });
+    await reconciler.start();
+    state.afterWrite = () => {
+      relay?.wake();
+      reconciler?.wake();
+    };
+    ready = true;
+    logger.info("engine service started", { schema: db.schema, runtime: runtime.placement });
+  }
+
+  function register(router: ConnectRouter): void {
+    const wire = (service: DescService, byName: Record<string, Handler>) => {
+      const impl: Record<string, Handler> = {};
+      for (const method of service.methods) {
+        const handler = byName[method.name];
+        if (!handler) throw new Error(`no handler for ${service.typeName}.${method.name}`);
+        impl[method.localName] = guard(ctx, `${service.typeName}/${method.name}`, method.input, handler);
+      }
+      router.service(service, impl as never);
+    };
+    for (const kind of ENGINE_KINDS) wire(kind.service, createEngineHandlers(ctx, kind));
+    wire(EngineService, createEngineListHandlers(ctx));
+  }
+
+  return {
+    name: "engine",
+    services: ENGINE_SERVICES,
+    httpRoutes: [proxy],
+    register,
+    start() {
+      starting ??= start().catch((err: unknown) => {
+        starting = undefined;
+        throw err;
+      });
+      return starting;
+    },
+    async stop() {
+      ready = false;
+      state.afterWrite = undefined;
+      await reconciler?.stop();
+      reconciler = undefined;
+      await activity.stop();
+      await relay?.stop();
+      relay = undefined;
+      await state.catalogue?.stop();
+      state.catalogue = undefined;
+      await state.runtime?.close();
+      state.runtime = undefined;
+      state.database = undefined;
+      starting = undefined;
+      const db = database;
+      database = undefined;
+      await db?.destroy();
+    },
+    isReady: () => ready,
+    get database() {
+      return state.database;
+    },
+    get runtime() {
+      return state.runtime;
+    },
+    get catalogue() {
+      return state.catalogue;
+    },
+    async flushEvents() {
+      return relay ? relay.flush() : 0;
+    },
+    flushActivity: () => activity.flush(),
+    reconcileNow() {
+      reconciler?.wake();
+    },
+  };
+}

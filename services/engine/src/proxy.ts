@@ -1,0 +1,283 @@
+// Engine URLs through the edge: `/engines/<uid>/...` is forwarded to the engine's own web server
+// (the DAI or H2O login page and API, Jupyter), WebSockets included. The caller authenticates
+// with `Authorization: Bearer`, or once with `?token=` in the URL, which sets an HttpOnly cookie
+// scoped to that engine's path and redirects to the same URL without the token, so a browser can
+// open the link. The caller must be able to see the engine and hold ACCESS on its kind. The
+// token and the cookie never reach the engine. Traffic counts as activity on the engine.
+import { request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { connect } from "node:net";
+import type { Duplex } from "node:stream";
+import { ConnectError } from "@connectrpc/connect";
+import { Action, type Policy } from "@aiem/kit/authz";
+import { Code } from "@aiem/kit/errors";
+import type { Authenticator, Principal } from "@aiem/kit/identity";
+import type { Logger } from "@aiem/kit/logger";
+import type { HttpRoute } from "@aiem/kit/server";
+import { canSee } from "./access.js";
+import type { ActivityTracker } from "./activity.js";
+import { S } from "./kinds.js";
+import type { EngineRuntime } from "./runtime/runtime.js";
+import type { EngineRow } from "./store.js";
+
+export const ENGINE_PATH_PREFIX = "/engines/";
+export const TOKEN_COOKIE = "aiem_engine_token";
+
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+type AnyResponse = ServerResponse | Http2ServerResponse;
+
+/** An HTTP route that also takes over upgrade requests (WebSockets) under its prefix. */
+export interface EngineHttpRoute extends HttpRoute {
+  /** For the host's `upgrade` event on requests under `prefix`. */
+  readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+}
+
+export interface EngineProxyOptions {
+  readonly authenticator: Authenticator;
+  readonly policy: Policy;
+  readonly logger: Logger;
+  /** The engine with this uid, if any (the database, once started). */
+  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state"> | undefined>;
+  readonly runtime: () => EngineRuntime | undefined;
+  readonly activity: ActivityTracker;
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-authorization",
+  "http2-settings",
+]);
+
+class ProxyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: Code,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseCookies(header: string | string[] | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of (Array.isArray(header) ? header.join(";") : (header ?? "")).split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/** The request's cookies without ours. */
+function cookiesWithoutToken(header: string | string[] | undefined): string | undefined {
+  const kept = (Array.isArray(header) ? header.join(";") : (header ?? ""))
+    .split(";")
+    .map((p) => p.trim())
+    .filter((p) => p !== "" && !p.startsWith(`${TOKEN_COOKIE}=`));
+  return kept.length > 0 ? kept.join("; ") : undefined;
+}
+
+interface Parsed {
+  readonly uid: string;
+  /** Path and query as forwarded (without our token). */
+  readonly forwardPath: string;
+  readonly queryToken: string | undefined;
+  readonly needsSlash: boolean;
+}
+
+function parseTarget(rawUrl: string): Parsed | undefined {
+  const url = new URL(rawUrl, "http://engine");
+  const rest = url.pathname.slice(ENGINE_PATH_PREFIX.length);
+  const slash = rest.indexOf("/");
+  const uid = slash < 0 ? rest : rest.slice(0, slash);
+  if (!/^[0-9a-f-]{36}$/.test(uid)) return undefined;
+  const queryToken = url.searchParams.get("token") ?? undefined;
+  url.searchParams.delete("token");
+  const search = url.searchParams.toString();
+  return { uid, forwardPath: `${url.pathname}${search ? `?${search}` : ""}`, queryToken, needsSlash: slash < 0 };
+}
+
+function bearer(headers: IncomingHttpHeaders): string | undefined {
+  const auth = headers["authorization"];
+  return typeof auth === "string" && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "").trim() : undefined;
+}
+
+function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(":")) continue;
+    if (name === "authorization" || name === "cookie" || name === "host") continue;
+    if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
+    out[name] = value as string | string[];
+  }
+  const cookies = cookiesWithoutToken(req.headers["cookie"]);
+  if (cookies) out["cookie"] = cookies;
+  const host = (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+  if (host) {
+    out["host"] = host;
+    out["x-forwarded-host"] = host;
+  }
+  const remote = req.socket?.remoteAddress;
+  if (remote) out["x-forwarded-for"] = req.headers["x-forwarded-for"] ? `${req.headers["x-forwarded-for"]}, ${remote}` : remote;
+  out["x-forwarded-proto"] = (req.headers["x-forwarded-proto"] as string | undefined) ?? "http";
+  return out;
+}
+
+export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute {
+  const { authenticator, policy, logger } = options;
+
+  async function authorize(req: AnyRequest, target: Parsed): Promise<{ principal: Principal; token: string; row: NonNullable<Awaited<ReturnType<EngineProxyOptions["lookup"]>>> }> {
+    const token = bearer(req.headers) ?? target.queryToken ?? parseCookies(req.headers["cookie"]).get(TOKEN_COOKIE);
+    if (!token) throw new ProxyError(401, Code.Unauthenticated, "sign in: send Authorization: Bearer <token>, or open the URL once with ?token=<token>");
+    let principal: Principal;
+    try {
+      principal = await authenticator.authenticate(`Bearer ${token}`);
+    } catch (err) {
+      const e = ConnectError.from(err);
+      throw new ProxyError(e.code === Code.Unavailable ? 503 : 401, e.code, e.rawMessage);
+    }
+    const row = await options.lookup(target.uid);
+    if (!row || !canSee(policy, principal, row)) throw new ProxyError(404, Code.NotFound, `engine ${target.uid} not found`);
+    if (!policy.allows(principal, Action.ACCESS, row.type, row.workspace)) {
+      throw new ProxyError(403, Code.PermissionDenied, `permission denied: ${principal.name} lacks actions/enginemanager/${row.type}/ACCESS on workspaces/${row.workspace}`);
+    }
+    if (row.state !== S.RUNNING) {
+      const starting = row.state === S.STARTING || row.state === S.CONNECTING;
+      throw new ProxyError(
+        starting ? 503 : 400,
+        starting ? Code.Unavailable : Code.FailedPrecondition,
+        starting ? `${row.name} is ${row.state}; retry shortly` : `${row.name} is ${row.state}; it can be opened only while STATE_RUNNING`,
+      );
+    }
+    return { principal, token, row };
+  }
+
+  async function endpointOf(uid: string): Promise<{ host: string; port: number }> {
+    const endpoint = await options.runtime()?.endpoint(uid);
+    if (!endpoint) throw new ProxyError(503, Code.Unavailable, "the engine is not reachable yet; retry shortly");
+    return endpoint;
+  }
+
+  function fail(res: AnyResponse, err: unknown): void {
+    const e = err instanceof ProxyError ? err : new ProxyError(502, Code.Unavailable, "the engine did not answer");
+    if (!(err instanceof ProxyError)) logger.warn("engine proxy failed", { error: err instanceof Error ? err.message : String(err) });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = JSON.stringify({ code: e.code, message: e.message, details: [] });
+    res.writeHead(e.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  async function handle(req: AnyRequest, res: AnyResponse): Promise<void> {
+    const target = parseTarget(req.url ?? "/");
+    if (!target) throw new ProxyError(404, Code.NotFound, "no engine at this path; engine URLs look like /engines/<uid>/");
+    if (target.needsSlash) {
+      res.writeHead(301, { location: target.forwardPath.replace(/^(\/engines\/[^/?]+)/, "$1/") });
+      res.end();
+      return;
+    }
+    const { token, row } = await authorize(req, target);
+    if (target.queryToken !== undefined) {
+      // Keep the token out of the address bar and history; the cookie carries it from now on.
+      const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
+      const cookie = `${TOKEN_COOKIE}=${token}; Path=${ENGINE_PATH_PREFIX}${row.uid}/; HttpOnly; SameSite=Lax${secure}`;
+      if (req.method === "GET" || req.method === "HEAD") {
+        res.writeHead(303, { location: target.forwardPath, "set-cookie": cookie, "cache-control": "no-store" });
+        res.end();
+        return;
+      }
+      res.setHeader("set-cookie", cookie);
+    }
+    const endpoint = await endpointOf(row.uid);
+    options.activity.touch(row.uid);
+    await new Promise<void>((resolve) => {
+      const upstream = httpRequest(
+        { host: endpoint.host, port: endpoint.port, method: req.method, path: target.forwardPath, headers: requestHeaders(req, false) },
+        (answer) => {
+          const headers: Record<string, string | string[]> = {};
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+          }
+          const existing = res.getHeader("set-cookie");
+          if (existing !== undefined) {
+            const theirs = headers["set-cookie"] ?? [];
+            headers["set-cookie"] = [...(Array.isArray(existing) ? existing.map(String) : [String(existing)]), ...(Array.isArray(theirs) ? theirs : [theirs])];
+          }
+          res.writeHead(answer.statusCode ?? 502, headers);
+          answer.pipe(res as NodeJS.WritableStream);
+          answer.on("end", resolve);
+          answer.on("error", () => resolve());
+        },
+      );
+      upstream.on("error", (err) => {
+        fail(res, err);
+        resolve();
+      });
+      res.on("close", () => {
+        upstream.destroy();
+        resolve();
+      });
+      (req as NodeJS.ReadableStream).pipe(upstream);
+    });
+  }
+
+  async function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const target = parseTarget(req.url ?? "/");
+    if (!target) throw new ProxyError(404, Code.NotFound, "no engine at this path");
+    const { row } = await authorize(req, target);
+    const endpoint = await endpointOf(row.uid);
+    options.activity.touch(row.uid);
+    const upstream = connect(endpoint.port, endpoint.host);
+    const headers = requestHeaders(req, true);
+    const lines = [`${req.method ?? "GET"} ${target.forwardPath} HTTP/1.1`];
+    for (const [name, value] of Object.entries(headers)) {
+      for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
+    }
+    upstream.on("connect", () => {
+      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    let touched = 0;
+    const touch = () => {
+      const now = Date.now();
+      if (now - touched > 1_000) {
+        touched = now;
+        options.activity.touch(row.uid);
+      }
+    };
+    upstream.on("data", touch);
+    socket.on("data", touch);
+    const close = () => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.on("error", close);
+    socket.on("error", close);
+    upstream.on("close", close);
+    socket.on("close", close);
+  }
+
+  return {
+    prefix: ENGINE_PATH_PREFIX,
+    handler(req, res) {
+      handle(req, res).catch((err: unknown) => fail(res, err));
+    },
+    upgrade(req, socket, head) {
+      handleUpgrade(req, socket, head).catch((err: unknown) => {
+        const e = err instanceof ProxyError ? err : new ProxyError(502, Code.Unavailable, "the engine did not answer");
+        const body = JSON.stringify({ code: e.code, message: e.message, details: [] });
+        socket.end(`HTTP/1.1 ${e.status} ${e.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      });
+    },
+  };
+}

@@ -1,0 +1,684 @@
+// The `local` runtime: each engine is a process on this machine with its own directory,
+// `<root>/<uid>/`, holding `data/` (kept across pause and resume), `logs/engine.log`, `spec.json`
+// (what it runs), `pid` and `port` (while it runs) and `exit.json` (why it stopped, when it stopped
+// on its own). Processes start detached in their own process group, so they outlive the engine
+// service; a restarted service adopts them again by pid (checked against the process's command
+// line, so a recycled pid is not mistaken for the engine) and a health probe. DAI and H2O engines
+// run the stand-in server; notebook engines run Jupyter Notebook when it is installed.
+import { spawn, type ChildProcess } from "node:child_process";
+import { constants as fsConstants, existsSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { access, mkdir, open, readFile, readdir, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { createServer } from "node:net";
+import { hostname } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "@aiem/kit/logger";
+import type { DiskUsage, EngineEndpoint, EngineExit, EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime.js";
+
+export const STAND_IN_SERVER = fileURLToPath(new URL("./stand-in-server.mjs", import.meta.url));
+export const LAUNCHER = fileURLToPath(new URL("./launcher.mjs", import.meta.url));
+
+interface SpawnRequest {
+  readonly cmd: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** The engine's log file: stdout and stderr are appended to it. */
+  readonly log: string;
+  /** Where the pid is written, in the same tick as the start. */
+  readonly pidFile: string;
+}
+
+interface Launcher {
+  /** Starts a detached process; resolves with its pid once its pid file is written. */
+  spawn(request: SpawnRequest): Promise<number>;
+  close(): void;
+}
+
+/**
+ * The launcher process (launcher.mjs), started on first use and again after it ends. Processes
+ * start from it rather than from the service because a fork copies the page tables of the process
+ * that forks: 15-50 ms each from a service with an embedded database, about 1 ms from the
+ * launcher, which matters when hundreds of engines start at once.
+ */
+function createLauncher(
+  logger: Logger,
+  onExit: (pid: number, code: number | null, signal: NodeJS.Signals | null) => void,
+  onGone: () => void,
+): Launcher {
+  let proc: ChildProcess | undefined;
+  let seq = 0;
+  const pending = new Map<number, { resolve: (pid: number) => void; reject: (err: Error) => void }>();
+  const idle = () => {
+    // Only an answer we wait for keeps the service's event loop alive.
+    if (pending.size === 0) proc?.channel?.unref();
+  };
+  const ensure = (): ChildProcess => {
+    if (proc?.connected) return proc;
+    const p = spawn(process.execPath, [LAUNCHER], { stdio: ["ignore", "ignore", "inherit", "ipc"], env: { PATH: process.env["PATH"] ?? "" } });
+    proc = p;
+    p.on("message", (m: { op?: string; id?: number; pid?: number; error?: string; code?: number | null; signal?: NodeJS.Signals | null }) => {
+      if (m.op === "exit") return onExit(m.pid!, m.code ?? null, m.signal ?? null);
+      const waiter = pending.get(m.id!);
+      if (!waiter) return;
+      pending.delete(m.id!);
+      if (m.error !== undefined) waiter.reject(new Error(m.error));
+      else waiter.resolve(m.pid!);
+      idle();
+    });
+    p.on("error", (err) => logger.warn("engine launcher failed", { error: err.message }));
+    p.once("exit", () => {
+      if (proc === p) proc = undefined;
+      for (const waiter of pending.values()) waiter.reject(new Error("the launcher ended"));
+      pending.clear();
+      onGone();
+    });
+    p.unref();
+    return p;
+  };
+  return {
+    spawn(request) {
+      const p = ensure();
+      const id = ++seq;
+      return new Promise<number>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        p.channel?.ref();
+        p.send({ id, op: "spawn", ...request }, (err) => {
+          if (!err) return;
+          pending.delete(id);
+          idle();
+          reject(err);
+        });
+      });
+    },
+    close() {
+      if (proc?.connected) proc.disconnect();
+      proc = undefined;
+    },
+  };
+}
+
+export interface LocalRuntimeOptions {
+  /** Where engine directories live, usually `<AIEM_DATA_DIR>/engines`. */
+  readonly root: string;
+  /** The Jupyter Notebook executable for notebook engines; undefined runs the stand-in for them too. */
+  readonly jupyterCommand?: string | undefined;
+  /** Milliseconds a starting engine is probed for before the probe gives up (the reconciler fails it). */
+  readonly startTimeoutMs: number;
+  /** Milliseconds between SIGTERM and SIGKILL when stopping. */
+  readonly stopTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+export interface LocalRuntime extends EngineRuntime {
+  /** The engine's directory (tests look inside). */
+  engineDir(uid: string): string;
+  /** The pid of the engine's process while it runs. */
+  pid(uid: string): Promise<number | undefined>;
+}
+
+interface ExitRecord {
+  readonly cause: EngineExit["cause"];
+  readonly message: string;
+  readonly at: string;
+}
+
+/** Finds an executable on the PATH, as a shell would. */
+export async function findOnPath(command: string, envPath = process.env["PATH"] ?? ""): Promise<string | undefined> {
+  if (command.includes("/")) return (await isExecutable(command)) ? command : undefined;
+  for (const dir of envPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, command);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, fsConstants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function writeAtomic(file: string, content: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(tmp, content);
+  await rename(tmp, file);
+}
+
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** True when `pid` runs and is the engine whose directory is `dir` (not a recycled pid, not a zombie). */
+async function isEngineProcess(pid: number, dir: string): Promise<boolean> {
+  if (!processExists(pid)) return false;
+  const cmdline = await readText(`/proc/${pid}/cmdline`);
+  if (cmdline === undefined) return existsSync("/proc/self") ? false : true;
+  if (!cmdline.includes(dir)) return false;
+  const stat = await readText(`/proc/${pid}/stat`);
+  const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state !== "Z" && state !== "X";
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null): { cause: EngineExit["cause"]; message: string } {
+  if (signal === "SIGKILL") {
+    return { cause: "oom", message: "the engine process was killed (SIGKILL), most likely because it ran out of memory" };
+  }
+  if (signal) return { cause: "error", message: `the engine process was killed by ${signal}` };
+  return { cause: "error", message: code === 0 ? "the engine process exited on its own (exit code 0)" : `the engine process exited with code ${code}` };
+}
+
+function httpOk(port: number, pathname: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path: pathname, method: "GET", timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode !== undefined && res.statusCode < 400);
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve(false));
+    req.end();
+  });
+}
+
+/**
+ * Kills processes whose command line names `dir`: what a start left behind when the service died
+ * between starting the process and recording its pid. Only needed after such a crash, so the
+ * scan of /proc is rare.
+ */
+async function killOrphans(dir: string): Promise<number> {
+  let entries: string[];
+  try {
+    entries = await readdir("/proc");
+  } catch {
+    return 0;
+  }
+  let killed = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cmdline = await readText(`/proc/${entry}/cmdline`);
+    if (!cmdline || !cmdline.split("\0").some((arg) => arg.includes(dir))) continue;
+    try {
+      process.kill(-Number(entry), "SIGKILL");
+    } catch {
+      try {
+        process.kill(Number(entry), "SIGKILL");
+      } catch {}
+    }
+    killed++;
+  }
+  return killed;
+}
+
+/** Size in bytes of everything under `dir` (files as stored, symlinks not followed). */
+async function directorySize(dir: string): Promise<bigint> {
+  let total = 0n;
+  const stack = [dir];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    let entries;
+    try {
+      entries = await readdir(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const p = path.join(current, entry.name);
+      if (entry.isDirectory()) stack.push(p);
+      else if (entry.isFile()) {
+        try {
+          total += BigInt((await stat(p)).size);
+        } catch {}
+      }
+    }
+  }
+  return total;
+}
+
+export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
+  const { root, logger } = options;
+  // Processes this instance started; `exited` settles once their end is recorded.
+  const children = new Map<string, { pid: number; stopping: boolean; ended: boolean; exited: Promise<void>; done: () => void }>();
+  const byPid = new Map<number, string>();
+  const launcher = createLauncher(logger, (pid, code, signal) => {
+    const uid = byPid.get(pid);
+    byPid.delete(pid);
+    if (uid !== undefined) void onExit(uid, pid, code, signal);
+  }, () => {
+    // Without its launcher nobody reports how these processes end; they are watched like
+    // adopted ones from now on.
+    for (const [uid, entry] of children) {
+      children.delete(uid);
+      byPid.delete(entry.pid);
+      entry.done();
+    }
+  });
+  const healthPaths = new Map<string, string>();
+  const ready = new Set<string>();
+  const probing = new Set<string>();
+  const ports = new Map<string, number>();
+  const listeners = new Set<(uid: string) => void>();
+  let closed = false;
+
+  const dirOf = (uid: string) => {
+    if (!/^[A-Za-z0-9-]+$/.test(uid)) throw new Error(`not an engine uid: ${uid}`);
+    return path.join(root, uid);
+  };
+  const file = (uid: string, name: string) => path.join(dirOf(uid), name);
+
+  function notify(uid: string): void {
+    for (const listener of listeners) {
+      try {
+        listener(uid);
+      } catch (err) {
+        logger.warn("runtime listener failed", { uid, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+
+  async function readPid(uid: string): Promise<number | undefined> {
+    const text = await readText(file(uid, "pid"));
+    const pid = text === undefined ? NaN : Number(text.trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
+  async function alivePid(uid: string): Promise<number | undefined> {
+    // Our own child: its exit event says when it ends, no need to look in /proc.
+    const own = children.get(uid);
+    if (own && !own.ended) return own.pid;
+    const pid = await readPid(uid);
+    return pid !== undefined && (await isEngineProcess(pid, dirOf(uid))) ? pid : undefined;
+  }
+
+  async function readPort(uid: string): Promise<number | undefined> {
+    const cached = ports.get(uid);
+    if (cached !== undefined) return cached;
+    const text = await readText(file(uid, "port"));
+    const port = text === undefined ? NaN : Number(text.trim());
+    if (!Number.isInteger(port) || port <= 0) return undefined;
+    ports.set(uid, port);
+    return port;
+  }
+
+  async function serverOf(uid: string): Promise<{ health: string; server: string }> {
+    const cached = healthPaths.get(uid);
+    if (cached) return JSON.parse(cached) as { health: string; server: string };
+    const spec = JSON.parse((await readText(file(uid, "spec.json"))) ?? "{}") as { basePath?: string; server?: string };
+    const base = spec.basePath ?? `/engines/${uid}/`;
+    const server = spec.server ?? "stand-in";
+    const value = { health: server === "jupyter" ? `${base}api` : `${base}api/health`, server };
+    healthPaths.set(uid, JSON.stringify(value));
+    return value;
+  }
+
+  async function healthPath(uid: string): Promise<string> {
+    return (await serverOf(uid)).health;
+  }
+
+  async function probe(uid: string, timeoutMs: number): Promise<boolean> {
+    const port = await readPort(uid);
+    if (port === undefined) return false;
+    return httpOk(port, await healthPath(uid), timeoutMs);
+  }
+
+  /** Polls a starting engine until it answers, ends or the start timeout passes, then notifies. */
+  function watchReady(uid: string): void {
+    if (probing.has(uid) || closed) return;
+    probing.add(uid);
+    const deadline = Date.now() + options.startTimeoutMs;
+    void (async () => {
+      // The stand-in writes its port file once it listens: watching the directory catches that
+      // at once, without polling hundreds of starting engines. Jupyter's port is known up front,
+      // so it is polled, backing off.
+      let kick: (() => void) | undefined;
+      let watcher: FSWatcher | undefined;
+      try {
+        const { server } = await serverOf(uid);
+        if (server !== "jupyter") {
+          try {
+            watcher = watch(dirOf(uid), (_event, name) => {
+              if (name === "port") kick?.();
+            });
+            watcher.on("error", () => {});
+          } catch {
+            watcher = undefined;
+          }
+        }
+        let delay = watcher ? 500 : 25;
+        while (!closed && Date.now() < deadline) {
+          if ((await alivePid(uid)) === undefined) break;
+          if (await probe(uid, 1000)) {
+            ready.add(uid);
+            break;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, delay);
+            kick = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          kick = undefined;
+          if (!watcher) delay = Math.min(delay * 2, 250);
+        }
+      } finally {
+        watcher?.close();
+        probing.delete(uid);
+      }
+      if (!closed) notify(uid);
+    })();
+  }
+
+  async function onExit(uid: string, pid: number, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    const entry = children.get(uid);
+    const own = entry?.pid === pid ? entry : undefined;
+    if (own) own.ended = true;
+    ready.delete(uid);
+    ports.delete(uid);
+    try {
+      // A closed instance no longer speaks for its engines; the next one finds them ended.
+      if (own?.stopping || closed) return;
+      const { cause, message } = describeExit(code, signal);
+      logger.warn("engine process ended", { uid, code, signal });
+      try {
+        await writeAtomic(file(uid, "exit.json"), JSON.stringify({ cause, message, at: new Date().toISOString() } satisfies ExitRecord));
+      } catch {
+        // The directory is gone (removed): nothing to record.
+      }
+    } finally {
+      if (own) {
+        children.delete(uid);
+        own.done();
+      }
+    }
+    notify(uid);
+  }
+
+  async function command(spec: EngineRunSpec, dir: string): Promise<{ cmd: string; args: string[]; env: NodeJS.ProcessEnv; server: string }> {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AIEM_ENGINE_DIR: dir,
+      AIEM_ENGINE_UID: spec.uid,
+      AIEM_ENGINE_KIND: spec.kind,
+      AIEM_ENGINE_BASE_PATH: spec.basePath,
+    };
+    // Nothing of the engine service's own settings leaks into an engine.
+    for (const key of Object.keys(env)) if (key.startsWith("AIEM_") && !key.startsWith("AIEM_ENGINE_")) delete env[key];
+    delete env["DATABASE_URL"];
+    delete env["NATS_URL"];
+    delete env["NODE_OPTIONS"];
+    if (spec.kind === "notebook" && options.jupyterCommand) {
+      const port = await freePort();
+      await writeAtomic(path.join(dir, "port"), String(port));
+      const home = path.join(dir, "home");
+      await mkdir(home, { recursive: true });
+      const args = [
+        "--no-browser",
+        "--ip=127.0.0.1",
+        `--port=${port}`,
+        "--port-retries=0",
+        `--NotebookApp.base_url=${spec.basePath}`,
+        "--NotebookApp.token=",
+        "--NotebookApp.password=",
+        // The edge authenticates and forwards the browser's Host; Jupyter must accept it.
+        "--NotebookApp.allow_remote_access=True",
+        `--notebook-dir=${path.join(dir, "data")}`,
+      ];
+      if (process.getuid?.() === 0) args.push("--allow-root");
+      Object.assign(env, {
+        HOME: home,
+        JUPYTER_RUNTIME_DIR: path.join(dir, "runtime"),
+        PYDEVD_DISABLE_FILE_VALIDATION: "1",
+      });
+      return { cmd: options.jupyterCommand, args, env, server: "jupyter" };
+    }
+    // `--engine-dir` is not read by the server; it puts the directory in the command line so
+    // that adoption can tell this process from one that merely reuses its pid.
+    return { cmd: process.execPath, args: [STAND_IN_SERVER, `--engine-dir=${dir}`], env, server: "stand-in" };
+  }
+
+  async function start(spec: EngineRunSpec): Promise<void> {
+    const dir = dirOf(spec.uid);
+    await mkdir(path.join(dir, "data"), { recursive: true });
+    await mkdir(path.join(dir, "logs"), { recursive: true });
+    if ((await alivePid(spec.uid)) !== undefined) {
+      // Already running (adopted after a restart, or a repeated start): leave it.
+      if (!ready.has(spec.uid)) watchReady(spec.uid);
+      return;
+    }
+    ready.delete(spec.uid);
+    ports.delete(spec.uid);
+    await rm(path.join(dir, "exit.json"), { force: true });
+    await rm(path.join(dir, "port"), { force: true });
+    await rm(path.join(dir, "pid"), { force: true });
+    const { cmd, args, env, server } = await command(spec, dir);
+    await writeAtomic(
+      path.join(dir, "spec.json"),
+      JSON.stringify(
+        { ...spec, memoryBytes: spec.memoryBytes.toString(), storageBytes: spec.storageBytes.toString(), server },
+        null,
+        2,
+      ),
+    );
+    // `launching` exists only between spawning the process and recording its pid. Finding it
+    // means an earlier start was cut short (the service died): its process may still run.
+    const launching = path.join(dir, "launching");
+    if (existsSync(launching)) {
+      const orphans = await killOrphans(dir);
+      if (orphans > 0) logger.warn("killed engine processes left by an interrupted start", { uid: spec.uid, orphans });
+    }
+    writeFileSync(launching, "");
+    let pid: number;
+    try {
+      pid = await launcher.spawn({ cmd, args, cwd: path.join(dir, "data"), env, log: path.join(dir, "logs", "engine.log"), pidFile: path.join(dir, "pid") });
+    } catch (err) {
+      rmSync(launching, { force: true });
+      await writeAtomic(
+        path.join(dir, "exit.json"),
+        JSON.stringify({ cause: "error", message: `could not start ${path.basename(cmd)}: ${(err as Error).message}`, at: new Date().toISOString() } satisfies ExitRecord),
+      );
+      notify(spec.uid);
+      return;
+    }
+    rmSync(launching, { force: true });
+    let done = () => {};
+    const exited = new Promise<void>((resolve) => (done = resolve));
+    children.set(spec.uid, { pid, stopping: false, ended: false, exited, done });
+    byPid.set(pid, spec.uid);
+    healthPaths.delete(spec.uid);
+    logger.debug("engine process started", { uid: spec.uid, pid, server });
+    watchReady(spec.uid);
+  }
+
+  async function inspect(uid: string): Promise<EngineStatus> {
+    const dir = dirOf(uid);
+    if (!existsSync(dir)) return { phase: "absent", dataPresent: false };
+    const dataPresent = existsSync(path.join(dir, "data"));
+    const pid = await alivePid(uid);
+    if (pid !== undefined) {
+      if (ready.has(uid)) return { phase: "ready", dataPresent };
+      if (!probing.has(uid) && (await probe(uid, 500))) {
+        ready.add(uid);
+        return { phase: "ready", dataPresent };
+      }
+      watchReady(uid);
+      return { phase: "starting", dataPresent };
+    }
+    // Our own child that just died: its end is being recorded, wait for that rather than guess.
+    const entry = children.get(uid);
+    if (entry) await Promise.race([entry.exited, sleep(2_000)]);
+    const exit = await readText(path.join(dir, "exit.json"));
+    if (exit !== undefined) {
+      try {
+        const record = JSON.parse(exit) as ExitRecord;
+        return { phase: "exited", exit: { cause: record.cause, message: record.message }, dataPresent };
+      } catch {
+        return { phase: "exited", exit: { cause: "unknown", message: "the engine process ended" }, dataPresent };
+      }
+    }
+    if ((await readPid(uid)) !== undefined) {
+      return {
+        phase: "exited",
+        exit: { cause: "unknown", message: "the engine process ended while the engine service was not watching it" },
+        dataPresent,
+      };
+    }
+    return { phase: "stopped", dataPresent };
+  }
+
+  async function stop(uid: string): Promise<void> {
+    const dir = dirOf(uid);
+    const entry = children.get(uid);
+    if (entry) entry.stopping = true;
+    const pid = await alivePid(uid);
+    if (pid !== undefined) {
+      const signalGroup = (signal: NodeJS.Signals) => {
+        try {
+          process.kill(-pid, signal);
+        } catch {
+          try {
+            process.kill(pid, signal);
+          } catch {}
+        }
+      };
+      signalGroup("SIGTERM");
+      const deadline = Date.now() + options.stopTimeoutMs;
+      while (Date.now() < deadline && (await isEngineProcess(pid, dir))) await sleep(20);
+      if (await isEngineProcess(pid, dir)) {
+        signalGroup("SIGKILL");
+        const hard = Date.now() + 5_000;
+        while (Date.now() < hard && (await isEngineProcess(pid, dir))) await sleep(20);
+      }
+    }
+    ready.delete(uid);
+    ports.delete(uid);
+    await Promise.all(["pid", "port", "exit.json"].map((name) => rm(path.join(dir, name), { force: true })));
+  }
+
+  return {
+    placement: `local:${hostname()}:${root}`,
+    engineDir: dirOf,
+    async pid(uid) {
+      return alivePid(uid);
+    },
+    start,
+    inspect,
+    stop,
+    async remove(uid) {
+      await stop(uid);
+      await rm(dirOf(uid), { recursive: true, force: true });
+    },
+    async resizeStorage(uid, bytes) {
+      // A local directory has no size of its own: the new size is recorded and reported.
+      const specFile = file(uid, "spec.json");
+      const text = await readText(specFile);
+      if (text === undefined) return;
+      const spec = JSON.parse(text) as Record<string, unknown>;
+      spec["storageBytes"] = bytes.toString();
+      await writeAtomic(specFile, JSON.stringify(spec, null, 2));
+    },
+    async diskUsage(uid, storageBytes): Promise<DiskUsage | undefined> {
+      const data = path.join(dirOf(uid), "data");
+      if (!existsSync(data)) return undefined;
+      const used = await directorySize(data);
+      let free = storageBytes > used ? storageBytes - used : 0n;
+      try {
+        const fs = await statfs(data, { bigint: true });
+        const available = fs.bavail * fs.bsize;
+        if (available < free) free = available;
+      } catch {}
+      return { totalBytes: storageBytes, freeBytes: free };
+    },
+    async logs(uid, maxBytes) {
+      const logFile = path.join(dirOf(uid), "logs", "engine.log");
+      let handle;
+      try {
+        handle = await open(logFile, "r");
+      } catch {
+        return new Uint8Array();
+      }
+      try {
+        const { size } = await handle.stat();
+        const length = Math.min(size, maxBytes);
+        const buffer = Buffer.alloc(length);
+        await handle.read(buffer, 0, length, size - length);
+        return new Uint8Array(buffer);
+      } finally {
+        await handle.close();
+      }
+    },
+    async endpoint(uid): Promise<EngineEndpoint | undefined> {
+      const port = await readPort(uid);
+      return port === undefined ? undefined : { host: "127.0.0.1", port };
+    },
+    watch(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      closed = true;
+      listeners.clear();
+      launcher.close();
+    },
+  };
+}
+
+/**
+ * Kills every engine process under `root` (SIGKILL to each process group), for tests and
+ * benchmarks that must not leave engines behind.
+ */
+export async function killEngineProcesses(root: string): Promise<number> {
+  let killed = 0;
+  let uids: string[] = [];
+  try {
+    uids = await readdir(root);
+  } catch {
+    return 0;
+  }
+  for (const uid of uids) {
+    const dir = path.join(root, uid);
+    const text = await readText(path.join(dir, "pid"));
+    const pid = text === undefined ? NaN : Number(text.trim());
+    if (!Number.isInteger(pid) || pid <= 0 || !(await isEngineProcess(pid, dir))) continue;
+    try {
+      process.kill(-pid, "SIGKILL");
+      killed++;
+    } catch {
+      try {
+        process.kill(pid, "SIGKILL");
+        killed++;
+      } catch {}
+    }
+  }
+  return killed;
+}

@@ -1,0 +1,339 @@
+// Test support (not part of the service): the real host of `npm start` on port 0 with the
+// catalogue and engine parts (PGlite and the in-process bus, or PostgreSQL and NATS when
+// DATABASE_URL / NATS_URL are set), REST calls as fixed users of a test policy, catalogue fixtures
+// made through the API, and waits for engine states. Engines run as real local processes (the
+// stand-in server); stop() kills whatever is left.
+import path from "node:path";
+import { sql } from "kysely";
+import { createTestDatabase } from "@aiem/kit/testing";
+import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
+import { startTestHost, type TestHost } from "../../../edge/src/testing/test-host.js";
+import { engineSettings, type EngineSettings } from "./config.js";
+import { createEngineModule, type EngineModule } from "./module.js";
+import type { EventBus } from "@aiem/kit/events";
+import { createLocalRuntime, killEngineProcesses, type LocalRuntime } from "./runtime/local-runtime.js";
+import type { EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime/runtime.js";
+
+export const TEST_WORKSPACE = "team-a";
+
+export const TEST_POLICY = `
+admins: [users/root]
+workspaces:
+  team-a:
+    members: [users/alice, users/bob]
+    viewers: [users/carol]
+  team-b:
+    members: [users/erin]
+`;
+
+/** The fixed callers: an administrator, two members, a viewer, a stranger, and nobody. */
+export type Who = "admin" | "alice" | "bob" | "viewer" | "stranger" | "erin" | "anonymous";
+export const USERS: Record<Exclude<Who, "anonymous">, string> = {
+  admin: "root",
+  alice: "alice",
+  bob: "bob",
+  viewer: "carol",
+  stranger: "dave",
+  erin: "erin",
+};
+
+/** Fast reconciler settings for tests; the stand-in server for notebooks unless told otherwise. */
+export function testEngineSettings(overrides: Partial<EngineSettings> = {}): EngineSettings {
+  return engineSettings({
+    reconcileIntervalMs: 100,
+    // Own engines' ends are reported at once and limits are due times, so checks can be rare.
+    checkIntervalMs: 2_000,
+    startTimeoutMs: 30_000,
+    stopTimeoutMs: 3_000,
+    activityFlushMs: 100,
+    jupyterCommand: "none",
+    ...overrides,
+  });
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly body: any;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+export interface CallOptions {
+  readonly who?: Who;
+  readonly user?: string;
+  readonly roles?: readonly string[];
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/** Operations of a GatedRuntime that a test can hold, to keep an engine in a passing state. */
+export type GatedOp = "start" | "ready" | "stop" | "remove";
+
+/**
+ * The local runtime with gates: while a gate is held for an engine (by resource name or uid),
+ * `start`, `stop` and `remove` wait, and `inspect` reports a ready engine as still starting. The
+ * reconciler then leaves the engine in STARTING, CONNECTING, PAUSING, TERMINATING or DELETING
+ * until the test releases the gate.
+ */
+export interface GatedRuntime extends EngineRuntime {
+  readonly inner: LocalRuntime;
+  hold(key: string, op: GatedOp): void;
+  release(key: string, op: GatedOp): void;
+  /** Releases every gate. */
+  releaseAll(): void;
+  /** The uid of a started engine by resource name. */
+  uidOf(name: string): string | undefined;
+}
+
+export function createGatedRuntime(inner: LocalRuntime): GatedRuntime {
+  const held = new Set<string>();
+  const waiters = new Map<string, Array<() => void>>();
+  const names = new Map<string, string>();
+  const listeners = new Set<(uid: string) => void>();
+  const keysOf = (uid: string) => [uid, names.get(uid) ?? ""];
+  const isHeld = (uid: string, op: GatedOp) => keysOf(uid).some((k) => held.has(`${k}|${op}`));
+  const pass = async (uid: string, op: GatedOp) => {
+    while (isHeld(uid, op)) {
+      await new Promise<void>((resolve) => {
+        for (const k of keysOf(uid)) {
+          const key = `${k}|${op}`;
+          waiters.set(key, [...(waiters.get(key) ?? []), resolve]);
+        }
+      });
+    }
+  };
+  inner.watch((uid) => {
+    for (const l of listeners) l(uid);
+  });
+  return {
+    inner,
+    placement: inner.placement,
+    hold(key, op) {
+      held.add(`${key}|${op}`);
+    },
+    release(key, op) {
+      held.delete(`${key}|${op}`);
+      for (const resolve of waiters.get(`${key}|${op}`) ?? []) resolve();
+      waiters.delete(`${key}|${op}`);
+      const uid = [...names].find(([, n]) => n === key)?.[0] ?? key;
+      for (const l of listeners) l(uid);
+    },
+    releaseAll() {
+      for (const entry of [...held]) {
+        const i = entry.lastIndexOf("|");
+        this.release(entry.slice(0, i), entry.slice(i + 1) as GatedOp);
+      }
+    },
+    uidOf: (name) => [...names].find(([, n]) => n === name)?.[0],
+    async start(spec: EngineRunSpec) {
+      names.set(spec.uid, spec.name);
+      await pass(spec.uid, "start");
+      return inner.start(spec);
+    },
+    async inspect(uid): Promise<EngineStatus> {
+      const status = await inner.inspect(uid);
+      return status.phase === "ready" && isHeld(uid, "ready") ? { ...status, phase: "starting" } : status;
+    },
+    async stop(uid) {
+      await pass(uid, "stop");
+      return inner.stop(uid);
+    },
+    async remove(uid) {
+      await pass(uid, "remove");
+      return inner.remove(uid);
+    },
+    resizeStorage: (uid, bytes) => inner.resizeStorage(uid, bytes),
+    diskUsage: (uid, bytes) => inner.diskUsage(uid, bytes),
+    logs: (uid, max) => inner.logs(uid, max),
+    endpoint: (uid) => inner.endpoint(uid),
+    watch(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => inner.close(),
+  };
+}
+
+export interface EngineTestHost {
+  readonly t: TestHost;
+  /** The host's event bus. */
+  readonly bus: EventBus;
+  /** The engine module's runtime, with gates. */
+  readonly runtime: GatedRuntime;
+  readonly url: string;
+  readonly dataDir: string;
+  readonly engine: EngineModule;
+  readonly catalogue: CatalogueModule;
+  token(user: string, roles?: readonly string[]): Promise<string>;
+  rest(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Waits until the engine read model holds `name` of `kind` and `check` holds for it. */
+  syncCatalogue(kind: string, name: string, check?: (r: any) => boolean): Promise<void>;
+  /** Polls GET until the engine is in `state` (a full enum name); returns it. */
+  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<any>;
+  /** Polls GET until the engine is gone (404). */
+  waitForGone(name: string, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface EngineTestHostOptions {
+  readonly settings?: Partial<EngineSettings>;
+  readonly seedDemo?: boolean;
+  readonly policy?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startEngineTestHost(options: EngineTestHostOptions = {}): Promise<EngineTestHost> {
+  let url = "";
+  let bus: EventBus | undefined;
+  let runtime: GatedRuntime | undefined;
+  const settings = testEngineSettings({ publicUrl: () => url, ...options.settings });
+  const t = await startTestHost({
+    policy: options.policy ?? TEST_POLICY,
+    modules: [
+      {
+        name: "catalogue",
+        create: (deps) =>
+          createCatalogueModule({
+            ...deps,
+            outboxPollInterval: 50,
+            catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: options.seedDemo ?? false },
+          }),
+      },
+      {
+        name: "engine",
+        create: (deps) => {
+          bus = deps.bus;
+          runtime = createGatedRuntime(
+            createLocalRuntime({
+              root: path.join(deps.config.dataDir, "engines"),
+              jupyterCommand: settings.jupyterCommand && settings.jupyterCommand !== "none" ? settings.jupyterCommand : undefined,
+              startTimeoutMs: settings.startTimeoutMs,
+              stopTimeoutMs: settings.stopTimeoutMs,
+              logger: deps.logger,
+            }),
+          );
+          return createEngineModule({ ...deps, engineConfig: settings, outboxPollInterval: 50, runtime });
+        },
+      },
+    ],
+  });
+  url = t.url;
+  const engine = t.host.modules.find((m) => m.name === "engine") as EngineModule;
+  const catalogue = t.host.modules.find((m) => m.name === "catalogue") as CatalogueModule;
+  const schemas = [engine.database!.schema, catalogue.database!.schema];
+  const tokens = new Map<string, Promise<string>>();
+  const token = (user: string, roles: readonly string[] = []) => {
+    const key = `${user}|${roles.join(",")}`;
+    let p = tokens.get(key);
+    if (!p) tokens.set(key, (p = t.token(user, { roles: [...roles] })));
+    return p;
+  };
+
+  async function rest(method: string, p: string, o: CallOptions = {}): Promise<Reply> {
+    const who = o.who ?? "admin";
+    const headers: Record<string, string> = { ...o.headers };
+    const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
+    if (user) headers["authorization"] = `Bearer ${await token(user, o.roles)}`;
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(`${url}${p}`, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}), redirect: "manual" });
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, text, body, headers: res.headers };
+  }
+
+  return {
+    t,
+    bus: bus!,
+    runtime: runtime!,
+    url,
+    dataDir: t.dataDir,
+    engine,
+    catalogue,
+    token,
+    rest,
+    async syncCatalogue(kind, name, check = () => true) {
+      await catalogue.flushEvents();
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const r = engine.catalogue?.get(kind as never, name);
+        if (r && check(r)) return;
+        if (Date.now() > until) throw new Error(`the engine service did not see ${name}`);
+        await sleep(10);
+      }
+    },
+    async waitForState(name, state, timeoutMs = 20_000) {
+      const wanted = typeof state === "string" ? [state] : state;
+      const until = Date.now() + timeoutMs;
+      let last: any;
+      for (;;) {
+        const r = await rest("GET", `/v1/${name}`);
+        const resource = r.body ? Object.values(r.body)[0] : undefined;
+        last = resource ?? r.text;
+        if (r.status === 200 && wanted.includes((resource as { state?: string }).state ?? "")) return resource;
+        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
+        await sleep(25);
+      }
+    },
+    async waitForGone(name, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await rest("GET", `/v1/${name}`);
+        if (r.status === 404) return;
+        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to disappear: ${r.text}`);
+        await sleep(25);
+      }
+    },
+    async stop() {
+      const root = path.join(t.dataDir, "engines");
+      await killEngineProcesses(root);
+      await t.host.stop();
+      await killEngineProcesses(root);
+      await t.stop();
+      if (process.env["DATABASE_URL"]) {
+        const admin = await createTestDatabase("engine_cleanup");
+        for (const schema of schemas) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
+        await admin.destroy();
+      }
+    },
+  };
+}
+
+// ---- catalogue fixtures through the API ---------------------------------------------------------
+
+let counter = 0;
+/** A fresh id for fixtures and engines. */
+export function freshId(prefix = "e"): string {
+  return `${prefix}${(++counter).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** Creates a catalogue resource as the administrator and waits until the engine service sees it. */
+export async function catalogueFixture(
+  h: EngineTestHost,
+  kind: "daiEngineProfiles" | "h2oEngineProfiles" | "notebookEngineProfiles" | "daiEngineVersions" | "h2oEngineVersions" | "notebookEngineImages",
+  id: string,
+  body: Record<string, unknown>,
+  workspace = "global",
+): Promise<any> {
+  const idParam = { daiEngineProfiles: "daiEngineProfileId", h2oEngineProfiles: "h2oEngineProfileId", notebookEngineProfiles: "notebookEngineProfileId", daiEngineVersions: "daiEngineVersionId", h2oEngineVersions: "h2oEngineVersionId", notebookEngineImages: "notebookEngineImageId" }[kind];
+  const r = await h.rest("POST", `/v1/workspaces/${workspace}/${kind}?${idParam}=${encodeURIComponent(id)}`, { body });
+  if (r.status !== 200) throw new Error(`could not create ${kind}/${id}: ${r.text}`);
+  const resource = Object.values(r.body)[0] as { name: string; updateTime: string };
+  await h.syncCatalogue(kind, resource.name);
+  return resource;
+}
+
+/** Changes a catalogue resource as the administrator and waits until the engine service sees it. */
+export async function updateCatalogue(h: EngineTestHost, name: string, body: Record<string, unknown>, mask: string): Promise<any> {
+  const r = await h.rest("PATCH", `/v1/${name}?updateMask=${mask}`, { body });
+  if (r.status !== 200) throw new Error(`could not update ${name}: ${r.text}`);
+  const resource = Object.values(r.body)[0] as { name: string; updateTime: string };
+  const kind = name.split("/")[2]!;
+  await h.syncCatalogue(kind, resource.name, (x) => x.updateTime && new Date(Number(x.updateTime.seconds) * 1000 + x.updateTime.nanos / 1e6).toISOString() === new Date(resource.updateTime).toISOString());
+  return resource;
+}
