@@ -120,7 +120,17 @@ class DAIEngineClientTest(EngineTestCase):
             dai_engine_version=DAIEngineVersion(image="h2oai/dai:1.11.1"),
             dai_engine_version_id="1.11.1-" + unique("py").replace("-", ""),
         )
-        engine.upgrade_dai_engine_version(new_dai_engine_version=newer.name)
+        # The engine service learns of new versions through the catalogue's replication stream,
+        # a moment after the catalogue answered.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                engine.upgrade_dai_engine_version(new_dai_engine_version=newer.name)
+                break
+            except CustomApiException as e:
+                if "does not exist" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
         self.assertEqual(engine.dai_engine_version, newer.name)
 
         engine.resume()

@@ -194,7 +194,8 @@ class ProcessClientTest(SandboxTestCase):
         self.assertIn(started.state, (ProcessState.STATE_RUNNING, ProcessState.STATE_SUCCEEDED))
         streamed = b"".join(c.data for c in processes.stream_output(name=pending.name))
         self.assertEqual(streamed, b"1\n2\n3\n")
-        done = processes.get_process(name=pending.name)
+        # The stream ends once the output is drained; :wait returns once the end is recorded.
+        done = processes.wait_process(name=pending.name)
         self.assertEqual((done.state, done.exit_code), (ProcessState.STATE_SUCCEEDED, 0))
 
         succeeded = processes.list_processes(parent=self.sandbox.name, filter="state = STATE_SUCCEEDED")

@@ -82,4 +82,18 @@ describe("output log", () => {
     abort.abort();
     await open;
   });
+
+  it("releases everything it keeps on request, counting it as dropped", () => {
+    const log = createOutputLog(1024);
+    log.append("stdout", b("abc"));
+    log.append("stderr", b("de"));
+    expect(log.kept).toBe(5);
+    log.release();
+    expect([log.kept, log.start, log.end]).toEqual([0, 5, 5]);
+    expect(log.collect("combined")).toEqual({ data: b(""), dropped: 5 });
+    expect(log.collect("stdout")).toEqual({ data: b(""), dropped: 3 });
+    expect(log.read(0, 100)).toEqual([]);
+    log.append("stdout", b("f"));
+    expect(log.read(5, 100).map((c) => [c.offset, c.data.toString()])).toEqual([[5, "f"]]);
+  });
 });

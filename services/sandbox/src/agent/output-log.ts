@@ -20,6 +20,8 @@ export interface OutputLog {
   readonly end: number;
   /** Whether the log is complete: the process ended and its output was read to the end. */
   readonly sealed: boolean;
+  /** Bytes kept now (end - start). */
+  readonly kept: number;
   append(stream: StreamName, data: Buffer): void;
   /** Marks the log complete; later appends are ignored. */
   seal(): void;
@@ -29,6 +31,8 @@ export interface OutputLog {
   collect(stream: StreamName | "combined"): { data: Buffer; dropped: number };
   /** Resolves on the next append or seal, or when `signal` aborts. */
   changed(signal?: AbortSignal): Promise<void>;
+  /** Discards every byte kept, counted as dropped like bytes past the limit (frees the memory). */
+  release(): void;
 }
 
 export function createOutputLog(limit: number): OutputLog {
@@ -95,6 +99,9 @@ export function createOutputLog(limit: number): OutputLog {
     get sealed() {
       return sealed;
     },
+    get kept() {
+      return kept;
+    },
     append(stream, data) {
       if (sealed || data.length === 0) return;
       chunks.push({ stream, offset: end, data });
@@ -130,6 +137,17 @@ export function createOutputLog(limit: number): OutputLog {
       }
       const dropped = stream === "combined" ? start : droppedBy[stream];
       return { data: Buffer.concat(parts), dropped };
+    },
+    release() {
+      for (let i = head; i < chunks.length; i++) {
+        const c = chunks[i]!;
+        droppedBy[c.stream] += c.data.length;
+      }
+      chunks.length = 0;
+      head = 0;
+      kept = 0;
+      start = end;
+      wake();
     },
     changed(signal) {
       if (sealed) return Promise.resolve();

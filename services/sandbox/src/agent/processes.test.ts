@@ -91,3 +91,25 @@ for (const mode of ["helper", "direct"] as const) {
     });
   });
 }
+
+describe("processes: output kept across processes", () => {
+  it("releases the logs of ended processes, oldest first, past the total budget", async () => {
+    const manager = createProcessManager({ root, helperPath, outputLimitBytes: 1000, totalOutputLimitBytes: 2500, drainTimeoutMs: 200 });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const record = await manager.start({ processId: `budget-${i}`, command: "head", args: ["-c", "900", "/dev/zero"], workingDirectory: "", environment: {} });
+      await record.exited;
+      while (!record.log.sealed) await record.log.changed();
+      ids.push(record.id);
+    }
+    const kept = ids.map((id) => manager.get(id).log.kept);
+    expect(kept).toEqual([0, 0, 900, 900]);
+    expect(manager.get(ids[0]!).log.collect("combined").dropped).toBe(900);
+    expect(manager.get(ids[0]!).exit?.exitCode).toBe(0);
+    // A running process keeps its log whatever the others hold.
+    const running = await manager.start({ processId: "budget-live", command: "sh", args: ["-c", "head -c 1000 /dev/zero; sleep 5"], workingDirectory: "", environment: {} });
+    while (running.log.end < 1000) await running.log.changed();
+    expect(running.log.kept).toBe(1000);
+    manager.killAll();
+  });
+});

@@ -47,6 +47,12 @@ export interface ProcessManagerOptions {
   readonly helperPath?: string | undefined;
   /** Bytes of output kept per process. */
   readonly outputLimitBytes: number;
+  /**
+   * Bytes of output kept across all processes. Past it, the logs of processes that ended are
+   * released, oldest end first (their bytes count as dropped); running processes keep theirs.
+   * Default: no total limit.
+   */
+  readonly totalOutputLimitBytes?: number | undefined;
   /** How long after a process exits its output is still awaited from children holding the pipes. */
   readonly drainTimeoutMs: number;
   /** oom_score_adj given to every process, so the kernel picks them before the agent. */
@@ -133,6 +139,25 @@ function errnoName(errno: number): string | undefined {
 export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
   const records = new Map<string, MutableRecord>();
   const reserved = new Set<string>();
+  /** Records whose log is sealed and still holds bytes, in the order they were sealed. */
+  const sealedOrder: MutableRecord[] = [];
+
+  /** Seals a finished process's log and keeps the total of kept output within its budget. */
+  function sealLog(record: MutableRecord): void {
+    if (record.log.sealed) return;
+    record.log.seal();
+    const budget = options.totalOutputLimitBytes;
+    if (budget === undefined) return;
+    sealedOrder.push(record);
+    let total = 0;
+    for (const r of records.values()) total += r.log.kept;
+    if (!records.has(record.id)) total += record.log.kept;
+    while (total > budget && sealedOrder.length > 0) {
+      const oldest = sealedOrder.shift()!;
+      total -= oldest.log.kept;
+      oldest.log.release();
+    }
+  }
 
   function lookup(processId: string): MutableRecord {
     if (processId === "") throw invalidArgument("process_id: is required");
@@ -219,7 +244,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     let ended = false;
     const onData = (stream: StreamName) => (data: Buffer) => record.log.append(stream, data);
     const onClose = () => {
-      if (--open === 0 && ended) record.log.seal();
+      if (--open === 0 && ended) sealLog(record);
     };
     for (const [stream, pipe] of [
       ["stdout", child.stdout],
@@ -236,11 +261,11 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     void record.exited.then(() => {
       ended = true;
       if (open === 0) {
-        record.log.seal();
+        sealLog(record);
         return;
       }
       // Keep reading (and, once sealed, dropping) so that the holder never blocks on a full pipe.
-      const timer = setTimeout(() => record.log.seal(), options.drainTimeoutMs);
+      const timer = setTimeout(() => sealLog(record), options.drainTimeoutMs);
       timer.unref();
     });
   }

@@ -23,6 +23,8 @@ export interface AgentOptions {
   readonly root: string;
   readonly helperPath?: string | undefined;
   readonly outputLimitBytes?: number;
+  /** Output kept across all processes; past it, ended processes' logs are released. */
+  readonly totalOutputLimitBytes?: number | undefined;
   readonly keepAliveMs?: number;
   readonly drainTimeoutMs?: number;
   readonly maxReadBytes?: number;
@@ -134,6 +136,7 @@ export function createAgentRoutes(options: AgentOptions): { routes: (router: Con
     root: options.root,
     helperPath: options.helperPath,
     outputLimitBytes: options.outputLimitBytes ?? AGENT_DEFAULTS.outputLimitBytes,
+    totalOutputLimitBytes: options.totalOutputLimitBytes,
     drainTimeoutMs: options.drainTimeoutMs ?? AGENT_DEFAULTS.drainTimeoutMs,
     oomScoreAdj: options.oomScoreAdj,
     rlimitAsBytes: options.rlimitAsBytes,

@@ -145,6 +145,22 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     it("rejects ids that are not safe directory names", async () => {
       await expect(runtime.start("../x")).rejects.toThrow(/invalid sandbox id/);
     });
+
+    it("starts agents from a launcher process, so this process never forks; or directly when asked", async () => {
+      const direct = createLocalSandboxRuntime({ dataDir: path.join(dataDir, "direct"), cacheDir, spawner: "direct" });
+      try {
+        const viaLauncher = await runtime.start("via-launcher");
+        const viaThisProcess = await direct.start("via-direct");
+        const parentOf = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+        expect(parentOf(viaLauncher.pid)).not.toBe(process.pid);
+        expect(parentOf(parentOf(viaLauncher.pid))).toBe(process.pid);
+        expect(parentOf(viaThisProcess.pid)).toBe(process.pid);
+        expect((await run(viaThisProcess.client, "echo", ["direct"])).output).toBe("direct\n");
+        await runtime.destroy("via-launcher");
+      } finally {
+        await direct.close();
+      }
+    });
   });
 
   describe("isolation", () => {

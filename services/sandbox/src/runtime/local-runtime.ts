@@ -5,12 +5,12 @@
 //   sandboxes/<id>/run/       bound at /.aiem/run: the agent's socket
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent bundle and spawn helper, by content hash
-import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
 import { SANDBOX_RUN_DIR, SANDBOX_SPAWN_HELPER, buildBwrapArgs, findBwrap } from "./bwrap.js";
+import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
 import {
   type AppliedLimit,
   type AppliedLimits,
@@ -69,6 +69,12 @@ export interface LocalSandboxRuntimeOptions {
   readonly maxProcesses?: number;
   /** Bytes of output the agent keeps per process (default 16 MiB). */
   readonly outputLimitBytes?: number;
+  /**
+   * Bytes of output the agent keeps across the processes of one sandbox; past it, the logs of
+   * ended processes are released, oldest first. Default: four times `outputLimitBytes`, at most a
+   * quarter of the sandbox's memory limit, and never less than `outputLimitBytes`.
+   */
+  readonly totalOutputLimitBytes?: number;
   /** Interval of keep-alive messages on quiet output streams (default 5 s). */
   readonly keepAliveMs?: number;
   /** How long output is awaited from children still holding a finished process's pipes (default 2 s). */
@@ -81,6 +87,12 @@ export interface LocalSandboxRuntimeOptions {
   readonly startTimeoutMs?: number;
   /** Called when a sandbox's agent ends without stop() having been asked for it. */
   readonly onExit?: (sandboxId: string, exit: SandboxExit) => void;
+  /**
+   * Who forks the agents: "launcher" (default), a small process forked once, so that the host
+   * process, however large, never forks (fork copies its page tables and holds its event loop
+   * for tens of milliseconds); or "direct", this process.
+   */
+  readonly spawner?: "launcher" | "direct";
 }
 
 export interface SandboxStartOptions {
@@ -178,7 +190,7 @@ function tail(file: string, bytes = 2000): string {
 
 interface Running {
   handle: SandboxHandle;
-  child: ChildProcess;
+  child: SpawnedProcess;
   connection: AgentConnection;
   cgroup: SandboxCgroup | undefined;
   stopping: Promise<void> | undefined;
@@ -208,6 +220,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   /** Cgroup removals still running for sandboxes that ended; a new start waits for them. */
   const cleanups = new Map<string, Promise<void>>();
   let artifacts: AgentArtifacts | undefined = options.agentArtifacts;
+  const spawner = options.spawner === "direct" ? createDirectSpawner() : createLauncherSpawner();
 
   const cg = support.cgroup;
   const cgMechanism = cg ? (cg.version === 1 ? "cgroup-v1" : "cgroup-v2") : undefined;
@@ -312,6 +325,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       version: art.version,
       helperPath: art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
       outputLimitBytes: options.outputLimitBytes,
+      totalOutputLimitBytes: totalOutputLimit(memoryBytes),
       keepAliveMs: options.keepAliveMs,
       drainTimeoutMs: options.drainTimeoutMs,
       maxReadBytes: options.maxReadBytes,
@@ -360,32 +374,20 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       command = "/bin/sh";
     }
 
-    let log: number;
-    try {
-      log = fs.openSync(logPath, "w", 0o600);
-    } catch (error) {
-      await cgroup?.remove();
-      throw error;
-    }
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        stdio: ["ignore", "pipe", log],
-        env: confined
-          ? { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
-          : { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", AIEM_AGENT_CONFIG: agentConfig },
-        detached: !confined,
-        cwd: confined ? "/" : root,
-      });
-    } finally {
-      fs.closeSync(log);
-    }
+    const child = spawner.spawn(command, args, {
+      env: confined
+        ? { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
+        : { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", AIEM_AGENT_CONFIG: agentConfig },
+      detached: !confined,
+      cwd: confined ? "/" : root,
+      logPath,
+    });
 
     let resolveExit!: (exit: SandboxExit) => void;
     const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
     let entry: Running | undefined;
     let startFinished = false;
-    child.once("exit", (code, signal) => {
+    child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
       const requested = entry?.stopRequested ?? !startFinished;
       const exit: SandboxExit = { code, signal, requested };
       if (entry) {
@@ -418,16 +420,12 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     // Ready: the agent prints "ready" once it listens; then it must answer Health.
     const startTimeoutMs = options.startTimeoutMs ?? 15_000;
     const readyOutcome = await new Promise<string | undefined>((resolve) => {
-      let seen = "";
       const timer = setTimeout(() => resolve(`no answer within ${startTimeoutMs} ms`), startTimeoutMs);
-      child.stdout!.on("data", (data: Buffer) => {
-        seen += data.toString("utf8");
-        if (seen.includes("ready\n")) {
-          clearTimeout(timer);
-          resolve(undefined);
-        }
+      child.once("ready", () => {
+        clearTimeout(timer);
+        resolve(undefined);
       });
-      child.once("exit", (code, signal) => {
+      child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         clearTimeout(timer);
         const launcher: Record<number, string> = {
           91: "could not join the sandbox's cgroup",
@@ -435,13 +433,12 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         };
         resolve(launcher[code ?? -1] ?? `the agent exited (${signal ?? `code ${code}`})`);
       });
-      child.once("error", (error) => {
+      child.once("error", (error: Error) => {
         clearTimeout(timer);
-        resolve(`cannot run ${command}: ${error.message}`);
+        resolve(error.message.startsWith("cannot") ? error.message : `cannot run ${command}: ${error.message}`);
       });
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
-    child.stdout!.resume();
 
     const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
     try {
@@ -471,7 +468,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     return handle;
   }
 
-  function killTree(child: ChildProcess, confined: boolean): void {
+  // The agent's logs live in the sandbox's own memory: many processes' worth of output must not
+  // push the agent out of its memory limit.
+  function totalOutputLimit(memoryBytes: number): number {
+    if (options.totalOutputLimitBytes !== undefined) return options.totalOutputLimitBytes;
+    const perProcess = options.outputLimitBytes ?? 16 << 20;
+    const byMemory = memoryBytes > 0 ? Math.floor(memoryBytes / 4) : Number.POSITIVE_INFINITY;
+    return Math.max(perProcess, Math.min(4 * perProcess, byMemory));
+  }
+
+  function killTree(child: SpawnedProcess, confined: boolean): void {
     try {
       // bwrap: its namespace's init dies with it (--die-with-parent) and takes every process in
       // the PID namespace along. Unconfined: the agent's process group.
@@ -562,6 +568,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
       await Promise.all([...running.keys()].map((id) => stop(id)));
       await Promise.all(cleanups.values());
+      spawner.close();
       if (support.cgroup) removeRuntimeCgroupGroup(support.cgroup, groupName);
     },
   };

@@ -1,0 +1,57 @@
+import path from "node:path";
+import { ConfigError, readBool, readCommonEnv, readInt, readString, readUrl, type CommonConfig, type Env } from "@aiem/kit/config";
+
+/** What the sandbox service needs on top of the common settings. */
+export interface SandboxSettings {
+  /**
+   * AIEM_SANDBOX_UNCONFINED: run sandboxes as plain host processes when bubblewrap is missing.
+   * No isolation at all; an operator's explicit choice (default false: without bwrap sandboxes
+   * are refused).
+   */
+  readonly unconfined: boolean;
+  /**
+   * AIEM_PUBLIC_URL: the base URL clients reach the edge at; ports' URLs are built on it. Default
+   * `http://AIEM_HOST:AIEM_PORT`. A function is read each time (tests that listen on port 0).
+   */
+  readonly publicUrl: string | (() => string | undefined);
+  /** AIEM_PAGE_TOKEN_KEY (shared with the other services); unset means `<dataDir>/keys/page-token.key`. */
+  readonly pageTokenKey: string | undefined;
+  /** AIEM_DRIVE_DIR: where workspace drives live, one directory each. Default `<dataDir>/drive`. */
+  readonly driveDir: string;
+  /** AIEM_SANDBOX_OUTPUT_LIMIT_BYTES: output kept per process (default 16 MiB). */
+  readonly outputLimitBytes: number;
+  /** AIEM_SANDBOX_WARM_POOL: started sandboxes kept ready per template (default 1; 0 turns it off). */
+  readonly warmPoolSize: number;
+  /** How often the reconciler looks at every sandbox (idle limits, lost agents). Default 1000 ms. */
+  readonly reconcileIntervalMs?: number;
+  /** Keep-alive interval of quiet output streams. Default 5000 ms. */
+  readonly keepAliveMs?: number;
+  /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
+  readonly agentCacheDir?: string;
+  /** The bwrap binary (tests point it at a missing file); found on PATH when unset. */
+  readonly bwrapPath?: string;
+}
+
+export type SandboxConfig = CommonConfig & SandboxSettings;
+
+const MIB = 1 << 20;
+
+/** Reads and checks the sandbox service's environment; a bad value is a ConfigError naming its variable. */
+export function readSandboxEnv(env: Env = process.env): SandboxConfig {
+  const common = readCommonEnv(env);
+  const shownHost = common.host.includes(":") ? `[${common.host}]` : common.host;
+  const publicUrl = readUrl(env, "AIEM_PUBLIC_URL", { default: `http://${shownHost}:${common.port}`, protocols: ["http", "https"] });
+  const pageTokenKey = readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true });
+  if (pageTokenKey !== undefined && Buffer.from(pageTokenKey, "base64").length !== 32) {
+    throw new ConfigError("AIEM_PAGE_TOKEN_KEY", "must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)");
+  }
+  return {
+    ...common,
+    unconfined: readBool(env, "AIEM_SANDBOX_UNCONFINED", { default: false }),
+    publicUrl: publicUrl.replace(/\/+$/, ""),
+    pageTokenKey,
+    driveDir: path.resolve(readString(env, "AIEM_DRIVE_DIR", { default: path.join(common.dataDir, "drive") })),
+    outputLimitBytes: readInt(env, "AIEM_SANDBOX_OUTPUT_LIMIT_BYTES", { default: 16 * MIB, min: 64 * 1024, max: 1024 * MIB }),
+    warmPoolSize: readInt(env, "AIEM_SANDBOX_WARM_POOL", { default: 1, min: 0, max: 64 }),
+  };
+}

@@ -1,0 +1,187 @@
+// Drive transfers and the secure store over REST: workspace permissions on the drive, the
+// filesystem's rules on the sandbox side, remote paths that cannot leave the drive; secret values
+// reaching a process's environment and a revealed file (0600) and nothing else: no response,
+// event, log line or stored row.
+import { createHash, randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { b64, expectError, ok, sharedHarness, unb64, WS, type SandboxHarness } from "./testing.js";
+
+let h: SandboxHarness;
+let sb: any;
+let driveDir: string;
+
+beforeAll(async () => {
+  h = await sharedHarness();
+  sb = await h.createSandbox("drive");
+  driveDir = path.join(h.t.dataDir, "drive");
+});
+
+const upload = (body: Record<string, unknown>, who: "creator" | "member" = "creator") =>
+  h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, { who, body: { workspace: `workspaces/${WS}`, ...body } });
+const download = (body: Record<string, unknown>) =>
+  h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, { body: { workspace: `workspaces/${WS}`, ...body } });
+const write = (p: string, content: string) =>
+  h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: p, content: b64(content), overwrite: true, createParentDirectories: true } });
+const read = async (p: string) => unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent(p)}`)).content).toString();
+
+describe("drive", () => {
+  it("uploads a sandbox file into the workspace's drive, replacing what is there", async () => {
+    ok(await write("/workspace/out/report.txt", "report v1"));
+    expect(ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded).toBe("9");
+    expect(fs.readFileSync(path.join(driveDir, WS, "results/2024/report.txt"), "utf8")).toBe("report v1");
+    ok(await write("/workspace/out/report.txt", "report v2!"));
+    expect(ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded).toBe("10");
+    expect(fs.readFileSync(path.join(driveDir, WS, "results/2024/report.txt"), "utf8")).toBe("report v2!");
+  });
+
+  it("downloads a drive file with the filesystem's overwrite and parent rules (new files 0644)", async () => {
+    fs.mkdirSync(path.join(driveDir, WS, "datasets"), { recursive: true });
+    fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "a,b\n1,2\n");
+    const local = "/workspace/data/train.csv";
+    expectError(await download({ remotePath: "datasets/train.csv", localPath: local }), "FAILED_PRECONDITION", "create_parent_directories");
+    const info = ok(await download({ remotePath: "datasets/train.csv", localPath: local, createParentDirectories: true })).fileInfo;
+    expect(info).toMatchObject({ path: local, size: "8", type: "TYPE_REGULAR", mode: "0644" });
+    expect(await read(local)).toBe("a,b\n1,2\n");
+    expectError(await download({ remotePath: "datasets/train.csv", localPath: local }), "ALREADY_EXISTS", local);
+    fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "new");
+    ok(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: true }));
+    expect(await read(local)).toBe("new");
+  });
+
+  it("needs read permission on the workspace to download and write permission to upload", async () => {
+    fs.mkdirSync(path.join(driveDir, "team-c"), { recursive: true });
+    fs.writeFileSync(path.join(driveDir, "team-c", "shared.txt"), "from c");
+    // alice only views team-c: she may read its drive, not write it.
+    ok(await download({ workspace: "workspaces/team-c", remotePath: "shared.txt", localPath: "/workspace/c.txt", overwrite: true }));
+    expect(await read("/workspace/c.txt")).toBe("from c");
+    expectError(await upload({ workspace: "workspaces/team-c", localPath: "/workspace/c.txt", remotePath: "x.txt" }), "PERMISSION_DENIED", "drive/UPDATE");
+    // She is not in team-b at all.
+    expectError(await download({ workspace: "workspaces/team-b", remotePath: "x", localPath: "/workspace/x" }), "PERMISSION_DENIED", "drive/GET");
+    expectError(await upload({ workspace: "workspaces/team-b", localPath: "/workspace/c.txt", remotePath: "x.txt" }), "PERMISSION_DENIED");
+    expect(fs.existsSync(path.join(driveDir, "team-c", "x.txt"))).toBe(false);
+  });
+
+  it("keeps remote paths inside the drive and reports missing and odd files", async () => {
+    for (const remotePath of ["../team-b/x", "/etc/passwd", "a/../../b", "", "./"]) {
+      expectError(await download({ remotePath, localPath: "/workspace/x" }), "INVALID_ARGUMENT", "remote_path");
+      expectError(await upload({ remotePath, localPath: "/workspace/c.txt" }), "INVALID_ARGUMENT", "remote_path");
+    }
+    expectError(await download({ remotePath: "nope.txt", localPath: "/workspace/x" }), "NOT_FOUND", "nope.txt");
+    expectError(await download({ remotePath: "datasets", localPath: "/workspace/x" }), "FAILED_PRECONDITION", "not a regular file");
+    expectError(await download({ remotePath: "datasets/train.csv", localPath: "workspace/x" }), "INVALID_ARGUMENT", "local_path");
+    expectError(await download({ workspace: "team-a", remotePath: "datasets/train.csv", localPath: "/workspace/x" }), "INVALID_ARGUMENT", "workspace");
+    expectError(await upload({ localPath: "/workspace/missing", remotePath: "m" }), "NOT_FOUND");
+    expectError(await upload({ localPath: "/workspace", remotePath: "m" }), "FAILED_PRECONDITION", "not a regular file");
+    expectError(await upload({ localPath: "/workspace/c.txt", remotePath: "datasets" }), "FAILED_PRECONDITION", "is a directory");
+    // A link someone left in the drive directory does not lead out of it.
+    fs.writeFileSync(path.join(h.t.dataDir, "host-only.txt"), "HOST");
+    fs.symlinkSync(path.join(h.t.dataDir, "host-only.txt"), path.join(driveDir, WS, "link.txt"));
+    expectError(await download({ remotePath: "link.txt", localPath: "/workspace/link.txt" }), "NOT_FOUND");
+    fs.symlinkSync(h.t.dataDir, path.join(driveDir, WS, "linkdir"));
+    expectError(await upload({ localPath: "/workspace/c.txt", remotePath: "linkdir/escaped.txt" }), "FAILED_PRECONDITION", "not a directory");
+    expect(fs.existsSync(path.join(h.t.dataDir, "escaped.txt"))).toBe(false);
+  });
+});
+
+describe("secure store and secret environment variables", () => {
+  const value = `s3cr3t-${randomBytes(12).toString("hex")}`;
+  const later = `l4ter-${randomBytes(12).toString("hex")}`;
+  const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+  let secret: string;
+
+  beforeAll(async () => {
+    secret = ok(await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=api-key`, { body: { displayName: "API key" } })).secret.name;
+    ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(value) } }));
+  });
+
+  const hashOf = (variable: string) => ["sh", ["-c", `printf %s "$${variable}" | sha256sum | cut -d' ' -f1`]] as const;
+
+  it("puts the value in the process's environment, resolved when the process starts", async () => {
+    const [command, args] = hashOf("API_KEY");
+    const r = await h.run(sb.name, command, [...args], {
+      environmentVariables: { API_KEY: "plain", OTHER: "o" },
+      secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } },
+    });
+    expect(r.output.trim()).toBe(sha(value));
+    expect(r.process.secretEnvironmentVariables).toEqual({ API_KEY: { secretVersion: `${secret}/versions/latest` } });
+    expect(r.process.environmentVariables).toEqual({ API_KEY: "plain", OTHER: "o" });
+
+    // A pending process resolves `latest` when it starts, not when it was created.
+    const pending = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes`, {
+        body: { command, args, secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } } },
+      }),
+    ).process;
+    ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(later) } }));
+    ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }));
+    ok(await h.rest("POST", `/v1/${pending.name}:wait`, { body: {} }));
+    const out = unb64(ok(await h.rest("GET", `/v1/${pending.name}:readOutput`)).data).toString();
+    expect(out.trim()).toBe(sha(later));
+    // An explicit version stays that version.
+    const v1 = await h.run(sb.name, command, [...args], { secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/1` } } });
+    expect(v1.output.trim()).toBe(sha(value));
+  });
+
+  it("reveals a value into a file with mode 0600, creating parents and replacing what is there", async () => {
+    const file = "/workspace/keys/deep/api.key";
+    const info = ok(
+      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/1`, path: file } }),
+    ).fileInfo;
+    expect(info).toMatchObject({ path: file, type: "TYPE_REGULAR", mode: "0600", size: String(value.length) });
+    expect(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/keys/deep`)).fileInfo.mode).toBe("0755");
+    const hash = await h.run(sb.name, "sh", ["-c", `sha256sum ${file} | cut -d' ' -f1`]);
+    expect(hash.output.trim()).toBe(sha(value));
+    // An existing 0644 file is replaced, and becomes 0600.
+    ok(await write("/workspace/plain.txt", "plain"));
+    const replaced = ok(
+      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/latest`, path: "/workspace/plain.txt" } }),
+    ).fileInfo;
+    expect(replaced.mode).toBe("0600");
+    expect((await h.run(sb.name, "sh", ["-c", "sha256sum /workspace/plain.txt | cut -d' ' -f1"])).output.trim()).toBe(sha(later));
+  });
+
+  it("checks references: malformed ones are 400, missing ones 404, other workspaces' 403, and nothing is created", async () => {
+    const create = (secretVersion: string, autoRun = true, processId = "") =>
+      h.rest("POST", `/v1/${sb.name}/processes?autoRun=${autoRun}${processId ? `&processId=${processId}` : ""}`, {
+        body: { command: "true", secretEnvironmentVariables: { KEY: { secretVersion } } },
+      });
+    expectError(await create("secrets/x"), "INVALID_ARGUMENT", 'process.secret_environment_variables["KEY"].secret_version');
+    expectError(await create(`${secret}/versions/0`), "INVALID_ARGUMENT", 'process.secret_environment_variables["KEY"].secret_version');
+    expectError(await create(`workspaces/${WS}/secrets/none/versions/latest`, true, "never-made"), "NOT_FOUND");
+    expectError(await h.rest("GET", `/v1/${sb.name}/processes/never-made`), "NOT_FOUND");
+    // bob's secret in team-b, where alice is no member.
+    const other = ok(await h.rest("POST", `/v1/workspaces/team-b/secrets?secretId=bobs`, { who: "member", body: {} })).secret.name;
+    ok(await h.rest("POST", `/v1/${other}/versions`, { who: "member", body: { value: b64("bob-only") } }));
+    expectError(await create(`${other}/versions/latest`), "PERMISSION_DENIED");
+    // Pending, it stays pending when its secret cannot be resolved at start.
+    const pending = ok(await create(`${other}/versions/latest`, false)).process;
+    expectError(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }), "PERMISSION_DENIED");
+    expect(ok(await h.rest("GET", `/v1/${pending.name}`)).process.state).toBe("STATE_PENDING");
+    const reveal = (secretVersion: string, p = "/workspace/r") =>
+      h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion, path: p } });
+    expectError(await reveal(`${other}/versions/1`), "PERMISSION_DENIED");
+    expectError(await reveal(`workspaces/${WS}/secrets/none/versions/1`), "NOT_FOUND");
+    expectError(await reveal("nope"), "INVALID_ARGUMENT", "secret_version");
+    expectError(await reveal(`${secret}/versions/1`, "relative"), "INVALID_ARGUMENT", "path");
+    expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/r`), "NOT_FOUND");
+  });
+
+  it("never lets a value into a response, an event, a log line or a stored row", async () => {
+    await h.sandbox.flushEvents();
+    for (const v of [value, later]) {
+      const forms = [v, b64(v), Buffer.from(v).toString("hex")];
+      for (const form of forms) {
+        expect(h.responses.filter((r) => r.includes(form))).toEqual([]);
+        expect(h.logs.filter((l) => l.includes(form))).toEqual([]);
+      }
+      expect(h.events.filter((e) => Buffer.from(e.raw).includes(v))).toEqual([]);
+      const rows = (await h.sandbox.database!.db.selectFrom("processes").select("resource").execute()) as { resource: Uint8Array }[];
+      expect(rows.filter((r) => Buffer.from(r.resource).includes(v))).toEqual([]);
+      const outbox = (await h.sandbox.database!.db.selectFrom("outbox").select("payload").execute()) as { payload: Uint8Array }[];
+      expect(outbox.filter((r) => Buffer.from(r.payload).includes(v))).toEqual([]);
+    }
+    expect(h.events.some((e) => e.event.payload.case === "processStateChanged")).toBe(true);
+  });
+});

@@ -1,0 +1,294 @@
+// Sandbox engines over REST: create, get, list, delete, :terminate; the states of spec section 4
+// and their events; the rules of section 5 (ids, display names, annotations, required and
+// immutable image and template); the catalogue snapshots; idle termination.
+import { beforeAll, describe, expect, it } from "vitest";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { b64, expectError, ok, sharedHarness, sleep, WS, type SandboxHarness } from "./testing.js";
+
+let h: SandboxHarness;
+let n = 0;
+const id = (prefix = "e") => `${prefix}${++n}`;
+const seconds = (d: string) => Number(d.replace(/s$/, ""));
+
+beforeAll(async () => {
+  h = await sharedHarness();
+});
+
+const stateEvents = (name: string) =>
+  h.events
+    .filter((e) => e.event.payload.case === "sandboxEngineStateChanged" && e.event.payload.value.sandboxEngine === name)
+    .map((e) => {
+      const v = e.event.payload.value as { previousState: number; state: number; snapshot?: unknown };
+      return [SandboxEngine_State[v.previousState], SandboxEngine_State[v.state], v.snapshot !== undefined] as const;
+    });
+
+async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > until) throw new Error("timed out");
+    await h.sandbox.flushEvents();
+    await sleep(20);
+  }
+}
+
+describe("sandbox engines: create and get", () => {
+  it("returns STATE_STARTING at once, then runs; keeps the image and template as they were", async () => {
+    const sid = id();
+    const r = ok(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${sid}`, {
+        body: {
+          sandboxEngineImage: h.image,
+          sandboxEngineTemplate: h.template,
+          displayName: "My sandbox",
+          annotations: { team: "a", "k.8s_io-x": "v" },
+          // Output-only fields a client sends are ignored.
+          uid: "forged",
+          state: "STATE_RUNNING",
+          creator: "users/mallory",
+          createTime: "2001-01-01T00:00:00Z",
+        },
+      }),
+    ).sandboxEngine;
+    expect(r).toMatchObject({
+      name: `workspaces/${WS}/sandboxEngines/${sid}`,
+      displayName: "My sandbox",
+      state: "STATE_STARTING",
+      creator: "users/alice",
+      sandboxEngineImage: h.image,
+      sandboxEngineTemplate: h.template,
+      annotations: { team: "a", "k.8s_io-x": "v" },
+    });
+    expect(r.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.createTime).not.toBe("2001-01-01T00:00:00Z");
+    expect(r.sandboxEngineImageInfo).toMatchObject({ name: h.image, image: "python:3.12-slim", enabled: true, creator: "users/root" });
+    expect(r.sandboxEngineTemplateInfo).toMatchObject({
+      name: h.template,
+      memoryBytesLimit: String(512 << 20),
+      memoryBytesRequest: String(512 << 20),
+      milliCpuLimit: 1000,
+      maxIdleDuration: "3600s",
+      environmentalVariables: { FROM_TEMPLATE: "template", SHARED: "template" },
+    });
+    const running = await h.waitState(r.name, "STATE_RUNNING");
+    expect(running.uid).toBe(r.uid);
+    expect(seconds(running.currentIdleDuration)).toBeGreaterThanOrEqual(0);
+    // Later changes to the template do not reach the copy.
+    ok(await h.rest("PATCH", `/v1/${h.template}?updateMask=display_name`, { who: "admin", body: { displayName: "Renamed" } }));
+    await h.catalogue.flushEvents();
+    await eventually(() => (h.sandbox.catalogue?.get("sandboxEngineTemplates", h.template) as { displayName: string }).displayName === "Renamed");
+    const again = ok(await h.rest("GET", `/v1/${r.name}`)).sandboxEngine;
+    expect(again.sandboxEngineTemplateInfo.displayName).toBe("Template base");
+    expect(stateEvents(r.name).slice(0, 2)).toEqual([
+      ["UNSPECIFIED", "STARTING", true],
+      ["STARTING", "RUNNING", true],
+    ]);
+  });
+
+  it("needs a well-formed, unused sandboxEngineId", async () => {
+    const body = { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template };
+    expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines`, { body }), "INVALID_ARGUMENT", "sandbox_engine_id");
+    for (const bad of ["Upper", "9lives", "a".repeat(64), "bad-", "x_y"]) {
+      expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${bad}`, { body }), "INVALID_ARGUMENT", "sandbox_engine_id");
+    }
+    const taken = await h.createSandbox(id());
+    expectError(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${taken.name.split("/").pop()}`, { body }),
+      "ALREADY_EXISTS",
+      taken.name,
+    );
+    ok(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${"a".repeat(63)}`, { body }));
+  });
+
+  it("needs an existing, enabled image and template", async () => {
+    const post = (body: Record<string, unknown>) => h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${id()}`, { body });
+    expectError(await post({ sandboxEngineTemplate: h.template }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_image");
+    expectError(await post({ sandboxEngineImage: h.image }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_template");
+    expectError(await post({ sandboxEngineImage: "images/x", sandboxEngineTemplate: h.template }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_image");
+    expectError(
+      await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: "workspaces/global/sandboxEngineImages/base" }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine.sandbox_engine_template",
+    );
+    const missing = "workspaces/global/sandboxEngineImages/nope";
+    expectError(await post({ sandboxEngineImage: missing, sandboxEngineTemplate: h.template }), "FAILED_PRECONDITION", missing);
+    const missingT = "workspaces/global/sandboxEngineTemplates/nope";
+    expectError(await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: missingT }), "FAILED_PRECONDITION", missingT);
+    const off = await h.catalogueFixture("disabled", { enabled: false }, { enabled: false });
+    expectError(await post({ sandboxEngineImage: off.image, sandboxEngineTemplate: h.template }), "FAILED_PRECONDITION", `${off.image} is disabled`);
+    expectError(await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: off.template }), "FAILED_PRECONDITION", `${off.template} is disabled`);
+  });
+
+  it("limits display names to 63 characters and checks annotation keys", async () => {
+    const post = (body: Record<string, unknown>) =>
+      h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${id()}`, {
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template, ...body },
+      });
+    expectError(await post({ displayName: "x".repeat(64) }), "INVALID_ARGUMENT", "sandbox_engine.display_name");
+    expect(ok(await post({ displayName: "é".repeat(63) })).sandboxEngine.displayName).toBe("é".repeat(63));
+    expectError(await post({ annotations: { ".bad": "x" } }), "INVALID_ARGUMENT", 'sandbox_engine.annotations[".bad"]');
+    expectError(await post({ annotations: { [`k${"x".repeat(63)}`]: "x" } }), "INVALID_ARGUMENT", `sandbox_engine.annotations["k${"x".repeat(63)}"]`);
+    ok(await post({ annotations: { [`k${"x".repeat(62)}`]: "x", "a_b.c-d": "" } }));
+  });
+
+  it("answers a malformed or missing name with 400 or 404", async () => {
+    expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/Not_An_Id`), "INVALID_ARGUMENT", "name");
+    expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/missing`), "NOT_FOUND", `workspaces/${WS}/sandboxEngines/missing`);
+    expectError(await h.rest("DELETE", `/v1/workspaces/${WS}/sandboxEngines/missing`), "NOT_FOUND");
+    expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines/missing:terminate`, { body: {} }), "NOT_FOUND");
+  });
+});
+
+describe("sandbox engines: list", () => {
+  const lws = "list-ws";
+  const names: string[] = [];
+
+  beforeAll(async () => {
+    for (const [i, who] of (["creator", "creator", "creator", "member"] as const).entries()) {
+      const r = ok(
+        await h.rest("POST", `/v1/workspaces/${lws}/sandboxEngines?sandboxEngineId=l${i}`, {
+          who,
+          body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template, displayName: `demo ${i}` },
+        }),
+      );
+      names.push(r.sandboxEngine.name);
+    }
+    for (const name of names) await h.waitState(name, "STATE_RUNNING");
+  });
+
+  it("shows a member their own sandboxes, newest first, with totalSize; administrators see all", async () => {
+    const mine = ok(await h.rest("GET", `/v1/workspaces/${lws}/sandboxEngines`));
+    expect(mine.sandboxEngines.map((s: { name: string }) => s.name)).toEqual(names.slice(0, 3).reverse());
+    expect(mine.totalSize).toBe(3);
+    expect(mine.nextPageToken).toBe("");
+    const bobs = ok(await h.rest("GET", `/v1/workspaces/${lws}/sandboxEngines`, { who: "member" }));
+    expect(bobs.sandboxEngines.map((s: { name: string }) => s.name)).toEqual([names[3]]);
+    const all = ok(await h.rest("GET", `/v1/workspaces/${lws}/sandboxEngines`, { who: "admin" }));
+    expect(all.totalSize).toBe(4);
+  });
+
+  it("filters, orders and pages", async () => {
+    const q = (query: string) => h.rest("GET", `/v1/workspaces/${lws}/sandboxEngines?${query}`);
+    const filtered = ok(await q(`filter=${encodeURIComponent('display_name = "demo 1" AND state = STATE_RUNNING')}`));
+    expect(filtered.sandboxEngines.map((s: { name: string }) => s.name)).toEqual([names[1]]);
+    const prefixed = ok(await q(`filter=${encodeURIComponent('sandbox_engine_id = "l*" AND creator = "users/alice"')}&orderBy=display_name`));
+    expect(prefixed.sandboxEngines.map((s: { name: string }) => s.name)).toEqual(names.slice(0, 3));
+    const seen: string[] = [];
+    let token = "";
+    do {
+      const page = ok(await q(`pageSize=2&orderBy=${encodeURIComponent("display_name desc")}${token ? `&pageToken=${token}` : ""}`));
+      expect(page.totalSize).toBe(3);
+      seen.push(...page.sandboxEngines.map((s: { name: string }) => s.name));
+      token = page.nextPageToken;
+    } while (token);
+    expect(seen).toEqual(names.slice(0, 3).reverse());
+    expectError(await q(`filter=${encodeURIComponent("bogus = 1")}`), "INVALID_ARGUMENT", "filter");
+    expectError(await q("orderBy=bogus"), "INVALID_ARGUMENT", "order_by");
+    expectError(await q("pageSize=-1"), "INVALID_ARGUMENT", "page_size");
+    expectError(await q("pageToken=forged"), "INVALID_ARGUMENT", "page_token");
+    expectError(await q(`filter=${encodeURIComponent("state = STATE_BOGUS")}`), "INVALID_ARGUMENT", "filter");
+  });
+
+  it("lists across workspaces with workspaces/- for administrators only", async () => {
+    const all = ok(await h.rest("GET", `/v1/workspaces/-/sandboxEngines?pageSize=1000`, { who: "admin" }));
+    expect(all.sandboxEngines.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(names));
+    expectError(await h.rest("GET", `/v1/workspaces/-/sandboxEngines`), "PERMISSION_DENIED", "LIST_ALL");
+  });
+});
+
+describe("sandbox engines: terminate and delete", () => {
+  it("terminates: TERMINATING, then TERMINATED for good; running processes end with 137", async () => {
+    const sb = await h.createSandbox(id());
+    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["60"] } })).process;
+    const t = ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine;
+    expect(t.state).toBe("STATE_TERMINATING");
+    await h.waitState(sb.name, "STATE_TERMINATED");
+    const ended = ok(await h.rest("GET", `/v1/${p.name}`)).process;
+    expect(ended).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
+    expectError(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} }), "FAILED_PRECONDITION", "STATE_TERMINATED");
+    expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`), "FAILED_PRECONDITION", "STATE_RUNNING");
+    expectError(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "true" } }), "FAILED_PRECONDITION", "STATE_TERMINATED");
+    expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.currentIdleDuration).toBe("0s");
+    await eventually(() => stateEvents(sb.name).length >= 4);
+    expect(stateEvents(sb.name)).toEqual([
+      ["UNSPECIFIED", "STARTING", true],
+      ["STARTING", "RUNNING", true],
+      ["RUNNING", "TERMINATING", true],
+      ["TERMINATING", "TERMINATED", true],
+    ]);
+  });
+
+  it("terminates a sandbox that is still starting", async () => {
+    const sid = id();
+    const created = ok(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${sid}`, { body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template } }),
+    ).sandboxEngine;
+    const t = ok(await h.rest("POST", `/v1/${created.name}:terminate`, { body: {} })).sandboxEngine;
+    expect(["STATE_TERMINATING", "STATE_TERMINATED"]).toContain(t.state);
+    await h.waitState(created.name, "STATE_TERMINATED");
+    expect(h.sandbox.runtime.isRunning(created.uid)).toBe(false);
+  });
+
+  it("deletes: DELETING, then gone, with a last event without a snapshot; the sandbox's files go too", async () => {
+    const sb = await h.createSandbox(id());
+    ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/f", content: b64("x") } }));
+    const d = ok(await h.rest("DELETE", `/v1/${sb.name}`)).sandboxEngine;
+    expect(d.state).toBe("STATE_DELETING");
+    const until = Date.now() + 10_000;
+    while ((await h.rest("GET", `/v1/${sb.name}`)).status !== 404) {
+      if (Date.now() > until) throw new Error("not deleted");
+      await sleep(20);
+    }
+    await eventually(() => stateEvents(sb.name).some(([prev]) => prev === "DELETING"));
+    expect(stateEvents(sb.name).at(-1)).toEqual(["DELETING", "UNSPECIFIED", false]);
+    // The name can be used again, for a new sandbox with a new uid.
+    const again = await h.createSandbox(sb.name.split("/").pop()!);
+    expect(again.uid).not.toBe(sb.uid);
+    expectError(await h.rest("GET", `/v1/${again.name}/filesystem:statFile?path=/workspace/f`), "NOT_FOUND");
+  });
+
+  it("deletes a terminated sandbox", async () => {
+    const sb = await h.createSandbox(id());
+    ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} }));
+    await h.waitState(sb.name, "STATE_TERMINATED");
+    expect(ok(await h.rest("DELETE", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_DELETING");
+  });
+});
+
+describe("sandbox engines: idle time", () => {
+  let quick: string;
+  beforeAll(async () => {
+    quick = (await h.catalogueFixture("quick", { maxIdleDuration: "1s" })).template;
+  });
+
+  it("shows currentIdleDuration live; calls on the sandbox reset it; reading the sandbox does not", async () => {
+    const sb = await h.createSandbox(id());
+    await sleep(300);
+    const first = seconds(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.currentIdleDuration);
+    await sleep(300);
+    const second = seconds(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.currentIdleDuration);
+    expect(second).toBeGreaterThan(first);
+    expect(second).toBeGreaterThanOrEqual(0.5);
+    ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`));
+    const after = seconds(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.currentIdleDuration);
+    expect(after).toBeLessThan(0.3);
+  });
+
+  it("terminates after the template's max_idle_duration without activity, not before", async () => {
+    const sb = await h.createSandbox(id(), { template: quick });
+    // Activity every 300 ms keeps it running well past its 1 s limit.
+    for (let i = 0; i < 5; i++) {
+      await sleep(300);
+      ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`));
+    }
+    expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
+    // A process being waited on is activity too.
+    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["1.6"] } })).process;
+    expect(ok(await h.rest("POST", `/v1/${p.name}:wait`, { body: {} })).process.exitCode).toBe(0);
+    expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
+    const t0 = Date.now();
+    await h.waitState(sb.name, "STATE_TERMINATED", 10_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+  });
+});

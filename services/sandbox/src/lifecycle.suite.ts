@@ -1,0 +1,178 @@
+// The sandbox lifecycle beyond single calls: a restart of the service (sandboxes that ran run
+// again on their files), an agent that dies, a start that fails, a machine without bubblewrap
+// (refused unless the operator opts into unconfined sandboxes, where the agent's path resolution
+// is the only wall), and warm sandboxes. Restarts the shared module, so this suite runs last.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { createLocalSandboxRuntime } from "./runtime/index.js";
+import { AGENT_CACHE, b64, expectError, ok, sharedHarness, sleep, startExtraModule, unb64, WS, type ExtraClients, type SandboxHarness } from "./testing.js";
+
+let h: SandboxHarness;
+
+beforeAll(async () => {
+  h = await sharedHarness();
+});
+
+async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error("expected the call to fail");
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > until) throw new Error("timed out");
+    await sleep(25);
+  }
+}
+
+async function createVia(c: ExtraClients, id: string) {
+  const res = await c.engines.createSandboxEngine({
+    parent: `workspaces/${WS}`,
+    sandboxEngineId: id,
+    sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+  });
+  return res.sandboxEngine!;
+}
+
+const stateOf = async (c: ExtraClients, name: string) => (await c.engines.getSandboxEngine({ name })).sandboxEngine!.state;
+
+describe("sandbox lifecycle", () => {
+  it("marks a sandbox whose agent died FAILED, with its running processes ended; it can still be terminated", async () => {
+    const sb = await h.createSandbox("crash");
+    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
+    const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    process.kill(h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid, "SIGKILL");
+    await h.waitState(sb.name, "STATE_FAILED");
+    expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
+    expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/`), "FAILED_PRECONDITION", "STATE_FAILED");
+    expect(ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine.state).toBe("STATE_TERMINATING");
+    await h.waitState(sb.name, "STATE_TERMINATED");
+  });
+
+  it("marks a sandbox that cannot start FAILED", async () => {
+    const broken = await startExtraModule(h, "broken", {}, {
+      runtime: createLocalSandboxRuntime({ dataDir: path.join(h.t.dataDir, "broken-rt"), cacheDir: AGENT_CACHE, nodePath: "/nonexistent/node" }),
+    });
+    try {
+      const c = await broken.clients("alice");
+      const sb = await createVia(c, "cannot-start");
+      expect(sb.state).toBe(SandboxEngine_State.STARTING);
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.FAILED);
+      const row = await broken.module.database!.db.selectFrom("sandbox_engines").select("failure_reason").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/node");
+      await c.engines.deleteSandboxEngine({ name: sb.name });
+      await waitFor(async () => c.engines.getSandboxEngine({ name: sb.name }).then(() => false, (e: unknown) => ConnectError.from(e).code === Code.NotFound));
+    } finally {
+      await broken.stop();
+    }
+  });
+
+  it("refuses sandboxes without bubblewrap, naming the opt-in", async () => {
+    const none = await startExtraModule(h, "nobwrap", { bwrapPath: "/nonexistent/bwrap" });
+    try {
+      const c = await none.clients("alice");
+      const err = await failure(createVia(c, "refused"));
+      expect(err.code).toBe(Code.FailedPrecondition);
+      expect(err.rawMessage).toContain("bubblewrap");
+      expect(err.rawMessage).toContain("AIEM_SANDBOX_UNCONFINED=true");
+      expect((await failure(c.engines.getSandboxEngine({ name: `workspaces/${WS}/sandboxEngines/refused` }))).code).toBe(Code.NotFound);
+    } finally {
+      await none.stop();
+    }
+  });
+
+  it("runs unconfined sandboxes when the operator opts in; the API's paths still stay inside", async () => {
+    const loose = await startExtraModule(h, "unconfined", { bwrapPath: "/nonexistent/bwrap", unconfined: true });
+    try {
+      const c = await loose.clients("alice");
+      const sb = await createVia(c, "loose");
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
+      const root = path.join(loose.dataDir, "sandboxes", sb.uid, "root");
+      const marker = path.join(loose.dataDir, "host-marker.txt");
+      fs.writeFileSync(marker, "HOST");
+      // Without isolation the process itself sees the host, as the operator accepted.
+      const p = (await c.processes.createProcess({
+        parent: sb.name,
+        autoRun: true,
+        process: { command: "sh", args: ["-c", `pwd; cat ${marker}; ln -s ${marker} link; ln -s ../../../../../../../../.. up`] },
+      })).process!;
+      await c.processes.waitProcess({ name: p.name });
+      const out = Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data).toString();
+      expect(out).toBe(`${path.join(root, "workspace")}\nHOST`);
+      // The API resolves the same links inside the sandbox's root.
+      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/link" }))).code).toBe(Code.NotFound);
+      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/up/etc/passwd" }))).code).toBe(Code.PermissionDenied);
+      await c.filesystem.writeFile({ name: sb.name, path: "/workspace/link", content: Buffer.from("inside"), overwrite: true, createParentDirectories: true });
+      expect(fs.readFileSync(marker, "utf8")).toBe("HOST");
+      expect(fs.readFileSync(path.join(root, marker), "utf8")).toBe("inside");
+      await c.engines.terminateSandboxEngine({ name: sb.name });
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.TERMINATED);
+    } finally {
+      await loose.stop();
+    }
+  });
+
+  it("starts sandboxes from warm ones when a template was used before, and clears leftovers after a restart", async () => {
+    const warm = await startExtraModule(h, "warm", { warmPoolSize: 1 });
+    const c = await warm.clients("alice");
+    const runtimeId = async (uid: string) =>
+      ((await warm.module.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", uid).executeTakeFirstOrThrow()) as { runtime_id: string })
+        .runtime_id;
+    const pools = () => fs.readdirSync(path.join(warm.dataDir, "sandboxes")).filter((d) => d.startsWith("pool-"));
+    try {
+      const first = await createVia(c, "warm-1");
+      await waitFor(async () => (await stateOf(c, first.name)) === SandboxEngine_State.RUNNING);
+      expect(await runtimeId(first.uid)).toBe(first.uid);
+      const ready = await waitFor(async () => pools().find((id) => warm.module.runtime.isRunning(id)));
+      const t0 = Date.now();
+      const second = await createVia(c, "warm-2");
+      await waitFor(async () => (await stateOf(c, second.name)) === SandboxEngine_State.RUNNING);
+      const ms = Date.now() - t0;
+      expect(await runtimeId(second.uid)).toBe(ready);
+      const echo = (await c.processes.createProcess({ parent: second.name, autoRun: true, process: { command: "echo", args: ["warm"] } })).process!;
+      await c.processes.waitProcess({ name: echo.name });
+      expect(Buffer.from((await c.processes.readProcessOutput({ name: echo.name })).data).toString()).toBe("warm\n");
+      console.log(`create to RUNNING from a warm sandbox: ${ms} ms`);
+      // The pool refills; a restart leaves its sandboxes behind, and the next start removes them.
+      await waitFor(async () => pools().filter((id) => id !== ready && warm.module.runtime.isRunning(id)).length > 0);
+      await warm.module.stop();
+      const leftover = pools().filter((id) => id !== ready);
+      expect(leftover.length).toBeGreaterThan(0);
+      await warm.module.start();
+      await waitFor(async () => leftover.every((id) => !fs.existsSync(path.join(warm.dataDir, "sandboxes", id))));
+      expect(await stateOf(c, second.name)).toBe(SandboxEngine_State.RUNNING);
+    } finally {
+      await warm.stop();
+    }
+  });
+
+  it("after a restart of the service, runs the sandboxes that ran again, on their files; their processes ended", async () => {
+    const sb = await h.createSandbox("restart");
+    ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/kept.txt", content: b64("kept") } }));
+    const running = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
+    const done = await h.run(sb.name, "echo", ["before"]);
+    await h.sandbox.stop();
+    expectError(await h.rest("GET", `/v1/${sb.name}`), "UNAVAILABLE");
+    await h.sandbox.start();
+    const stat = await waitFor(async () => {
+      const r = await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/kept.txt`);
+      return r.status === 200 ? r : undefined;
+    });
+    expect(unb64(stat.body.content).toString()).toBe("kept");
+    expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
+    expect(ok(await h.rest("GET", `/v1/${running.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
+    expect(ok(await h.rest("GET", `/v1/${done.process.name}`)).process).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
+    expectError(await h.rest("GET", `/v1/${done.process.name}:readOutput`), "FAILED_PRECONDITION", "lost");
+    expect((await h.run(sb.name, "echo", ["after"])).output).toBe("after\n");
+  });
+});

@@ -1,0 +1,497 @@
+// Drives every sandbox engine from the state the API recorded towards the one it asked for:
+// starts agents through the runtime, stops and deletes them, terminates idle sandboxes, notices
+// agents that died, and after a restart of the service starts again the sandboxes that were
+// running (their agents die with the service; their files remain). Work on one sandbox is
+// serialised; a sweep every `intervalMs` catches everything a kick may have missed.
+//
+// Activity, which keeps a sandbox from being idle, is kept in memory (every call on the sandbox,
+// every byte through its ports, and as long as a wait or an output stream is open) and written
+// to the database now and then, so the idle limit survives a restart roughly.
+import { randomUUID } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Logger } from "@aiem/kit/logger";
+import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import type { LocalSandboxRuntime, SandboxHandle, SandboxLimits } from "./runtime/index.js";
+import type { ServiceContext } from "./service-context.js";
+import {
+  enqueueSandboxState,
+  failLiveProcesses,
+  loadSandboxByUid,
+  sandboxStateName,
+  sandboxStateOf,
+  transitionSandbox,
+  type SandboxRow,
+} from "./store.js";
+
+const S = SandboxEngine_State;
+const POOL_PREFIX = "pool-";
+/** How many different limit sets keep warm sandboxes at once; the least recently used go first. */
+const MAX_POOL_KEYS = 4;
+/** How long after a claim the warm pool is refilled. */
+const REFILL_DELAY_MS = 250;
+/** Activity is written to the database when it is this much newer than what is stored. */
+const ACTIVITY_WRITE_MS = 2_000;
+
+export interface ChangeHub {
+  /** Resolves at the next notify(key), or when `signal` aborts. */
+  next(keys: readonly string[], signal?: AbortSignal): Promise<void>;
+  notify(key: string): void;
+}
+
+export function createChangeHub(): ChangeHub {
+  const waiters = new Map<string, Set<() => void>>();
+  return {
+    next(keys, signal) {
+      return new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+          for (const key of keys) waiters.get(key)?.delete(done);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        for (const key of keys) {
+          let set = waiters.get(key);
+          if (!set) waiters.set(key, (set = new Set()));
+          set.add(done);
+        }
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    },
+    notify(key) {
+      const set = waiters.get(key);
+      if (!set) return;
+      waiters.delete(key);
+      for (const w of set) w();
+    },
+  };
+}
+
+/** The key under which changes of a sandbox (its state, its agent) are announced. */
+export const sandboxKey = (uid: string) => `sandbox:${uid}`;
+
+export interface LifecycleOptions {
+  readonly context: ServiceContext;
+  readonly runtime: LocalSandboxRuntime;
+  readonly logger: Logger;
+  readonly hub: ChangeHub;
+  readonly intervalMs: number;
+  readonly warmPoolSize: number;
+  /** Called after the live processes of a sandbox were ended (its agent stopped). */
+  readonly onProcessesEnded?: (uid: string) => void;
+}
+
+export interface Lifecycle {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Reconciles one sandbox soon; resolves when that pass (and any it triggered) is done. */
+  kick(uid: string): Promise<void>;
+  /** The agent of a running sandbox. */
+  handle(row: Pick<SandboxRow, "runtime_id">): SandboxHandle | undefined;
+  /** Records activity on a sandbox now. */
+  touch(uid: string): void;
+  /** Counts as activity for as long as `work` runs (waits, output streams, port connections). */
+  busy<T>(uid: string, work: () => Promise<T>): Promise<T>;
+  enter(uid: string): void;
+  leave(uid: string): void;
+  /** Milliseconds the sandbox has been idle, for a RUNNING sandbox; 0 otherwise. */
+  idleMs(row: Pick<SandboxRow, "uid" | "state" | "last_activity">, now?: number): number;
+  /** The runtime id of a new sandbox: a warm sandbox with these limits when one is ready, else its uid. */
+  claimRuntimeId(uid: string, limits: SandboxLimits): string;
+  /** The runtime's report of an agent that ended without being stopped. */
+  agentEnded(runtimeId: string): void;
+}
+
+export function limitsOf(info: {
+  memoryBytesLimit?: bigint;
+  milliCpuLimit?: number | undefined;
+  milliCpuRequest?: number | undefined;
+  storageBytes?: bigint | undefined;
+}): SandboxLimits {
+  return {
+    memoryBytes: info.memoryBytesLimit ?? 0n,
+    milliCpuLimit: info.milliCpuLimit ?? 0,
+    milliCpuRequest: info.milliCpuRequest ?? 0,
+    storageBytes: info.storageBytes ?? 0n,
+  };
+}
+
+function limitsKey(limits: SandboxLimits): string {
+  return JSON.stringify([String(limits.memoryBytes ?? 0), limits.milliCpuLimit ?? 0, limits.milliCpuRequest ?? 0, String(limits.storageBytes ?? 0)]);
+}
+
+export function createLifecycle(options: LifecycleOptions): Lifecycle {
+  const { context, runtime, logger, hub } = options;
+  const queues = new Map<string, { again: boolean; done: Promise<void> }>();
+  const activity = new Map<string, number>();
+  const busyCount = new Map<string, number>();
+  /** runtime id -> sandbox uid, for agents that end on their own. */
+  const owners = new Map<string, string>();
+  /** Sandboxes whose agent just ended on its own, until that is recorded: not to be restarted. */
+  const failing = new Set<string>();
+  /** Warm sandboxes by limits key, in the order they became ready; keys in least-recent-use order. */
+  const pool = new Map<string, { limits: SandboxLimits; ready: string[]; filling: number }>();
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
+  let stopped = false;
+
+  const now = () => context.now();
+  const db = () => context.database().db;
+
+  function touch(uid: string): void {
+    activity.set(uid, Date.now());
+  }
+
+  function idleMs(row: Pick<SandboxRow, "uid" | "state" | "last_activity">, at = Date.now()): number {
+    if (row.state !== sandboxStateName(S.RUNNING)) return 0;
+    if ((busyCount.get(row.uid) ?? 0) > 0) return 0;
+    const last = Math.max(activity.get(row.uid) ?? 0, row.last_activity.getTime());
+    return Math.max(0, at - last);
+  }
+
+  function enter(uid: string): void {
+    busyCount.set(uid, (busyCount.get(uid) ?? 0) + 1);
+    touch(uid);
+  }
+
+  function leave(uid: string): void {
+    const n = (busyCount.get(uid) ?? 1) - 1;
+    if (n <= 0) busyCount.delete(uid);
+    else busyCount.set(uid, n);
+    touch(uid);
+  }
+
+  // ---- warm pool --------------------------------------------------------------------------------
+
+  function fillPool(key: string): void {
+    const entry = pool.get(key);
+    if (!entry || stopped) return;
+    while (entry.ready.length + entry.filling < options.warmPoolSize) {
+      entry.filling++;
+      const id = `${POOL_PREFIX}${randomUUID()}`;
+      runtime
+        .start(id, { limits: entry.limits })
+        .then(
+          () => {
+            if (pool.get(key) === entry && !stopped) entry.ready.push(id);
+            else void runtime.destroy(id).catch(() => undefined);
+          },
+          (err: unknown) => {
+            logger.warn("could not start a warm sandbox", { error: err instanceof Error ? err.message : String(err) });
+            void runtime.destroy(id).catch(() => undefined);
+          },
+        )
+        .finally(() => {
+          // A failed start is not retried until the next claim: no loop of failing starts.
+          entry.filling--;
+        });
+    }
+  }
+
+  function claimRuntimeId(uid: string, limits: SandboxLimits): string {
+    if (options.warmPoolSize <= 0 || runtime.capabilities.isolation === "unavailable") return uid;
+    const key = limitsKey(limits);
+    let entry = pool.get(key);
+    if (entry) {
+      pool.delete(key); // re-insert: most recently used last
+      pool.set(key, entry);
+    } else {
+      entry = { limits, ready: [], filling: 0 };
+      pool.set(key, entry);
+      while (pool.size > MAX_POOL_KEYS) {
+        const [oldKey, old] = pool.entries().next().value as [string, { ready: string[] }];
+        pool.delete(oldKey);
+        for (const id of old.ready) void runtime.destroy(id).catch(() => undefined);
+      }
+    }
+    let claimed: string | undefined;
+    while (entry.ready.length > 0) {
+      const id = entry.ready.shift()!;
+      if (runtime.isRunning(id)) {
+        claimed = id;
+        break;
+      }
+      void runtime.destroy(id).catch(() => undefined);
+    }
+    // Refilled a moment later, so the new agent's start does not slow the claimed sandbox's.
+    setTimeout(() => fillPool(key), REFILL_DELAY_MS).unref();
+    return claimed ?? uid;
+  }
+
+  /** Removes warm sandboxes' directories that no sandbox engine owns (left by an earlier run). */
+  async function removeStalePoolDirs(): Promise<void> {
+    const dir = path.join(runtime.dataDir, "sandboxes");
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(dir);
+    } catch {
+      return;
+    }
+    const candidates = names.filter((n) => n.startsWith(POOL_PREFIX));
+    if (candidates.length === 0) return;
+    const owned = new Set(
+      ((await db().selectFrom("sandbox_engines").select("runtime_id").where("runtime_id", "in", candidates).execute()) as { runtime_id: string }[]).map(
+        (r) => r.runtime_id,
+      ),
+    );
+    for (const name of candidates) if (!owned.has(name)) await runtime.destroy(name).catch(() => undefined);
+  }
+
+  /** Warms sandboxes for the templates used most recently, so the next creates start warm. */
+  async function prewarm(): Promise<void> {
+    if (options.warmPoolSize <= 0 || runtime.capabilities.isolation === "unavailable") return;
+    const rows = (await db().selectFrom("sandbox_engines").select("resource").orderBy("create_time", "desc").limit(20).execute()) as { resource: Uint8Array }[];
+    const seen = new Map<string, SandboxLimits>();
+    for (const row of rows) {
+      const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
+      const key = limitsKey(limits);
+      if (!seen.has(key)) seen.set(key, limits);
+      if (seen.size >= 2) break;
+    }
+    for (const [key, limits] of [...seen].reverse()) {
+      if (!pool.has(key)) pool.set(key, { limits, ready: [], filling: 0 });
+      fillPool(key);
+    }
+  }
+
+  // ---- reconciling ------------------------------------------------------------------------------
+
+  function agentEnded(runtimeId: string): void {
+    for (const entry of pool.values()) {
+      const i = entry.ready.indexOf(runtimeId);
+      if (i >= 0) entry.ready.splice(i, 1);
+    }
+    const uid = owners.get(runtimeId);
+    if (uid === undefined) return;
+    owners.delete(runtimeId);
+    failing.add(uid);
+    void context
+      .write(async (trx) => {
+        const at = now();
+        const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: "the sandbox's agent ended unexpectedly" });
+        if (moved) await failLiveProcesses(trx, moved.row, at);
+        return moved;
+      })
+      .then((moved) => {
+        if (moved) logger.warn("a sandbox's agent ended unexpectedly", { sandbox: moved.row.name });
+        options.onProcessesEnded?.(uid);
+        hub.notify(sandboxKey(uid));
+      })
+      .catch((err: unknown) => logger.error("could not record a sandbox that failed", { uid, error: String(err) }))
+      .finally(() => failing.delete(uid));
+  }
+
+  async function startAgent(row: SandboxRow): Promise<{ ok: true } | { ok: false; reason: string }> {
+    // The limits come from the template as it was when the sandbox was created.
+    const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
+    try {
+      await runtime.start(row.runtime_id, { limits });
+      owners.set(row.runtime_id, row.uid);
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  async function reconcile(uid: string): Promise<void> {
+    const row = await loadSandboxByUid(db(), uid);
+    if (!row) {
+      activity.delete(uid);
+      busyCount.delete(uid);
+      return;
+    }
+    const state = sandboxStateOf(row.state);
+
+    if (row.desired === "deleted") {
+      owners.delete(row.runtime_id);
+      await runtime.destroy(row.runtime_id);
+      await context.write(async (trx) => {
+        const current = await loadSandboxByUid(trx, uid, true);
+        if (!current || current.desired !== "deleted") return;
+        await trx.deleteFrom("processes").where("sandbox_uid", "=", uid).execute();
+        await trx.deleteFrom("ports").where("sandbox_uid", "=", uid).execute();
+        await trx.deleteFrom("sandbox_engines").where("uid", "=", uid).execute();
+        await enqueueSandboxState(trx, current, sandboxStateOf(current.state), now(), 0, true);
+      });
+      activity.delete(uid);
+      options.onProcessesEnded?.(uid);
+      hub.notify(sandboxKey(uid));
+      return;
+    }
+
+    if (row.desired === "terminated") {
+      if (state === S.TERMINATED) return;
+      owners.delete(row.runtime_id);
+      await runtime.destroy(row.runtime_id);
+      await context.write(async (trx) => {
+        const at = now();
+        const moved = await transitionSandbox(trx, uid, [S.TERMINATING, S.STARTING, S.RUNNING, S.FAILED], S.TERMINATED, at);
+        if (moved) await failLiveProcesses(trx, moved.row, at);
+      });
+      options.onProcessesEnded?.(uid);
+      hub.notify(sandboxKey(uid));
+      return;
+    }
+
+    // desired running
+    if (state === S.STARTING) {
+      const started = await startAgent(row);
+      const moved = await context.write(async (trx) =>
+        started.ok
+          ? transitionSandbox(trx, uid, [S.STARTING], S.RUNNING, now(), { lastActivity: now() })
+          : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
+      );
+      if (!started.ok) logger.warn("a sandbox could not start", { sandbox: row.name, reason: started.reason });
+      if (moved && started.ok) touch(uid);
+      if (!moved && started.ok) {
+        // Terminated or deleted while it started: the next pass stops it.
+        const again = await loadSandboxByUid(db(), uid);
+        if (again && again.desired !== "running") queueAgain(uid);
+      }
+      hub.notify(sandboxKey(uid));
+      return;
+    }
+    if (state === S.RUNNING && !runtime.isRunning(row.runtime_id) && !failing.has(uid)) {
+      // The agent died with an earlier process of this service: start it again on the same
+      // files; its processes were killed with it.
+      const started = await startAgent(row);
+      const kept = await context.write(async (trx) => {
+        const at = now();
+        const current = await loadSandboxByUid(trx, uid, true);
+        if (!current || current.state !== sandboxStateName(S.RUNNING) || current.desired !== "running") return false;
+        await failLiveProcesses(trx, current, at);
+        if (!started.ok) await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: started.reason });
+        else await trx.updateTable("sandbox_engines").set({ last_activity: at }).where("uid", "=", uid).execute();
+        return started.ok;
+      });
+      if (started.ok && !kept) {
+        // It changed meanwhile (failed, terminated, deleted): the agent just started is not wanted.
+        owners.delete(row.runtime_id);
+        await runtime.stop(row.runtime_id);
+        queueAgain(uid);
+        return;
+      }
+      if (started.ok) {
+        touch(uid);
+        logger.info("restarted a sandbox whose agent was gone", { sandbox: row.name });
+      } else {
+        logger.warn("a sandbox could not be restarted", { sandbox: row.name, reason: started.reason });
+      }
+      options.onProcessesEnded?.(uid);
+      hub.notify(sandboxKey(uid));
+      return;
+    }
+    if (state === S.RUNNING) owners.set(row.runtime_id, row.uid);
+  }
+
+  function queueAgain(uid: string): void {
+    const q = queues.get(uid);
+    if (q) q.again = true;
+  }
+
+  function kick(uid: string): Promise<void> {
+    const existing = queues.get(uid);
+    if (existing) {
+      existing.again = true;
+      return existing.done;
+    }
+    const entry = { again: true, done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        while (entry.again && !stopped) {
+          entry.again = false;
+          try {
+            await reconcile(uid);
+          } catch (err) {
+            logger.error("reconciling a sandbox failed", { uid, error: err instanceof Error ? err.message : String(err) });
+          }
+        }
+      } finally {
+        queues.delete(uid);
+      }
+    })();
+    queues.set(uid, entry);
+    return entry.done;
+  }
+
+  async function sweep(): Promise<void> {
+    const rows = (await db()
+      .selectFrom("sandbox_engines")
+      .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "last_activity", "name"])
+      .where("state", "in", [S.STARTING, S.RUNNING, S.TERMINATING, S.DELETING].map(sandboxStateName))
+      .execute()) as Pick<SandboxRow, "uid" | "state" | "desired" | "runtime_id" | "max_idle_ms" | "last_activity" | "name">[];
+    const at = Date.now();
+    for (const row of rows) {
+      if (stopped) return;
+      const state = sandboxStateOf(row.state);
+      if (state !== S.RUNNING || row.desired !== "running" || !runtime.isRunning(row.runtime_id)) {
+        if (!queues.has(row.uid) && !failing.has(row.uid)) void kick(row.uid);
+        continue;
+      }
+      const maxIdle = Number(row.max_idle_ms);
+      const idle = idleMs(row, at);
+      if (maxIdle > 0 && idle >= maxIdle) {
+        const moved = await context.write((trx) => transitionSandbox(trx, row.uid, [S.RUNNING], S.TERMINATING, now(), { desired: "terminated" }));
+        if (moved) {
+          logger.info("terminating an idle sandbox", { sandbox: row.name, idleMs: idle });
+          hub.notify(sandboxKey(row.uid));
+          void kick(row.uid);
+        }
+        continue;
+      }
+      const last = activity.get(row.uid);
+      const effective = (busyCount.get(row.uid) ?? 0) > 0 ? at : last;
+      if (effective !== undefined && effective - row.last_activity.getTime() > ACTIVITY_WRITE_MS) {
+        await db().updateTable("sandbox_engines").set({ last_activity: new Date(effective) }).where("uid", "=", row.uid).execute();
+      }
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      sweeping = sweep()
+        .catch((err: unknown) => logger.error("sandbox sweep failed", { error: err instanceof Error ? err.message : String(err) }))
+        .finally(() => {
+          sweeping = undefined;
+          schedule();
+        });
+    }, options.intervalMs);
+    timer.unref();
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      await removeStalePoolDirs();
+      await sweep();
+      await prewarm();
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await sweeping;
+      await Promise.all([...queues.values()].map((q) => q.done));
+      pool.clear();
+      await runtime.close();
+    },
+    kick,
+    handle: (row) => runtime.get(row.runtime_id),
+    touch,
+    async busy(uid, work) {
+      enter(uid);
+      try {
+        return await work();
+      } finally {
+        leave(uid);
+      }
+    },
+    enter,
+    leave,
+    idleMs,
+    claimRuntimeId,
+    agentEnded,
+  };
+}

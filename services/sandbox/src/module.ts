@@ -1,0 +1,209 @@
+// The sandbox service as a ServiceModule: sandbox engines and, inside them, files, processes,
+// ports, drive and secure-store transfers, in its own schema `sandbox`; its sandboxes run in the
+// local runtime (one bubblewrap-isolated agent each) on this machine, and their ports are served
+// under `/sandboxes/` beside the RPCs.
+import * as path from "node:path";
+import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { createPageTokenCodec } from "@aiem/kit/aip";
+import { loadSecretKey } from "@aiem/kit/config";
+import { migrateToLatest, type Database } from "@aiem/kit/db";
+import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
+import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
+import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
+import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
+import { SecureStoreService } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
+import type { SandboxSettings } from "./config.js";
+import { createDriveHandlers } from "./drive-service.js";
+import { createFilesystemHandlers } from "./filesystem-service.js";
+import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
+import { sandboxMigrations } from "./migrations.js";
+import { createPortProxy } from "./port-proxy.js";
+import { createPortHandlers, createPortUrls } from "./port-service.js";
+import { createProcessHandlers, type SecretResolver } from "./process-service.js";
+import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
+import { createServiceContext, guard, type ContextState } from "./service-context.js";
+
+export const SANDBOX_SCHEMA = "sandbox";
+
+export const SANDBOX_SERVICES: readonly DescService[] = [
+  SandboxEngineService,
+  FilesystemService,
+  ProcessService,
+  PortService,
+  DriveService,
+  SecureStoreService,
+];
+
+export interface SandboxModuleDeps extends ServiceDeps {
+  readonly sandboxConfig: SandboxSettings;
+  /**
+   * Resolves secret values for secret environment variables and RevealSecretToFile: the
+   * catalogue module's `resolveSecretValue` when the catalogue runs in this process. Without it
+   * those calls fail with FAILED_PRECONDITION.
+   */
+  readonly secrets?: SecretResolver;
+  /** Outbox poll interval in ms (default 250); tests use less. */
+  readonly outboxPollInterval?: number;
+  /** A runtime made by the caller (tests); otherwise the local runtime under the data directory. */
+  readonly runtime?: LocalSandboxRuntime;
+}
+
+export interface SandboxModule extends ServiceModule {
+  /** The database once started (for hosts' health checks and tests). */
+  readonly database: Database | undefined;
+  /** The runtime running this module's sandboxes. */
+  readonly runtime: LocalSandboxRuntime;
+  /** The local copy of the catalogue once started. */
+  readonly catalogue: CatalogueReadModel | undefined;
+  /** Reconciles a sandbox (by uid) now; resolves when that pass is done. For tests and tools. */
+  reconcile(uid: string): Promise<void>;
+  /** Publishes every pending outbox event now; for tests and orderly shutdowns. */
+  flushEvents(): Promise<number>;
+}
+
+export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
+  const settings = deps.sandboxConfig;
+  const logger = deps.logger.child({ service: "sandbox" });
+  const state: ContextState = {};
+  const context = createServiceContext(deps.policy, logger, state);
+  const hub = createChangeHub();
+  let lifecycle: Lifecycle | undefined;
+  const runtime =
+    deps.runtime ??
+    createLocalSandboxRuntime({
+      dataDir: deps.config.dataDir,
+      unconfined: settings.unconfined,
+      ...(settings.bwrapPath ? { bwrapPath: settings.bwrapPath } : {}),
+      cacheDir: settings.agentCacheDir ?? path.join(deps.config.dataDir, "agent-cache"),
+      outputLimitBytes: settings.outputLimitBytes,
+      keepAliveMs: settings.keepAliveMs ?? 5_000,
+      onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
+    });
+  const life = createLifecycle({
+    context,
+    runtime,
+    logger,
+    hub,
+    intervalMs: settings.reconcileIntervalMs ?? 1_000,
+    warmPoolSize: settings.warmPoolSize,
+  });
+  lifecycle = life;
+  let catalogue: CatalogueReadModel | undefined;
+  const access = { context, lifecycle: life };
+  const publicUrl = () => {
+    const value = typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl;
+    return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
+  };
+  const proxy = createPortProxy({ context, lifecycle: life, authenticator: deps.authenticator, logger });
+  const handlers = {
+    sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
+    filesystem: createFilesystemHandlers(access),
+    processes: createProcessHandlers({ ...access, hub, secrets: deps.secrets, keepAliveMs: settings.keepAliveMs ?? 5_000 }),
+    ports: createPortHandlers({ ...access, urls: createPortUrls(publicUrl), closeConnections: proxy.closeConnections }),
+    ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
+  };
+
+  let relay: OutboxRelay | undefined;
+  let database: Database | undefined;
+  let ready = false;
+  let starting: Promise<void> | undefined;
+
+  async function start(): Promise<void> {
+    const pageKey = await loadSecretKey({
+      variable: "AIEM_PAGE_TOKEN_KEY",
+      value: settings.pageTokenKey,
+      dataDir: deps.config.dataDir,
+      name: "page-token",
+    });
+    const db = (database = await deps.openDatabase(SANDBOX_SCHEMA));
+    try {
+      await migrateToLatest(db, sandboxMigrations);
+    } catch (err) {
+      database = undefined;
+      await db.destroy();
+      throw err;
+    }
+    state.tokens = createPageTokenCodec({ key: pageKey });
+    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
+    state.wake = () => relay?.wake();
+    relay.start();
+    state.database = db;
+    catalogue = createCatalogueReadModel({ bus: deps.bus, kinds: ["sandboxEngineImages", "sandboxEngineTemplates"], logger });
+    await catalogue.ready;
+    if (runtime.capabilities.isolation === "unavailable") {
+      logger.warn("sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)");
+    } else {
+      if (runtime.capabilities.isolation === "unconfined") logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
+      // Bundling the agent takes a moment; do it now rather than in the first create.
+      runtime.prepare().catch((err: unknown) => logger.error("could not prepare the sandbox agent", { error: err instanceof Error ? err.message : String(err) }));
+    }
+    await life.start();
+    ready = true;
+    logger.info("sandbox service started", { schema: db.schema, isolation: runtime.capabilities.isolation });
+  }
+
+  const services: Array<[DescService, Record<string, unknown>]> = [
+    [SandboxEngineService, handlers.sandboxEngines],
+    [FilesystemService, handlers.filesystem],
+    [ProcessService, handlers.processes],
+    [PortService, handlers.ports],
+    [DriveService, handlers.drive],
+    [SecureStoreService, handlers.secureStore],
+  ];
+
+  return {
+    name: "sandbox",
+    services: SANDBOX_SERVICES,
+    httpRoutes: [proxy.route],
+    register(router: ConnectRouter) {
+      for (const [service, impl] of services) {
+        const wrapped: Record<string, unknown> = {};
+        for (const method of service.methods) {
+          const handler = impl[method.localName] as ((req: never, ctx: never) => unknown) | undefined;
+          if (!handler) throw new Error(`no handler for ${service.typeName}.${method.name}`);
+          wrapped[method.localName] = guard(context, `${service.typeName}/${method.name}`, method.input as DescMessage, handler as never);
+        }
+        router.service(service, wrapped as never);
+      }
+    },
+    start() {
+      starting ??= start().catch((err: unknown) => {
+        starting = undefined;
+        throw err;
+      });
+      return starting;
+    },
+    async stop() {
+      ready = false;
+      await life.stop();
+      state.database = undefined;
+      state.wake = undefined;
+      await relay?.stop();
+      relay = undefined;
+      await catalogue?.stop();
+      catalogue = undefined;
+      starting = undefined;
+      const db = database;
+      database = undefined;
+      await db?.destroy();
+    },
+    isReady: () => ready,
+    get database() {
+      return state.database;
+    },
+    runtime,
+    get catalogue() {
+      return catalogue;
+    },
+    reconcile: (uid) => life.kick(uid),
+    async flushEvents() {
+      return relay ? relay.flush() : 0;
+    },
+  };
+}

@@ -1,0 +1,157 @@
+// PortService: which ports of a sandbox the edge forwards (see port-proxy.ts), their names and
+// whether anyone may reach them. A port's URLs are derived, never stored, so they follow the
+// configured public URL.
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { sql } from "kysely";
+import { checkField, checkUpdateMask, paginate, portPattern, validateDisplayName, validatePortId, type FieldTable } from "@aiem/kit/aip";
+import { Action, WorkspaceKind } from "@aiem/kit/authz";
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
+import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import type {
+  CreatePortRequest,
+  DeletePortRequest,
+  GetPortRequest,
+  ListPortsRequest,
+  UpdatePortRequest,
+} from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { type AccessDeps, authorizeSandbox } from "./access.js";
+import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow } from "./store.js";
+
+export const PORT_RESOURCE_TYPE = "enginemanager.ai/Port";
+const UPDATABLE = ["display_name", "public"];
+
+export interface PortUrls {
+  /** Reached with the sandbox creator's token. */
+  internal(sandboxUid: string, port: number): string;
+  /** Reached by anyone, while the port is public. */
+  public(sandboxUid: string, port: number): string;
+}
+
+export function createPortUrls(base: () => string): PortUrls {
+  return {
+    internal: (uid, port) => `${base()}/sandboxes/${uid}/ports/${port}/`,
+    public: (uid, port) => `${base()}/sandboxes/${uid}/public/${port}/`,
+  };
+}
+
+export interface PortDeps extends AccessDeps {
+  readonly urls: PortUrls;
+  /** Cuts forwarded connections of a port: all of them, or only those through its public URL. */
+  closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
+}
+
+const portTable: FieldTable = {
+  port: { type: "int", sql: sql.ref("port") },
+  create_time: { type: "timestamp", sql: sql.ref("create_time") },
+};
+
+export function createPortHandlers(deps: PortDeps) {
+  const { context } = deps;
+  const db = () => context.database().db;
+
+  function present(row: PortRow): Port {
+    const port = decodePort(row);
+    port.public = row.public;
+    port.internalUrl = deps.urls.internal(row.sandbox_uid, row.port);
+    port.publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : "";
+    return port;
+  }
+
+  async function openPort(ctx: HandlerContext, name: string, field: string, action: Action) {
+    const { workspace, sandbox_engine, port } = portPattern.parse(name, field);
+    const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, field, WorkspaceKind.ports, action);
+    return { call, number: Number(port) };
+  }
+
+  return {
+    async createPort(req: CreatePortRequest, ctx: HandlerContext) {
+      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.ports, Action.CREATE);
+      if (req.portId === "") throw requiredField("port_id");
+      checkField("port_id", req.portId, validatePortId);
+      const input = req.port ?? create(PortSchema);
+      checkField("port.display_name", input.displayName, validateDisplayName);
+      const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
+      if (!live.includes(call.row.state)) {
+        throw failedPrecondition(`${call.row.name} is ${call.row.state}; ports can be made reachable only while it is starting or running`);
+      }
+      const number = Number(req.portId);
+      const now = context.now();
+      const port = create(PortSchema, {
+        name: `${call.row.name}/ports/${number}`,
+        displayName: input.displayName,
+        public: input.public,
+        createTime: timestampFromDate(now),
+        updateTime: timestampFromDate(now),
+        creator: call.principal.name,
+        updater: call.principal.name,
+        creatorDisplayName: call.principal.displayName,
+        updaterDisplayName: call.principal.displayName,
+      });
+      const row: PortRow = { sandbox_uid: call.row.uid, port: number, name: port.name, public: port.public, create_time: now, resource: encodePort(port) };
+      const inserted = await db().insertInto("ports").values(row).onConflict((oc) => oc.doNothing()).returning("port").executeTakeFirst();
+      if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
+      return { port: present(row) };
+    },
+
+    async getPort(req: GetPortRequest, ctx: HandlerContext) {
+      const { call, number } = await openPort(ctx, req.name, "name", Action.GET);
+      const row = await loadPort(db(), call.row.uid, number);
+      if (!row) throw notFound(req.name, PORT_RESOURCE_TYPE);
+      return { port: present(row) };
+    },
+
+    async listPorts(req: ListPortsRequest, ctx: HandlerContext) {
+      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.ports, Action.LIST);
+      const page = await paginate(db().selectFrom("ports").selectAll().where("sandbox_uid", "=", call.row.uid), {
+        parent: req.parent,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        table: portTable,
+        tiebreaker: { name: "port", spec: portTable["port"]! },
+        defaultOrderBy: "port",
+        tokens: context.tokens(),
+        scope: "ports",
+      });
+      return { ports: (page.rows as PortRow[]).map(present), nextPageToken: page.nextPageToken };
+    },
+
+    async updatePort(req: UpdatePortRequest, ctx: HandlerContext) {
+      if (!req.port) throw requiredField("port");
+      const { call, number } = await openPort(ctx, req.port.name, "port.name", Action.UPDATE);
+      for (const path of req.updateMask?.paths ?? []) {
+        if (["internal_url", "public_url", "create_time", "update_time", "creator", "updater", "creator_display_name", "updater_display_name"].includes(path)) {
+          throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
+        }
+      }
+      const paths = checkUpdateMask(req.updateMask?.paths, { allowed: UPDATABLE, immutable: ["name"] });
+      if (paths.includes("display_name")) checkField("port.display_name", req.port.displayName, validateDisplayName);
+      const now = context.now();
+      const updated = await context.write(async (trx) => {
+        const row = await loadPort(trx, call.row.uid, number, true);
+        if (!row) throw notFound(req.port!.name, PORT_RESOURCE_TYPE);
+        const port = decodePort(row);
+        if (paths.includes("display_name")) port.displayName = req.port!.displayName;
+        if (paths.includes("public")) port.public = req.port!.public;
+        port.updateTime = timestampFromDate(now);
+        port.updater = call.principal.name;
+        port.updaterDisplayName = call.principal.displayName;
+        const next: PortRow = { ...row, public: port.public, resource: encodePort(port) };
+        await trx.updateTable("ports").set({ public: next.public, resource: next.resource }).where("sandbox_uid", "=", row.sandbox_uid).where("port", "=", row.port).execute();
+        return next;
+      });
+      if (!updated.public) deps.closeConnections(call.row.uid, number, true);
+      return { port: present(updated) };
+    },
+
+    async deletePort(req: DeletePortRequest, ctx: HandlerContext) {
+      const { call, number } = await openPort(ctx, req.name, "name", Action.DELETE);
+      const deleted = await db().deleteFrom("ports").where("sandbox_uid", "=", call.row.uid).where("port", "=", number).returning("port").executeTakeFirst();
+      if (!deleted) throw notFound(req.name, PORT_RESOURCE_TYPE);
+      deps.closeConnections(call.row.uid, number, false);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,548 @@
+// ProcessService. The database keeps each process's definition (command, arguments, directory,
+// variables and the names of its secret versions) and its state; the agent runs it and keeps its
+// output. Secret values are resolved when a process starts, go to the agent's StartProcess and
+// nowhere else: not into a row, an event, a log line or a response.
+//
+// A watcher follows every running process: when the agent reports the exit, it records the end
+// (state, exit code, end time, and the event); once the agent has sealed the output log it lets
+// the waiters go, so that a read after a wait sees every byte the process wrote.
+import { randomInt, randomUUID } from "node:crypto";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { sql } from "kysely";
+import { checkField, paginate, processPattern, secretVersionPattern, validateProcessId, type FieldTable } from "@aiem/kit/aip";
+import { Action, WorkspaceKind } from "@aiem/kit/authz";
+import {
+  Code,
+  ConnectError,
+  alreadyExists,
+  failedPrecondition,
+  invalidArgument,
+  invalidArguments,
+  notFound,
+  outOfRange,
+  quote,
+  requiredField,
+} from "@aiem/kit/errors";
+import type { Principal } from "@aiem/kit/identity";
+import { type Process, ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
+import {
+  type CreateProcessRequest,
+  type DeleteProcessRequest,
+  type GetProcessRequest,
+  type ListProcessesRequest,
+  OutputStream,
+  type ReadProcessOutputRequest,
+  type SendProcessSignalRequest,
+  type StartProcessRequest,
+  type StreamProcessOutputRequest,
+  type StreamProcessOutputResponseSchema,
+  type WaitProcessRequest,
+} from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ProcessExit } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
+import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { type ChangeHub, sandboxKey } from "./lifecycle.js";
+import type { SandboxHandle } from "./runtime/index.js";
+import {
+  PROCESS_STATE_NAMES,
+  encodeProcess,
+  enqueueProcessState,
+  loadProcess,
+  loadSandboxByUid,
+  presentProcess,
+  processStateName,
+  processStateOf,
+  sandboxStateName,
+  type ProcessRow,
+  type SandboxRow,
+} from "./store.js";
+
+export const PROCESS_RESOURCE_TYPE = "enginemanager.ai/Process";
+const P = Process_State;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const DEFAULT_WORKING_DIRECTORY = "/workspace";
+
+/** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process). */
+export interface SecretResolver {
+  resolveSecretValue(principal: Principal, secretVersionName: string): Promise<{ readonly name: string; readonly value: Uint8Array }>;
+}
+
+export interface ProcessDeps extends AccessDeps {
+  readonly hub: ChangeHub;
+  readonly secrets: SecretResolver | undefined;
+  readonly keepAliveMs: number;
+}
+
+export const processKey = (uid: string, id: string) => `process:${uid}/${id}`;
+
+/** How often a wait looks at its process again even without news. */
+const RECHECK_MS = 2_000;
+
+const processTable: FieldTable = {
+  state: { type: "enum", sql: sql.ref("state"), enumValues: PROCESS_STATE_NAMES },
+  create_time: { type: "timestamp", sql: sql.ref("create_time") },
+  name: { type: "string", sql: sql.ref("name") },
+};
+
+type StreamMessage = MessageInitShape<typeof StreamProcessOutputResponseSchema>;
+
+/** Text a secret value must be to become an environment variable; the value never reaches a message. */
+function secretText(name: string, value: Uint8Array): string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(value);
+  } catch {
+    throw failedPrecondition(`the value of ${name} is not UTF-8 text, so it cannot be an environment variable`);
+  }
+  if (text.includes("\0")) throw failedPrecondition(`the value of ${name} contains a NUL byte, so it cannot be an environment variable`);
+  return text;
+}
+
+function randomId(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let id = "p-";
+  for (let i = 0; i < 10; i++) id += alphabet[randomInt(alphabet.length)];
+  return id;
+}
+
+export function createProcessHandlers(deps: ProcessDeps) {
+  const { context, lifecycle, hub } = deps;
+  const db = () => context.database().db;
+  /** Watchers of running processes, by process key; resolved when the end is recorded and the output sealed. */
+  const watches = new Map<string, Promise<ProcessRow | undefined>>();
+  /** Processes being started, so two start calls cannot both start one. */
+  const starting = new Set<string>();
+
+  async function openProcess(ctx: HandlerContext, name: string, action: Action) {
+    const { workspace, sandbox_engine, process } = processPattern.parse(name, "name");
+    const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, "name", WorkspaceKind.processes, action);
+    const row = await loadProcess(db(), call.row.uid, process);
+    if (!row) throw notFound(name, PROCESS_RESOURCE_TYPE);
+    return { call, row, key: processKey(call.row.uid, process) };
+  }
+
+  function validate(definition: Process): Process {
+    const problems: { field: string; description: string }[] = [];
+    if (definition.command === "") problems.push({ field: "process.command", description: "is required" });
+    let workingDirectory = DEFAULT_WORKING_DIRECTORY;
+    if (definition.workingDirectory !== "") {
+      try {
+        workingDirectory = sandboxPath("process.working_directory", definition.workingDirectory);
+      } catch (err) {
+        problems.push({ field: "process.working_directory", description: ConnectError.from(err).rawMessage.replace(/^process\.working_directory: /, "") });
+      }
+    }
+    for (const key of Object.keys(definition.environmentVariables)) {
+      if (!ENV_NAME.test(key)) {
+        problems.push({ field: `process.environment_variables[${quote(key)}]`, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
+      }
+    }
+    for (const [key, ref] of Object.entries(definition.secretEnvironmentVariables)) {
+      const field = `process.secret_environment_variables[${quote(key)}]`;
+      if (!ENV_NAME.test(key)) {
+        problems.push({ field, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
+      }
+      if (!ref?.secretVersion) problems.push({ field: `${field}.secret_version`, description: "is required" });
+      else if (!secretVersionPattern.matches(ref.secretVersion)) {
+        problems.push({ field: `${field}.secret_version`, description: `${quote(ref.secretVersion)} is not a name of the form workspaces/{workspace}/secrets/{secret}/versions/{version}` });
+      }
+    }
+    if (problems.length > 0) throw invalidArguments(problems);
+    return create(ProcessSchema, {
+      command: definition.command,
+      args: definition.args,
+      workingDirectory,
+      environmentVariables: definition.environmentVariables,
+      secretEnvironmentVariables: Object.fromEntries(
+        Object.entries(definition.secretEnvironmentVariables).map(([k, v]) => [k, { secretVersion: v.secretVersion }]),
+      ),
+    });
+  }
+
+  /** The complete environment of a process: the template's variables, its own, then its secrets. */
+  async function environmentOf(principal: Principal, sandbox: SandboxRow, definition: Process): Promise<Record<string, string>> {
+    const template = fromBinary(SandboxEngineSchema, sandbox.resource).sandboxEngineTemplateInfo?.environmentalVariables ?? {};
+    const environment: Record<string, string> = { ...template, ...definition.environmentVariables };
+    const refs = Object.entries(definition.secretEnvironmentVariables);
+    if (refs.length > 0 && !deps.secrets) {
+      throw failedPrecondition(
+        "secret environment variables need the secure store, which this sandbox service cannot reach: it resolves secrets only when the catalogue runs in the same process",
+      );
+    }
+    for (const [variable, ref] of refs) {
+      const resolved = await deps.secrets!.resolveSecretValue(principal, ref.secretVersion).catch((err: unknown) => {
+        const e = ConnectError.from(err);
+        // The catalogue names its own field; here the reference is part of the process.
+        throw new ConnectError(e.rawMessage.replace(/^secret_version: /, `process.secret_environment_variables[${quote(variable)}].secret_version: `), e.code);
+      });
+      environment[variable] = secretText(ref.secretVersion, resolved.value);
+    }
+    return environment;
+  }
+
+  /** Runs a process's definition on the agent; the secret values go there and nowhere else. */
+  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date }> {
+    const environment = await environmentOf(call.principal, call.row, definition);
+    const agentId = randomUUID();
+    const startTime = context.now();
+    await viaAgent(deps, call, () =>
+      handle.client.startProcess({
+        processId: agentId,
+        command: definition.command,
+        args: definition.args,
+        workingDirectory: definition.workingDirectory,
+        environment,
+      }),
+    );
+    return { agentId, startTime };
+  }
+
+  /** Starts a pending process row on the agent and records it running. */
+  async function launch(call: SandboxCall, handle: SandboxHandle, row: ProcessRow): Promise<ProcessRow> {
+    const { agentId, startTime } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
+    const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
+    await context.write(async (trx) => {
+      await trx
+        .updateTable("processes")
+        .set({ state: running.state, agent_id: agentId, start_time: startTime })
+        .where("sandbox_uid", "=", row.sandbox_uid)
+        .where("id", "=", row.id)
+        .execute();
+      await enqueueProcessState(trx, call.row, running, P.PENDING, P.RUNNING, startTime);
+    });
+    watch(call.row, running, handle);
+    hub.notify(processKey(row.sandbox_uid, row.id));
+    return running;
+  }
+
+  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle): void {
+    const key = processKey(sandbox.uid, row.id);
+    const agentId = row.agent_id!;
+    const done = (async (): Promise<ProcessRow | undefined> => {
+      let exit: ProcessExit | undefined;
+      for (let attempt = 0; exit === undefined; attempt++) {
+        try {
+          exit = (await handle.client.waitProcess({ processId: agentId })).exit;
+          if (!exit) return undefined;
+        } catch {
+          // The agent went away (the lifecycle ends the process's record), or the call broke
+          // while it runs on: then ask again.
+          if (lifecycle.handle(sandbox) !== handle || attempt >= 20) return undefined;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      const reported = exit.endTime ? timestampDate(exit.endTime) : context.now();
+      const endTime = row.start_time && reported < row.start_time ? row.start_time : reported;
+      const state = exit.exitCode === 0 ? P.SUCCEEDED : P.FAILED;
+      const recorded = context
+        .write(async (trx) => {
+          const current = await loadProcess(trx, sandbox.uid, row.id, true);
+          if (!current || current.agent_id !== agentId || current.state !== processStateName(P.RUNNING)) return current;
+          const ended: ProcessRow = { ...current, state: processStateName(state), exit_code: exit.exitCode, end_time: endTime };
+          await trx
+            .updateTable("processes")
+            .set({ state: ended.state, exit_code: exit.exitCode, end_time: endTime })
+            .where("sandbox_uid", "=", sandbox.uid)
+            .where("id", "=", row.id)
+            .execute();
+          await enqueueProcessState(trx, sandbox, ended, P.RUNNING, state, endTime);
+          return ended;
+        })
+        .then(
+          (ended) => {
+            hub.notify(key);
+            return ended;
+          },
+          (err: unknown) => {
+            context.logger.error("could not record a process's end", { process: row.name, error: String(err) });
+            return undefined;
+          },
+        );
+      // The exit can come before the last output: waiters go once the log is complete too.
+      const sealed = (async () => {
+        try {
+          for await (const m of handle.client.streamOutput({ processId: agentId, skipReplay: true })) if (m.chunk?.end) break;
+        } catch {
+          // the agent went away; there is no more output to wait for
+        }
+      })();
+      const [ended] = await Promise.all([recorded, sealed]);
+      return ended;
+    })().finally(() => {
+      watches.delete(key);
+      hub.notify(key);
+    });
+    watches.set(key, done);
+  }
+
+  /** Waits until the process has ended and its output is complete (or `signal` aborts). */
+  async function settled(call: SandboxCall, first: ProcessRow, signal: AbortSignal): Promise<ProcessRow> {
+    const key = processKey(call.row.uid, first.id);
+    let row: ProcessRow | undefined = first;
+    for (;;) {
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      const next = hub.next([key, sandboxKey(call.row.uid)], stop.signal);
+      try {
+        row ??= await loadProcess(db(), call.row.uid, first.id);
+        if (!row) throw notFound(first.name, PROCESS_RESOURCE_TYPE);
+        const state = processStateOf(row.state);
+        if (state === P.RUNNING && !watches.has(key)) rewatch(call.row.uid, row);
+        const watcher = watches.get(key);
+        if ((state === P.SUCCEEDED || state === P.FAILED) && !watcher) return row;
+        if (state === P.PENDING) {
+          const sandbox = await loadSandboxByUid(db(), call.row.uid);
+          const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
+          if (!sandbox || !live.includes(sandbox.state)) {
+            throw failedPrecondition(`${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`);
+          }
+        }
+        const cancelled = () => new ConnectError("the wait was cancelled; the process was not affected", Code.Canceled);
+        if (signal.aborted) throw cancelled();
+        // A running process with a watcher: its result is the ended row, once the output is complete.
+        // Checked again now and then, whatever was (or was not) announced.
+        const recheck = new Promise<undefined>((r) => setTimeout(r, RECHECK_MS, undefined).unref());
+        const ended = await Promise.race([...(watcher ? [watcher] : []), next.then(() => undefined), recheck]);
+        if (signal.aborted) throw cancelled();
+        row = ended && !watches.has(key) ? ended : undefined;
+        if (row && processStateOf(row.state) !== P.SUCCEEDED && processStateOf(row.state) !== P.FAILED) row = undefined;
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        stop.abort();
+      }
+    }
+  }
+
+  /** Follows a running process again when nothing does (its watcher gave up while the agent ran on). */
+  function rewatch(sandboxUid: string, row: ProcessRow): void {
+    void loadSandboxByUid(db(), sandboxUid).then((sandbox) => {
+      const handle = sandbox ? deps.lifecycle.handle(sandbox) : undefined;
+      if (sandbox && handle && row.agent_id && !watches.has(processKey(sandboxUid, row.id))) watch(sandbox, row, handle);
+    });
+  }
+
+  function outputUnavailable(call: SandboxCall, row: ProcessRow): ConnectError {
+    return failedPrecondition(
+      call.row.state === sandboxStateName(SandboxEngine_State.RUNNING)
+        ? `the output of ${row.name} was lost when its sandbox engine was started again`
+        : `the output of ${row.name} is kept only while its sandbox engine runs; it is ${call.row.state}`,
+    );
+  }
+
+  async function* streamOutput(req: StreamProcessOutputRequest, ctx: HandlerContext): AsyncGenerator<StreamMessage> {
+    const { call, row: first, key } = await openProcess(ctx, req.name, Action.GET);
+    const startOffset = req.startOffset;
+    if (startOffset < 0n) throw invalidArgument("start_offset", "must not be negative");
+    if (req.skipReplay && startOffset !== 0n) throw invalidArgument("skip_replay", "cannot be combined with a non-zero start_offset");
+    lifecycle.enter(call.row.uid);
+    try {
+      let row = first;
+      // A pending process has written nothing yet: wait for its start, keeping the stream alive.
+      while (processStateOf(row.state) === P.PENDING) {
+        if (startOffset > 0n) throw outOfRange("start_offset", `${startOffset} is beyond the 0 bytes written so far`);
+        const sandbox = await loadSandboxByUid(db(), call.row.uid);
+        const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
+        if (!sandbox || !live.includes(sandbox.state)) {
+          throw failedPrecondition(`${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`);
+        }
+        const timeout = AbortSignal.timeout(deps.keepAliveMs);
+        await hub.next([key, sandboxKey(call.row.uid)], AbortSignal.any([timeout, ctx.signal]));
+        if (ctx.signal.aborted) return;
+        const again = await loadProcess(db(), call.row.uid, row.id);
+        if (!again) throw notFound(req.name, PROCESS_RESOURCE_TYPE);
+        row = again;
+        if (timeout.aborted && processStateOf(row.state) === P.PENDING) yield { keepAlive: true, offset: 0n };
+      }
+      const sandbox = (await loadSandboxByUid(db(), call.row.uid)) ?? call.row;
+      const current = { ...call, row: sandbox };
+      const handle = deps.lifecycle.handle(sandbox);
+      if (!handle || sandbox.state !== sandboxStateName(SandboxEngine_State.RUNNING) || !row.agent_id) throw outputUnavailable(current, row);
+      const agentId = row.agent_id;
+      try {
+        for await (const m of handle.client.streamOutput({ processId: agentId, startOffset, skipReplay: req.skipReplay }, { signal: ctx.signal })) {
+          const chunk = m.chunk;
+          if (!chunk) continue;
+          lifecycle.touch(call.row.uid);
+          if (chunk.end) return;
+          yield {
+            stream: chunk.stream,
+            data: chunk.data,
+            offset: chunk.offset,
+            droppedBytes: chunk.droppedBytes,
+            keepAlive: chunk.keepAlive,
+          };
+        }
+      } catch (err) {
+        if (ctx.signal.aborted) return;
+        throw agentError(deps, current, err, (e) => (e.code === Code.NotFound ? outputUnavailable(current, row) : undefined));
+      }
+    } finally {
+      lifecycle.leave(call.row.uid);
+    }
+  }
+
+  return {
+    async createProcess(req: CreateProcessRequest, ctx: HandlerContext) {
+      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.processes, Action.CREATE);
+      if (!req.process) throw requiredField("process");
+      if (req.processId !== "") checkField("process_id", req.processId, validateProcessId);
+      const definition = validate(req.process);
+      const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
+      const handle = req.autoRun ? requireRunning(deps, call) : undefined;
+      if (!handle && !live.includes(call.row.state)) {
+        throw failedPrecondition(`${call.row.name} is ${call.row.state}; processes can be created only while it is starting or running`);
+      }
+      const now = context.now();
+      for (let attempt = 0; ; attempt++) {
+        const id = req.processId !== "" ? req.processId : randomId();
+        const name = `${call.row.name}/processes/${id}`;
+        const key = processKey(call.row.uid, id);
+        const taken = () => {
+          if (req.processId !== "" || attempt >= 4) throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
+        };
+        // Reserved here while it is made, so two calls in this process cannot both make it.
+        if (starting.has(key)) {
+          taken();
+          continue;
+        }
+        definition.name = name;
+        const row: ProcessRow = {
+          sandbox_uid: call.row.uid,
+          id,
+          name,
+          state: processStateName(P.PENDING),
+          exit_code: null,
+          agent_id: null,
+          create_time: now,
+          start_time: null,
+          end_time: null,
+          resource: encodeProcess(definition),
+        };
+        starting.add(key);
+        try {
+          if (handle) {
+            if (req.processId !== "" && (await loadProcess(db(), call.row.uid, id))) throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
+            // Started first and recorded once running: a process that cannot start (a secret that
+            // cannot be resolved, a missing command) is never created.
+            const { agentId, startTime } = await startOnAgent(call, handle, definition);
+            const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
+            const inserted = await context.write(async (trx) => {
+              const result = await trx.insertInto("processes").values(running).onConflict((oc) => oc.doNothing()).returning("id").executeTakeFirst();
+              if (result) await enqueueProcessState(trx, call.row, running, P.UNSPECIFIED, P.RUNNING, startTime);
+              return result !== undefined;
+            });
+            if (!inserted) {
+              await handle.client.signalProcess({ processId: agentId, signal: 9 }).catch(() => undefined);
+              taken();
+              continue;
+            }
+            watch(call.row, running, handle);
+            hub.notify(key);
+            return { process: presentProcess(running) };
+          }
+          const inserted = await context.write(async (trx) => {
+            const result = await trx.insertInto("processes").values(row).onConflict((oc) => oc.doNothing()).returning("id").executeTakeFirst();
+            if (result) await enqueueProcessState(trx, call.row, row, P.UNSPECIFIED, P.PENDING, now);
+            return result !== undefined;
+          });
+          if (!inserted) {
+            taken();
+            continue;
+          }
+          hub.notify(key);
+          return { process: presentProcess(row) };
+        } finally {
+          starting.delete(key);
+        }
+      }
+    },
+
+    async getProcess(req: GetProcessRequest, ctx: HandlerContext) {
+      const { row } = await openProcess(ctx, req.name, Action.GET);
+      return { process: presentProcess(row) };
+    },
+
+    async listProcesses(req: ListProcessesRequest, ctx: HandlerContext) {
+      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.processes, Action.LIST);
+      const page = await paginate(db().selectFrom("processes").selectAll().where("sandbox_uid", "=", call.row.uid), {
+        parent: req.parent,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        filter: req.filter,
+        table: processTable,
+        tiebreaker: { name: "name", spec: processTable["name"]! },
+        tokens: context.tokens(),
+        scope: "processes",
+      });
+      return { processes: (page.rows as ProcessRow[]).map(presentProcess), nextPageToken: page.nextPageToken };
+    },
+
+    async deleteProcess(req: DeleteProcessRequest, ctx: HandlerContext) {
+      const { call, row, key } = await openProcess(ctx, req.name, Action.DELETE);
+      let last = row;
+      if (processStateOf(row.state) === P.RUNNING && row.agent_id) {
+        const handle = deps.lifecycle.handle(call.row);
+        if (handle) {
+          await handle.client.signalProcess({ processId: row.agent_id, signal: 9 }).catch(() => undefined);
+          await Promise.race([watches.get(key), new Promise((r) => setTimeout(r, 5_000).unref())]);
+          last = (await loadProcess(db(), call.row.uid, row.id)) ?? last;
+        }
+      }
+      await db().deleteFrom("processes").where("sandbox_uid", "=", call.row.uid).where("id", "=", row.id).execute();
+      hub.notify(key);
+      return { process: presentProcess(last) };
+    },
+
+    async startProcess(req: StartProcessRequest, ctx: HandlerContext) {
+      const { call, row, key } = await openProcess(ctx, req.name, Action.UPDATE);
+      if (processStateOf(row.state) !== P.PENDING || starting.has(key)) {
+        throw failedPrecondition(`${row.name} is ${starting.has(key) ? "being started" : row.state}; only a pending process can be started`);
+      }
+      const handle = requireRunning(deps, call);
+      starting.add(key);
+      try {
+        return { process: presentProcess(await launch(call, handle, row)) };
+      } finally {
+        starting.delete(key);
+      }
+    },
+
+    async waitProcess(req: WaitProcessRequest, ctx: HandlerContext) {
+      const { call, row } = await openProcess(ctx, req.name, Action.GET);
+      const done = await lifecycle.busy(call.row.uid, () => settled(call, row, ctx.signal));
+      return { process: presentProcess(done) };
+    },
+
+    async sendProcessSignal(req: SendProcessSignalRequest, ctx: HandlerContext) {
+      const { call, row } = await openProcess(ctx, req.name, Action.UPDATE);
+      if (!Number.isInteger(req.signal) || req.signal < 1 || req.signal > 64) {
+        throw invalidArgument("signal", `must be a signal number from 1 to 64 (got ${req.signal})`);
+      }
+      if (processStateOf(row.state) !== P.RUNNING || !row.agent_id) {
+        throw failedPrecondition(`${row.name} is ${row.state}; only a running process can be signalled`);
+      }
+      const handle = requireRunning(deps, call);
+      await viaAgent(deps, call, () => handle.client.signalProcess({ processId: row.agent_id!, signal: req.signal }));
+      const after = (await loadProcess(db(), call.row.uid, row.id)) ?? row;
+      return { process: presentProcess(after) };
+    },
+
+    async readProcessOutput(req: ReadProcessOutputRequest, ctx: HandlerContext) {
+      const { call, row } = await openProcess(ctx, req.name, Action.GET);
+      if (processStateOf(row.state) === P.PENDING || !row.agent_id) return { data: new Uint8Array(0), droppedBytes: 0n };
+      const handle = deps.lifecycle.handle(call.row);
+      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING)) throw outputUnavailable(call, row);
+      const stream = req.outputStream === OutputStream.UNSPECIFIED ? OutputStream.STDOUT : req.outputStream;
+      const res = await viaAgent(deps, call, () => handle.client.readOutput({ processId: row.agent_id!, stream }), (e) =>
+        e.code === Code.NotFound ? outputUnavailable(call, row) : undefined,
+      );
+      return { data: res.data, droppedBytes: res.droppedBytes };
+    },
+
+    streamProcessOutput: streamOutput,
+  };
+}

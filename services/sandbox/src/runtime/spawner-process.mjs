@@ -1,0 +1,69 @@
+// The launcher of sandbox agents: a small Node process that the runtime forks once and that
+// starts every sandbox for it. fork() copies the page tables of the process that calls it, so
+// in a large service it holds the event loop for tens of milliseconds; here it costs a few.
+// Plain JavaScript, so it runs without a build step.
+//
+// Messages from the runtime: {type: "spawn", id, command, args, env, cwd, detached, logPath}.
+// Messages to it: {type: "spawned", id, pid}, {type: "ready", id} (the child printed "ready"),
+// {type: "exit", id, code, signal}, {type: "error", id, message}.
+// When the runtime's process goes away (the channel closes), every child is killed and the
+// launcher exits; bubblewrap's --die-with-parent follows this process.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+
+const children = new Map();
+
+function send(message) {
+  if (process.connected) process.send(message);
+}
+
+process.on("message", (m) => {
+  if (!m || m.type !== "spawn") return;
+  let log;
+  try {
+    log = fs.openSync(m.logPath, "w", 0o600);
+  } catch (error) {
+    send({ type: "error", id: m.id, message: `cannot open ${m.logPath}: ${error.code ?? error.message}` });
+    return;
+  }
+  let child;
+  try {
+    child = spawn(m.command, m.args, { stdio: ["ignore", "pipe", log], env: m.env, detached: m.detached, cwd: m.cwd });
+  } catch (error) {
+    fs.closeSync(log);
+    send({ type: "error", id: m.id, message: `cannot run ${m.command}: ${error.code ?? error.message}` });
+    return;
+  }
+  fs.closeSync(log);
+  children.set(m.id, { child, detached: m.detached });
+  child.once("spawn", () => send({ type: "spawned", id: m.id, pid: child.pid }));
+  let seen = "";
+  let ready = false;
+  child.stdout.on("data", (data) => {
+    if (ready) return;
+    seen += data.toString("utf8");
+    if (seen.includes("ready\n")) {
+      ready = true;
+      send({ type: "ready", id: m.id });
+    }
+  });
+  child.once("error", (error) => send({ type: "error", id: m.id, message: `cannot run ${m.command}: ${error.code ?? error.message}` }));
+  child.once("exit", (code, signal) => {
+    children.delete(m.id);
+    send({ type: "exit", id: m.id, code, signal });
+  });
+});
+
+process.on("disconnect", () => {
+  for (const { child, detached } of children.values()) {
+    try {
+      if (detached) process.kill(-child.pid, "SIGKILL");
+      else child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  process.exit(0);
+});
+
+send({ type: "started" });

@@ -1,0 +1,291 @@
+// Rows of the sandbox schema, their conversion to the API's messages, and the events that record
+// their changes. Every writer passes its transaction, so a change and its event commit together.
+import { randomUUID } from "node:crypto";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { durationFromMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { eventSubject, enqueue } from "@aiem/kit/events";
+import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import { ProcessStateChangedSchema, SandboxEngineStateChangedSchema } from "@aiem/proto/enginemanager/events/v1/sandbox_events_pb.js";
+import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import { type Process, ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
+import { type SandboxEngine, SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import type { Executor } from "./service-context.js";
+
+/** The name of the service in events' `source`. */
+export const EVENT_SOURCE = "sandbox";
+
+/** What the reconciler drives a sandbox towards. */
+export type Desired = "running" | "terminated" | "deleted";
+
+export interface SandboxRow {
+  workspace: string;
+  id: string;
+  name: string;
+  uid: string;
+  display_name: string;
+  state: string;
+  desired: Desired;
+  creator: string;
+  creator_display_name: string;
+  sandbox_engine_image: string;
+  sandbox_engine_template: string;
+  runtime_id: string;
+  max_idle_ms: bigint;
+  create_time: Date;
+  update_time: Date;
+  last_activity: Date;
+  failure_reason: string | null;
+  resource: Uint8Array;
+}
+
+export interface ProcessRow {
+  sandbox_uid: string;
+  id: string;
+  name: string;
+  state: string;
+  exit_code: number | null;
+  agent_id: string | null;
+  create_time: Date;
+  start_time: Date | null;
+  end_time: Date | null;
+  resource: Uint8Array;
+}
+
+export interface PortRow {
+  sandbox_uid: string;
+  port: number;
+  name: string;
+  public: boolean;
+  create_time: Date;
+  resource: Uint8Array;
+}
+
+// ---- enums as stored (their full names, as the API's JSON and filters spell them) ---------------
+
+const SANDBOX_STATES: Record<SandboxEngine_State, string> = {
+  [SandboxEngine_State.UNSPECIFIED]: "STATE_UNSPECIFIED",
+  [SandboxEngine_State.STARTING]: "STATE_STARTING",
+  [SandboxEngine_State.RUNNING]: "STATE_RUNNING",
+  [SandboxEngine_State.TERMINATING]: "STATE_TERMINATING",
+  [SandboxEngine_State.TERMINATED]: "STATE_TERMINATED",
+  [SandboxEngine_State.FAILED]: "STATE_FAILED",
+  [SandboxEngine_State.DELETING]: "STATE_DELETING",
+};
+const SANDBOX_STATE_OF = new Map(Object.entries(SANDBOX_STATES).map(([k, v]) => [v, Number(k) as SandboxEngine_State]));
+
+const PROCESS_STATES: Record<Process_State, string> = {
+  [Process_State.UNSPECIFIED]: "STATE_UNSPECIFIED",
+  [Process_State.PENDING]: "STATE_PENDING",
+  [Process_State.RUNNING]: "STATE_RUNNING",
+  [Process_State.SUCCEEDED]: "STATE_SUCCEEDED",
+  [Process_State.FAILED]: "STATE_FAILED",
+};
+const PROCESS_STATE_OF = new Map(Object.entries(PROCESS_STATES).map(([k, v]) => [v, Number(k) as Process_State]));
+
+export const sandboxStateName = (s: SandboxEngine_State): string => SANDBOX_STATES[s];
+export const sandboxStateOf = (name: string): SandboxEngine_State => SANDBOX_STATE_OF.get(name) ?? SandboxEngine_State.UNSPECIFIED;
+export const processStateName = (s: Process_State): string => PROCESS_STATES[s];
+export const processStateOf = (name: string): Process_State => PROCESS_STATE_OF.get(name) ?? Process_State.UNSPECIFIED;
+export const SANDBOX_STATE_NAMES: readonly string[] = Object.values(SANDBOX_STATES).filter((s) => s !== "STATE_UNSPECIFIED");
+export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STATES).filter((s) => s !== "STATE_UNSPECIFIED");
+
+// ---- sandbox engines ----------------------------------------------------------------------------
+
+/**
+ * The sandbox engine as clients see it. The stored resource holds what never changes (names,
+ * snapshots, annotations); state comes from its column and the idle time is computed now.
+ */
+export function presentSandbox(row: SandboxRow, idleMs: number): SandboxEngine {
+  const engine = fromBinary(SandboxEngineSchema, row.resource);
+  engine.state = sandboxStateOf(row.state);
+  engine.currentIdleDuration = durationFromMs(Math.max(0, Math.floor(idleMs)));
+  return engine;
+}
+
+export function encodeSandbox(engine: SandboxEngine): Uint8Array {
+  const stored = create(SandboxEngineSchema, engine);
+  stored.state = SandboxEngine_State.UNSPECIFIED;
+  stored.currentIdleDuration = undefined;
+  return toBinary(SandboxEngineSchema, stored);
+}
+
+export async function loadSandbox(exec: Executor, workspace: string, id: string, forUpdate = false): Promise<SandboxRow | undefined> {
+  let q = exec.selectFrom("sandbox_engines").selectAll().where("workspace", "=", workspace).where("id", "=", id);
+  if (forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) as SandboxRow | undefined;
+}
+
+export async function loadSandboxByUid(exec: Executor, uid: string, forUpdate = false): Promise<SandboxRow | undefined> {
+  let q = exec.selectFrom("sandbox_engines").selectAll().where("uid", "=", uid);
+  if (forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) as SandboxRow | undefined;
+}
+
+/**
+ * Moves a sandbox to `state` (and optionally `desired`) when it is still in one of `from`, and
+ * records the change as an event. Returns the updated row, or undefined when it was elsewhere.
+ */
+export async function transitionSandbox(
+  trx: Executor,
+  uid: string,
+  from: readonly SandboxEngine_State[],
+  to: SandboxEngine_State,
+  now: Date,
+  changes: { desired?: Desired; failureReason?: string | null; lastActivity?: Date } = {},
+): Promise<{ row: SandboxRow; previous: SandboxEngine_State } | undefined> {
+  const row = await loadSandboxByUid(trx, uid, true);
+  if (!row) return undefined;
+  const previous = sandboxStateOf(row.state);
+  if (!from.includes(previous)) return undefined;
+  const values: Record<string, unknown> = { state: sandboxStateName(to), update_time: now };
+  if (changes.desired !== undefined) values["desired"] = changes.desired;
+  if (changes.failureReason !== undefined) values["failure_reason"] = changes.failureReason;
+  if (changes.lastActivity !== undefined) values["last_activity"] = changes.lastActivity;
+  await trx.updateTable("sandbox_engines").set(values).where("uid", "=", uid).execute();
+  const updated: SandboxRow = {
+    ...row,
+    state: sandboxStateName(to),
+    update_time: now,
+    ...(changes.desired !== undefined ? { desired: changes.desired } : {}),
+    ...(changes.failureReason !== undefined ? { failure_reason: changes.failureReason } : {}),
+    ...(changes.lastActivity !== undefined ? { last_activity: changes.lastActivity } : {}),
+  };
+  if (previous !== to) await enqueueSandboxState(trx, updated, previous, now, 0);
+  return { row: updated, previous };
+}
+
+/** Records a sandbox engine's state change; `row` undefined-state means the deletion finished. */
+export async function enqueueSandboxState(
+  trx: Executor,
+  row: SandboxRow,
+  previous: SandboxEngine_State,
+  now: Date,
+  idleMs: number,
+  deleted = false,
+): Promise<void> {
+  const id = randomUUID();
+  const event = create(EventSchema, {
+    id,
+    time: timestampFromDate(now),
+    source: EVENT_SOURCE,
+    payload: {
+      case: "sandboxEngineStateChanged",
+      value: create(SandboxEngineStateChangedSchema, {
+        sandboxEngine: row.name,
+        uid: row.uid,
+        previousState: previous,
+        state: deleted ? SandboxEngine_State.UNSPECIFIED : sandboxStateOf(row.state),
+        creator: row.creator,
+        snapshot: deleted ? undefined : presentSandbox(row, idleMs),
+      }),
+    },
+  });
+  await enqueue(trx, { id, subject: eventSubject("sandboxes", row.workspace, row.id, "state"), data: toBinary(EventSchema, event) });
+}
+
+// ---- processes ----------------------------------------------------------------------------------
+
+/** The process as clients see it: the stored definition with the state columns laid over it. */
+export function presentProcess(row: ProcessRow): Process {
+  const p = fromBinary(ProcessSchema, row.resource);
+  p.state = processStateOf(row.state);
+  p.exitCode = row.exit_code ?? undefined;
+  p.createTime = timestampFromDate(row.create_time);
+  p.startTime = row.start_time ? timestampFromDate(row.start_time) : undefined;
+  p.endTime = row.end_time ? timestampFromDate(row.end_time) : undefined;
+  return p;
+}
+
+export function encodeProcess(p: Process): Uint8Array {
+  const stored = create(ProcessSchema, {
+    name: p.name,
+    command: p.command,
+    args: p.args,
+    workingDirectory: p.workingDirectory,
+    environmentVariables: p.environmentVariables,
+    secretEnvironmentVariables: p.secretEnvironmentVariables,
+  });
+  return toBinary(ProcessSchema, stored);
+}
+
+export async function loadProcess(exec: Executor, sandboxUid: string, id: string, forUpdate = false): Promise<ProcessRow | undefined> {
+  let q = exec.selectFrom("processes").selectAll().where("sandbox_uid", "=", sandboxUid).where("id", "=", id);
+  if (forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) as ProcessRow | undefined;
+}
+
+/** Records a process's state change. Never carries its command, arguments or environment. */
+export async function enqueueProcessState(
+  trx: Executor,
+  sandbox: Pick<SandboxRow, "workspace" | "id">,
+  row: Pick<ProcessRow, "id" | "name" | "exit_code">,
+  previous: Process_State,
+  state: Process_State,
+  time: Date,
+): Promise<void> {
+  const id = randomUUID();
+  const event = create(EventSchema, {
+    id,
+    time: timestampFromDate(time),
+    source: EVENT_SOURCE,
+    payload: {
+      case: "processStateChanged",
+      value: create(ProcessStateChangedSchema, {
+        process: row.name,
+        previousState: previous,
+        state,
+        exitCode: row.exit_code ?? undefined,
+        time: timestampFromDate(time),
+      }),
+    },
+  });
+  await enqueue(trx, {
+    id,
+    subject: eventSubject("sandboxes", sandbox.workspace, sandbox.id, "processes", row.id, "state"),
+    data: toBinary(EventSchema, event),
+  });
+}
+
+/**
+ * Ends every running process of a sandbox whose agent stopped: they were killed with it (SIGKILL,
+ * exit code 137). Pending processes stay pending; they cannot start until the sandbox runs.
+ */
+export async function failLiveProcesses(trx: Executor, sandbox: SandboxRow, now: Date): Promise<ProcessRow[]> {
+  const rows = (await trx
+    .selectFrom("processes")
+    .selectAll()
+    .where("sandbox_uid", "=", sandbox.uid)
+    .where("state", "in", [processStateName(Process_State.RUNNING)])
+    .forUpdate()
+    .execute()) as ProcessRow[];
+  for (const row of rows) {
+    const ended: ProcessRow = { ...row, state: processStateName(Process_State.FAILED), exit_code: 137, end_time: now };
+    await trx
+      .updateTable("processes")
+      .set({ state: ended.state, exit_code: 137, end_time: now })
+      .where("sandbox_uid", "=", row.sandbox_uid)
+      .where("id", "=", row.id)
+      .execute();
+    await enqueueProcessState(trx, sandbox, ended, Process_State.RUNNING, Process_State.FAILED, now);
+  }
+  return rows;
+}
+
+// ---- ports --------------------------------------------------------------------------------------
+
+export function decodePort(row: PortRow): Port {
+  return fromBinary(PortSchema, row.resource);
+}
+
+export function encodePort(port: Port): Uint8Array {
+  const stored = create(PortSchema, port);
+  stored.internalUrl = "";
+  stored.publicUrl = "";
+  return toBinary(PortSchema, stored);
+}
+
+export async function loadPort(exec: Executor, sandboxUid: string, port: number, forUpdate = false): Promise<PortRow | undefined> {
+  let q = exec.selectFrom("ports").selectAll().where("sandbox_uid", "=", sandboxUid).where("port", "=", port);
+  if (forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) as PortRow | undefined;
+}
