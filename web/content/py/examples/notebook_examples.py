@@ -7,7 +7,7 @@ Run against a server started with `npm start`:
       python3 web/content/py/examples/notebook_examples.py
 
 The catalogue needs a notebook profile `default` and an enabled notebook image
-`python-datascience` in the workspace `global`.
+in the workspace `global` (the demo catalogue has `default`).
 """
 
 import os
@@ -30,7 +30,7 @@ engine = notebooks.create_notebook_engine(
     parent="workspaces/default",
     notebook_engine_id="eda",
     profile="workspaces/global/notebookEngineProfiles/default",
-    notebook_image="workspaces/global/notebookEngineImages/python-datascience",
+    notebook_image="workspaces/global/notebookEngineImages/default",
     display_name="Exploratory analysis",
     cpu=2,
     memory_bytes="8Gi",

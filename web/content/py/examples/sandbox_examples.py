@@ -24,8 +24,8 @@ sandboxes = clients.sandbox_engine_client
 sandbox = sandboxes.create_sandbox_engine(
     parent="workspaces/default",
     sandbox_engine_id="agent-run-1",
-    sandbox_engine_image="workspaces/global/sandboxEngineImages/python",
-    sandbox_engine_template="workspaces/global/sandboxEngineTemplates/small",
+    sandbox_engine_image="workspaces/global/sandboxEngineImages/default",
+    sandbox_engine_template="workspaces/global/sandboxEngineTemplates/default",
     display_name="Agent run 1",
 )
 sandbox = sandboxes.wait(name=sandbox.name)
@@ -61,7 +61,7 @@ print(processes.read_output(name=process.name, output_stream="OUTPUT_STREAM_COMB
 server = processes.create_process(
     parent=sandbox.name,
     command="python3",
-    args=["-m", "http.server", "8000"],
+    args=["-u", "-m", "http.server", "8000"],  # -u: unbuffered, so its output streams as written
     auto_run=True,
 )
 port = clients.port_client.create_port(parent=sandbox.name, port_id=8000, display_name="Preview")
