@@ -5,8 +5,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { PageTokenCodec } from "@aiem/kit/aip";
 import type { Policy } from "@aiem/kit/authz";
 import type { Database } from "@aiem/kit/db";
-import { unavailable } from "@aiem/kit/errors";
-import { guardHandler } from "@aiem/kit/server";
+import { ConnectError, internalError, invalidArgument, unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import type { Executor } from "./store.js";
 
@@ -49,14 +48,59 @@ export function createRuntime(policy: Policy, logger: Logger, state: RuntimeStat
   };
 }
 
-/** The kit's handler guard, logging as the catalogue (see guardHandler). */
+/**
+ * Wraps a handler: requests holding NUL characters are refused up front (PostgreSQL text cannot
+ * hold them, and nothing legitimate needs them), and anything that is not already a ConnectError
+ * is logged and answered as INTERNAL without details, so no SQL or stack trace reaches a client.
+ */
 export function guard<I extends Message, O>(
   runtime: Runtime,
   method: string,
   schema: DescMessage,
   fn: (req: I, ctx: HandlerContext) => Promise<O>,
 ): (req: I, ctx: HandlerContext) => Promise<O> {
-  return guardHandler(runtime.logger, method, schema, fn);
+  return async (req, ctx) => {
+    try {
+      rejectNul(schema, req as unknown as Record<string, unknown>, "");
+      return await fn(req, ctx);
+    } catch (err) {
+      if (err instanceof ConnectError) throw err;
+      runtime.logger.error("catalogue call failed", { method, error: err });
+      throw internalError("internal error", err);
+    }
+  };
+}
+
+/** Throws INVALID_ARGUMENT naming the first string field (or map key) that contains U+0000. */
+export function rejectNul(schema: DescMessage, message: Record<string, unknown>, prefix: string): void {
+  for (const field of schema.fields) {
+    const path = prefix ? `${prefix}.${field.name}` : field.name;
+    const value = message[field.localName];
+    if (value === undefined || value === null) continue;
+    const bad = () => invalidArgument(path, "must not contain NUL characters");
+    switch (field.fieldKind) {
+      case "scalar":
+        if (typeof value === "string" && value.includes("\0")) throw bad();
+        break;
+      case "list":
+        for (const [i, item] of (value as unknown[]).entries()) {
+          if (typeof item === "string" && item.includes("\0")) throw invalidArgument(`${path}[${i}]`, "must not contain NUL characters");
+          if (field.listKind === "message") rejectNul(field.message, item as Record<string, unknown>, `${path}[${i}]`);
+        }
+        break;
+      case "map":
+        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+          if (key.includes("\0") || (typeof item === "string" && item.includes("\0"))) throw bad();
+          if (field.mapKind === "message") rejectNul(field.message, item as Record<string, unknown>, `${path}[${JSON.stringify(key)}]`);
+        }
+        break;
+      case "message":
+        rejectNul(field.message, value as Record<string, unknown>, path);
+        break;
+      case "enum":
+        break;
+    }
+  }
 }
 
 /** An empty message of `schema` when a request leaves a message field unset. */

@@ -6,8 +6,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { PageTokenCodec } from "@aiem/kit/aip";
 import type { Policy } from "@aiem/kit/authz";
 import type { Database } from "@aiem/kit/db";
-import { unavailable } from "@aiem/kit/errors";
-import { guardHandler } from "@aiem/kit/server";
+import { ConnectError, internalError, invalidArgument, unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import type { CatalogueReadModel } from "@aiem/catalogue/read-model";
 import type { ActivityTracker } from "./activity.js";
@@ -88,12 +87,55 @@ export function createServiceContext(options: {
   return ctx;
 }
 
-/** The kit's handler guard, logging as the engine service (see guardHandler). */
+/**
+ * Wraps a handler: requests holding NUL characters are refused up front (PostgreSQL text cannot
+ * hold them), and anything that is not already a ConnectError is logged and answered as INTERNAL
+ * without details, so no SQL or stack trace reaches a client.
+ */
 export function guard<I extends Message, O>(
   ctx: ServiceContext,
   method: string,
   schema: DescMessage,
   fn: (req: I, hctx: HandlerContext) => Promise<O>,
 ): (req: I, hctx: HandlerContext) => Promise<O> {
-  return guardHandler(ctx.logger, method, schema, fn);
+  return async (req, hctx) => {
+    try {
+      rejectNul(schema, req as unknown as Record<string, unknown>, "");
+      return await fn(req, hctx);
+    } catch (err) {
+      if (err instanceof ConnectError) throw err;
+      ctx.logger.error("engine call failed", { method, error: err });
+      throw internalError("internal error", err);
+    }
+  };
+}
+
+function rejectNul(schema: DescMessage, message: Record<string, unknown>, prefix: string): void {
+  for (const field of schema.fields) {
+    const path = prefix ? `${prefix}.${field.name}` : field.name;
+    const value = message[field.localName];
+    if (value === undefined || value === null) continue;
+    const bad = () => invalidArgument(path, "must not contain NUL characters");
+    switch (field.fieldKind) {
+      case "scalar":
+        if (typeof value === "string" && value.includes("\0")) throw bad();
+        break;
+      case "list":
+        for (const item of value as unknown[]) {
+          if (typeof item === "string" && item.includes("\0")) throw bad();
+          if (field.listKind === "message") rejectNul(field.message, item as Record<string, unknown>, path);
+        }
+        break;
+      case "map":
+        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+          if (key.includes("\0") || (typeof item === "string" && item.includes("\0"))) throw bad();
+        }
+        break;
+      case "message":
+        rejectNul(field.message, value as Record<string, unknown>, path);
+        break;
+      case "enum":
+        break;
+    }
+  }
 }
