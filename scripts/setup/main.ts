@@ -1,0 +1,37 @@
+// The setup step `npm test` runs first: checks what the suites need on the machine and, as root
+// with apt-get, installs what is missing; otherwise stops with the command to run.
+// `--services` (used by .ci/run) also installs, configures and starts PostgreSQL and NATS.
+import { resolve } from "node:path";
+import { serviceDependencies, testDependencies } from "./dependencies.js";
+import { executeStep, SetupError } from "./execute.js";
+import { describeStep, planSetup } from "./plan.js";
+import { probeFacts } from "./probe.js";
+
+async function main(): Promise<number> {
+  const services = process.argv.includes("--services");
+  const root = resolve(import.meta.dirname, "..", "..");
+  const paths = { venvDir: resolve(root, ".venv"), requirements: resolve(root, "requirements-test.txt") };
+  const deps = services ? [...testDependencies, ...serviceDependencies] : testDependencies;
+
+  const plan = planSetup(deps, await probeFacts(deps, paths, services), { services, venv: true });
+  if (plan.kind === "blocked") {
+    console.error(plan.message);
+    return 1;
+  }
+  for (const step of plan.steps) {
+    console.log(describeStep(step, deps));
+    await executeStep(step, paths);
+  }
+  if (plan.steps.length === 0) console.log("setup: system dependencies and the test virtual environment are in place");
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof SetupError ? error.message : error);
+    process.exitCode = 1;
+  },
+);
