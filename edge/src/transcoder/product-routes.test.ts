@@ -79,6 +79,39 @@ describe("the product's REST routes", () => {
     }
   });
 
+  // The official Python client quotes a whole resource name into one path parameter, so
+  // `workspaces/w/daiEngines/e` arrives as `workspaces%2Fw%2FdaiEngines%2Fe`.
+  it("reaches the same method with the same request when names arrive with %2F, on every route", async () => {
+    const shapes = new Set<string>();
+    for (const route of transcoder.routes.filter((r) => r.path.includes("{"))) {
+      let n = 0;
+      const plain = route.path.replace(/\{[a-z0-9_.]+=([^}]+)\}/g, (_all, pattern: string) => pattern.replace(/\*/g, () => `x${++n}`));
+      n = 0;
+      const quoted = route.path.replace(/\{[a-z0-9_.]+=([^}]+)\}/g, (_all, pattern: string) =>
+        encodeURIComponent(pattern.replace(/\*/g, () => `x${++n}`)),
+      );
+      expect(quoted, route.path).toContain("%2F");
+      shapes.add(route.path.replace(/[A-Za-z0-9]+/g, "a"));
+      const body = route.body === "" ? undefined : {};
+      const a = await send(route.httpMethod, plain, body);
+      const b = await send(route.httpMethod, quoted, body);
+      expect(a.status, `${route.httpMethod} ${plain}: ${a.text}`).toBe(200);
+      expect(b.status, `${route.httpMethod} ${quoted}: ${b.text}`).toBe(200);
+      expect(b.call?.method, quoted).toBe(a.call?.method);
+      expect(b.call?.request, quoted).toEqual(a.call?.request);
+    }
+    // resource, nested resource, collection, custom verbs on both, sub-collections, nested fields
+    expect(shapes.size).toBeGreaterThanOrEqual(8);
+  });
+
+  it("keeps other encodings as they were when a name is quoted whole", async () => {
+    const r = await send("GET", "/v1/workspaces%2Fw%201%2FdaiEngines%2Fe%3A1");
+    expect(r.status, r.text).toBe(200);
+    expect(r.call?.request).toEqual({ name: "workspaces/w 1/daiEngines/e:1" });
+    const unknown = await send("GET", "/v1/workspaces%2Fw%2Fnothing%2Fe");
+    expect(unknown.status).toBe(404);
+  });
+
   it("reaches a custom verb on a literal collection", async () => {
     const route = transcoder.routes.find((r) => r.path === "/v1/h2oEngines:calculateH2OEngineSizeCompressedDataset");
     expect(route).toBeDefined();

@@ -17,6 +17,7 @@ export type TrieMatch<R> =
   | { readonly kind: "none" };
 
 const none = { kind: "none" } as const;
+const encodedSlash = /%2F/i;
 
 function createNode<R>(): TrieNode<R> {
   return { literals: new Map(), star: undefined, dstar: undefined, ends: new Map() };
@@ -58,7 +59,16 @@ export function createRouteTrie<R>(describe: (route: R) => string): RouteTrie<R>
   }
 
   function match(httpMethod: string, path: string): TrieMatch<R> {
-    const segments = path.slice(1).split("/");
+    const asSent = matchSegments(httpMethod, path.slice(1).split("/"));
+    if (asSent.kind === "found" || !encodedSlash.test(path)) return asSent;
+    // Clients that quote a whole resource name as one path parameter (the official Python client
+    // does) send `workspaces%2Fw%2FdaiEngines%2Fe`; like the gateway the real product runs, read
+    // such a path with its `%2F` as separators when it matches no route as sent.
+    const asSeparators = matchSegments(httpMethod, path.slice(1).split(/\/|%2F/i));
+    return asSeparators.kind === "none" ? asSent : asSeparators;
+  }
+
+  function matchSegments(httpMethod: string, segments: string[]): TrieMatch<R> {
     const last = segments[segments.length - 1] ?? "";
     const colon = last.lastIndexOf(":");
     // A colon in the last segment starts a verb only when that verb is declared and the rest of
