@@ -7,7 +7,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import {
   getOption,
   toJson,
-  toJsonString,
+  type JsonObject,
   type DescField,
   type DescMessage,
   type DescMethod,
@@ -25,6 +25,7 @@ import { silentLogger, type EdgeLogger } from "../logger.js";
 import { parsePathTemplate, type PathTemplate } from "./path-template.js";
 import { buildRequest, createRequestPlan, type RequestPlan } from "./request-builder.js";
 import { createRouteTrie } from "./route-trie.js";
+import { fillUnpopulated } from "./unpopulated.js";
 import { HttpError, httpStatusOf, statusJson } from "./status.js";
 
 // The same shapes as connect-node's NodeHandlerFn (not exported by name there), so handlers
@@ -272,8 +273,8 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
 
   // `response_body` picks one field of the response; otherwise the whole message is the body.
   function encode(route: RouteEntry, message: unknown): string {
-    if (!route.responseField) return toJsonString(route.output, message as never, jsonWrite);
-    const json = toJson(route.output, message as never, jsonWrite) as Record<string, unknown>;
+    const json = fillUnpopulated(route.output, toJson(route.output, message as never, jsonWrite) as JsonObject);
+    if (!route.responseField) return JSON.stringify(json);
     return JSON.stringify(json[route.responseField.jsonName] ?? null);
   }
 
