@@ -10,6 +10,13 @@ if [ -z "$prev" ] || ! git cat-file -e "$prev:proto/enginemanager" 2>/dev/null; 
   echo "buf breaking: the previous commit has no protos; nothing to compare"
   exit 0
 fi
+# A deliberate break (the official client's wire format wins over ours) is declared in the
+# commit message with a trailer line `Proto-Breaking: <why>`, and recorded in docs/decisions.md.
+reason=$(git log -1 --format=%B | sed -n 's/^Proto-Breaking: *//p' | head -1)
+if [ -n "$reason" ]; then
+  echo "buf breaking: skipped, $(git rev-parse --short HEAD) declares a deliberate break: $reason"
+  exit 0
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git archive "$prev" proto buf.yaml | tar -x -C "$tmp"
