@@ -1,4 +1,5 @@
 import { PGlite, type Results } from "@electric-sql/pglite";
+import { acquireDirectoryLock, type DirectoryLock } from "./directory-lock.js";
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -31,6 +32,8 @@ export interface SharedPglite {
   /** The search_path last set on the session; changed only by lock holders. */
   searchPath: string | undefined;
   refs: number;
+  /** Keeps other processes out of the data directory; none for in-memory instances. */
+  readonly directoryLock: DirectoryLock | undefined;
 }
 
 const INT8 = 20;
@@ -66,6 +69,7 @@ export async function releaseSharedPglite(key: string, shared: SharedPglite): Pr
     try {
       await shared.pglite.close();
     } finally {
+      shared.directoryLock?.release();
       shared.lock.unlock();
     }
   })();
@@ -79,15 +83,22 @@ export async function releaseSharedPglite(key: string, shared: SharedPglite): Pr
 
 async function openPglite(key: string): Promise<SharedPglite> {
   await closing.get(key)?.catch(() => {});
-  const pglite = await PGlite.create({
-    ...(key.startsWith("memory://") ? {} : { dataDir: key }),
-    // int8 is always a bigint, on both dialects (see database.ts).
-    parsers: {
-      [INT8]: (value: string) => BigInt(value),
-      [INT8_ARRAY]: parseInt8Array,
-    },
-  });
-  return { pglite, lock: new Mutex(), searchPath: undefined, refs: 0 };
+  const inMemory = key.startsWith("memory://");
+  const directoryLock = inMemory ? undefined : acquireDirectoryLock(key);
+  try {
+    const pglite = await PGlite.create({
+      ...(inMemory ? {} : { dataDir: key }),
+      // int8 is always a bigint, on both dialects (see database.ts).
+      parsers: {
+        [INT8]: (value: string) => BigInt(value),
+        [INT8_ARRAY]: parseInt8Array,
+      },
+    });
+    return { pglite, lock: new Mutex(), searchPath: undefined, refs: 0, directoryLock };
+  } catch (err) {
+    directoryLock?.release();
+    throw err;
+  }
 }
 
 /** Parses the text form of a one-dimensional int8[] (`{1,NULL,3}`). */
