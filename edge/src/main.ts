@@ -30,6 +30,9 @@ try {
         config.oidcIssuer
           ? `  Tokens: from your identity provider (${config.oidcIssuer})`
           : `  Get a token${dataDirFlag}:  npm run -s token -- --user alice [--admin]`,
+        ...(host.issuerUrl
+          ? [`  OAuth clients (official Python client): issuer ${host.issuerUrl}, refresh token: npm run -s token -- --user alice --refresh`]
+          : []),
         `  Try it:  curl -H "Authorization: Bearer $(npm run -s token -- --user alice)" ${host.url}/v1/workspaces/global/daiEngineVersions`,
         "",
       ].join("\n"),

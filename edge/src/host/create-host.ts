@@ -4,10 +4,10 @@ import type { FileRegistry } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
-import type { CommonConfig } from "@aiem/kit/config";
+import { defaultPublicUrl, type CommonConfig } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
-import { createAuthenticator } from "@aiem/kit/identity";
+import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
 import { createLogger, type Logger } from "@aiem/kit/logger";
 import { createAuthInterceptor, type ServiceDeps, type ServiceModule } from "@aiem/kit/server";
 import { loadImageRegistry } from "../registry.js";
@@ -15,11 +15,14 @@ import { createEdgeHandler } from "../server/edge-handler.js";
 import { createEdgeServer, type EdgeServer } from "../server/front-door.js";
 import { createInProcessServices } from "../server/in-process.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
+import { createCloudDiscoveryHandler, PLATFORM_CLIENT_ID } from "./cloud-discovery.js";
 import type { EdgeConfig } from "./edge-config.js";
 import { createHealthHandler, type HealthCheck } from "./health.js";
 import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
+import { createOidcIssuerHandler } from "./oidc-issuer.js";
 import { partOf, publicServices, type PartName } from "./parts.js";
 import { withRequestLog } from "./request-log.js";
+import { createVersionHandler, productVersion } from "./version-route.js";
 
 export interface ModuleFactory {
   readonly name: PartName;
@@ -48,6 +51,10 @@ export interface HostOptions {
 export interface Host {
   /** `http://host:port`, known once started. */
   readonly url: string;
+  /** AIEM_PUBLIC_URL, else `http://AIEM_HOST:<port>`; known once started. */
+  readonly publicUrl: string;
+  /** The embedded token issuer's URL (`<public URL>/oidc`); undefined with AIEM_OIDC_ISSUER. */
+  readonly issuerUrl: string | undefined;
   readonly policy: Policy;
   readonly modules: readonly ServiceModule[];
   start(): Promise<void>;
@@ -65,13 +72,39 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const logger = options.logger ?? createLogger();
   const registry = options.registry ?? loadImageRegistry();
   const policy = await createPolicy(config.policyFile);
+  let listeningPort: number | undefined;
+  // With AIEM_PORT=0 the URL is known once listening; nothing asks for it before.
+  const publicUrl = () => options.edge.publicUrl ?? defaultPublicUrl(config.host, listeningPort ?? config.port);
+  // Without an outside issuer, this process is one: tokens it issues carry `<public URL>/oidc`.
+  const embeddedIssuer = config.oidcIssuer
+    ? undefined
+    : createEmbeddedIssuer({ dataDir: config.dataDir, issuer: () => embeddedIssuerUrl(publicUrl()) });
   const authenticator = createAuthenticator({
     dataDir: config.dataDir,
+    embeddedIssuer: embeddedIssuer?.issuer,
     oidcIssuer: config.oidcIssuer,
     oidcAudience: config.oidcAudience,
     rolesClaim: config.oidcRolesClaim,
     admins: policy.admins,
   });
+
+  // What the official Python client's login functions read, all without a token: `/version`,
+  // the H2O Cloud discovery records and (embedded identity) the token issuer.
+  const version = productVersion();
+  const createSignInRoutes = (next: NodeHandler): NodeHandler => {
+    const issuerRoutes = embeddedIssuer ? createOidcIssuerHandler(embeddedIssuer, logger.child({ component: "issuer" }), next) : next;
+    const discovery = createCloudDiscoveryHandler(
+      {
+        publicUrl,
+        issuerUrl: () => embeddedIssuer?.issuer() ?? config.oidcIssuer ?? "",
+        // An outside issuer's client ids are not ours to know.
+        platformClientId: embeddedIssuer ? PLATFORM_CLIENT_ID : undefined,
+        version,
+      },
+      issuerRoutes,
+    );
+    return createVersionHandler(version, discovery);
+  };
 
   let bus: EventBus | undefined;
   let server: EdgeServer | undefined;
@@ -81,6 +114,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const host: Host = {
     get url() {
       return url;
+    },
+    get publicUrl() {
+      return publicUrl();
+    },
+    get issuerUrl() {
+      return embeddedIssuer?.issuer();
     },
     policy,
     modules,
@@ -147,13 +186,10 @@ export async function createHost(options: HostOptions): Promise<Host> {
         cors: { allowedOrigins: options.edge.corsOrigins },
         bodyLimitBytes: options.edge.bodyLimitBytes,
         logger,
-        fallback: createHealthHandler(
-          checks,
-          createHttpRoutesHandler(
-            [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})],
-            options.fallback ?? notFound,
-          ),
-        ),
+        fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(
+          [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})],
+          options.fallback ?? notFound,
+        ))),
       });
       server = createEdgeServer(withRequestLog(handler, logger.child({ component: "edge" })));
       const upgrades = modules.flatMap((m) => m.httpRoutes ?? []).filter((r) => r.upgrade);
@@ -163,6 +199,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         else socket.destroy();
       });
       const address = await server.listen(config.port, config.host);
+      listeningPort = address.port;
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
       url = `http://${shownHost}:${address.port}`;
       logger.info("listening", { url, modules: modules.map((m) => m.name), remotes: options.remotes ?? {} });

@@ -1,4 +1,4 @@
-import { readInt, readString, type Env } from "@aiem/kit/config";
+import { readInt, readPublicUrl, readString, type Env } from "@aiem/kit/config";
 
 /** Settings of the edge, on top of the common ones. */
 export interface EdgeConfig {
@@ -6,6 +6,11 @@ export interface EdgeConfig {
   readonly corsOrigins: "*" | readonly string[];
   /** AIEM_BODY_LIMIT_BYTES: largest request body; REST answers 413 past it. Default 4 MiB. */
   readonly bodyLimitBytes: number;
+  /**
+   * AIEM_PUBLIC_URL: where clients reach the product; the embedded issuer and the H2O Cloud
+   * discovery are named after it. Unset: `http://AIEM_HOST:<port listened on>`.
+   */
+  readonly publicUrl?: string | undefined;
 }
 
 export function readEdgeEnv(env: Env = process.env): EdgeConfig {
@@ -13,5 +18,6 @@ export function readEdgeEnv(env: Env = process.env): EdgeConfig {
   return {
     corsOrigins: origins.trim() === "*" ? "*" : origins.split(",").map((o) => o.trim()).filter(Boolean),
     bodyLimitBytes: readInt(env, "AIEM_BODY_LIMIT_BYTES", { default: 4 << 20, min: 1024, max: 1 << 30 }),
+    publicUrl: readPublicUrl(env),
   };
 }

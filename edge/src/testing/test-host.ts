@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readCommonEnv } from "@aiem/kit/config";
+import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger } from "@aiem/kit/logger";
@@ -52,7 +52,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   const host = await createHost({
     bus,
     config: readCommonEnv(env),
-    edge: { corsOrigins: "*", bodyLimitBytes: 1 << 20 },
+    edge: { corsOrigins: "*", bodyLimitBytes: 1 << 20, publicUrl: readPublicUrl(env) },
     modules: options.modules ?? [],
     logger: silentLogger,
     schemaSuffix: `_t${suffix}`,

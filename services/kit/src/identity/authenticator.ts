@@ -2,11 +2,18 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { ADMIN_CLAIM, EMBEDDED_AUDIENCE, EMBEDDED_ISSUER, EMBEDDED_ROLES_CLAIM } from "./embedded-token.js";
 import { principalName, type Principal } from "./principal.js";
+import { looksLikeRefreshToken } from "./refresh-token.js";
 import { loadOrCreateSigningKey, SIGNING_ALGORITHM, type SigningKey } from "./signing-key.js";
 
 export interface AuthenticatorConfig {
   /** Where the embedded signing key lives (used when no issuer is configured). */
   dataDir: string;
+  /**
+   * The embedded issuer's URL (embeddedIssuerUrl), accepted as `iss` beside EMBEDDED_ISSUER
+   * when no OIDC issuer is configured. A function because the port may be known only once the
+   * server listens.
+   */
+  embeddedIssuer?: string | (() => string | undefined) | undefined;
   /** AIEM_OIDC_ISSUER: verify tokens against this issuer's JWKS instead. */
   oidcIssuer?: string | undefined;
   /** AIEM_OIDC_AUDIENCE: required `aud` of issuer tokens, when set. */
@@ -29,7 +36,7 @@ const OIDC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "
 
 interface Verifier {
   readonly key: JWTVerifyGetKey | SigningKey["publicKey"];
-  readonly issuer: string;
+  readonly issuer: () => string | string[];
   readonly audience: string | undefined;
   readonly algorithms: string[];
   readonly embedded: boolean;
@@ -43,7 +50,7 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
 
   // Loaded on first use and kept; a failed discovery is retried by the next request.
   const getVerifier = (): Promise<Verifier> => {
-    verifier ??= (cfg.oidcIssuer ? discover(cfg.oidcIssuer, cfg.oidcAudience) : embeddedVerifier(cfg.dataDir)).catch((err) => {
+    verifier ??= (cfg.oidcIssuer ? discover(cfg.oidcIssuer, cfg.oidcAudience) : embeddedVerifier(cfg.dataDir, cfg.embeddedIssuer)).catch((err) => {
       verifier = undefined;
       throw err;
     });
@@ -53,17 +60,30 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
   return {
     async authenticate(authorization) {
       const token = bearerToken(authorization);
+      // Audiences keep embedded refresh tokens out already; this names the mistake, and covers
+      // an OIDC-mode server that trusts our issuer without an audience.
+      if (looksLikeRefreshToken(token)) {
+        throw new ConnectError("a refresh token is not an access token: exchange it at the token endpoint first", Code.Unauthenticated);
+      }
       const v = await getVerifier();
+      const issuer = v.issuer();
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, v.key as JWTVerifyGetKey, {
-          issuer: v.issuer,
+          issuer,
           ...(v.audience === undefined ? {} : { audience: v.audience }),
           algorithms: v.algorithms,
           requiredClaims: ["sub", "exp"],
           clockTolerance,
         }));
       } catch (err) {
+        if (v.embedded && err instanceof errors.JWTClaimValidationFailed && err.claim === "iss") {
+          throw new ConnectError(
+            `token claim iss is invalid: ${JSON.stringify(err.payload.iss)} is not this server's issuer (${[issuer].flat().join(" or ")}); ` +
+              "mint tokens with the server's AIEM_PUBLIC_URL, AIEM_HOST and AIEM_PORT",
+            Code.Unauthenticated,
+          );
+        }
         throw verificationError(err);
       }
       const subject = payload.sub;
@@ -82,11 +102,14 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
   };
 }
 
-async function embeddedVerifier(dataDir: string): Promise<Verifier> {
+async function embeddedVerifier(dataDir: string, embeddedIssuer: AuthenticatorConfig["embeddedIssuer"]): Promise<Verifier> {
   const key = await loadOrCreateSigningKey(dataDir);
   return {
     key: key.publicKey,
-    issuer: EMBEDDED_ISSUER,
+    issuer: () => {
+      const url = typeof embeddedIssuer === "function" ? embeddedIssuer() : embeddedIssuer;
+      return url ? [url, EMBEDDED_ISSUER] : EMBEDDED_ISSUER;
+    },
     audience: EMBEDDED_AUDIENCE,
     algorithms: [SIGNING_ALGORITHM],
     embedded: true,
@@ -112,9 +135,10 @@ async function discover(issuer: string, audience: string | undefined): Promise<V
   if (typeof doc.issuer !== "string" || doc.issuer.replace(/\/+$/, "") !== base || typeof doc.jwks_uri !== "string") {
     throw new ConnectError(`identity provider discovery at ${url} returned no matching issuer and jwks_uri`, Code.Unavailable);
   }
+  const docIssuer = doc.issuer;
   return {
     key: createRemoteJWKSet(new URL(doc.jwks_uri)),
-    issuer: doc.issuer,
+    issuer: () => docIssuer,
     audience,
     algorithms: OIDC_ALGORITHMS,
     embedded: false,

@@ -1,12 +1,19 @@
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { readCommonEnv } from "../config/common.js";
-import { mintEmbeddedToken, parseTtl } from "./embedded-token.js";
+import { defaultPublicUrl, readPublicUrl } from "../config/public-url.js";
+import { embeddedIssuerUrl, mintEmbeddedToken, parseTtl } from "./embedded-token.js";
+import { mintRefreshToken } from "./refresh-token.js";
 import { loadOrCreateSigningKey } from "./signing-key.js";
 
 const USAGE = `usage: npm run -s token -- --user NAME [--admin] [--role ROLE]... [--name DISPLAY_NAME] [--ttl 24h]
+                          [--refresh [--client CLIENT_ID]]
 
-Prints a bearer token for the server that uses the same AIEM_DATA_DIR (embedded mode).
+Prints a bearer token for the server that uses the same AIEM_DATA_DIR (embedded mode) and the
+same AIEM_PUBLIC_URL (or AIEM_HOST and AIEM_PORT), which name the server's token issuer.
+--refresh prints a refresh token instead, for OAuth clients (the official Python client's
+login_custom() and login()); it lasts 30d unless --ttl says otherwise. --client binds it to
+that OAuth client id.
 --ttl takes seconds or a number with s, m, h or d (default 24h).`;
 
 /** Runs the token command; returns the exit code. Only the token goes to stdout. */
@@ -26,6 +33,8 @@ export async function runTokenCli(
         role: { type: "string", multiple: true, default: [] },
         name: { type: "string" },
         ttl: { type: "string" },
+        refresh: { type: "boolean", default: false },
+        client: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
       strict: true,
@@ -43,21 +52,28 @@ export async function runTokenCli(
     err(`--user is required\n${USAGE}\n`);
     return 2;
   }
+  if (values.client !== undefined && !values.refresh) {
+    err(`--client binds a refresh token: use it with --refresh\n${USAGE}\n`);
+    return 2;
+  }
   try {
     const cfg = readCommonEnv(env);
     if (cfg.oidcIssuer) {
       err(`AIEM_OIDC_ISSUER is set: the server accepts only tokens from ${cfg.oidcIssuer}; get one there\n`);
       return 1;
     }
+    const publicUrl = readPublicUrl(env);
+    if (publicUrl === undefined && cfg.port === 0) {
+      err("AIEM_PORT is 0, so the server's address is unknown here: set AIEM_PORT or AIEM_PUBLIC_URL as the server has it\n");
+      return 1;
+    }
+    const issuer = embeddedIssuerUrl(publicUrl ?? defaultPublicUrl(cfg.host, cfg.port));
     const ttlSeconds = values.ttl === undefined ? undefined : parseTtl(values.ttl);
     const key = await loadOrCreateSigningKey(cfg.dataDir);
-    const token = await mintEmbeddedToken(key, {
-      user: values.user,
-      displayName: values.name,
-      admin: values.admin,
-      roles: values.role,
-      ttlSeconds,
-    });
+    const identity = { user: values.user, displayName: values.name, admin: values.admin, roles: values.role, issuer, ttlSeconds };
+    const token = values.refresh
+      ? await mintRefreshToken(key, { ...identity, clientId: values.client })
+      : await mintEmbeddedToken(key, identity);
     out(`${token}\n`);
     return 0;
   } catch (e) {

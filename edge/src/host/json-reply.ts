@@ -1,0 +1,20 @@
+import type { NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
+
+/** Answers with a JSON body (headers only for HEAD). */
+export function replyJson(req: NodeRequest, res: NodeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
+  if (req.method === "HEAD") res.end();
+  else res.end(text);
+}
+
+/** The request path without its query. */
+export function pathOf(req: NodeRequest): string {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  return q < 0 ? url : url.slice(0, q);
+}
+
+export function isRead(req: NodeRequest): boolean {
+  return req.method === "GET" || req.method === "HEAD";
+}
