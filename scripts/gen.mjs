@@ -24,6 +24,7 @@ const wanted = [
   "google/rpc/code.proto",
   "google/rpc/error_details.proto",
   "google/rpc/status.proto",
+  "google/type/date.proto",
 ];
 // The edge serves gRPC server reflection (both versions clients still ask for) from its own
 // generated code, so the protos come from the package that grpc-js publishes them in.

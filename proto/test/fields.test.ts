@@ -110,6 +110,8 @@ const template = [
   "yamlPodTemplateSpec: string",
   "enabled: bool",
   "maxIdleDuration: duration",
+  // The official client (h2o-engine-manager 1.10.2) requires it; ours defaults it to 8h.
+  "maxRunningDuration: duration",
 ];
 
 const spec: Spec = {
@@ -197,6 +199,9 @@ const spec: Spec = {
     "sandboxEngineTemplateInfo: SandboxEngineTemplateInfo OUTPUT_ONLY",
     "currentIdleDuration: duration OUTPUT_ONLY",
     "annotations: map<string,string> OPTIONAL",
+    // From the official client.
+    "pendingReason: enum PendingReason OUTPUT_ONLY",
+    "pendingMessage: string OUTPUT_ONLY",
   ],
   "enginemanager.v1.Engine": [
     "type: enum Type OUTPUT_ONLY",
@@ -251,6 +256,7 @@ const spec: Spec = {
     ...template,
     "memoryBytesLimit: int64 REQUIRED",
     "maxIdleDuration: duration REQUIRED",
+    "maxRunningDuration: duration OPTIONAL",
     ...audit,
   ],
   "enginemanager.sandbox.v1.SandboxEngineTemplateInfo": [
@@ -265,6 +271,9 @@ const spec: Spec = {
     "internalUrl: string OUTPUT_ONLY",
     "publicUrl: string OUTPUT_ONLY",
     ...audit,
+    // From the official client, whose PortClient.wait polls for STATE_READY.
+    "state: enum State OUTPUT_ONLY",
+    "failureReason: string OUTPUT_ONLY",
   ],
   "enginemanager.sandbox.v1.Process": [
     "name: string IDENTIFIER",
@@ -283,7 +292,8 @@ const spec: Spec = {
   "enginemanager.sandbox.v1.FileInfo": [
     "path: string",
     "size: int64",
-    "type: enum Type",
+    // The official client's values are FILE_TYPE_*, so the enum is a top-level FileType.
+    "type: enum FileType",
     "modifyTime: timestamp",
     "mode: string",
   ],
@@ -309,8 +319,12 @@ const spec: Spec = {
     "content: bytes",
     "createParentDirectories: bool",
     "overwrite: bool",
+    "mode: string",
   ],
   "enginemanager.sandbox.v1.WriteFileResponse": ["fileInfo: FileInfo"],
+  // Shapes of the official client: `files`, and the file's information with its content.
+  "enginemanager.sandbox.v1.ListDirectoryResponse": ["files: FileInfo[]"],
+  "enginemanager.sandbox.v1.ReadFileResponse": ["content: bytes", "fileInfo: FileInfo"],
   "enginemanager.sandbox.v1.StatFileResponse": ["fileInfo: FileInfo"],
   "enginemanager.sandbox.v1.SendProcessSignalRequest": ["signal: int32 REQUIRED"],
   "enginemanager.sandbox.v1.ReadProcessOutputRequest": ["outputStream: enum OutputStream"],
@@ -319,20 +333,32 @@ const spec: Spec = {
   "enginemanager.sandbox.v1.StreamProcessOutputResponse": ["stream: enum OutputStream", "data: bytes"],
   "enginemanager.sandbox.v1.CreateProcessRequest": ["processId: string", "autoRun: bool"],
   "enginemanager.sandbox.v1.CreatePortRequest": ["portId: string REQUIRED"],
+  // The official client leaves the workspace out to mean the sandbox engine's own.
   "enginemanager.sandbox.v1.DownloadFileRequest": [
-    "workspace: string REQUIRED",
+    "workspace: string OPTIONAL",
     "remotePath: string REQUIRED",
     "localPath: string REQUIRED",
     "createParentDirectories: bool",
     "overwrite: bool",
   ],
   "enginemanager.sandbox.v1.UploadFileRequest": [
-    "workspace: string REQUIRED",
+    "workspace: string OPTIONAL",
     "localPath: string REQUIRED",
     "remotePath: string REQUIRED",
   ],
   "enginemanager.sandbox.v1.UploadFileResponse": ["bytesUploaded: int64"],
   "enginemanager.sandbox.v1.RevealSecretToFileRequest": ["secretVersion: string REQUIRED", "path: string REQUIRED"],
+  "enginemanager.sandbox.v1.RevealSecretToFileResponse": ["secretVersion: string", "fileInfo: FileInfo"],
+  // Metrics and output frames, from the official client.
+  "enginemanager.sandbox.v1.ReadMetricsRequest": ["name: string REQUIRED", "strictMode: bool OPTIONAL"],
+  "enginemanager.sandbox.v1.ReadMetricsResponse": ["metrics: Metrics"],
+  "enginemanager.sandbox.v1.Metrics": ["memory: MemoryMetrics", "disk: DiskMetrics", "cpu: CpuMetrics", "collectTime: timestamp"],
+  "enginemanager.sandbox.v1.MemoryMetrics": ["currentBytes: int64", "limitBytes: int64"],
+  "enginemanager.sandbox.v1.DiskMetrics": ["totalBytes: int64", "availableBytes: int64"],
+  "enginemanager.sandbox.v1.CpuMetrics": ["usageRatio: double"],
+  "enginemanager.sandbox.v1.ReadProcessOutputFramesRequest": ["name: string REQUIRED"],
+  "enginemanager.sandbox.v1.ReadProcessOutputFramesResponse": ["frames: OutputFrame[]"],
+  "enginemanager.sandbox.v1.OutputFrame": ["stream: enum OutputStream", "data: bytes"],
   "enginemanager.v1.CopyDAIEngineProfileRequest": ["parent: string REQUIRED", "daiEngineProfileId: string REQUIRED"],
   "enginemanager.v1.CopyH2OEngineProfileRequest": ["parent: string REQUIRED", "h2oEngineProfileId: string REQUIRED"],
   "enginemanager.v1.CopyNotebookEngineProfileRequest": [
@@ -395,10 +421,14 @@ const states: Record<string, string[]> = {
     "STARTING", "RUNNING", "PAUSING", "PAUSED", "FAILED", "DELETING", "CONNECTING", "TERMINATING", "TERMINATED",
   ],
   "enginemanager.sandbox.v1.Process.State": ["PENDING", "RUNNING", "SUCCEEDED", "FAILED"],
-  "enginemanager.v1.NotebookEngine.FailureReason": ["UNKNOWN", "OOM_KILLED", "PROCESS_FAILED", "VOLUME_ACCESS_FAILURE"],
+  "enginemanager.v1.NotebookEngine.FailureReason": ["UNKNOWN", "OOM_KILLED", "PROCESS_FAILED", "PVC_ACCESS_FAILURE"],
   "enginemanager.v1.Engine.Type": ["DRIVERLESS_AI", "H2O", "NOTEBOOK"],
   "enginemanager.v1.ImagePullPolicy": ["ALWAYS", "NEVER", "IF_NOT_PRESENT"],
-  "enginemanager.sandbox.v1.FileInfo.Type": ["REGULAR", "DIRECTORY", "SYMLINK"],
+  "enginemanager.sandbox.v1.FileType": ["REGULAR", "DIRECTORY", "SYMLINK"],
+  "enginemanager.sandbox.v1.SandboxEngine.PendingReason": [
+    "CREATING_RESOURCES", "SCHEDULING", "PULLING_IMAGE", "CONTAINER_CREATING", "WAITING_READINESS", "DELETING_RESOURCES",
+  ],
+  "enginemanager.sandbox.v1.Port.State": ["PENDING", "READY", "FAILED", "DELETING"],
   "enginemanager.sandbox.v1.OutputStream": ["STDOUT", "STDERR", "COMBINED"],
   "enginemanager.v1.DAIEngineProfile.ConfigEditability": ["DISABLED", "BASE_CONFIG_ONLY", "FULL"],
 };

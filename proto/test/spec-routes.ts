@@ -61,6 +61,7 @@ export const specRoutes: readonly Row[] = [
   custom("v1", "H2OEngine", "h2oEngines", "downloadLogs", "DownloadH2OEngineLogs"),
   ["POST", "/v1/h2oEngines:calculateH2OEngineSizeCompressedDataset", "*", "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeCompressedDataset"],
   ["POST", "/v1/h2oEngines:calculateH2OEngineSizeRawDataset", "*", "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeRawDataset"],
+  ["GET", "/v1/daiLicenseMetadata", "", "enginemanager.v1.DAILicenseService.GetDAILicenseMetadata", "addition: the official Python client reads it"],
   ...collection("v1", "NotebookEngine", "notebookEngines", "notebook_engine", ws, { update: true }),
   custom("v1", "NotebookEngine", "notebookEngines", "pause", "PauseNotebookEngine"),
   custom("v1", "NotebookEngine", "notebookEngines", "resume", "ResumeNotebookEngine"),
@@ -107,6 +108,8 @@ export const specRoutes: readonly Row[] = [
   processRow("POST", "sendSignal", "SendProcessSignal"),
   processRow("GET", "readOutput", "ReadProcessOutput"),
   processRow("GET", "streamOutput", "StreamProcessOutput"),
+  // From the official client (h2o-engine-manager 1.10.2), which the spec does not list.
+  processRow("GET", "readOutputFrames", "ReadProcessOutputFrames"),
   fsRow("POST", "createDirectory", "CreateDirectory"),
   fsRow("POST", "makeDirectory", "MakeDirectory"),
   fsRow("GET", "listDirectory", "ListDirectory"),
@@ -118,5 +121,7 @@ export const specRoutes: readonly Row[] = [
   ["POST", `/v1/{name=${sandbox}}/h2oDrive:downloadFile`, "*", "enginemanager.sandbox.v1.DriveService.DownloadFile"],
   ["POST", `/v1/{name=${sandbox}}/h2oDrive:uploadFile`, "*", "enginemanager.sandbox.v1.DriveService.UploadFile"],
   ["POST", `/v1/{name=${sandbox}}/h2oSecureStore:revealSecretToFile`, "*", "enginemanager.sandbox.v1.SecureStoreService.RevealSecretToFile"],
+  // From the official client, which the spec does not list.
+  ["GET", `/v1/{name=${sandbox}}/metrics:read`, "", "enginemanager.sandbox.v1.MetricsService.ReadMetrics"],
 ];
 

@@ -64,6 +64,14 @@ const wellKnown: Record<string, { json: string; text: string }> = {
     json: '{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "..."}',
     text: "A message of any type, in JSON an object whose `@type` names the type and whose other members are that message's fields.",
   },
+  "google.api.HttpBody": {
+    json: '{"contentType": "text/plain; charset=utf-8", "data": "c3RhbmQtaW4gbGlzdGVuaW5nCg==", "extensions": []}',
+    text: "Bytes with their content type, in JSON `contentType` and `data` (base64, standard alphabet with padding); `extensions` is unused.",
+  },
+  "google.type.Date": {
+    json: '{"year": 2027, "month": 1, "day": 31}',
+    text: "A calendar day without a time zone, in JSON its year, month (1-12) and day (1-31).",
+  },
   "google.rpc.Status": {
     json: '{"code": 5, "message": "daiEngine workspaces/default/daiEngines/demo not found", "details": []}',
     text: "The error body of every failed call: `code` is the gRPC status code (3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED, 9 FAILED_PRECONDITION, 16 UNAUTHENTICATED, ...), `message` says what was wrong and with which field, and `details` may carry structured information.",
@@ -103,6 +111,7 @@ const serviceOrder = [
   "PortService",
   "DriveService",
   "SecureStoreService",
+  "MetricsService",
 ];
 
 export interface ApiReference {
@@ -376,7 +385,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
   const html =
     `<h1>API reference</h1>${options.introHtml}${packagesHtml}${servicesHtml}${typesHtml}` +
     `<section class="api-types">${headingHtml(2, wkId, "Well-known types")}` +
-    `<p>Types from <code>google.protobuf</code> and <code>google.rpc</code> that the API uses, and how they look in JSON.</p>${wkHtml}</section>`;
+    `<p>Types from <code>google.protobuf</code>, <code>google.api</code>, <code>google.type</code> and <code>google.rpc</code> that the API uses, and how they look in JSON.</p>${wkHtml}</section>`;
 
   const serviceModules = files
     .filter((f) => f.services.length > 0)

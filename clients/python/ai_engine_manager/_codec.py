@@ -40,6 +40,11 @@ def integer(value: Any) -> int:
     return 0 if value is None else int(value)
 
 
+def floating(value: Any) -> float:
+    """A float or double value, or 0.0 when absent."""
+    return 0.0 if value is None else float(value)
+
+
 def optional_integer(value: Any) -> int | None:
     """An optional int32 or int64 value: ``None`` when absent."""
     return None if value is None else int(value)

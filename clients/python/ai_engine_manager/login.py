@@ -27,6 +27,7 @@ from ai_engine_manager.filesystem.client import FilesystemClient
 from ai_engine_manager.h2o_engine.client import H2OEngineClient
 from ai_engine_manager.h2o_engine_profile.client import H2OEngineProfileClient
 from ai_engine_manager.h2o_engine_version.client import H2OEngineVersionClient
+from ai_engine_manager.metrics.client import MetricsClient
 from ai_engine_manager.notebook_engine.client import NotebookEngineClient
 from ai_engine_manager.notebook_engine_image.client import NotebookEngineImageClient
 from ai_engine_manager.notebook_engine_profile.client import NotebookEngineProfileClient
@@ -102,6 +103,9 @@ class Clients:
 
     secure_store_client: SecureStoreClient
     """Secrets revealed into sandbox engine files."""
+
+    metrics_client: MetricsClient
+    """Memory, disk and CPU use of sandbox engines."""
 
     secret_client: SecretClient
     """Secrets and their versions."""
@@ -253,6 +257,7 @@ def _clients(config: ConnectionConfig, workspace: str, poll: float | None) -> Cl
         port_client=make(PortClient),
         drive_client=make(DriveClient),
         secure_store_client=make(SecureStoreClient),
+        metrics_client=make(MetricsClient),
         secret_client=make(SecretClient),
         connection_config=config,
     )

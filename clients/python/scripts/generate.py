@@ -70,6 +70,11 @@ MODELS: dict[str, tuple[str, str, bool]] = {
     SB + "StreamProcessOutputResponse": ("process/output_chunk", "OutputChunk", True),
     SB + "Port": ("port/port", "Port", True),
     SB + "FileInfo": ("filesystem/file_info", "FileInfo", True),
+    SB + "OutputFrame": ("process/output_frame", "OutputFrame", True),
+    SB + "Metrics": ("metrics/metrics", "Metrics", True),
+    SB + "MemoryMetrics": ("metrics/metrics", "MemoryMetrics", True),
+    SB + "DiskMetrics": ("metrics/metrics", "DiskMetrics", True),
+    SB + "CpuMetrics": ("metrics/metrics", "CpuMetrics", True),
 }
 
 # List responses -> (module, page class). Responses of the same shape share a class.
@@ -114,9 +119,11 @@ ENUMS: dict[str, tuple[str, str]] = {
     V1 + "ImagePullPolicy": ("base/image_pull_policy", "ImagePullPolicy"),
     V1 + "DAIEngineProfile.ConfigEditability": ("dai_engine_profile/config_editability", "ConfigEditability"),
     SB + "SandboxEngine.State": ("sandbox_engine/state", "SandboxEngineState"),
+    SB + "SandboxEngine.PendingReason": ("sandbox_engine/pending_reason", "SandboxEnginePendingReason"),
+    SB + "Port.State": ("port/state", "PortState"),
     SB + "Process.State": ("process/state", "ProcessState"),
     SB + "OutputStream": ("process/output_stream", "OutputStream"),
-    SB + "FileInfo.Type": ("filesystem/file_type", "FileType"),
+    SB + "FileType": ("filesystem/file_type", "FileType"),
 }
 
 
@@ -127,6 +134,8 @@ class ClientSpec:
     services: list[str]
     skip: set[str] = field(default_factory=set)
     renames: dict[str, str] = field(default_factory=dict)
+    # The response field a method returns when its response has several (the rest is dropped).
+    returns: dict[str, str] = field(default_factory=dict)
 
 
 CLIENTS: list[ClientSpec] = [
@@ -139,16 +148,18 @@ CLIENTS: list[ClientSpec] = [
     ClientSpec("sandbox_engine_image/client", "SandboxEngineImageClient", [V1 + "SandboxEngineImageService"]),
     ClientSpec("sandbox_engine_template/client", "SandboxEngineTemplateClient", [V1 + "SandboxEngineTemplateService"]),
     ClientSpec("secret/client", "SecretClient", [V1 + "SecretService", V1 + "SecretVersionService"]),
-    ClientSpec("filesystem/client", "FilesystemClient", [SB + "FilesystemService"]),
+    ClientSpec("filesystem/client", "FilesystemClient", [SB + "FilesystemService"], returns={"ReadFile": "content"}),
     ClientSpec("drive/client", "DriveClient", [SB + "DriveService"]),
-    ClientSpec("secure_store/client", "SecureStoreClient", [SB + "SecureStoreService"]),
+    ClientSpec("secure_store/client", "SecureStoreClient", [SB + "SecureStoreService"], returns={"RevealSecretToFile": "file_info"}),
+    ClientSpec("metrics/client", "MetricsClient", [SB + "MetricsService"]),
     ClientSpec("port/client", "PortClient", [SB + "PortService"], skip={"CreatePort"}),
     ClientSpec(
         "process/client",
         "ProcessClient",
         [SB + "ProcessService"],
         skip={"CreateProcess", "WaitProcess", "ReadProcessOutput", "StreamProcessOutput"},
-        renames={"SendProcessSignal": "send_signal"},
+        renames={"SendProcessSignal": "send_signal", "ReadProcessOutputFrames": "read_output_frames"},
+        returns={"ReadProcessOutputFrames": "frames"},
     ),
 ]
 
@@ -299,6 +310,8 @@ class Generator:
             return Repr("string", "str", '""')
         if f.type == "bool":
             return Repr("bool", "bool", "False")
+        if f.type in ("double", "float"):
+            return Repr("float", "float", "0.0")
         if f.type == "bytes":
             return Repr("bytes", "bytes", 'b""')
         if f.type in INT_TYPES:
@@ -493,6 +506,8 @@ class Generator:
             return f"_c.string({source})"
         if k == "bool":
             return f"_c.boolean({source})"
+        if k == "float":
+            return f"_c.floating({source})"
         if k == "int":
             return f"_c.integer({source})"
         if k == "optional_int":
@@ -535,7 +550,7 @@ class Generator:
     def to_expr(self, message: Message, f: Field, source: str) -> str:
         rep = self.field_repr(message, f)
         k = rep.kind
-        if k in ("string", "bool"):
+        if k in ("string", "bool", "float"):
             return source
         if k in ("int", "optional_int"):
             return f"_c.int64_to_api({source})" if rep.int64 else source
@@ -718,6 +733,9 @@ class Generator:
             return "list[str] | None", "None", "None if {v} is None else list({v})"
         if f.type == "string":
             return "str", '""', "{v}"
+        if f.type == "bool" and f.proto3_optional:
+            # Left out of the request when None, so that the server's default applies.
+            return "bool | None", "None", "{v}"
         if f.type == "bool":
             return "bool", "False", "{v}"
         if f.type == "bytes":
@@ -761,7 +779,7 @@ class Generator:
                 imports.add(f"from {module_path(module)} import {cls}")
                 imports.add(f"from {module_path(self.mapper_module(f.type_name))} import {self.from_fn(f.type_name)}")
 
-    def returns(self, method: Method) -> tuple[str, str, str]:
+    def returns(self, spec: ClientSpec, method: Method) -> tuple[str, str, str]:
         """(annotation, expression on `response`, Returns text) of a method's response."""
         response = self.ds.messages[method.output_type]
         if method.output_type in PAGES:
@@ -769,9 +787,12 @@ class Generator:
             return cls, f"{self.from_fn(method.output_type)}(response)", "One page of results."
         if not response.fields:
             return "None", "", ""
-        if len(response.fields) != 1:
-            raise SystemExit(f"generate.py: {method.full_name} returns several fields; write it by hand")
-        f = response.fields[0]
+        if method.name in spec.returns:
+            f = next(f for f in response.fields if f.name == spec.returns[method.name])
+        elif len(response.fields) != 1:
+            raise SystemExit(f"generate.py: {method.full_name} returns several fields; name one in ClientSpec.returns")
+        else:
+            f = response.fields[0]
         src = f'response.get("{f.json_name}")'
         text = f.comment or "The result."
         if f.type == "message" and f.type_name in MODELS:
@@ -802,7 +823,7 @@ class Generator:
         for f in optional:
             annotation, default, _ = self.param_repr(f)
             params.append(f"{py_name(f.name)}: {annotation} = {default}")
-        annotation, expression, returns_text = self.returns(method)
+        annotation, expression, returns_text = self.returns(spec, method)
         lines = [f"    def {name}(", *[f"        {p}," for p in params], f"    ) -> {annotation}:"]
         summary = self.pythonize(spec, method.comment or f"Calls ``{method.full_name}``.")
         doc = ['        """' + wrap(escape(summary), "        ")[0].strip()] + wrap(escape(summary), "        ")[1:]

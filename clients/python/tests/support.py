@@ -74,6 +74,7 @@ PROBES: dict[str, tuple[str, dict[str, Any]]] = {
     "secure_store": (SB + "SecureStoreService.RevealSecretToFile", {"name": PROBE_SANDBOX,
                                                                     "secretVersion": "workspaces/default/secrets/p/versions/1",
                                                                     "path": "/probe"}),
+    "metrics": (SB + "MetricsService.ReadMetrics", {"name": PROBE_SANDBOX}),
 }
 
 

@@ -16,7 +16,7 @@ class LoginTest(unittest.TestCase):
         clients = support.clients("alice", default_workspace_id="team-a")
         self.assertIsInstance(clients, Clients)
         attributes = [f.name for f in dataclasses.fields(Clients) if f.name != "connection_config"]
-        self.assertEqual(len(attributes), 19)
+        self.assertEqual(len(attributes), 20)
         connections = {id(getattr(clients, a)._connection) for a in attributes}
         self.assertEqual(len(connections), 1)
         for attribute in attributes:

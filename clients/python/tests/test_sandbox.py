@@ -12,13 +12,15 @@ import unittest
 
 from tests import support
 from tests.support import requires, unique
-from ai_engine_manager.exception import CustomApiException
+from ai_engine_manager.exception import CustomApiException, TimeoutException
 from ai_engine_manager.filesystem.file_type import FileType
 from ai_engine_manager.port.port import Port
+from ai_engine_manager.port.state import PortState
 from ai_engine_manager.process.output_stream import OutputStream
 from ai_engine_manager.process.process import Process
 from ai_engine_manager.process.secret_environment_variable import SecretEnvironmentVariable
 from ai_engine_manager.process.state import ProcessState
+from ai_engine_manager.sandbox_engine.pending_reason import SandboxEnginePendingReason
 from ai_engine_manager.sandbox_engine.sandbox_engine import SandboxEngine
 from ai_engine_manager.sandbox_engine.state import SandboxEngineState
 from ai_engine_manager.secret.secret import Secret
@@ -94,10 +96,15 @@ class SandboxEngineClientTest(unittest.TestCase):
         self.assertEqual(sandbox.state, SandboxEngineState.STATE_STARTING)
         self.assertEqual((sandbox.sandbox_engine_image, sandbox.sandbox_engine_template), (IMAGE, TEMPLATE))
         self.assertEqual(sandbox.sandbox_engine_template_info.memory_bytes_limit, "2Gi")
+        self.assertEqual(sandbox.sandbox_engine_template_info.max_running_duration, "8h")
         self.assertEqual(sandbox.sandbox_engine_image_info.name, IMAGE)
+        self.assertIn(sandbox.pending_reason, (SandboxEnginePendingReason.PENDING_REASON_CREATING_RESOURCES,
+                                               SandboxEnginePendingReason.PENDING_REASON_WAITING_READINESS))
 
         sandbox.wait(timeout_seconds=WAIT)
         self.assertEqual(sandbox.state, SandboxEngineState.STATE_RUNNING)
+        self.assertEqual((sandbox.pending_reason, sandbox.pending_message),
+                         (SandboxEnginePendingReason.PENDING_REASON_UNSPECIFIED, ""))
         self.assertEqual(sandboxes.get_sandbox_engine(sandbox.name).uid, sandbox.uid)
         page = sandboxes.list_sandbox_engines(parent=parent)
         self.assertEqual(([s.name for s in page.sandbox_engines], page.total_size), ([sandbox.name], 1))
@@ -135,18 +142,22 @@ class FilesystemClientTest(SandboxTestCase):
         files = self.alice.filesystem_client
         name = self.sandbox.name
         made = files.make_directory(name=name, path="/workspace/py/data", create_parent_directories=True)
-        self.assertEqual((made.type, made.mode), (FileType.TYPE_DIRECTORY, "0755"))
+        self.assertEqual((made.type, made.mode), (FileType.FILE_TYPE_DIRECTORY, "0755"))
         self.assertEqual(files.make_directory(name=name, path="/workspace/py/data").path, "/workspace/py/data")
         self.assertCode("ALREADY_EXISTS", files.create_directory, name=name, path="/workspace/py/data")
         created = files.create_directory(name=name, path="/workspace/py/new")
-        self.assertEqual(created.type, FileType.TYPE_DIRECTORY)
+        self.assertEqual(created.type, FileType.FILE_TYPE_DIRECTORY)
         self.assertCode("FAILED_PRECONDITION", files.create_directory, name=name, path="/workspace/none/x")
 
         written = files.write_file(name=name, path="/workspace/py/data/a.txt", content=b"hello")
-        self.assertEqual((written.size, written.mode, written.type), (5, "0644", FileType.TYPE_REGULAR))
-        self.assertCode("ALREADY_EXISTS", files.write_file, name=name, path="/workspace/py/data/a.txt", content=b"x")
-        files.write_file(name=name, path="/workspace/py/data/a.txt", content="héllo", overwrite=True)
+        self.assertEqual((written.size, written.mode, written.type), (5, "0644", FileType.FILE_TYPE_REGULAR))
+        self.assertCode("ALREADY_EXISTS", files.write_file, name=name, path="/workspace/py/data/a.txt", content=b"x",
+                        overwrite=False)
+        files.write_file(name=name, path="/workspace/py/data/a.txt", content="héllo")
         self.assertEqual(files.read_file(name=name, path="/workspace/py/data/a.txt"), "héllo".encode())
+        script = files.write_file(name=name, path="/workspace/py/run.sh", content=b"#!/bin/sh\n", mode="0750")
+        self.assertEqual(script.mode, "0750")
+        self.assertCode("INVALID_ARGUMENT", files.write_file, name=name, path="/workspace/py/run.sh", content=b"", mode="999")
         self.assertEqual(files.stat_file(name=name, path="/workspace/py/data/a.txt").size, 6)
         self.assertIsNotNone(files.stat_file(name=name, path="/workspace/py/data/a.txt").modify_time)
         self.assertEqual([i.path for i in files.list_directory(name=name, path="/workspace/py/data")], ["/workspace/py/data/a.txt"])
@@ -158,7 +169,7 @@ class FilesystemClientTest(SandboxTestCase):
         self.assertCode("FAILED_PRECONDITION", files.remove, name=name, path="/workspace/py/moved")
         files.remove(name=name, path="/workspace/py/moved", recursive=True)
         self.assertEqual([i.path for i in files.list_directory(name=name, path="/workspace/py")],
-                         ["/workspace/py/data", "/workspace/py/new"])
+                         ["/workspace/py/data", "/workspace/py/new", "/workspace/py/run.sh"])
         self.assertCode("INVALID_ARGUMENT", files.read_file, name=name, path="relative.txt")
         self.assertCode("PERMISSION_DENIED", self.bob.filesystem_client.read_file, name=name, path="/workspace/py")
 
@@ -179,6 +190,9 @@ class ProcessClientTest(SandboxTestCase):
         self.assertEqual({c.stream for c in chunks}, {OutputStream.OUTPUT_STREAM_STDOUT, OutputStream.OUTPUT_STREAM_STDERR})
         tail = list(processes.stream_output(name=ended.name, start_offset=4))
         self.assertEqual(b"".join(c.data for c in tail), b"err\n")
+        frames = processes.read_output_frames(name=ended.name)
+        self.assertEqual([(f.stream, f.data, f.offset) for f in frames],
+                         [(OutputStream.OUTPUT_STREAM_STDOUT, b"out\n", 0), (OutputStream.OUTPUT_STREAM_STDERR, b"err\n", 4)])
 
     def test_pending_process_streams_live_output(self) -> None:
         processes = self.alice.process_client
@@ -215,8 +229,6 @@ class ProcessClientTest(SandboxTestCase):
         self.assertCode("INVALID_ARGUMENT", processes.send_signal, name=sleeper.name, signal=0)
 
     def test_wait_timeout(self) -> None:
-        from ai_engine_manager.exception import TimeoutException
-
         processes = self.alice.process_client
         sleeper = processes.create_process(parent=self.sandbox.name, command="sleep", args=["30"], auto_run=True)
         with self.assertRaises(TimeoutException):
@@ -251,6 +263,11 @@ class PortClientTest(SandboxTestCase):
         ports = self.alice.port_client
         port = ports.create_port(parent=self.sandbox.name, port_id=8080, display_name="Web")
         self.assertEqual(port.name, f"{self.sandbox.name}/ports/8080")
+        self.assertEqual(port.state, PortState.STATE_PENDING)
+        with self.assertRaises(TimeoutException):
+            ports.wait(name=port.name, timeout_seconds=0.5)
+        self.run_process("nohup python3 -m http.server 8080 --bind 127.0.0.1 >/dev/null 2>&1 &")
+        self.assertEqual(ports.wait(name=port.name, timeout_seconds=WAIT).state, PortState.STATE_READY)
         self.assertTrue(port.internal_url)
         self.assertEqual((port.public, port.public_url), (False, ""))
         self.assertCode("ALREADY_EXISTS", ports.create_port, parent=self.sandbox.name, port_id="8080")
@@ -265,6 +282,7 @@ class PortClientTest(SandboxTestCase):
         self.assertEqual(len(ports.list_ports(parent=self.sandbox.name).ports), 2)
         self.assertEqual(len(ports.list_all_ports(parent=self.sandbox.name, page_size=1)), 2)
         ports.delete_port(name=other.name)
+        self.assertIsNone(ports.wait(name=other.name, timeout_seconds=WAIT))
         self.assertEqual([p.name for p in ports.list_all_ports(parent=self.sandbox.name)], [port.name])
 
 
@@ -281,11 +299,29 @@ class DriveClientTest(SandboxTestCase):
                                    local_path="/workspace/in/report.txt", create_parent_directories=True)
         self.assertEqual((info.path, info.size), ("/workspace/in/report.txt", 7))
         self.assertCode("ALREADY_EXISTS", drive.download_file, name=self.sandbox.name, workspace=self.workspace,
-                        remote_path="py/report.txt", local_path="/workspace/in/report.txt")
+                        remote_path="py/report.txt", local_path="/workspace/in/report.txt", overwrite=False)
         drive.download_file(name=self.sandbox.name, workspace=self.workspace, remote_path="py/report.txt",
                             local_path="/workspace/in/report.txt", overwrite=True)
+        # Without a workspace: the sandbox engine's own, and without overwrite: replace.
+        self.assertEqual(drive.upload_file(name=self.sandbox.name, local_path="/workspace/out/report.txt",
+                                           remote_path="py/own.txt"), 7)
+        drive.download_file(name=self.sandbox.name, remote_path="py/own.txt", local_path="/workspace/in/report.txt")
         self.assertCode("NOT_FOUND", drive.download_file, name=self.sandbox.name, workspace=self.workspace,
                         remote_path="py/missing.txt", local_path="/workspace/in/missing.txt")
+
+
+@requires("sandbox_engine", "metrics", "sandbox_engine_image", "sandbox_engine_template")
+class MetricsClientTest(SandboxTestCase):
+    def test_read_metrics(self) -> None:
+        metrics = self.alice.metrics_client.read_metrics(name=self.sandbox.name)
+        self.assertGreater(metrics.memory.current_bytes, 0)
+        self.assertEqual(metrics.memory.limit_bytes, 2 << 30)
+        self.assertGreater(metrics.disk.total_bytes, 0)
+        self.assertLessEqual(metrics.disk.available_bytes, metrics.disk.total_bytes)
+        self.assertTrue(0.0 <= metrics.cpu.usage_ratio <= 1.0)
+        self.assertIsNotNone(metrics.collect_time)
+        self.assertEqual(self.alice.metrics_client.read_metrics(name=self.sandbox.name, strict_mode=True).memory.limit_bytes, 2 << 30)
+        self.assertCode("PERMISSION_DENIED", self.bob.metrics_client.read_metrics, name=self.sandbox.name)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
-// REST responses name every field, as the real product's gateway does (protojson with
-// EmitUnpopulated): protobuf-es's `alwaysEmitImplicit` covers fields without presence, and this
-// adds `null` for unset fields with presence (messages and proto3 `optional` scalars), which
-// `toJson` leaves out. The official Python client builds its models from every key.
+// REST responses name every field the way the official Python client reads them. Fields without
+// presence are written with their zero values (protobuf-es's `alwaysEmitImplicit`, as protojson's
+// EmitUnpopulated does for the real product's gateway). Of the unset fields with presence, only
+// well-known types (Timestamp, Duration, ...) are written, as `null`, which the client takes as
+// None. A proto3 `optional` scalar stays absent, as protojson leaves the members of its synthetic
+// oneof out; so does any other message, for which the client's models accept no `null` (an
+// `ApiTypeError`) while an absent key reads as None.
 import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 
-/** Adds `null` for every unset field with presence, in place, through nested messages. */
+/** Adds `null` for every unset well-known-type field, in place, through nested messages. */
 export function fillUnpopulated(desc: DescMessage, json: JsonObject): JsonObject {
   for (const field of desc.fields) {
     const value = json[field.jsonName];
@@ -30,10 +32,10 @@ function fillObject(desc: DescMessage, value: JsonValue | undefined): void {
   if (isObject(value)) fillUnpopulated(desc, value);
 }
 
-// A member of a real oneof stays absent: naming the unset members would make the JSON ambiguous.
+// A member of a real oneof stays absent too: naming the unset members would make the JSON ambiguous.
 function emitsNullWhenUnset(field: DescField): boolean {
-  if (field.fieldKind === "list" || field.fieldKind === "map" || field.oneof) return false;
-  return field.fieldKind === "message" || field.presence === FeatureSet_FieldPresence.EXPLICIT;
+  if (field.fieldKind !== "message" || field.oneof || field.proto.proto3Optional) return false;
+  return field.message.typeName.startsWith("google.protobuf.");
 }
 
 // Well-known types have JSON forms of their own (strings, arbitrary values); no fields to fill.

@@ -15,7 +15,7 @@ import {
   workspacePattern,
 } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
-import { alreadyExists, invalidArgument, invalidArguments, notFound, quote, requiredField, type FieldViolation } from "@aiem/kit/errors";
+import { alreadyExists, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import { FieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
@@ -80,9 +80,10 @@ async function mustLoad(exec: Executor, d: KindDescriptor, t: Target, forUpdate 
   return { id, resource };
 }
 
-function validateResource(d: KindDescriptor, r: CatalogueResource): void {
+function validateResource(d: KindDescriptor, r: CatalogueResource, more?: (v: Violations) => void): void {
   const v = new Violations(d.resourceField);
   (d.validate as (r: CatalogueResource, v: Violations) => void)(r, v);
+  more?.(v);
   v.throwIfAny();
 }
 
@@ -117,13 +118,11 @@ function maskRules(d: KindDescriptor) {
 function checkMask(d: KindDescriptor, paths: readonly string[] | undefined): string[] {
   const rules = maskRules(d);
   for (const path of paths ?? []) {
+    if (d.family === "version" && path === "aliases") {
+      throw invalidArgument("update_mask", `${quote(path)} is set on create or through :assignAliases`);
+    }
     if (rules.outputOnly.includes(path)) {
-      throw invalidArgument(
-        "update_mask",
-        path === "aliases"
-          ? `${quote(path)} is set only through :assignAliases`
-          : `${quote(path)} is set by the server and cannot be updated`,
-      );
+      throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
     }
   }
   return checkUpdateMask(paths, { allowed: rules.allowed, immutable: rules.immutable });
@@ -145,15 +144,21 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
     if (id === "" && !generated) throw requiredField(d.idField);
     if (!generated) checkField(d.idField, id, d.validateId);
     prepare(d, resource);
+    // A version created with aliases takes them, from another version of the workspace if need
+    // be, as :assignAliases would (the official client's configs declare them on create).
+    const version = d.family === "version" ? (resource as CatalogueResource & { aliases: string[] }) : undefined;
     // The name is not part of validation, so a bad request fails before any id is generated.
-    validateResource(d, resource);
+    validateResource(d, resource, version && ((v) => version.aliases = aliasesOf(version.aliases, v)));
+    const aliases = version?.aliases ?? [];
     const now = runtime.now();
     stampCreate(resource, principal, now);
     for (let attempt = 0; ; attempt++) {
       if (generated) id = generateId(d.generatedIdWord!, (resource as { displayName?: string }).displayName ?? "");
       resource.name = d.pattern.format({ workspace, [d.idVar]: id });
       const inserted = await runtime.write(async (trx) => {
+        if (aliases.length > 0) await lockVersions(trx, d, workspace);
         if (!(await insertResource(trx, d, workspace, id, resource))) return false;
+        if (aliases.length > 0) await takeAliases(trx, d, workspace, id, aliases, principal, now);
         await enqueueChanged(trx, d, workspace, id, resource, now);
         return true;
       });
@@ -304,14 +309,67 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
 }
 
 function checkAliases(aliases: readonly string[]): string[] {
-  const violations: FieldViolation[] = [];
-  if (aliases.length > MAX_ALIASES) violations.push({ field: "aliases", description: `may hold at most ${MAX_ALIASES} aliases` });
+  const v = new Violations("");
+  const unique = aliasesOf(aliases, v);
+  v.throwIfAny();
+  return unique;
+}
+
+/** The aliases without repeats, in order; problems are added to `v`. */
+function aliasesOf(aliases: readonly string[], v: Violations): string[] {
+  if (aliases.length > MAX_ALIASES) v.add("aliases", `may hold at most ${MAX_ALIASES} aliases`);
   aliases.forEach((alias, i) => {
     const problem = validateAlias(alias);
-    if (problem) violations.push({ field: `aliases[${i}]`, description: problem });
+    if (problem) v.add(`aliases[${i}]`, problem);
   });
-  if (violations.length > 0) throw invalidArguments(violations);
   return [...new Set(aliases)];
+}
+
+/** Locks the versions of a workspace in name order, so concurrent alias changes cannot deadlock. */
+async function lockVersions(trx: Executor, d: KindDescriptor, workspace: string): Promise<void> {
+  await sql`select 1 from ${sql.table(d.table)} where workspace = ${workspace} order by name for update`.execute(trx);
+}
+
+/**
+ * Points `aliases` at version `id` (whose stored resource already lists them, or is about to):
+ * each other version of the workspace holding one of them loses it and is republished, and the
+ * alias rows of `id` become exactly `aliases`. The caller holds lockVersions.
+ */
+async function takeAliases(trx: Executor, d: KindDescriptor, workspace: string, id: string, aliases: string[], principal: Principal, now: Date): Promise<number> {
+  const taken =
+    aliases.length === 0
+      ? []
+      : ((await trx
+          .selectFrom("version_aliases")
+          .select(["alias", "version_id"])
+          .where("kind", "=", d.kind)
+          .where("workspace", "=", workspace)
+          .where("alias", "in", aliases)
+          .where("version_id", "<>", id)
+          .execute()) as Array<{ alias: string; version_id: string }>);
+  const losers = new Map<string, string[]>();
+  for (const row of taken) losers.set(row.version_id, [...(losers.get(row.version_id) ?? []), row.alias]);
+  for (const [loserId, lost] of losers) {
+    const loser = (await loadResource(trx, d, workspace, loserId)) as (CatalogueResource & { aliases: string[] }) | undefined;
+    if (!loser) continue;
+    loser.aliases = loser.aliases.filter((a) => !lost.includes(a));
+    stampUpdate(loser, principal, now);
+    await updateResource(trx, d, workspace, loserId, loser);
+    await enqueueChanged(trx, d, workspace, loserId, loser, now);
+  }
+  await trx
+    .deleteFrom("version_aliases")
+    .where("kind", "=", d.kind)
+    .where("workspace", "=", workspace)
+    .where((eb) => eb.or([eb("version_id", "=", id), ...(aliases.length ? [eb("alias", "in", aliases)] : [])]))
+    .execute();
+  if (aliases.length > 0) {
+    await trx
+      .insertInto("version_aliases")
+      .values(aliases.map((alias) => ({ kind: d.kind, workspace, alias, version_id: id })))
+      .execute();
+  }
+  return losers.size;
 }
 
 /**
@@ -320,44 +378,12 @@ function checkAliases(aliases: readonly string[]): string[] {
  * name order first, so concurrent assignments cannot deadlock.
  */
 async function assignAliases(trx: Executor, d: KindDescriptor, t: Target, aliases: string[], principal: Principal, now: Date): Promise<void> {
-  await sql`select 1 from ${sql.table(d.table)} where workspace = ${t.workspace} order by name for update`.execute(trx);
+  await lockVersions(trx, d, t.workspace);
   const { id, resource } = await mustLoad(trx, d, t);
   const version = resource as CatalogueResource & { aliases: string[] };
-  const taken =
-    aliases.length === 0
-      ? []
-      : ((await trx
-          .selectFrom("version_aliases")
-          .select(["alias", "version_id"])
-          .where("kind", "=", d.kind)
-          .where("workspace", "=", t.workspace)
-          .where("alias", "in", aliases)
-          .where("version_id", "<>", id)
-          .execute()) as Array<{ alias: string; version_id: string }>);
-  const losers = new Map<string, string[]>();
-  for (const row of taken) losers.set(row.version_id, [...(losers.get(row.version_id) ?? []), row.alias]);
-  for (const [loserId, lost] of losers) {
-    const loser = (await loadResource(trx, d, t.workspace, loserId)) as (CatalogueResource & { aliases: string[] }) | undefined;
-    if (!loser) continue;
-    loser.aliases = loser.aliases.filter((a) => !lost.includes(a));
-    stampUpdate(loser, principal, now);
-    await updateResource(trx, d, t.workspace, loserId, loser);
-    await enqueueChanged(trx, d, t.workspace, loserId, loser, now);
-  }
   const same = version.aliases.length === aliases.length && version.aliases.every((a, i) => a === aliases[i]);
-  if (same && losers.size === 0) return;
-  await trx
-    .deleteFrom("version_aliases")
-    .where("kind", "=", d.kind)
-    .where("workspace", "=", t.workspace)
-    .where((eb) => eb.or([eb("version_id", "=", id), ...(aliases.length ? [eb("alias", "in", aliases)] : [])]))
-    .execute();
-  if (aliases.length > 0) {
-    await trx
-      .insertInto("version_aliases")
-      .values(aliases.map((alias) => ({ kind: d.kind, workspace: t.workspace, alias, version_id: id })))
-      .execute();
-  }
+  const moved = await takeAliases(trx, d, t.workspace, id, aliases, principal, now);
+  if (same && moved === 0) return;
   version.aliases = aliases;
   stampUpdate(version, principal, now);
   await updateResource(trx, d, t.workspace, id, version);

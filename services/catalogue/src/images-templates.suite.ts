@@ -111,6 +111,7 @@ describe("sandboxEngineTemplates", () => {
       yamlPodTemplateSpec: "spec:\n  priorityClassName: low\n",
       enabled: true,
       maxIdleDuration: { seconds: 1800n, nanos: 500_000_000 },
+      maxRunningDuration: { seconds: 7200n },
     };
     const created = await admin().create(ws, "large", body);
     expect(created).toMatchObject({ ...body, name: nameOf("large"), creator: "users/root" });
@@ -127,16 +128,37 @@ describe("sandboxEngineTemplates", () => {
     ]);
     expect(updated.milliCpuRequest).toBe(2000);
     expect(updated.memoryBytesRequest).toBe(3n * GiB);
-    // No cpu limit: no cpu request either.
+    // No cpu limit: no cpu request either; both show as 0, as does no storage quota.
     const unlimited = await admin().create(ws, "no-cpu-limit", minimal);
-    expect(unlimited.milliCpuLimit).toBeUndefined();
-    expect(unlimited.milliCpuRequest).toBeUndefined();
+    expect(unlimited).toMatchObject({ milliCpuLimit: 0, milliCpuRequest: 0, storageBytes: 0n });
+  });
+
+  it("reads 0 as unset for the optional numbers, as the official client sends them", async () => {
+    const zeros = { milliCpuRequest: 0, milliCpuLimit: 0, memoryBytesRequest: 0n, storageBytes: 0n };
+    const created = await admin().create(ws, "zeros", { ...minimal, ...zeros });
+    expect(created).toMatchObject({ milliCpuLimit: 0, milliCpuRequest: 0, memoryBytesRequest: 2n * GiB, storageBytes: 0n });
+    // Stored as unset: a later limit is followed by the request.
+    const limited = await admin().update({ name: nameOf("zeros"), ...minimal, ...zeros, milliCpuLimit: 1500 }, ["*"]);
+    expect(limited).toMatchObject({ milliCpuLimit: 1500, milliCpuRequest: 1500 });
+  });
+
+  it("defaults max_running_duration to 8h; 0s means no limit for it and for max_idle_duration", async () => {
+    const created = await admin().create(ws, "running-default", minimal);
+    expect(created.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 28800n }));
+    const unlimited = await admin().create(ws, "running-none", { memoryBytesLimit: GiB, maxIdleDuration: { seconds: 0n }, maxRunningDuration: { seconds: 0n } });
+    expect(unlimited.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 0n }));
+    expect(unlimited.maxIdleDuration).toEqual(expect.objectContaining({ seconds: 0n }));
+    const changed = await admin().update({ name: nameOf("running-default"), maxRunningDuration: { seconds: 60n } }, ["max_running_duration"]);
+    expect(changed.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 60n }));
+    // Named in the mask but left out of the body: back to the default.
+    const cleared = await admin().update({ name: nameOf("running-default") }, ["max_running_duration"]);
+    expect(cleared.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 28800n }));
   });
 
   it("unsets an optional field named in the mask but left out of the body", async () => {
     await admin().create(ws, "unset", { ...minimal, storageBytes: GiB, milliCpuRequest: 100, milliCpuLimit: 200 });
     const updated = await admin().update({ name: nameOf("unset") }, ["storage_bytes", "milli_cpu_request"]);
-    expect(updated.storageBytes).toBeUndefined();
+    expect(updated.storageBytes).toBe(0n);
     expect(updated.milliCpuRequest).toBe(200);
   });
 
@@ -144,15 +166,16 @@ describe("sandboxEngineTemplates", () => {
     ["memory_bytes_limit", { maxIdleDuration: { seconds: 60n } }],
     ["memory_bytes_limit", { memoryBytesLimit: -1n, maxIdleDuration: { seconds: 60n } }],
     ["max_idle_duration", { memoryBytesLimit: GiB }],
-    ["max_idle_duration", { ...minimal, maxIdleDuration: { seconds: 0n } }],
     ["max_idle_duration", { ...minimal, maxIdleDuration: { seconds: -1n } }],
+    ["max_running_duration", { ...minimal, maxRunningDuration: { seconds: -1n } }],
+    ["max_running_duration", { ...minimal, maxRunningDuration: { seconds: 1n, nanos: -5 } }],
     ["milli_cpu_request", { ...minimal, milliCpuRequest: 2000, milliCpuLimit: 1000 }],
-    ["milli_cpu_request", { ...minimal, milliCpuRequest: 0 }],
+    ["milli_cpu_request", { ...minimal, milliCpuRequest: -1 }],
     ["milli_cpu_limit", { ...minimal, milliCpuLimit: -5 }],
     ["memory_bytes_request", { ...minimal, memoryBytesRequest: 3n * GiB }],
-    ["memory_bytes_request", { ...minimal, memoryBytesRequest: 0n }],
+    ["memory_bytes_request", { ...minimal, memoryBytesRequest: -1n }],
     ["gpu", { ...minimal, gpu: -1 }],
-    ["storage_bytes", { ...minimal, storageBytes: 0n }],
+    ["storage_bytes", { ...minimal, storageBytes: -1n }],
     ["display_name", { ...minimal, displayName: "z".repeat(64) }],
     ['environmental_variables["1BAD"]', { ...minimal, environmentalVariables: { "1BAD": "x" } }],
     ['environmental_variables["A-B"]', { ...minimal, environmentalVariables: { "A-B": "x" } }],

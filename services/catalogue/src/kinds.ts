@@ -48,6 +48,7 @@ import { SandboxEngineImageSchema, type SandboxEngineImage } from "@aiem/proto/e
 import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
 import { SandboxEngineTemplateSchema, type SandboxEngineTemplate } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_pb.js";
 import { SandboxEngineTemplateService } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_service_pb.js";
+import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "./sandbox-template-defaults.js";
 import {
   Violations,
   checkDisplayName,
@@ -529,14 +530,23 @@ export const sandboxEngineTemplates: KindDescriptor<"sandboxEngineTemplates"> = 
     "yaml_pod_template_spec",
     "enabled",
     "max_idle_duration",
+    "max_running_duration",
   ],
+  prepare(t) {
+    // The official client sends 0 for the optional numbers its caller left out: 0 means unset.
+    if (t.milliCpuRequest === 0) t.milliCpuRequest = undefined;
+    if (t.milliCpuLimit === 0) t.milliCpuLimit = undefined;
+    if (t.memoryBytesRequest === 0n) t.memoryBytesRequest = undefined;
+    if (t.storageBytes === 0n) t.storageBytes = undefined;
+    t.maxRunningDuration ??= seconds(Number(DEFAULT_SANDBOX_MAX_RUNNING_SECONDS));
+  },
   validate(t, v) {
     checkDisplayName(v, "display_name", t.displayName);
-    if (t.milliCpuLimit !== undefined && t.milliCpuLimit <= 0) {
-      v.add("milli_cpu_limit", `must be above 0 (1000 is one core; got ${t.milliCpuLimit}); leave it unset for no cpu limit`);
+    if (t.milliCpuLimit !== undefined && t.milliCpuLimit < 0) {
+      v.add("milli_cpu_limit", `must not be negative (1000 is one core; got ${t.milliCpuLimit}); 0 or unset means no cpu limit`);
     }
     if (t.milliCpuRequest !== undefined) {
-      if (t.milliCpuRequest <= 0) v.add("milli_cpu_request", `must be above 0 (1000 is one core; got ${t.milliCpuRequest})`);
+      if (t.milliCpuRequest < 0) v.add("milli_cpu_request", `must not be negative (1000 is one core; got ${t.milliCpuRequest})`);
       else if (t.milliCpuLimit !== undefined && t.milliCpuLimit > 0 && t.milliCpuRequest > t.milliCpuLimit) {
         v.add("milli_cpu_request", `must not be above milli_cpu_limit (${t.milliCpuRequest} > ${t.milliCpuLimit})`);
       }
@@ -546,25 +556,33 @@ export const sandboxEngineTemplates: KindDescriptor<"sandboxEngineTemplates"> = 
     if (t.memoryBytesLimit === 0n) v.add("memory_bytes_limit", "is required: the most memory a sandbox may use, in bytes");
     else if (t.memoryBytesLimit < 0n) v.add("memory_bytes_limit", `must be above 0 (got ${t.memoryBytesLimit})`);
     if (t.memoryBytesRequest !== undefined) {
-      if (t.memoryBytesRequest <= 0n) v.add("memory_bytes_request", `must be above 0 (got ${t.memoryBytesRequest})`);
+      if (t.memoryBytesRequest < 0n) v.add("memory_bytes_request", `must not be negative (got ${t.memoryBytesRequest})`);
       else if (t.memoryBytesLimit > 0n && t.memoryBytesRequest > t.memoryBytesLimit) {
         v.add("memory_bytes_request", `must not be above memory_bytes_limit (${t.memoryBytesRequest} > ${t.memoryBytesLimit})`);
       }
     }
-    if (t.storageBytes !== undefined && t.storageBytes <= 0n) {
-      v.add("storage_bytes", `must be above 0 (got ${t.storageBytes}); leave it unset for no quota`);
+    if (t.storageBytes !== undefined && t.storageBytes < 0n) {
+      v.add("storage_bytes", `must not be negative (got ${t.storageBytes}); 0 or unset means no quota`);
     }
     checkText(v, "storage_class_name", t.storageClassName, 253);
     checkStringMap(v, "environmental_variables", t.environmentalVariables, envNameRule);
     checkYaml(v, "yaml_pod_template_spec", t.yamlPodTemplateSpec, "mapping");
-    checkDuration(v, "max_idle_duration", t.maxIdleDuration, { required: true, positive: true });
+    // 0s means no limit, as the official client documents for both durations.
+    checkDuration(v, "max_idle_duration", t.maxIdleDuration, { required: true });
+    checkDuration(v, "max_running_duration", t.maxRunningDuration);
   },
   present(t) {
-    // Requests left unset follow their limits, also when a limit changes later.
-    if (t.milliCpuRequest !== undefined && t.memoryBytesRequest !== undefined) return t;
+    // Requests left unset follow their limits, also when a limit changes later. Unset limits
+    // show as 0 (the official client reads these numbers without a null check), and templates
+    // stored before they had a running limit show the default.
+    const complete = [t.milliCpuRequest, t.milliCpuLimit, t.memoryBytesRequest, t.storageBytes, t.maxRunningDuration].every((f) => f !== undefined);
+    if (complete) return t;
     const out = clone(SandboxEngineTemplateSchema, t);
+    out.milliCpuLimit ??= 0;
     out.milliCpuRequest ??= out.milliCpuLimit;
-    if (out.memoryBytesRequest === undefined && out.memoryBytesLimit > 0n) out.memoryBytesRequest = out.memoryBytesLimit;
+    out.memoryBytesRequest ??= out.memoryBytesLimit;
+    out.storageBytes ??= 0n;
+    out.maxRunningDuration ??= seconds(Number(DEFAULT_SANDBOX_MAX_RUNNING_SECONDS));
     return out;
   },
 };

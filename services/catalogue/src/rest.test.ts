@@ -325,9 +325,9 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, 
         maxIdleDurationConstraint: { min: "0s", default: "3600s" },
       }),
     )[d.resourceLocal];
-    // An unset max means no upper limit, and is left out of the JSON.
+    // An unset max means no upper limit: a Duration one is written as null, a number left out.
     expect(fine.cpuConstraint).toEqual({ min: "1", max: "8", default: "2", cumulativeMax: "16" });
-    expect(fine.maxIdleDurationConstraint).toEqual({ min: "0s", default: "3600s" });
+    expect(fine.maxIdleDurationConstraint).toEqual({ min: "0s", max: null, default: "3600s" });
     expect(fine.gpuConstraint).toEqual({ min: "0", default: "0" });
   });
 
@@ -427,9 +427,11 @@ describe.each([KIND_DESCRIPTORS.daiEngineVersions, KIND_DESCRIPTORS.h2oEngineVer
       ok(await rest("POST", `/v1/${name}:assignAliases`, { body: { aliases: [`a${"b".repeat(61)}c`] } }));
     });
 
-    it("ignores aliases sent on create and refuses them in an update mask", async () => {
-      const created = ok(await createAs(d, "admin", freshId(d), { ...bodyOf(d), aliases: ["sneaky"] }, aws))[d.resourceLocal];
-      expect(created.aliases).toEqual([]);
+    // The official Python client's create body carries aliases (its version configs declare them).
+    it("takes aliases sent on create and refuses them in an update mask", async () => {
+      const created = ok(await createAs(d, "admin", freshId(d), { ...bodyOf(d), aliases: ["from-create"] }, aws))[d.resourceLocal];
+      expect(created.aliases).toEqual(["from-create"]);
+      expect(ok(await rest("GET", `/v1/workspaces/${aws}/${kind}/from-create`))[d.resourceLocal].name).toBe(created.name);
       expectError(await rest("PATCH", `/v1/${created.name}?updateMask=aliases`, { body: { aliases: ["x"] } }), "INVALID_ARGUMENT", "update_mask");
     });
   },
@@ -443,6 +445,20 @@ describe("sandbox templates over REST", () => {
   it("requires memory_bytes_limit and max_idle_duration", async () => {
     expectError(await createAs(d, "admin", freshId(d), { maxIdleDuration: "60s" }), "INVALID_ARGUMENT", "sandbox_engine_template.memory_bytes_limit");
     expectError(await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1024" }), "INVALID_ARGUMENT", "sandbox_engine_template.max_idle_duration");
+  });
+
+  it("takes max_running_duration as the official client sends it, and defaults it to 28800s", async () => {
+    const sent = ok(
+      await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1073741824", maxIdleDuration: "3600s", maxRunningDuration: "7200s" }),
+    ).sandboxEngineTemplate;
+    expect(sent).toMatchObject({ maxIdleDuration: "3600s", maxRunningDuration: "7200s" });
+    const unset = ok(await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1073741824", maxIdleDuration: "0s", maxRunningDuration: null })).sandboxEngineTemplate;
+    expect(unset).toMatchObject({ maxIdleDuration: "0s", maxRunningDuration: "28800s" });
+    expectError(
+      await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1024", maxIdleDuration: "60s", maxRunningDuration: "-1s" }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine_template.max_running_duration",
+    );
   });
 
   it("defaults requests to their limits (1000 millicpu is one core)", async () => {

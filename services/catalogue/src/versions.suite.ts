@@ -20,13 +20,13 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   const admin = (): KindApi => kindApi(h.as("admin"), d);
   const image = (tag: string) => ({ image: `ghcr.io/acme/engine:${tag}` });
 
-  it("creates a version with image, pull policy and pull secrets; aliases sent are ignored", async () => {
+  it("creates a version with image, pull policy, pull secrets and aliases", async () => {
     const created = await admin().create(ws, "1.10.3", {
       ...image("1.10.3"),
       deprecated: true,
       imagePullPolicy: 1,
       imagePullSecrets: ["regcred", "backup.cred"],
-      aliases: ["latest"],
+      aliases: ["lts-1", "lts", "lts-1"],
       creator: "users/mallory",
     });
     expect(created).toMatchObject({
@@ -35,10 +35,27 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       image: "ghcr.io/acme/engine:1.10.3",
       imagePullPolicy: 1,
       imagePullSecrets: ["regcred", "backup.cred"],
-      aliases: [],
+      aliases: ["lts-1", "lts"],
       creator: "users/root",
     });
-    await expectCode(admin().get(nameOf("latest")), Code.NotFound, nameOf("latest"));
+    expect((await admin().get(nameOf("lts"))).name).toBe(nameOf("1.10.3"));
+  });
+
+  // The official Python client sends aliases on create (its version configs declare them), and
+  // its docs call them optional there: they are taken as :assignAliases would take them.
+  it("moves an alias given on create from the version that held it, and checks aliases with the rest", async () => {
+    const aws = `create-aliases-${kind.slice(0, 3)}`;
+    await admin().create(aws, "1.0.0", { ...image("1.0.0"), aliases: ["latest", "stable"] });
+    const newer = await admin().create(aws, "1.1.0", { ...image("1.1.0"), aliases: ["latest"] });
+    expect(newer.aliases).toEqual(["latest"]);
+    expect((await admin().get(nameOf("latest", aws))).name).toBe(nameOf("1.1.0", aws));
+    const older = await admin().get(nameOf("1.0.0", aws));
+    expect(older.aliases).toEqual(["stable"]);
+    expect(older.updater).toBe("users/root");
+    const err = await expectInvalid(admin().create(aws, "1.2.0", { image: "", aliases: ["ok", "Bad"] }), `${d.resourceField}.aliases[1]`);
+    expect(err.rawMessage).toContain(`${d.resourceField}.image: `);
+    await expectCode(admin().get(nameOf("1.2.0", aws)), Code.NotFound);
+    expect((await admin().get(nameOf("latest", aws))).name).toBe(nameOf("1.1.0", aws));
   });
 
   it.each(["1.10.3.1", "1.10.3-alpha", "1.10.3-rc.1", "10.20.30.40.50", `1.2.${"3".repeat(59)}`])("accepts the version id %s", async (id) => {
@@ -82,6 +99,9 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect(updated).toMatchObject({ deprecated: true, image: "ghcr.io/acme/engine:3-fixed", imagePullPolicy: 3, imagePullSecrets: ["a"] });
     const err = await expectInvalid(admin().update({ name: nameOf("3.0.0"), aliases: ["x"] }, ["aliases"]), "update_mask");
     expect(err.rawMessage).toContain(":assignAliases");
+    // With "*" the aliases in the body are not applied.
+    const star = await admin().update({ name: nameOf("3.0.0"), image: "ghcr.io/acme/engine:3", aliases: ["sneaky"] }, ["*"]);
+    expect(star.aliases).toEqual([]);
     await expectInvalid(admin().update({ name: nameOf("3.0.0"), image: "" }, ["image"]), `${d.resourceField}.image`);
     await expectInvalid(admin().update({ name: nameOf("3.0.0") }, ["display_name"]), "update_mask");
   });

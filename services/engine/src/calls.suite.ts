@@ -175,6 +175,7 @@ describe.concurrent("delete", () => {
     expect(deleting.reconciling).toBe(true);
     await h().waitForGone(name);
     expectError(await h().rest("DELETE", `/v1/${name}`, { who: "alice" }), "NOT_FOUND", name);
+    // Nothing deleted, no engine: the key is left out, which the official client reads as None.
     if (kind !== "notebook") expect(ok(await h().rest("DELETE", `/v1/${name}?allowMissing=true`, { who: "alice" }))).toEqual({});
   });
 });
@@ -189,7 +190,7 @@ describe.concurrent("actions", () => {
       expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSING");
       const paused = await h().waitForState(name, "STATE_PAUSED");
       expect(paused.reconciling).toBe(false);
-      expect(paused.currentIdleDuration).toBeUndefined();
+      expect(paused.currentIdleDuration).toBeNull();
       expect(paused.loginUrl ?? "").toBe("");
       expect(res(await post(`/v1/${name}:resume`, { who: "alice", body: { validateOnly: true } })).state).toBe("STATE_STARTING");
       expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_STARTING");
@@ -230,8 +231,8 @@ describe.concurrent("actions", () => {
   it("reports DAI disk sizes only from 1.10.6 on and only while running", async () => {
     const old = await runningEngine("dai", { body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }) });
     const e = res(await get(`/v1/${old}`, { who: "alice" }));
-    expect(e.totalDiskSizeBytes).toBeUndefined();
-    expect(e.freeDiskSizeBytes).toBeUndefined();
+    expect(e).not.toHaveProperty("totalDiskSizeBytes");
+    expect(e).not.toHaveProperty("freeDiskSizeBytes");
     const recent = await runningEngine("dai");
     const r = await waitUntil(async () => {
       const x = res(await get(`/v1/${recent}`, { who: "alice" }));
@@ -275,7 +276,7 @@ describe.concurrent("actions", () => {
   it("downloads DAI and H2O logs", async () => {
     for (const kind of ["dai", "h2o"] as const) {
       const name = await runningEngine(kind);
-      const logs = Buffer.from(ok(await post(`/v1/${name}:downloadLogs`, { who: "alice" })).logs, "base64").toString();
+      const logs = Buffer.from(ok(await post(`/v1/${name}:downloadLogs`, { who: "alice" })).logs.data, "base64").toString();
       expect(logs).toContain("stand-in listening");
       expect(logs).toContain(kind === "dai" ? "Driverless AI" : "H2O");
     }
@@ -296,7 +297,7 @@ describe.concurrent("actions", () => {
 describe("the mixed Engine list", () => {
   it("lists every kind with type, state, version, deprecation, visitability, resources and durations", async () => {
     const ws = "mixed";
-    const dai = await runningEngine("dai", { ws, who: "admin", body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }) });
+    const dai = await runningEngine("dai", { ws, who: "admin", body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5", annotations: { team: "a" } }) });
     const h2o = (await createEngine("h2o", { ws, who: "admin", body: bodyOf("h2o", { nodeCount: 2 }) })).name;
     const nb = (await createEngine("notebook", { ws, who: "admin" })).name;
     await h().waitForState(nb, "STATE_RUNNING");
@@ -305,12 +306,26 @@ describe("the mixed Engine list", () => {
     const byName = new Map<string, any>(all.engines.map((e: { name: string }) => [e.name, e]));
     expect(byName.get(dai)).toMatchObject({ type: "TYPE_DRIVERLESS_AI", state: "STATE_RUNNING", version: "1.10.5", deprecatedVersion: false, deletedVersion: false, visitable: true, cpu: 1, storageBytes: String(16 * GiB) });
     expect(byName.get(dai).loginUrl).toMatch(/\/engines\/[0-9a-f-]+\/$/);
+    // the fields the official client's Engine model reads, as the engine's own service reports them
+    const own = ok(await get(`/v1/${dai}`)).daiEngine;
+    expect(own.upgradeAvailable).toBe(true);
+    expect(byName.get(dai)).toMatchObject({ annotations: { team: "a" }, storageResizing: false, upgradeAvailable: own.upgradeAvailable });
+    expect(byName.get(dai).totalDiskSizeBytes).toBe(own.totalDiskSizeBytes);
+    expect(byName.get(h2o)).toMatchObject({ annotations: {}, storageResizing: false });
+    expect(byName.get(h2o)).not.toHaveProperty("totalDiskSizeBytes");
+    expect(byName.get(h2o)).not.toHaveProperty("freeDiskSizeBytes");
+    expect(byName.get(nb)).toMatchObject({ annotations: {}, upgradeAvailable: false });
+    expect(byName.get(nb)).not.toHaveProperty("totalDiskSizeBytes");
     expect(byName.get(dai).currentRunningDuration).toMatch(/s$/);
     expect(byName.get(h2o)).toMatchObject({ type: "TYPE_H2O", version: "3.46.0", nodeCount: 2, storageBytes: "0" });
     expect(byName.get(nb)).toMatchObject({ type: "TYPE_NOTEBOOK", version: std.image, visitable: true, loginUrl: "" });
     expect(all.engines.map((e: { name: string }) => e.name)).toEqual([nb, h2o, dai]);
 
     expect(ok(await get(`/v1/workspaces/${ws}/engines?filter=${q('version = "1.10.5"')}`)).engines.map((e: { name: string }) => e.name)).toEqual([dai]);
+    // engine_id, and == for equality, as the official Python client documents them for this list.
+    const h2oId = h2o.split("/").pop()!;
+    expect(ok(await get(`/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${h2oId}"`)}`)).engines.map((e: { name: string }) => e.name)).toEqual([h2o]);
+    expect(ok(await get(`/v1/workspaces/${ws}/engines?filter=${q(`engine_id == "${h2oId.slice(0, 3)}*" AND cpu != 99`)}`)).engines.map((e: { name: string }) => e.name)).toContain(h2o);
     expect(ok(await get(`/v1/workspaces/${ws}/engines?filter=${q("deprecated_version = true")}`)).totalSize).toBe(0);
     await updateCatalogue(h(), "workspaces/global/daiEngineVersions/1.10.5", { deprecated: true }, "deprecated");
     const dep = ok(await get(`/v1/workspaces/${ws}/engines?filter=${q("deprecated_version = true")}`));
@@ -363,6 +378,14 @@ describe("H2O size calculations", () => {
     expectError(await post("/v1/h2oEngines:calculateH2OEngineSizeRawDataset", { body: { datasetSizeBytes: "0", limits: { memoryBytesPerNodeMin: "1", nodeCountMin: "1" } } }), "INVALID_ARGUMENT", "dataset_size_bytes");
     expectError(await post("/v1/h2oEngines:calculateH2OEngineSizeCompressedDataset", { body: { rowsCount: "1", columnsCount: "1" } }), "INVALID_ARGUMENT", "limits");
     expectError(await post("/v1/h2oEngines:calculateH2OEngineSizeRawDataset", { who: "anonymous", body: { datasetSizeBytes: "1" } }), "UNAUTHENTICATED");
+  });
+});
+
+describe("the Driverless AI license", () => {
+  it("tells every signed-in user that this deployment has none, and nobody else", async () => {
+    // No metadata key at all: the official client reads that as None (it refuses a null).
+    expect(ok(await get("/v1/daiLicenseMetadata", { who: "stranger" }))).toEqual({});
+    expectError(await get("/v1/daiLicenseMetadata", { who: "anonymous" }), "UNAUTHENTICATED");
   });
 });
 

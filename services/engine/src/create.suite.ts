@@ -51,7 +51,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     expect(e.profileInfo.name).toBe(e.profile);
     const info = kind === "dai" ? e.daiEngineVersionInfo : kind === "h2o" ? e.h2oEngineVersionInfo : e.notebookImageInfo;
     expect(info.name).toBe(e[k.versionJson]);
-    expect(e.currentIdleDuration).toBeUndefined();
+    expect(e.currentIdleDuration).toBeNull();
     const running = await h().waitForState(r.name, "STATE_RUNNING");
     expect(running.reconciling).toBe(false);
     expect(running.resumeTime).toBeDefined();

@@ -590,7 +590,7 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
     checkManage(policy, principal, row);
     checkTransition(kind, "downloadLogs", row.name, row.state);
     if (row.state === S.RUNNING) ctx.activity.touch(row.uid);
-    return { logs: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) };
+    return { logs: { contentType: "text/plain; charset=utf-8", data: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) } };
   }
 
   async function access(req: Req, hctx: HandlerContext) {

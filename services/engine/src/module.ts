@@ -10,10 +10,12 @@ import { migrateToLatest, type Database } from "@aiem/kit/db";
 import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
 import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
 import { createActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import { createServiceContext, guard, type ServiceState } from "./context.js";
+import { createDAILicenseHandlers } from "./dai-license.js";
 import { createEngineHandlers, type Handler } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
 import { ENGINE_KINDS } from "./kinds.js";
@@ -26,7 +28,7 @@ import { loadByUid } from "./store.js";
 
 export const ENGINE_SCHEMA = "engine";
 
-export const ENGINE_SERVICES: readonly DescService[] = [...ENGINE_KINDS.map((k) => k.service), EngineService];
+export const ENGINE_SERVICES: readonly DescService[] = [...ENGINE_KINDS.map((k) => k.service), EngineService, DAILicenseService];
 
 export interface EngineModuleDeps extends ServiceDeps {
   readonly engineConfig: EngineSettings;
@@ -153,6 +155,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     };
     for (const kind of ENGINE_KINDS) wire(kind.service, createEngineHandlers(ctx, kind));
     wire(EngineService, createEngineListHandlers(ctx));
+    wire(DAILicenseService, createDAILicenseHandlers());
   }
 
   return {

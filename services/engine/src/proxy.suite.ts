@@ -169,7 +169,7 @@ describe("the engine proxy", () => {
       const failed = await h().waitForState(victim, "STATE_FAILED");
       expect(failed.failureMessage).toBe("the engine process exited with code 5");
       expectError(await post(`/v1/${victim}:downloadLogs`, { who: "bob" }), "NOT_FOUND");
-      const logs = Buffer.from(ok(await post(`/v1/${victim}:downloadLogs`, { who: "alice" })).logs, "base64").toString();
+      const logs = Buffer.from(ok(await post(`/v1/${victim}:downloadLogs`, { who: "alice" })).logs.data, "base64").toString();
       expect(logs).toContain("crashing with exit code 5");
     });
   });

@@ -223,7 +223,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
           const patchFail = failurePatch(row, { cause: "unknown", message: `the engine could not be started: ${(err as Error).message}` }, "");
-          if (row.type === "notebookEngines" && code && STORAGE_ERRORS.has(code)) patchFail.failure_reason = "FAILURE_REASON_VOLUME_ACCESS_FAILURE";
+          if (row.type === "notebookEngines" && code && STORAGE_ERRORS.has(code)) patchFail.failure_reason = "FAILURE_REASON_PVC_ACCESS_FAILURE";
           logger.warn("engine start failed", { engine: row.name, error: (err as Error).message });
           await commit(row, patchFail, null);
           return;

@@ -113,6 +113,17 @@ export function upgradeAvailable(catalogue: CatalogueReadModel | undefined, kind
     .some((v) => !v.deprecated && compareVersions(idOf(v.name), current) > 0);
 }
 
+/** The data disk's sizes, which Driverless AI engines report from DISK_SIZES_SINCE while they run. */
+function diskSizes(row: EngineRow): { totalDiskSizeBytes?: bigint; freeDiskSizeBytes?: bigint } {
+  const sized =
+    row.type === "daiEngines" &&
+    row.state === S.RUNNING &&
+    compareVersions(row.version, DISK_SIZES_SINCE) >= 0 &&
+    row.total_disk_bytes !== null;
+  if (!sized) return {};
+  return { totalDiskSizeBytes: row.total_disk_bytes!, freeDiskSizeBytes: row.free_disk_bytes ?? undefined };
+}
+
 /** The engine as its service returns it. */
 export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   const kind = KIND_BY_TYPE[row.type];
@@ -151,9 +162,7 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
       d.loginUrl = running ? base : "";
       d.apiUrl = running ? `${base}api` : "";
       d.upgradeAvailable = upgradeAvailable(ctx.catalogue, "daiEngineVersions", row.version_name);
-      const sized = running && compareVersions(row.version, DISK_SIZES_SINCE) >= 0 && row.total_disk_bytes !== null;
-      d.totalDiskSizeBytes = sized ? row.total_disk_bytes! : undefined;
-      d.freeDiskSizeBytes = sized ? (row.free_disk_bytes ?? undefined) : undefined;
+      Object.assign(d, diskSizes(row));
       break;
     }
     case "h2oEngines": {
@@ -214,6 +223,11 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     updateTime: timestampFromDate(row.update_time),
     deleteTime: row.delete_time ? timestampFromDate(row.delete_time) : undefined,
     resumeTime: row.resume_time ? timestampFromDate(row.resume_time) : undefined,
+    storageResizing: kind.hasStorage && row.storage_resizing,
+    ...diskSizes(row),
+    // Notebook engines have no annotations.
+    annotations: row.type === "notebookEngines" ? {} : (fromBinary(kind.schema, row.resource) as DAIEngine | H2OEngine).annotations,
+    upgradeAvailable: kind.versionKind === "notebookEngineImages" ? false : upgradeAvailable(ctx.catalogue, kind.versionKind, row.version_name),
   });
 }
 
@@ -256,11 +270,13 @@ export function kindFieldTable(kind: EngineKind): FieldTable {
 }
 
 /**
- * The mixed list's fields: the common ones plus `version` and `deprecated_version`. Deprecation
+ * The mixed list's fields: the common ones plus `engine_id`, `version` and `deprecated_version`. Deprecation
  * lives in the catalogue, so it is the set of deprecated version names known right now.
  */
 export function mixedFieldTable(deprecatedVersionNames: readonly string[]): FieldTable {
   const table = commonFields(ENGINE_STATE_NAMES);
+  // The official client documents `engine_id = "*e*"` for this list.
+  table["engine_id"] = { type: "string", sql: sql.ref("engine_id") };
   table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
   table["version"] = { type: "string", sql: sql`(case when type = 'notebookEngines' then version_name else version end)` };
   const deprecated: Expression<unknown> =

@@ -36,18 +36,43 @@ describe("drive", () => {
     expect(fs.readFileSync(path.join(driveDir, WS, "results/2024/report.txt"), "utf8")).toBe("report v2!");
   });
 
+  it("uses the sandbox engine's own workspace when the request names none", async () => {
+    const call = (verb: string, body: Record<string, unknown>) => h.rest("POST", `/v1/${sb.name}/h2oDrive:${verb}`, { body });
+    ok(await write("/workspace/own.txt", "own workspace"));
+    expect(ok(await call("uploadFile", { localPath: "/workspace/own.txt", remotePath: "own/a.txt" })).bytesUploaded).toBe("13");
+    expect(fs.readFileSync(path.join(driveDir, WS, "own/a.txt"), "utf8")).toBe("own workspace");
+    ok(await call("uploadFile", { workspace: "", localPath: "/workspace/own.txt", remotePath: "own/b.txt" }));
+    expect(fs.readFileSync(path.join(driveDir, WS, "own/b.txt"), "utf8")).toBe("own workspace");
+    ok(await call("downloadFile", { remotePath: "own/a.txt", localPath: "/workspace/own-back.txt" }));
+    expect(await read("/workspace/own-back.txt")).toBe("own workspace");
+    // A bob sandbox in team-b reads team-b's drive by default, not team-a's.
+    fs.mkdirSync(path.join(driveDir, "team-b"), { recursive: true });
+    fs.writeFileSync(path.join(driveDir, "team-b", "own.txt"), "team b");
+    const bobs = await h.createSandbox("drive-b", { who: "member", workspace: "team-b" });
+    ok(await h.rest("POST", `/v1/${bobs.name}/h2oDrive:downloadFile`, { who: "member", body: { remotePath: "own.txt", localPath: "/workspace/own.txt" } }));
+    const got = ok(await h.rest("GET", `/v1/${bobs.name}/filesystem:readFile?path=/workspace/own.txt`, { who: "member" }));
+    expect(unb64(got.content).toString()).toBe("team b");
+  });
+
   it("downloads a drive file with the filesystem's overwrite and parent rules (new files 0644)", async () => {
     fs.mkdirSync(path.join(driveDir, WS, "datasets"), { recursive: true });
     fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "a,b\n1,2\n");
     const local = "/workspace/data/train.csv";
     expectError(await download({ remotePath: "datasets/train.csv", localPath: local }), "FAILED_PRECONDITION", "create_parent_directories");
     const info = ok(await download({ remotePath: "datasets/train.csv", localPath: local, createParentDirectories: true })).fileInfo;
-    expect(info).toMatchObject({ path: local, size: "8", type: "TYPE_REGULAR", mode: "0644" });
+    expect(info).toMatchObject({ path: local, size: "8", type: "FILE_TYPE_REGULAR", mode: "0644" });
     expect(await read(local)).toBe("a,b\n1,2\n");
-    expectError(await download({ remotePath: "datasets/train.csv", localPath: local }), "ALREADY_EXISTS", local);
+    expectError(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: false }), "ALREADY_EXISTS", local);
+    // Unset (or null, as the official client sends it) means overwrite.
     fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "new");
-    ok(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: true }));
+    ok(await download({ remotePath: "datasets/train.csv", localPath: local }));
     expect(await read(local)).toBe("new");
+    fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "newer");
+    ok(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: null }));
+    expect(await read(local)).toBe("newer");
+    fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "newest");
+    ok(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: true }));
+    expect(await read(local)).toBe("newest");
   });
 
   it("needs read permission on the workspace to download and write permission to upload", async () => {
@@ -126,18 +151,23 @@ describe("secure store and secret environment variables", () => {
 
   it("reveals a value into a file with mode 0600, creating parents and replacing what is there", async () => {
     const file = "/workspace/keys/deep/api.key";
-    const info = ok(
+    const revealed = ok(
       await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/1`, path: file } }),
-    ).fileInfo;
-    expect(info).toMatchObject({ path: file, type: "TYPE_REGULAR", mode: "0600", size: String(value.length) });
+    );
+    expect(revealed.secretVersion).toBe(`${secret}/versions/1`);
+    const info = revealed.fileInfo;
+    expect(info).toMatchObject({ path: file, type: "FILE_TYPE_REGULAR", mode: "0600", size: String(value.length) });
     expect(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/keys/deep`)).fileInfo.mode).toBe("0755");
     const hash = await h.run(sb.name, "sh", ["-c", `sha256sum ${file} | cut -d' ' -f1`]);
     expect(hash.output.trim()).toBe(sha(value));
     // An existing 0644 file is replaced, and becomes 0600.
     ok(await write("/workspace/plain.txt", "plain"));
-    const replaced = ok(
+    const latest = ok(
       await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/latest`, path: "/workspace/plain.txt" } }),
-    ).fileInfo;
+    );
+    // `latest` is reported as the version it stood for.
+    expect(latest.secretVersion).toBe(`${secret}/versions/2`);
+    const replaced = latest.fileInfo;
     expect(replaced.mode).toBe("0600");
     expect((await h.run(sb.name, "sh", ["-c", "sha256sum /workspace/plain.txt | cut -d' ' -f1"])).output.trim()).toBe(sha(later));
   });

@@ -8,10 +8,10 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { secretVersionPattern, workspacePattern } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { failedPrecondition, invalidArgument, notFound, requiredField, resourceExhausted } from "@aiem/kit/errors";
-import { FileInfo_Type } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type { DownloadFileRequest, UploadFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import type { RevealSecretToFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
-import { type AccessDeps, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { MAX_FILE_BYTES, readWholeFile } from "./filesystem-service.js";
 import type { SecretResolver } from "./process-service.js";
 
@@ -43,7 +43,9 @@ function isInside(root: string, file: string): boolean {
 export function createDriveHandlers(deps: DriveDeps) {
   const { context } = deps;
 
-  function workspaceOf(value: string): string {
+  /** The drive's workspace: the one named, or the sandbox engine's own when none is. */
+  function workspaceOf(value: string, call: SandboxCall): string {
+    if (value === "") return call.workspace;
     return workspacePattern.parse(value, "workspace").workspace;
   }
 
@@ -112,7 +114,7 @@ export function createDriveHandlers(deps: DriveDeps) {
     drive: {
       async downloadFile(req: DownloadFileRequest, ctx: HandlerContext) {
         const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.UPDATE);
-        const workspace = workspaceOf(req.workspace);
+        const workspace = workspaceOf(req.workspace, call);
         context.policy.check(call.principal, Action.GET, WorkspaceKind.drive, workspace);
         const segments = driveSegments("remote_path", req.remotePath);
         const local = sandboxPath("local_path", req.localPath);
@@ -121,7 +123,8 @@ export function createDriveHandlers(deps: DriveDeps) {
         const res = await viaAgent(
           deps,
           call,
-          () => handle.client.writeFile({ path: local, content, createParents: req.createParentDirectories, overwrite: req.overwrite }),
+          // Unset overwrite means overwrite, as for writeFile.
+          () => handle.client.writeFile({ path: local, content, createParents: req.createParentDirectories, overwrite: req.overwrite ?? true }),
           parentMissing(local),
         );
         return { fileInfo: res.fileInfo };
@@ -129,17 +132,17 @@ export function createDriveHandlers(deps: DriveDeps) {
 
       async uploadFile(req: UploadFileRequest, ctx: HandlerContext) {
         const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.GET);
-        const workspace = workspaceOf(req.workspace);
+        const workspace = workspaceOf(req.workspace, call);
         context.policy.check(call.principal, Action.UPDATE, WorkspaceKind.drive, workspace);
         const local = sandboxPath("local_path", req.localPath);
         const segments = driveSegments("remote_path", req.remotePath);
         const handle = requireRunning(deps, call);
         const info = (await viaAgent(deps, call, () => handle.client.stat({ path: local }))).fileInfo;
         // stat describes a link itself; follow it only through the agent's read, which stays inside.
-        if (info && info.type !== FileInfo_Type.REGULAR && info.type !== FileInfo_Type.SYMLINK) {
+        if (info && info.type !== FileType.REGULAR && info.type !== FileType.SYMLINK) {
           throw failedPrecondition(`local_path: ${local} is not a regular file`);
         }
-        const content = await readWholeFile(deps, call, handle, local);
+        const { content } = await readWholeFile(deps, call, handle, local);
         await writeDriveFile(workspace, segments.join("/"), segments, content);
         return { bytesUploaded: BigInt(content.length) };
       },
@@ -155,11 +158,11 @@ export function createDriveHandlers(deps: DriveDeps) {
         if (!deps.secrets) {
           throw failedPrecondition("the secure store cannot be reached from this sandbox service: it resolves secrets only when the catalogue runs in the same process");
         }
-        const { value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion);
+        const { name: resolved, value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion);
         const res = await viaAgent(deps, call, () =>
           handle.client.writeFile({ path: local, content: value, createParents: true, overwrite: true, mode: 0o600 }),
         );
-        return { fileInfo: res.fileInfo };
+        return { fileInfo: res.fileInfo, secretVersion: resolved };
       },
     },
   };

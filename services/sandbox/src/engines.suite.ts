@@ -69,10 +69,14 @@ describe("sandbox engines: create and get", () => {
       memoryBytesRequest: String(512 << 20),
       milliCpuLimit: 1000,
       maxIdleDuration: "3600s",
+      // The fixture leaves it unset: the catalogue's default.
+      maxRunningDuration: "28800s",
       environmentalVariables: { FROM_TEMPLATE: "template", SHARED: "template" },
     });
+    expect(r).toMatchObject({ pendingReason: "PENDING_REASON_CREATING_RESOURCES", pendingMessage: "setting up the sandbox's isolated environment" });
     const running = await h.waitState(r.name, "STATE_RUNNING");
     expect(running.uid).toBe(r.uid);
+    expect(running).toMatchObject({ pendingReason: "PENDING_REASON_UNSPECIFIED", pendingMessage: "" });
     expect(seconds(running.currentIdleDuration)).toBeGreaterThanOrEqual(0);
     // Later changes to the template do not reach the copy.
     ok(await h.rest("PATCH", `/v1/${h.template}?updateMask=display_name`, { who: "admin", body: { displayName: "Renamed" } }));
@@ -202,8 +206,10 @@ describe("sandbox engines: terminate and delete", () => {
     const sb = await h.createSandbox(id());
     const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["60"] } })).process;
     const t = ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine;
-    expect(t.state).toBe("STATE_TERMINATING");
-    await h.waitState(sb.name, "STATE_TERMINATED");
+    expect(t).toMatchObject({ state: "STATE_TERMINATING", pendingReason: "PENDING_REASON_DELETING_RESOURCES" });
+    expect(t.pendingMessage).not.toBe("");
+    const terminated = await h.waitState(sb.name, "STATE_TERMINATED");
+    expect(terminated).toMatchObject({ pendingReason: "PENDING_REASON_UNSPECIFIED", pendingMessage: "" });
     const ended = ok(await h.rest("GET", `/v1/${p.name}`)).process;
     expect(ended).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
     expectError(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} }), "FAILED_PRECONDITION", "STATE_TERMINATED");
@@ -234,7 +240,7 @@ describe("sandbox engines: terminate and delete", () => {
     const sb = await h.createSandbox(id());
     ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/f", content: b64("x") } }));
     const d = ok(await h.rest("DELETE", `/v1/${sb.name}`)).sandboxEngine;
-    expect(d.state).toBe("STATE_DELETING");
+    expect(d).toMatchObject({ state: "STATE_DELETING", pendingReason: "PENDING_REASON_DELETING_RESOURCES" });
     const until = Date.now() + 10_000;
     while ((await h.rest("GET", `/v1/${sb.name}`)).status !== 404) {
       if (Date.now() > until) throw new Error("not deleted");
@@ -290,5 +296,27 @@ describe("sandbox engines: idle time", () => {
     const t0 = Date.now();
     await h.waitState(sb.name, "STATE_TERMINATED", 10_000);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+  });
+});
+
+describe("sandbox engines: running time", () => {
+  it("terminates after the template's max_running_duration whatever its activity; 0s means no limit", async () => {
+    const limited = (await h.catalogueFixture("run-1s", { maxIdleDuration: "0s", maxRunningDuration: "1s" })).template;
+    const unlimited = (await h.catalogueFixture("run-none", { maxIdleDuration: "0s", maxRunningDuration: "0s" })).template;
+    const [sb, free] = await Promise.all([h.createSandbox(id(), { template: limited }), h.createSandbox(id(), { template: unlimited })]);
+    expect(sb.sandboxEngineTemplateInfo).toMatchObject({ maxIdleDuration: "0s", maxRunningDuration: "1s" });
+    const t0 = Date.now();
+    // Activity does not extend the running time.
+    while (ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state === "STATE_RUNNING") {
+      expect(Date.now() - t0, "the sandbox was terminated").toBeLessThan(10_000);
+      ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`));
+      await sleep(100);
+    }
+    await h.waitState(sb.name, "STATE_TERMINATED", 10_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+    expect(h.logs.some((l) => l.includes("reached its running limit") && l.includes(sb.name))).toBe(true);
+    // Neither limit applies to the other one.
+    expect(ok(await h.rest("GET", `/v1/${free.name}`)).sandboxEngine).toMatchObject({ state: "STATE_RUNNING", currentIdleDuration: expect.any(String) });
+    expect(seconds(ok(await h.rest("GET", `/v1/${free.name}`)).sandboxEngine.currentIdleDuration)).toBeGreaterThan(0.5);
   });
 });

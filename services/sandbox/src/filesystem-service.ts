@@ -21,12 +21,32 @@ import type { SandboxHandle } from "./runtime/index.js";
 /** The largest file ReadFile returns in one response (and the agent channel's message bound). */
 export const MAX_FILE_BYTES = 256 << 20;
 
-/** Reads a whole regular file through the agent, chunk by chunk. */
-export async function readWholeFile(deps: AccessDeps, call: SandboxCall, handle: SandboxHandle, path: string, maxBytes = MAX_FILE_BYTES): Promise<Buffer> {
+/**
+ * Parses the octal permission string of a write (`0644`, `755`); undefined when none is given,
+ * which keeps a replaced file's mode and gives a new one 0644.
+ */
+export function parseMode(field: string, value: string): number | undefined {
+  if (value === "") return undefined;
+  if (!/^0?[0-7]{1,4}$/.test(value)) {
+    throw invalidArgument(field, `must be an octal permission string of at most 07777, such as 0644 or 0755 (got ${JSON.stringify(value.slice(0, 32))})`);
+  }
+  return Number.parseInt(value, 8);
+}
+
+/** Reads a whole regular file through the agent, chunk by chunk, with the agent's description of it. */
+export async function readWholeFile(
+  deps: AccessDeps,
+  call: SandboxCall,
+  handle: SandboxHandle,
+  path: string,
+  maxBytes = MAX_FILE_BYTES,
+): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
   const parts: Uint8Array[] = [];
   let offset = 0;
+  let fileInfo: FileInfo | undefined;
   for (;;) {
     const res = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }));
+    fileInfo ??= res.fileInfo;
     if (res.content.length > 0) {
       parts.push(res.content);
       offset += res.content.length;
@@ -34,7 +54,10 @@ export async function readWholeFile(deps: AccessDeps, call: SandboxCall, handle:
     if (offset > maxBytes) throw resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
     if (res.eof || res.content.length === 0) break;
   }
-  return Buffer.concat(parts, offset);
+  const content = Buffer.concat(parts, offset);
+  // The file may have changed between the parts: describe what was returned.
+  if (fileInfo) fileInfo.size = BigInt(content.length);
+  return { content, fileInfo };
 }
 
 export function createFilesystemHandlers(deps: AccessDeps) {
@@ -64,8 +87,8 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const handle = requireRunning(deps, call);
       const res = await viaAgent(deps, call, () => handle.client.listDirectory({ path }));
       const byName = (f: FileInfo) => f.path.slice(f.path.lastIndexOf("/") + 1);
-      const fileInfos = [...res.entries].sort((a, b) => (byName(a) < byName(b) ? -1 : byName(a) > byName(b) ? 1 : 0));
-      return { fileInfos };
+      const files = [...res.entries].sort((a, b) => (byName(a) < byName(b) ? -1 : byName(a) > byName(b) ? 1 : 0));
+      return { files };
     },
 
     async move(req: MoveRequest, ctx: HandlerContext) {
@@ -91,7 +114,7 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const call = await open(ctx, req.name, Action.GET);
       const path = sandboxPath("path", req.path);
       const handle = requireRunning(deps, call);
-      return { content: await readWholeFile(deps, call, handle, path) };
+      return readWholeFile(deps, call, handle, path);
     },
 
     async remove(req: RemoveRequest, ctx: HandlerContext) {
@@ -113,11 +136,14 @@ export function createFilesystemHandlers(deps: AccessDeps) {
     async writeFile(req: WriteFileRequest, ctx: HandlerContext) {
       const call = await open(ctx, req.name, Action.UPDATE);
       const path = sandboxPath("path", req.path);
+      const mode = parseMode("mode", req.mode);
       const handle = requireRunning(deps, call);
+      // Unset overwrite means overwrite (the official client sends null by default).
+      const overwrite = req.overwrite ?? true;
       const res = await viaAgent(
         deps,
         call,
-        () => handle.client.writeFile({ path, content: req.content, createParents: req.createParentDirectories, overwrite: req.overwrite }),
+        () => handle.client.writeFile({ path, content: req.content, createParents: req.createParentDirectories, overwrite, mode }),
         parentMissing(path),
       );
       return { fileInfo: res.fileInfo };

@@ -29,7 +29,7 @@ describe("filesystem calls", () => {
   it("writes new files with mode 0644 and reads them back, bytes exactly", async () => {
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     const info = ok(await write("/workspace/bytes.bin", bytes)).fileInfo;
-    expect(info).toMatchObject({ path: "/workspace/bytes.bin", size: "256", type: "TYPE_REGULAR", mode: "0644" });
+    expect(info).toMatchObject({ path: "/workspace/bytes.bin", size: "256", type: "FILE_TYPE_REGULAR", mode: "0644" });
     expect(info.modifyTime).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(unb64(ok(await read("/workspace/bytes.bin")).content).equals(bytes)).toBe(true);
     expect(ok(await write("/workspace/empty", "")).fileInfo.size).toBe("0");
@@ -39,29 +39,55 @@ describe("filesystem calls", () => {
     expect(unb64(ok(await read("/workspace/big")).content).equals(big)).toBe(true);
   });
 
-  it("refuses to overwrite unless asked; an overwritten file keeps its mode", async () => {
+  it("overwrites unless overwrite is false (unset and null mean true); an overwritten file keeps its mode", async () => {
     ok(await write("/workspace/o.txt", "one"));
-    expectError(await write("/workspace/o.txt", "two"), "ALREADY_EXISTS", "/workspace/o.txt");
+    expectError(await write("/workspace/o.txt", "two", { overwrite: false }), "ALREADY_EXISTS", "/workspace/o.txt");
+    expect(unb64(ok(await read("/workspace/o.txt")).content).toString()).toBe("one");
     await sh("chmod 600 /workspace/o.txt");
-    const info = ok(await write("/workspace/o.txt", "three", { overwrite: true })).fileInfo;
-    expect(info.mode).toBe("0600");
+    expect(ok(await write("/workspace/o.txt", "two")).fileInfo.mode).toBe("0600");
+    // The official client sends "overwrite": null when its caller gives no value.
+    expect(ok(await write("/workspace/o.txt", "three", { overwrite: null })).fileInfo.mode).toBe("0600");
     expect(unb64(ok(await read("/workspace/o.txt")).content).toString()).toBe("three");
+    ok(await write("/workspace/o.txt", "four", { overwrite: true }));
+    expect(unb64(ok(await read("/workspace/o.txt")).content).toString()).toBe("four");
     expectError(await write("/workspace", "x", { overwrite: true }), "FAILED_PRECONDITION", "is a directory");
+  });
+
+  it("applies an octal mode when given: to a new file, and to a replaced one", async () => {
+    expect(ok(await write("/workspace/run.sh", "#!/bin/sh\necho ran\n", { mode: "0755" })).fileInfo.mode).toBe("0755");
+    expect(await sh("/workspace/run.sh")).toBe("ran\n");
+    expect(ok(await write("/workspace/run.sh", "x", { mode: "600" })).fileInfo.mode).toBe("0600");
+    expect(ok(await stat("/workspace/run.sh")).fileInfo.mode).toBe("0600");
+    expect(ok(await write("/workspace/run.sh", "y", { mode: "" })).fileInfo.mode).toBe("0600");
+    for (const mode of ["644x", "0888", "10000", "-1", "rwx", "0o644", " 644"]) {
+      expectError(await write("/workspace/bad-mode", "x", { mode }), "INVALID_ARGUMENT", "mode");
+    }
+    expectError(await write("/workspace/bad-mode", "x", { mode: 420 }), "INVALID_ARGUMENT");
+    expectError(await stat("/workspace/bad-mode"), "NOT_FOUND");
+  });
+
+  it("returns the file's information with its content, following links", async () => {
+    ok(await write("/workspace/described.txt", "12345", { mode: "0640" }));
+    await sh("ln -sf described.txt /workspace/described-link");
+    const r = ok(await read("/workspace/described-link"));
+    expect(unb64(r.content).toString()).toBe("12345");
+    expect(r.fileInfo).toMatchObject({ path: "/workspace/described-link", size: "5", type: "FILE_TYPE_REGULAR", mode: "0640" });
+    expect(r.fileInfo.modifyTime).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it("needs create_parent_directories for missing parents, which get mode 0755", async () => {
     const r = await write("/workspace/a/b/c.txt", "x");
     expectError(r, "FAILED_PRECONDITION", "create_parent_directories");
     ok(await write("/workspace/a/b/c.txt", "x", { createParentDirectories: true }));
-    expect(ok(await stat("/workspace/a")).fileInfo).toMatchObject({ type: "TYPE_DIRECTORY", mode: "0755" });
+    expect(ok(await stat("/workspace/a")).fileInfo).toMatchObject({ type: "FILE_TYPE_DIRECTORY", mode: "0755" });
     expect(ok(await stat("/workspace/a/b")).fileInfo.mode).toBe("0755");
   });
 
   it("creates directories (0755): createDirectory refuses what exists, makeDirectory accepts a directory", async () => {
     const mk = (call: string, p: string, parents = false) => h.rest("POST", fsCall(call), { body: { path: p, createParentDirectories: parents } });
-    expect(ok(await mk("createDirectory", "/workspace/d1")).fileInfo).toMatchObject({ path: "/workspace/d1", type: "TYPE_DIRECTORY", mode: "0755" });
+    expect(ok(await mk("createDirectory", "/workspace/d1")).fileInfo).toMatchObject({ path: "/workspace/d1", type: "FILE_TYPE_DIRECTORY", mode: "0755" });
     expectError(await mk("createDirectory", "/workspace/d1"), "ALREADY_EXISTS", "/workspace/d1");
-    expect(ok(await mk("makeDirectory", "/workspace/d1")).fileInfo.type).toBe("TYPE_DIRECTORY");
+    expect(ok(await mk("makeDirectory", "/workspace/d1")).fileInfo.type).toBe("FILE_TYPE_DIRECTORY");
     expectError(await mk("createDirectory", "/workspace/x/y"), "FAILED_PRECONDITION", "create_parent_directories");
     expectError(await mk("makeDirectory", "/workspace/x/y"), "FAILED_PRECONDITION", "create_parent_directories");
     ok(await mk("createDirectory", "/workspace/x/y", true));
@@ -73,23 +99,23 @@ describe("filesystem calls", () => {
 
   it("lists a directory by name with types and octal modes, describing links rather than following them", async () => {
     await sh("mkdir -p /workspace/ls/zdir && echo hi > /workspace/ls/b.txt && ln -s b.txt /workspace/ls/a-link && chmod 751 /workspace/ls/zdir");
-    const entries = ok(await list("/workspace/ls")).fileInfos;
+    const entries = ok(await list("/workspace/ls")).files;
     expect(entries.map((e: any) => [e.path, e.type, e.mode])).toEqual([
-      ["/workspace/ls/a-link", "TYPE_SYMLINK", "0777"],
-      ["/workspace/ls/b.txt", "TYPE_REGULAR", "0644"],
-      ["/workspace/ls/zdir", "TYPE_DIRECTORY", "0751"],
+      ["/workspace/ls/a-link", "FILE_TYPE_SYMLINK", "0777"],
+      ["/workspace/ls/b.txt", "FILE_TYPE_REGULAR", "0644"],
+      ["/workspace/ls/zdir", "FILE_TYPE_DIRECTORY", "0751"],
     ]);
-    expect(ok(await list("/workspace/ls/zdir")).fileInfos).toEqual([]);
+    expect(ok(await list("/workspace/ls/zdir")).files).toEqual([]);
     expectError(await list("/workspace/ls/b.txt"), "FAILED_PRECONDITION", "not a directory");
     expectError(await list("/workspace/nothing"), "NOT_FOUND");
     // The agent's own directory is not listed.
-    expect(ok(await list("/")).fileInfos.map((e: any) => e.path)).not.toContain("/.aiem");
+    expect(ok(await list("/")).files.map((e: any) => e.path)).not.toContain("/.aiem");
   });
 
   it("stats files, directories and links (links themselves)", async () => {
     await sh("echo data > /workspace/st && ln -sf /workspace/st /workspace/st-link");
-    expect(ok(await stat("/workspace/st")).fileInfo).toMatchObject({ type: "TYPE_REGULAR", size: "5" });
-    expect(ok(await stat("/workspace/st-link")).fileInfo).toMatchObject({ path: "/workspace/st-link", type: "TYPE_SYMLINK" });
+    expect(ok(await stat("/workspace/st")).fileInfo).toMatchObject({ type: "FILE_TYPE_REGULAR", size: "5" });
+    expect(ok(await stat("/workspace/st-link")).fileInfo).toMatchObject({ path: "/workspace/st-link", type: "FILE_TYPE_SYMLINK" });
     expect(unb64(ok(await read("/workspace/st-link")).content).toString()).toBe("data\n");
     expectError(await stat("/workspace/none"), "NOT_FOUND", "/workspace/none");
     expectError(await read("/workspace/none"), "NOT_FOUND");
@@ -101,7 +127,7 @@ describe("filesystem calls", () => {
       h.rest("POST", fsCall("move"), { body: { sourcePath: from, destinationPath: to, ...extra } });
     ok(await write("/workspace/mv1", "1"));
     ok(await write("/workspace/mv2", "2"));
-    expect(ok(await mv("/workspace/mv1", "/workspace/mv3")).fileInfo).toMatchObject({ path: "/workspace/mv3", type: "TYPE_REGULAR" });
+    expect(ok(await mv("/workspace/mv1", "/workspace/mv3")).fileInfo).toMatchObject({ path: "/workspace/mv3", type: "FILE_TYPE_REGULAR" });
     expectError(await mv("/workspace/mv3", "/workspace/mv2"), "ALREADY_EXISTS", "/workspace/mv2");
     ok(await mv("/workspace/mv3", "/workspace/mv2", { overwrite: true }));
     expect(unb64(ok(await read("/workspace/mv2")).content).toString()).toBe("1");
@@ -222,7 +248,7 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     expectError(await stat("/workspace/agent/agent.mjs"), "PERMISSION_DENIED");
     expectError(await read("/workspace/loop1"), "FAILED_PRECONDITION", "symbolic links");
     // Through /workspace/rootlink, "/" is the sandbox's own root.
-    expect(ok(await list("/workspace/rootlink/workspace")).fileInfos.map((e: any) => e.path)).toContain("/workspace/rootlink/workspace/abs");
+    expect(ok(await list("/workspace/rootlink/workspace")).files.map((e: any) => e.path)).toContain("/workspace/rootlink/workspace/abs");
     // Writing through links lands inside the sandbox, never in the host directory.
     ok(await write("/workspace/abs", "through a link", { overwrite: true, createParentDirectories: true }));
     ok(await write("/workspace/absdir/new.txt", "x", { createParentDirectories: true }));
@@ -273,7 +299,7 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     const t0 = Date.now();
     expectError(await read("/workspace/fifo"), "FAILED_PRECONDITION", "not a regular file");
     expect(Date.now() - t0).toBeLessThan(2_000);
-    expect(ok(await stat("/workspace/fifo")).fileInfo.type).toBe("TYPE_UNSPECIFIED");
+    expect(ok(await stat("/workspace/fifo")).fileInfo.type).toBe("FILE_TYPE_UNSPECIFIED");
     expectError(await write("/workspace/fifo", "x", { overwrite: true }), "FAILED_PRECONDITION");
     expectError(await read("/dev/zero"), "FAILED_PRECONDITION", "not a regular file");
     expectError(await read("/dev/urandom"), "FAILED_PRECONDITION");

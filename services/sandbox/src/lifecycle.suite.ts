@@ -6,8 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { createLocalSandboxRuntime } from "./runtime/index.js";
+import { SandboxEngine_PendingReason, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { AGENT_CACHE, b64, expectError, ok, sharedHarness, sleep, startExtraModule, unb64, WS, type ExtraClients, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
@@ -74,6 +74,49 @@ describe("sandbox lifecycle", () => {
       await waitFor(async () => c.engines.getSandboxEngine({ name: sb.name }).then(() => false, (e: unknown) => ConnectError.from(e).code === Code.NotFound));
     } finally {
       await broken.stop();
+    }
+  });
+
+  it("says what a starting sandbox waits for: its resources, then its agent", async () => {
+    const real = createLocalSandboxRuntime({ dataDir: path.join(h.t.dataDir, "gated-rt"), cacheDir: AGENT_CACHE });
+    let launch!: () => void;
+    let answer!: () => void;
+    const launched = new Promise<void>((r) => (launch = r));
+    const answered = new Promise<void>((r) => (answer = r));
+    // The real runtime, held at two points: before the launch, and before the agent's answer.
+    const gated: LocalSandboxRuntime = {
+      ...real,
+      capabilities: real.capabilities,
+      start: async (id, options) => {
+        await launched;
+        options?.onLaunched?.();
+        await answered;
+        return real.start(id, options);
+      },
+    };
+    const slow = await startExtraModule(h, "gated", {}, { runtime: gated });
+    try {
+      const c = await slow.clients("alice");
+      const reason = async (name: string) => {
+        const e = (await c.engines.getSandboxEngine({ name })).sandboxEngine!;
+        return [SandboxEngine_State[e.state], SandboxEngine_PendingReason[e.pendingReason], e.pendingMessage] as const;
+      };
+      const sb = await createVia(c, "gated");
+      expect(SandboxEngine_PendingReason[sb.pendingReason]).toBe("CREATING_RESOURCES");
+      await sleep(200);
+      expect(await reason(sb.name)).toEqual(["STARTING", "CREATING_RESOURCES", "setting up the sandbox's isolated environment"]);
+      launch();
+      await waitFor(async () => (await reason(sb.name))[1] === "WAITING_READINESS");
+      expect((await reason(sb.name))[2]).toBe("waiting for the sandbox's agent to answer");
+      answer();
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
+      expect(await reason(sb.name)).toEqual(["RUNNING", "UNSPECIFIED", ""]);
+      await c.engines.terminateSandboxEngine({ name: sb.name });
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.TERMINATED);
+    } finally {
+      launch();
+      answer();
+      await slow.stop();
     }
   });
 

@@ -1,5 +1,6 @@
 // Drives every sandbox engine from the state the API recorded towards the one it asked for:
-// starts agents through the runtime, stops and deletes them, terminates idle sandboxes, notices
+// starts agents through the runtime, stops and deletes them, terminates idle sandboxes and those
+// that reached their running limit (counted from when they first ran), notices
 // agents that died, and after a restart of the service starts again the sandboxes that were
 // running (their agents die with the service; their files remain). Work on one sandbox is
 // serialised; a sweep every `intervalMs` catches everything a kick may have missed.
@@ -23,6 +24,7 @@ import {
   sandboxStateOf,
   transitionSandbox,
   type SandboxRow,
+  type StartPhase,
 } from "./store.js";
 
 const S = SandboxEngine_State;
@@ -95,6 +97,8 @@ export interface Lifecycle {
   busy<T>(uid: string, work: () => Promise<T>): Promise<T>;
   enter(uid: string): void;
   leave(uid: string): void;
+  /** How far a starting sandbox has got: its environment launched, waiting for the agent, or not yet. */
+  startPhase(uid: string): StartPhase;
   /** Milliseconds the sandbox has been idle, for a RUNNING sandbox; 0 otherwise. */
   idleMs(row: Pick<SandboxRow, "uid" | "state" | "last_activity">, now?: number): number;
   /** The runtime id of a new sandbox: a warm sandbox with these limits when one is ready, else its uid. */
@@ -130,6 +134,8 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   const owners = new Map<string, string>();
   /** Sandboxes whose agent just ended on its own, until that is recorded: not to be restarted. */
   const failing = new Set<string>();
+  /** Starting sandboxes whose environment was launched; the agent has not answered yet. */
+  const launched = new Set<string>();
   /** Warm sandboxes by limits key, in the order they became ready; keys in least-recent-use order. */
   const pool = new Map<string, { limits: SandboxLimits; ready: string[]; filling: number }>();
   let timer: NodeJS.Timeout | undefined;
@@ -286,7 +292,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     // The limits come from the template as it was when the sandbox was created.
     const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
     try {
-      await runtime.start(row.runtime_id, { limits });
+      await runtime.start(row.runtime_id, { limits, onLaunched: () => launched.add(row.uid) });
       owners.set(row.runtime_id, row.uid);
       return { ok: true };
     } catch (err) {
@@ -337,11 +343,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     // desired running
     if (state === S.STARTING) {
       const started = await startAgent(row);
-      const moved = await context.write(async (trx) =>
-        started.ok
-          ? transitionSandbox(trx, uid, [S.STARTING], S.RUNNING, now(), { lastActivity: now() })
-          : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
-      );
+      const moved = await context
+        .write(async (trx) =>
+          started.ok
+            ? transitionSandbox(trx, uid, [S.STARTING], S.RUNNING, now(), { lastActivity: now(), startTime: now() })
+            : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
+        )
+        .finally(() => launched.delete(uid));
       if (!started.ok) logger.warn("a sandbox could not start", { sandbox: row.name, reason: started.reason });
       if (moved && started.ok) touch(uid);
       if (!moved && started.ok) {
@@ -418,9 +426,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   async function sweep(): Promise<void> {
     const rows = (await db()
       .selectFrom("sandbox_engines")
-      .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "last_activity", "name"])
+      .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "max_running_ms", "start_time", "last_activity", "name"])
       .where("state", "in", [S.STARTING, S.RUNNING, S.TERMINATING, S.DELETING].map(sandboxStateName))
-      .execute()) as Pick<SandboxRow, "uid" | "state" | "desired" | "runtime_id" | "max_idle_ms" | "last_activity" | "name">[];
+      .execute()) as Pick<
+      SandboxRow,
+      "uid" | "state" | "desired" | "runtime_id" | "max_idle_ms" | "max_running_ms" | "start_time" | "last_activity" | "name"
+    >[];
     const at = Date.now();
     for (const row of rows) {
       if (stopped) return;
@@ -431,10 +442,19 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       }
       const maxIdle = Number(row.max_idle_ms);
       const idle = idleMs(row, at);
-      if (maxIdle > 0 && idle >= maxIdle) {
+      const maxRunning = Number(row.max_running_ms);
+      const ran = row.start_time ? at - row.start_time.getTime() : 0;
+      const reason =
+        maxRunning > 0 && ran >= maxRunning
+          ? { message: "terminating a sandbox that reached its running limit", ranMs: ran }
+          : maxIdle > 0 && idle >= maxIdle
+            ? { message: "terminating an idle sandbox", idleMs: idle }
+            : undefined;
+      if (reason) {
         const moved = await context.write((trx) => transitionSandbox(trx, row.uid, [S.RUNNING], S.TERMINATING, now(), { desired: "terminated" }));
         if (moved) {
-          logger.info("terminating an idle sandbox", { sandbox: row.name, idleMs: idle });
+          const { message, ...detail } = reason;
+          logger.info(message, { sandbox: row.name, ...detail });
           hub.notify(sandboxKey(row.uid));
           void kick(row.uid);
         }
@@ -490,6 +510,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     },
     enter,
     leave,
+    startPhase: (uid) => (launched.has(uid) ? "launched" : "creating"),
     idleMs,
     claimRuntimeId,
     agentEnded,

@@ -66,7 +66,20 @@ const sandboxTables: Migration = {
   },
 };
 
+// Templates gained a running limit: sandboxes from before it have none (0).
+const runningLimit: Migration = {
+  async up(db: Kysely<any>) {
+    await sql`alter table sandbox_engines add column max_running_ms bigint not null default 0`.execute(db);
+    await sql`alter table sandbox_engines add column start_time timestamptz`.execute(db);
+  },
+  async down(db: Kysely<any>) {
+    await sql`alter table sandbox_engines drop column start_time`.execute(db);
+    await sql`alter table sandbox_engines drop column max_running_ms`.execute(db);
+  },
+};
+
 export const sandboxMigrations: Record<string, Migration> = {
   ...eventMigrations,
   "0001_sandbox_tables": sandboxTables,
+  "0002_running_limit": runningLimit,
 };

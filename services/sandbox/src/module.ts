@@ -1,7 +1,7 @@
 // The sandbox service as a ServiceModule: sandbox engines and, inside them, files, processes,
-// ports, drive and secure-store transfers, in its own schema `sandbox`; its sandboxes run in the
-// local runtime (one bubblewrap-isolated agent each) on this machine, and their ports are served
-// under `/sandboxes/` beside the RPCs.
+// ports, drive and secure-store transfers and metrics, in its own schema `sandbox`; its
+// sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, and
+// their ports are served under `/sandboxes/` beside the RPCs.
 import * as path from "node:path";
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -13,6 +13,7 @@ import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
@@ -25,6 +26,7 @@ import { sandboxMigrations } from "./migrations.js";
 import { createPortProxy } from "./port-proxy.js";
 import { createPortHandlers, createPortUrls } from "./port-service.js";
 import { createProcessHandlers, type SecretResolver } from "./process-service.js";
+import { createMetricsHandlers } from "./metrics-service.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
 import { createServiceContext, guard, type ContextState } from "./service-context.js";
@@ -38,6 +40,7 @@ export const SANDBOX_SERVICES: readonly DescService[] = [
   PortService,
   DriveService,
   SecureStoreService,
+  MetricsService,
 ];
 
 export interface SandboxModuleDeps extends ServiceDeps {
@@ -107,6 +110,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     processes: createProcessHandlers({ ...access, hub, secrets: deps.secrets, keepAliveMs: settings.keepAliveMs ?? 5_000 }),
     ports: createPortHandlers({ ...access, urls: createPortUrls(publicUrl), closeConnections: proxy.closeConnections }),
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
+    metrics: createMetricsHandlers(access),
   };
 
   let relay: OutboxRelay | undefined;
@@ -155,6 +159,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     [PortService, handlers.ports],
     [DriveService, handlers.drive],
     [SecureStoreService, handlers.secureStore],
+    [MetricsService, handlers.metrics],
   ];
 
   return {

@@ -91,6 +91,7 @@ const CALLS: Call[] = [
   },
   { name: "GET processes/{id}:readOutput", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutput`, as(who)) },
   { name: "GET processes/{id}:streamOutput", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:streamOutput`, as(who)) },
+  { name: "GET processes/{id}:readOutputFrames", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutputFrames`, as(who)) },
   // Ports.
   { name: "POST ports", rule: "creator-only", run: (who) => h.rest("POST", `/v1/${sb.name}/ports?portId=${3000 + ++n}`, { who, body: { displayName: "p" } }) },
   { name: "GET ports/{id}", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupPort()}`, as(who)) },
@@ -114,6 +115,8 @@ const CALLS: Call[] = [
     rule: "creator-only",
     run: (who) => h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { who, body: { secretVersion, path: `/workspace/${fresh("s")}` } }),
   },
+  // Metrics.
+  { name: "GET metrics:read", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/metrics:read`, as(who)) },
 ];
 
 const WHO: Who[] = ["creator", "member", "admin", "viewer", "anonymous"];
@@ -132,8 +135,8 @@ function allowed(rule: Rule, who: Who): boolean {
 }
 
 describe("sandbox permissions over REST", () => {
-  it("covers every method of the six sandbox services", () => {
-    expect(CALLS).toHaveLength(5 + 8 + 9 + 5 + 2 + 1);
+  it("covers every method of the seven sandbox services", () => {
+    expect(CALLS).toHaveLength(5 + 8 + 10 + 5 + 2 + 1 + 1);
   });
 
   const cases = CALLS.flatMap((call) => WHO.map((who) => ({ call, who, label: `${call.name} as ${who}` })));

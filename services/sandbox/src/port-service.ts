@@ -1,6 +1,7 @@
 // PortService: which ports of a sandbox the edge forwards (see port-proxy.ts), their names and
 // whether anyone may reach them. A port's URLs are derived, never stored, so they follow the
-// configured public URL.
+// configured public URL; so is its state, which is checked when the port is read: READY once a
+// connection through the agent's tunnel (the path the proxy takes) succeeds.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -8,7 +9,7 @@ import { sql } from "kysely";
 import { checkField, checkUpdateMask, paginate, portPattern, validateDisplayName, validatePortId, type FieldTable } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
-import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import type {
   CreatePortRequest,
   DeletePortRequest,
@@ -17,8 +18,8 @@ import type {
   UpdatePortRequest,
 } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { type AccessDeps, authorizeSandbox } from "./access.js";
-import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow } from "./store.js";
+import { type AccessDeps, type SandboxCall, authorizeSandbox } from "./access.js";
+import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow, type SandboxRow } from "./store.js";
 
 export const PORT_RESOURCE_TYPE = "enginemanager.ai/Port";
 const UPDATABLE = ["display_name", "public"];
@@ -37,11 +38,32 @@ export function createPortUrls(base: () => string): PortUrls {
   };
 }
 
+/**
+ * A port's state as its sandbox is now: served only while the sandbox runs and a program in it
+ * accepts connections on the port (`accepting`, checked only for a running sandbox).
+ */
+export function portState(sandbox: Pick<SandboxRow, "name" | "state">, accepting: boolean): { state: Port_State; failureReason: string } {
+  const S = SandboxEngine_State;
+  switch (sandbox.state) {
+    case sandboxStateName(S.RUNNING):
+      return { state: accepting ? Port_State.READY : Port_State.PENDING, failureReason: "" };
+    case sandboxStateName(S.STARTING):
+      return { state: Port_State.PENDING, failureReason: "" };
+    case sandboxStateName(S.DELETING):
+      return { state: Port_State.DELETING, failureReason: "" };
+    default:
+      return { state: Port_State.FAILED, failureReason: `${sandbox.name} is ${sandbox.state}; its ports are served only while it runs` };
+  }
+}
+
 export interface PortDeps extends AccessDeps {
   readonly urls: PortUrls;
   /** Cuts forwarded connections of a port: all of them, or only those through its public URL. */
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
 }
+
+/** How long a readiness check waits for the program to accept the connection. */
+const PROBE_TIMEOUT_MS = 2_000;
 
 const portTable: FieldTable = {
   port: { type: "int", sql: sql.ref("port") },
@@ -52,11 +74,26 @@ export function createPortHandlers(deps: PortDeps) {
   const { context } = deps;
   const db = () => context.database().db;
 
-  function present(row: PortRow): Port {
+  /** Whether something in the sandbox accepts connections on the port, through the agent's tunnel. */
+  async function accepts(sandbox: SandboxRow, port: number): Promise<boolean> {
+    const handle = deps.lifecycle.handle(sandbox);
+    if (!handle) return false;
+    try {
+      const tunnel = await handle.openTunnel(port, { timeoutMs: PROBE_TIMEOUT_MS });
+      tunnel.destroy();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async function present(call: SandboxCall, row: PortRow): Promise<Port> {
     const port = decodePort(row);
     port.public = row.public;
     port.internalUrl = deps.urls.internal(row.sandbox_uid, row.port);
     port.publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : "";
+    const running = call.row.state === sandboxStateName(SandboxEngine_State.RUNNING);
+    Object.assign(port, portState(call.row, running ? await accepts(call.row, row.port) : false));
     return port;
   }
 
@@ -93,14 +130,14 @@ export function createPortHandlers(deps: PortDeps) {
       const row: PortRow = { sandbox_uid: call.row.uid, port: number, name: port.name, public: port.public, create_time: now, resource: encodePort(port) };
       const inserted = await db().insertInto("ports").values(row).onConflict((oc) => oc.doNothing()).returning("port").executeTakeFirst();
       if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
-      return { port: present(row) };
+      return { port: await present(call, row) };
     },
 
     async getPort(req: GetPortRequest, ctx: HandlerContext) {
       const { call, number } = await openPort(ctx, req.name, "name", Action.GET);
       const row = await loadPort(db(), call.row.uid, number);
       if (!row) throw notFound(req.name, PORT_RESOURCE_TYPE);
-      return { port: present(row) };
+      return { port: await present(call, row) };
     },
 
     async listPorts(req: ListPortsRequest, ctx: HandlerContext) {
@@ -115,14 +152,16 @@ export function createPortHandlers(deps: PortDeps) {
         tokens: context.tokens(),
         scope: "ports",
       });
-      return { ports: (page.rows as PortRow[]).map(present), nextPageToken: page.nextPageToken };
+      const ports = await Promise.all((page.rows as PortRow[]).map((row) => present(call, row)));
+      return { ports, nextPageToken: page.nextPageToken };
     },
 
     async updatePort(req: UpdatePortRequest, ctx: HandlerContext) {
       if (!req.port) throw requiredField("port");
       const { call, number } = await openPort(ctx, req.port.name, "port.name", Action.UPDATE);
       for (const path of req.updateMask?.paths ?? []) {
-        if (["internal_url", "public_url", "create_time", "update_time", "creator", "updater", "creator_display_name", "updater_display_name"].includes(path)) {
+        const outputOnly = ["internal_url", "public_url", "create_time", "update_time", "creator", "updater", "creator_display_name", "updater_display_name", "state", "failure_reason"];
+        if (outputOnly.includes(path)) {
           throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
         }
       }
@@ -143,7 +182,7 @@ export function createPortHandlers(deps: PortDeps) {
         return next;
       });
       if (!updated.public) deps.closeConnections(call.row.uid, number, true);
-      return { port: present(updated) };
+      return { port: await present(call, updated) };
     },
 
     async deletePort(req: DeletePortRequest, ctx: HandlerContext) {

@@ -92,6 +92,35 @@ describe("ports: the resource", () => {
   });
 });
 
+describe("ports: state", () => {
+  it("is PENDING until a program listens, READY then, and FAILED with a reason once the sandbox stops", async () => {
+    const c = await h.createSandbox("ports-state");
+    const created = ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8081`, { body: {} })).port;
+    expect(created).toMatchObject({ state: "STATE_PENDING", failureReason: "" });
+    expect(ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port.state).toBe("STATE_PENDING");
+    await serve(c, "S", 8081);
+    for (let i = 0; ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port.state !== "STATE_READY"; i++) {
+      expect(i, "the port became READY").toBeLessThan(100);
+      await sleep(50);
+    }
+    ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8082`, { body: {} }));
+    const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: any) => [p.name.split("/").pop(), p.state]);
+    expect(states).toEqual([
+      ["8081", "STATE_READY"],
+      ["8082", "STATE_PENDING"],
+    ]);
+    // READY means the proxy reaches it.
+    expect((await fetch(created.internalUrl, { headers: await bearer("alice") })).status).toBe(200);
+    expectError(await h.rest("PATCH", `/v1/${c.name}/ports/8081?updateMask=state`, { body: { state: "STATE_FAILED" } }), "INVALID_ARGUMENT", "update_mask");
+    ok(await h.rest("POST", `/v1/${c.name}:terminate`, { body: {} }));
+    await h.waitState(c.name, "STATE_TERMINATED");
+    expect(ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port).toMatchObject({
+      state: "STATE_FAILED",
+      failureReason: `${c.name} is STATE_TERMINATED; its ports are served only while it runs`,
+    });
+  });
+});
+
 describe("ports: traffic through the edge", () => {
   it("forwards to the program with the creator's bearer token, which the program never sees", async () => {
     const url = `${h.t.url}/sandboxes/${a.uid}/ports/8080/api/items?x=1`;

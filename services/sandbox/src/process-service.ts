@@ -33,6 +33,7 @@ import {
   type GetProcessRequest,
   type ListProcessesRequest,
   OutputStream,
+  type ReadProcessOutputFramesRequest,
   type ReadProcessOutputRequest,
   type SendProcessSignalRequest,
   type StartProcessRequest,
@@ -541,6 +542,20 @@ export function createProcessHandlers(deps: ProcessDeps) {
         e.code === Code.NotFound ? outputUnavailable(call, row) : undefined,
       );
       return { data: res.data, droppedBytes: res.droppedBytes };
+    },
+
+    async readProcessOutputFrames(req: ReadProcessOutputFramesRequest, ctx: HandlerContext) {
+      const { call, row } = await openProcess(ctx, req.name, Action.GET);
+      if (processStateOf(row.state) === P.PENDING || !row.agent_id) return { frames: [], droppedBytes: 0n };
+      const handle = deps.lifecycle.handle(call.row);
+      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING)) throw outputUnavailable(call, row);
+      const res = await viaAgent(deps, call, () => handle.client.readOutputFrames({ processId: row.agent_id! }), (e) =>
+        e.code === Code.NotFound ? outputUnavailable(call, row) : undefined,
+      );
+      return {
+        frames: res.frames.map((f) => ({ stream: f.stream, data: f.data, offset: f.offset })),
+        droppedBytes: res.droppedBytes,
+      };
     },
 
     streamProcessOutput: streamOutput,

@@ -40,7 +40,7 @@ describe("processes: create, start, get, list, delete", () => {
       state: "STATE_PENDING",
     });
     expect(pending.exitCode).toBeUndefined();
-    expect(pending.startTime).toBeUndefined();
+    expect(pending.startTime).toBeNull();
     await expect(output(pending.name)).resolves.toEqual({ text: "", dropped: 0n });
     const started = ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} })).process;
     expect(["STATE_RUNNING", "STATE_SUCCEEDED"]).toContain(started.state);
@@ -261,6 +261,24 @@ describe("processes: output", () => {
     expect(unb64(ok(await h.rest("GET", `/v1/${mixed.name}:readOutput`)).data).toString()).toBe("one\nthree\n");
     expect((await output(mixed.name, "OUTPUT_STREAM_STDERR")).text).toBe("two\nfour\n");
     expect(await output(mixed.name)).toEqual({ text: "one\ntwo\nthree\nfour\n", dropped: 0n });
+  });
+
+  it("reads the output as frames: each chunk with its stream and offset, joining to the combined output", async () => {
+    const frames = ok(await h.rest("GET", `/v1/${mixed.name}:readOutputFrames`)).frames;
+    expect(frames.map((f: any) => [f.stream, unb64(f.data).toString(), Number(f.offset)])).toEqual([
+      ["OUTPUT_STREAM_STDOUT", "one\n", 0],
+      ["OUTPUT_STREAM_STDERR", "two\n", 4],
+      ["OUTPUT_STREAM_STDOUT", "three\n", 8],
+      ["OUTPUT_STREAM_STDERR", "four\n", 14],
+    ]);
+    expect(ok(await h.rest("GET", `/v1/${mixed.name}:readOutputFrames`)).droppedBytes).toBe("0");
+    // A pending process has none; a quoted name (as the official client sends it) reaches the same call.
+    const pending = await create({ command: "true" }, "");
+    expect(ok(await h.rest("GET", `/v1/${pending.name}:readOutputFrames`)).frames).toEqual([]);
+    const quoted = encodeURIComponent(mixed.name);
+    expect(ok(await h.rest("GET", `/v1/${quoted}:readOutputFrames`)).frames).toHaveLength(4);
+    expectError(await h.rest("GET", `/v1/${sb.name}/processes/nope:readOutputFrames`), "NOT_FOUND");
+    expectError(await h.rest("GET", `/v1/${sb.name}/processes/Bad_Id:readOutputFrames`), "INVALID_ARGUMENT", "name");
   });
 
   it("streams as NDJSON: replays from the start with stream tags and offsets, then ends", async () => {

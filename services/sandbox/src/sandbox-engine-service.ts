@@ -3,7 +3,7 @@
 // lifecycle. Images and templates are checked against the local copy of the catalogue.
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { durationMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { DurationSchema, durationMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { sql } from "kysely";
 import {
@@ -23,6 +23,7 @@ import { alreadyExists, failedPrecondition, notFound, permissionDenied, required
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import type { CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "@aiem/catalogue/sandbox-template-defaults";
 import {
   SandboxEngineImageInfoSchema,
   SandboxEngineSchema,
@@ -83,7 +84,7 @@ export const sandboxTable: FieldTable = {
 export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
   const { context, lifecycle } = deps;
   const db = () => context.database().db;
-  const present = (row: SandboxRow) => presentSandbox(row, lifecycle.idleMs(row));
+  const present = (row: SandboxRow) => presentSandbox(row, lifecycle.idleMs(row), lifecycle.startPhase(row.uid));
 
   /** A sandbox engine is visible to its creator and to administrators. */
   function checkVisible(principal: Principal, row: SandboxRow): void {
@@ -145,6 +146,8 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
       // Field numbers of the infos match the catalogue's messages: the copy is the resource itself.
       const imageInfo = fromBinary(SandboxEngineImageInfoSchema, toBinary(SandboxEngineImageSchema, image));
       const templateInfo = fromBinary(SandboxEngineTemplateInfoSchema, toBinary(SandboxEngineTemplateSchema, template));
+      // A template from an event older than its running limit has the catalogue's default.
+      templateInfo.maxRunningDuration ??= create(DurationSchema, { seconds: DEFAULT_SANDBOX_MAX_RUNNING_SECONDS });
       const now = context.now();
       const name = sandboxEnginePattern.format({ workspace, sandbox_engine: req.sandboxEngineId });
       const engine = create(SandboxEngineSchema, {
@@ -175,9 +178,11 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         sandbox_engine_template: template.name,
         runtime_id: runtimeId,
         max_idle_ms: BigInt(template.maxIdleDuration ? durationMs(template.maxIdleDuration) : 0),
+        max_running_ms: BigInt(durationMs(templateInfo.maxRunningDuration)),
         create_time: now,
         update_time: now,
         last_activity: now,
+        start_time: null,
         failure_reason: null,
         resource: encodeSandbox(engine),
       };

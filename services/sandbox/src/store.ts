@@ -6,9 +6,14 @@ import { durationFromMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { eventSubject, enqueue } from "@aiem/kit/events";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ProcessStateChangedSchema, SandboxEngineStateChangedSchema } from "@aiem/proto/enginemanager/events/v1/sandbox_events_pb.js";
-import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import { type Process, ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
-import { type SandboxEngine, SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import {
+  type SandboxEngine,
+  SandboxEngineSchema,
+  SandboxEngine_PendingReason,
+  SandboxEngine_State,
+} from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Executor } from "./service-context.js";
 
 /** The name of the service in events' `source`. */
@@ -31,9 +36,13 @@ export interface SandboxRow {
   sandbox_engine_template: string;
   runtime_id: string;
   max_idle_ms: bigint;
+  /** The template's running limit; 0 means none. */
+  max_running_ms: bigint;
   create_time: Date;
   update_time: Date;
   last_activity: Date;
+  /** When the sandbox first became RUNNING; its running limit counts from here. */
+  start_time: Date | null;
   failure_reason: string | null;
   resource: Uint8Array;
 }
@@ -91,14 +100,41 @@ export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STAT
 
 // ---- sandbox engines ----------------------------------------------------------------------------
 
+/** How far a starting sandbox has got; the runtime reports the launch, the rest is the state. */
+export type StartPhase = "creating" | "launched";
+
+const PENDING: Partial<Record<SandboxEngine_State, [SandboxEngine_PendingReason, string]>> = {
+  [SandboxEngine_State.STARTING]: [SandboxEngine_PendingReason.CREATING_RESOURCES, "setting up the sandbox's isolated environment"],
+  [SandboxEngine_State.TERMINATING]: [SandboxEngine_PendingReason.DELETING_RESOURCES, "stopping the sandbox's processes and removing its resources"],
+  [SandboxEngine_State.DELETING]: [SandboxEngine_PendingReason.DELETING_RESOURCES, "stopping the sandbox's processes and removing its files"],
+};
+
 /**
  * The sandbox engine as clients see it. The stored resource holds what never changes (names,
- * snapshots, annotations); state comes from its column and the idle time is computed now.
+ * snapshots, annotations); state comes from its column, the idle time is computed now, and the
+ * pending reason follows from the state and, while starting, from `phase`.
  */
-export function presentSandbox(row: SandboxRow, idleMs: number): SandboxEngine {
+export function presentSandbox(row: SandboxRow, idleMs: number, phase: StartPhase = "creating"): SandboxEngine {
   const engine = fromBinary(SandboxEngineSchema, row.resource);
   engine.state = sandboxStateOf(row.state);
   engine.currentIdleDuration = durationFromMs(Math.max(0, Math.floor(idleMs)));
+  const pending =
+    engine.state === SandboxEngine_State.STARTING && phase === "launched"
+      ? ([SandboxEngine_PendingReason.WAITING_READINESS, "waiting for the sandbox's agent to answer"] as const)
+      : PENDING[engine.state];
+  engine.pendingReason = pending?.[0] ?? SandboxEngine_PendingReason.UNSPECIFIED;
+  engine.pendingMessage = pending?.[1] ?? "";
+  // Sandboxes created before templates had a running limit were never limited. Copies of
+  // templates from before the catalogue showed unset numbers as 0 get the same treatment, since
+  // the official client reads them without a null check.
+  const info = engine.sandboxEngineTemplateInfo;
+  if (info) {
+    if (!info.maxRunningDuration) info.maxRunningDuration = durationFromMs(Number(row.max_running_ms));
+    info.milliCpuLimit ??= 0;
+    info.milliCpuRequest ??= info.milliCpuLimit;
+    info.memoryBytesRequest ??= info.memoryBytesLimit;
+    info.storageBytes ??= 0n;
+  }
   return engine;
 }
 
@@ -106,6 +142,8 @@ export function encodeSandbox(engine: SandboxEngine): Uint8Array {
   const stored = create(SandboxEngineSchema, engine);
   stored.state = SandboxEngine_State.UNSPECIFIED;
   stored.currentIdleDuration = undefined;
+  stored.pendingReason = SandboxEngine_PendingReason.UNSPECIFIED;
+  stored.pendingMessage = "";
   return toBinary(SandboxEngineSchema, stored);
 }
 
@@ -131,7 +169,7 @@ export async function transitionSandbox(
   from: readonly SandboxEngine_State[],
   to: SandboxEngine_State,
   now: Date,
-  changes: { desired?: Desired; failureReason?: string | null; lastActivity?: Date } = {},
+  changes: { desired?: Desired; failureReason?: string | null; lastActivity?: Date; startTime?: Date } = {},
 ): Promise<{ row: SandboxRow; previous: SandboxEngine_State } | undefined> {
   const row = await loadSandboxByUid(trx, uid, true);
   if (!row) return undefined;
@@ -141,6 +179,7 @@ export async function transitionSandbox(
   if (changes.desired !== undefined) values["desired"] = changes.desired;
   if (changes.failureReason !== undefined) values["failure_reason"] = changes.failureReason;
   if (changes.lastActivity !== undefined) values["last_activity"] = changes.lastActivity;
+  if (changes.startTime !== undefined) values["start_time"] = changes.startTime;
   await trx.updateTable("sandbox_engines").set(values).where("uid", "=", uid).execute();
   const updated: SandboxRow = {
     ...row,
@@ -149,6 +188,7 @@ export async function transitionSandbox(
     ...(changes.desired !== undefined ? { desired: changes.desired } : {}),
     ...(changes.failureReason !== undefined ? { failure_reason: changes.failureReason } : {}),
     ...(changes.lastActivity !== undefined ? { last_activity: changes.lastActivity } : {}),
+    ...(changes.startTime !== undefined ? { start_time: changes.startTime } : {}),
   };
   if (previous !== to) await enqueueSandboxState(trx, updated, previous, now, 0);
   return { row: updated, previous };
@@ -279,8 +319,11 @@ export function decodePort(row: PortRow): Port {
 
 export function encodePort(port: Port): Uint8Array {
   const stored = create(PortSchema, port);
+  // Derived when read: the URLs from the configured public URL, the state from the sandbox.
   stored.internalUrl = "";
   stored.publicUrl = "";
+  stored.state = Port_State.UNSPECIFIED;
+  stored.failureReason = "";
   return toBinary(PortSchema, stored);
 }
 

@@ -17,6 +17,7 @@ import { startTestHost, type TestHost } from "../../../edge/src/testing/test-hos
 import { createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
 import { createAuthInterceptor } from "@aiem/kit/server";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import type { SandboxSettings } from "./config.js";
@@ -347,6 +348,7 @@ export interface ExtraClients {
   readonly engines: Client<typeof SandboxEngineService>;
   readonly processes: Client<typeof ProcessService>;
   readonly filesystem: Client<typeof FilesystemService>;
+  readonly metrics: Client<typeof MetricsService>;
 }
 
 /**
@@ -404,6 +406,7 @@ export async function startExtraModule(
         engines: createClient(SandboxEngineService, transport),
         processes: createClient(ProcessService, transport),
         filesystem: createClient(FilesystemService, transport),
+        metrics: createClient(MetricsService, transport),
       };
     },
     stop: () => module.stop(),

@@ -61,6 +61,7 @@ def dai_engine_version_to_api(value: DAIEngineVersion) -> dict[str, Any]:
     return _c.drop_none({
         "name": value.name,
         "deprecated": value.deprecated,
+        "aliases": list(value.aliases),
         "image": value.image,
         "imagePullPolicy": _c.enum_to_api(ImagePullPolicy, value.image_pull_policy),
         "imagePullSecrets": list(value.image_pull_secrets),

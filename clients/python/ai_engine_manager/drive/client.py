@@ -32,29 +32,32 @@ class DriveClient(ClientBase):
     def download_file(
         self,
         name: str,
-        workspace: str,
         remote_path: str,
         local_path: str,
         *,
+        workspace: str = "",
         create_parent_directories: bool = False,
-        overwrite: bool = False,
+        overwrite: bool | None = None,
     ) -> FileInfo:
-        """Copies a file from a workspace's drive into the sandbox engine. A new file gets mode
-        `0644`. Fails with NOT_FOUND when the drive file does not exist, with ALREADY_EXISTS
-        when the local file exists and `overwrite` is false, and with FAILED_PRECONDITION
-        when the local parent directory is missing and `create_parent_directories` is false.
+        """Copies a file from a workspace's drive into the sandbox engine, replacing a local
+        file at the same path unless `overwrite` is false. A new file gets mode `0644`.
+        Fails with NOT_FOUND when the drive file does not exist, with ALREADY_EXISTS when
+        the local file exists and `overwrite` is false, and with FAILED_PRECONDITION when
+        the local parent directory is missing and `create_parent_directories` is false.
 
         Args:
             name: The sandbox engine,
                 `workspaces/{workspace}/sandboxEngines/{sandbox_engine}`.
-            workspace: The workspace whose drive to read, `workspaces/{workspace}`.
             remote_path: The path of the file in the drive, relative to the drive's
                 root, for example `datasets/train.csv`. It cannot lead outside the drive
                 (INVALID_ARGUMENT).
             local_path: The absolute path in the sandbox engine to write the file to.
+            workspace: The workspace whose drive to read, `workspaces/{workspace}`.
+                Empty means the sandbox engine's own workspace.
             create_parent_directories: Whether to create missing parent directories of
                 `local_path`, each with mode `0755`. Default false.
-            overwrite: Whether to replace the local file when it exists. Default false.
+            overwrite: Whether to replace the local file when it exists. Unset (or
+                `null` in JSON) means true.
 
         Returns:
             The file written in the sandbox engine.
@@ -76,9 +79,10 @@ class DriveClient(ClientBase):
     def upload_file(
         self,
         name: str,
-        workspace: str,
         local_path: str,
         remote_path: str,
+        *,
+        workspace: str = "",
     ) -> int:
         """Copies a file from the sandbox engine to a workspace's drive, replacing a drive file
         at the same path. Fails with NOT_FOUND when the local file does not exist and with
@@ -87,11 +91,12 @@ class DriveClient(ClientBase):
         Args:
             name: The sandbox engine,
                 `workspaces/{workspace}/sandboxEngines/{sandbox_engine}`.
-            workspace: The workspace whose drive to write, `workspaces/{workspace}`.
             local_path: The absolute path of the file in the sandbox engine to upload.
             remote_path: The path to write in the drive, relative to the drive's root,
                 for example `results/model.bin`. It cannot lead outside the drive
                 (INVALID_ARGUMENT).
+            workspace: The workspace whose drive to write, `workspaces/{workspace}`.
+                Empty means the sandbox engine's own workspace.
 
         Returns:
             The number of bytes written to the drive.

@@ -8,7 +8,7 @@ Generated from the protobuf message ``enginemanager.v1.Engine``.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ai_engine_manager.engine.state import EngineState
 from ai_engine_manager.engine.type import EngineType
@@ -202,6 +202,42 @@ class Engine:
 
     resume_time: datetime.datetime | None = None
     """When the engine last started running, after create or after a resume.
+
+    Read-only: set by the server.
+    """
+
+    storage_resizing: bool = False
+    """True while a storage resize of a Driverless AI or notebook engine is being carried out.
+
+    Read-only: set by the server.
+    """
+
+    total_disk_size_bytes: str | None = None
+    """Size of the engine's data disk, as the Driverless AI engine reports it while it runs. Unset
+    for other kinds, and while the size is not known.
+
+    A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
+
+    Read-only: set by the server.
+    """
+
+    free_disk_size_bytes: str | None = None
+    """Free space on the engine's data disk, reported like `total_disk_size_bytes`.
+
+    A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
+
+    Read-only: set by the server.
+    """
+
+    annotations: dict[str, str] = field(default_factory=dict)
+    """The engine's annotations.
+
+    Read-only: set by the server.
+    """
+
+    upgrade_available: bool = False
+    """True when a newer, non-deprecated version than the engine's exists in the version's
+    workspace (Driverless AI and H2O engines).
 
     Read-only: set by the server.
     """

@@ -61,6 +61,11 @@ def engine_from_api(data: dict[str, Any]) -> Engine:
         update_time=_c.time_from_api(data.get("updateTime")),
         delete_time=_c.time_from_api(data.get("deleteTime")),
         resume_time=_c.time_from_api(data.get("resumeTime")),
+        storage_resizing=_c.boolean(data.get("storageResizing")),
+        total_disk_size_bytes=_c.quantity_from_api(data.get("totalDiskSizeBytes")),
+        free_disk_size_bytes=_c.quantity_from_api(data.get("freeDiskSizeBytes")),
+        annotations=_c.string_map(data.get("annotations")),
+        upgrade_available=_c.boolean(data.get("upgradeAvailable")),
     )
 
 

@@ -126,7 +126,7 @@ class FilesystemClient(ClientBase):
             "path": path,
         })
         response = self._connection.call("enginemanager.sandbox.v1.FilesystemService.ListDirectory", request)
-        return [file_info_from_api(item) for item in response.get("fileInfos") or []]
+        return [file_info_from_api(item) for item in response.get("files") or []]
 
     def move(
         self,
@@ -139,7 +139,7 @@ class FilesystemClient(ClientBase):
     ) -> FileInfo:
         """Moves or renames a file, directory or symbolic link. Fails with NOT_FOUND when the
         source does not exist, with ALREADY_EXISTS when the destination exists and
-        `overwrite` is false, and with FAILED_PRECONDITION when the destination's parent
+        `overwrite` is not true, and with FAILED_PRECONDITION when the destination's parent
         directory is missing and `create_parent_directories` is false, or when the
         destination is a non-empty directory.
 
@@ -148,7 +148,8 @@ class FilesystemClient(ClientBase):
                 `workspaces/{workspace}/sandboxEngines/{sandbox_engine}`.
             source_path: The absolute path of what to move.
             destination_path: The absolute path to move it to, including its new name.
-            overwrite: Whether to replace what exists at the destination. Default false.
+            overwrite: Whether to replace what exists at the destination. Unset (or
+                `null` in JSON) means false.
             create_parent_directories: Whether to create missing parent directories of
                 the destination, each with mode `0755`. Default false.
 
@@ -173,9 +174,9 @@ class FilesystemClient(ClientBase):
         name: str,
         path: str,
     ) -> bytes:
-        """Returns the whole content of a file. Symbolic links are followed. Fails with
-        NOT_FOUND when the file does not exist and with FAILED_PRECONDITION when the path is
-        a directory.
+        """Returns the whole content of a file and information about it. Symbolic links are
+        followed. Fails with NOT_FOUND when the file does not exist and with
+        FAILED_PRECONDITION when the path is a directory.
 
         Args:
             name: The sandbox engine,
@@ -257,12 +258,15 @@ class FilesystemClient(ClientBase):
         *,
         content: bytes | str = b"",
         create_parent_directories: bool = False,
-        overwrite: bool = False,
+        overwrite: bool | None = None,
+        mode: str = "",
     ) -> FileInfo:
-        """Writes a whole file. A new file gets mode `0644`; a replaced file keeps its mode.
-        Fails with ALREADY_EXISTS when the file exists and `overwrite` is false, and with
+        """Writes a whole file, replacing an existing one unless `overwrite` is false. A new
+        file gets `mode`, by default `0644`; a replaced file keeps its mode unless `mode` is
+        given. Fails with ALREADY_EXISTS when the file exists and `overwrite` is false, with
         FAILED_PRECONDITION when the parent directory is missing and
-        `create_parent_directories` is false, or when the path is a directory.
+        `create_parent_directories` is false, or when the path is a directory, and with
+        INVALID_ARGUMENT when `mode` is not an octal permission string.
 
         Args:
             name: The sandbox engine,
@@ -271,7 +275,12 @@ class FilesystemClient(ClientBase):
             content: The file's whole new content. May be empty.
             create_parent_directories: Whether to create missing parent directories,
                 each with mode `0755`. Default false.
-            overwrite: Whether to replace the file when it exists. Default false.
+            overwrite: Whether to replace the file when it exists. Unset (or `null` in
+                JSON) means true; false makes the call fail with ALREADY_EXISTS when the
+                file exists, so that it only ever creates.
+            mode: The permission bits of the file as an octal string, for example
+                `0644`, `0755` or `0600` (at most `07777`). Unset means `0644` for a new
+                file and keeps the mode of a replaced file.
 
         Returns:
             The written file.
@@ -285,6 +294,7 @@ class FilesystemClient(ClientBase):
             "content": _c.bytes_to_api(content),
             "createParentDirectories": create_parent_directories,
             "overwrite": overwrite,
+            "mode": mode,
         })
         response = self._connection.call("enginemanager.sandbox.v1.FilesystemService.WriteFile", request)
         return file_info_from_api(response.get("fileInfo") or {})

@@ -32,7 +32,7 @@ class FileInfo:
     Read-only: set by the server.
     """
 
-    type: FileType = FileType.TYPE_UNSPECIFIED
+    type: FileType = FileType.FILE_TYPE_UNSPECIFIED
     """The kind of entry.
 
     Read-only: set by the server.

@@ -328,7 +328,7 @@ class H2OEngineClient(ClientBase):
 
     def _download_logs(self, name: str) -> bytes:
         response = self._connection.call(_SERVICE + "DownloadH2OEngineLogs", {"name": name})
-        return _c.bytes_from_api(response.get("logs"))
+        return _c.bytes_from_api((response.get("logs") or {}).get("data"))
 
     def _first_assigned_profile(self) -> str:
         response = self._connection.call(

@@ -61,6 +61,7 @@ def h2o_engine_version_to_api(value: H2OEngineVersion) -> dict[str, Any]:
     return _c.drop_none({
         "name": value.name,
         "deprecated": value.deprecated,
+        "aliases": list(value.aliases),
         "image": value.image,
         "imagePullPolicy": _c.enum_to_api(ImagePullPolicy, value.image_pull_policy),
         "imagePullSecrets": list(value.image_pull_secrets),

@@ -37,10 +37,9 @@ class H2OEngineVersion:
 
     aliases: list[str] = field(default_factory=list)
     """Other names for this version, such as `latest`, each unique within the workspace. An alias
-    can stand in for the version id wherever a version name is accepted. Set only through
-    `AssignH2OEngineVersionAliases`; values sent on create or update are ignored.
-
-    Read-only: set by the server.
+    can stand in for the version id wherever a version name is accepted. Set on create (an alias
+    another version of the workspace holds moves to the new one) or through
+    `AssignH2OEngineVersionAliases`; not an update path, so values sent on update are ignored.
     """
 
     image: str = ""

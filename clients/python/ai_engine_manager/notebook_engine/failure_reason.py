@@ -28,5 +28,7 @@ class NotebookEngineFailureReason(Enum):
     FAILURE_REASON_PROCESS_FAILED = "FAILURE_REASON_PROCESS_FAILED"
     """The notebook server process exited with an error."""
 
-    FAILURE_REASON_VOLUME_ACCESS_FAILURE = "FAILURE_REASON_VOLUME_ACCESS_FAILURE"
-    """The engine's storage volume could not be attached or accessed."""
+    FAILURE_REASON_PVC_ACCESS_FAILURE = "FAILURE_REASON_PVC_ACCESS_FAILURE"
+    """The engine's storage volume (a persistent volume claim on Kubernetes, hence the name) could
+    not be attached or accessed.
+    """

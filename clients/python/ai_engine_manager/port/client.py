@@ -9,7 +9,11 @@ Example:
 
 from __future__ import annotations
 
+import time
+
 from ai_engine_manager._client_base import ClientBase
+from ai_engine_manager._wait import intervals
+from ai_engine_manager.exception import CustomApiException, TimeoutException
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 from ai_engine_manager import _codec as _c
@@ -19,6 +23,7 @@ from ai_engine_manager.port.mapper import ports_page_from_api
 from ai_engine_manager.port.page import PortsPage
 from ai_engine_manager.port.port import Port
 # END GENERATED IMPORTS
+from ai_engine_manager.port.state import PortState
 
 __all__ = ["PortClient"]
 
@@ -194,3 +199,33 @@ class PortClient(ClientBase):
             {"parent": parent, "port": port_to_api(port), "portId": str(port_id)},
         )
         return port_from_api(response.get("port") or {})
+
+    def wait(self, name: str, timeout_seconds: float | None = None) -> Port | None:
+        """Waits until a port is ``STATE_READY`` (a program in the sandbox accepts connections on
+        it) or ``STATE_FAILED`` (its sandbox engine no longer runs).
+
+        Args:
+            name: The port's name, ``workspaces/{workspace}/sandboxEngines/{sandbox_engine}/ports/{port}``.
+            timeout_seconds: How long to wait at most; ``None`` waits as long as it takes.
+
+        Returns:
+            The port in ``STATE_READY`` or ``STATE_FAILED``, or ``None`` when it no longer exists.
+
+        Raises:
+            TimeoutException: when ``timeout_seconds`` pass first.
+            CustomApiException: when the server rejects a call.
+        """
+        deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+        for pause in intervals(self.poll_interval_seconds):
+            try:
+                port = self.get_port(name=name)
+            except CustomApiException as e:
+                if e.code_name == "NOT_FOUND":
+                    return None
+                raise
+            if port.state in (PortState.STATE_READY, PortState.STATE_FAILED):
+                return port
+            if deadline is not None and time.monotonic() + pause > deadline:
+                raise TimeoutException(f"{name} is still {port.state.name} after {timeout_seconds} seconds")
+            time.sleep(pause)
+        raise AssertionError("unreachable")

@@ -13,6 +13,7 @@ from typing import Any
 from ai_engine_manager import _codec as _c
 from ai_engine_manager.port.page import PortsPage
 from ai_engine_manager.port.port import Port
+from ai_engine_manager.port.state import PortState
 
 __all__ = [
     "port_from_api",
@@ -43,6 +44,8 @@ def port_from_api(data: dict[str, Any]) -> Port:
         updater=_c.string(data.get("updater")),
         creator_display_name=_c.string(data.get("creatorDisplayName")),
         updater_display_name=_c.string(data.get("updaterDisplayName")),
+        state=_c.enum_from_api(PortState, data.get("state")),
+        failure_reason=_c.string(data.get("failureReason")),
     )
 
 

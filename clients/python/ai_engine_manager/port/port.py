@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from ai_engine_manager.port.state import PortState
+
 __all__ = ["Port"]
 
 
@@ -78,6 +80,19 @@ class Port:
 
     updater_display_name: str = ""
     """The display name of the last updater.
+
+    Read-only: set by the server.
+    """
+
+    state: PortState = PortState.STATE_UNSPECIFIED
+    """Whether the port can be reached now. Checked when the port is read: `STATE_READY` once a
+    program in the sandbox accepts connections on it.
+
+    Read-only: set by the server.
+    """
+
+    failure_reason: str = ""
+    """Why the port cannot be served. Set only in `STATE_FAILED`.
 
     Read-only: set by the server.
     """

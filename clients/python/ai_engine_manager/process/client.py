@@ -29,8 +29,10 @@ from ai_engine_manager.process.secret_environment_variable import SecretEnvironm
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 from ai_engine_manager import _codec as _c
+from ai_engine_manager.process.mapper import output_frame_from_api
 from ai_engine_manager.process.mapper import process_from_api
 from ai_engine_manager.process.mapper import processes_page_from_api
+from ai_engine_manager.process.output_frame import OutputFrame
 from ai_engine_manager.process.page import ProcessesPage
 from ai_engine_manager.process.process import Process
 # END GENERATED IMPORTS
@@ -219,6 +221,33 @@ class ProcessClient(ClientBase):
         })
         response = self._connection.call("enginemanager.sandbox.v1.ProcessService.SendProcessSignal", request)
         return process_from_api(response.get("process") or {})
+
+    def read_output_frames(
+        self,
+        name: str,
+    ) -> list[OutputFrame]:
+        """Returns the output of a process written so far as frames: the chunks of both streams
+        in the order they were written, each tagged with its stream, with the chunk
+        boundaries that `StreamProcessOutput` sends. Joining the `data` of every frame gives
+        what `ReadProcessOutput` returns for `OUTPUT_STREAM_COMBINED`; joining those of one
+        stream, what it returns for that stream. Works in every state: a pending process has
+        no output yet.
+
+        Args:
+            name: The process's name,
+                `workspaces/{workspace}/sandboxEngines/{sandbox_engine}/processes/{process}`.
+
+        Returns:
+            The frames kept so far, in the order they were written.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        request = _c.drop_none({
+            "name": name,
+        })
+        response = self._connection.call("enginemanager.sandbox.v1.ProcessService.ReadProcessOutputFrames", request)
+        return [output_frame_from_api(item) for item in response.get("frames") or []]
     # END GENERATED METHODS
 
     def create_process(

@@ -12,6 +12,7 @@ from typing import Any
 
 from ai_engine_manager import _codec as _c
 from ai_engine_manager.process.output_chunk import OutputChunk
+from ai_engine_manager.process.output_frame import OutputFrame
 from ai_engine_manager.process.output_stream import OutputStream
 from ai_engine_manager.process.page import ProcessesPage
 from ai_engine_manager.process.process import Process
@@ -25,6 +26,8 @@ __all__ = [
     "secret_environment_variable_to_api",
     "output_chunk_from_api",
     "output_chunk_to_api",
+    "output_frame_from_api",
+    "output_frame_to_api",
     "processes_page_from_api",
 ]
 
@@ -139,6 +142,40 @@ def output_chunk_to_api(value: OutputChunk) -> dict[str, Any]:
         "offset": _c.int64_to_api(value.offset),
         "droppedBytes": _c.int64_to_api(value.dropped_bytes),
         "keepAlive": value.keep_alive,
+    })
+
+
+def output_frame_from_api(data: dict[str, Any]) -> OutputFrame:
+    """Builds a :class:`OutputFrame` from its JSON form in an API response
+    (``enginemanager.sandbox.v1.OutputFrame``).
+
+    Args:
+        data: The JSON object.
+
+    Returns:
+        The new :class:`OutputFrame`.
+    """
+    return OutputFrame(
+        stream=_c.enum_from_api(OutputStream, data.get("stream")),
+        data=_c.bytes_from_api(data.get("data")),
+        offset=_c.integer(data.get("offset")),
+    )
+
+
+def output_frame_to_api(value: OutputFrame) -> dict[str, Any]:
+    """The JSON form of a :class:`OutputFrame` for a request: the fields a caller may set, leaving
+    out read-only and unset ones.
+
+    Args:
+        value: The object to convert.
+
+    Returns:
+        A JSON object.
+    """
+    return _c.drop_none({
+        "stream": _c.enum_to_api(OutputStream, value.stream),
+        "data": _c.bytes_to_api(value.data),
+        "offset": _c.int64_to_api(value.offset),
     })
 
 

@@ -14,6 +14,7 @@ from ai_engine_manager import _codec as _c
 from ai_engine_manager.base.image_pull_policy import ImagePullPolicy
 from ai_engine_manager.sandbox_engine.image_info import SandboxEngineImageInfo
 from ai_engine_manager.sandbox_engine.page import SandboxEnginesPage
+from ai_engine_manager.sandbox_engine.pending_reason import SandboxEnginePendingReason
 from ai_engine_manager.sandbox_engine.sandbox_engine import SandboxEngine
 from ai_engine_manager.sandbox_engine.state import SandboxEngineState
 from ai_engine_manager.sandbox_engine.template_info import SandboxEngineTemplateInfo
@@ -53,6 +54,8 @@ def sandbox_engine_from_api(data: dict[str, Any]) -> SandboxEngine:
         sandbox_engine_template_info=_c.optional(sandbox_engine_template_info_from_api, data.get("sandboxEngineTemplateInfo")),
         current_idle_duration=_c.duration_from_api(data.get("currentIdleDuration")),
         annotations=_c.string_map(data.get("annotations")),
+        pending_reason=_c.enum_from_api(SandboxEnginePendingReason, data.get("pendingReason")),
+        pending_message=_c.string(data.get("pendingMessage")),
     )
 
 
@@ -146,6 +149,7 @@ def sandbox_engine_template_info_from_api(data: dict[str, Any]) -> SandboxEngine
         updater=_c.string(data.get("updater")),
         creator_display_name=_c.string(data.get("creatorDisplayName")),
         updater_display_name=_c.string(data.get("updaterDisplayName")),
+        max_running_duration=_c.duration_from_api(data.get("maxRunningDuration")),
     )
 
 

@@ -25,6 +25,7 @@ from ai_engine_manager._client_base import BoundResource
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 import datetime
 from ai_engine_manager.sandbox_engine.image_info import SandboxEngineImageInfo
+from ai_engine_manager.sandbox_engine.pending_reason import SandboxEnginePendingReason
 from ai_engine_manager.sandbox_engine.state import SandboxEngineState
 from ai_engine_manager.sandbox_engine.template_info import SandboxEngineTemplateInfo
 # END GENERATED IMPORTS
@@ -126,6 +127,19 @@ class SandboxEngine(BoundResource):
     annotations: dict[str, str] = field(default_factory=dict)
     """Free-form labels for your own use. Keys are at most 63 characters, begin and end with a
     letter or digit, and may contain dashes, underscores and dots in between.
+    """
+
+    pending_reason: SandboxEnginePendingReason = SandboxEnginePendingReason.PENDING_REASON_UNSPECIFIED
+    """What the sandbox engine is waiting for while it starts, terminates or is deleted.
+    `PENDING_REASON_UNSPECIFIED` in the settled states.
+
+    Read-only: set by the server.
+    """
+
+    pending_message: str = ""
+    """A human-readable account of `pending_reason`. Empty in the settled states.
+
+    Read-only: set by the server.
     """
     # END GENERATED FIELDS SandboxEngine
 

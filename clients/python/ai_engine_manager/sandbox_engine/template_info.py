@@ -31,15 +31,14 @@ class SandboxEngineTemplateInfo:
     """
 
     milli_cpu_request: int | None = None
-    """The CPU the sandbox engine is guaranteed, in thousandths of a core (1000 is one core). Unset
-    means equal to `milli_cpu_limit`.
+    """The CPU the sandbox engine is guaranteed, in thousandths of a core (1000 is one core).
 
     Read-only: set by the server.
     """
 
     milli_cpu_limit: int | None = None
-    """The most CPU the sandbox engine may use, in thousandths of a core (1000 is one core). Unset
-    when the template sets no limit.
+    """The most CPU the sandbox engine may use, in thousandths of a core (1000 is one core). 0 when
+    the template sets no limit.
 
     Read-only: set by the server.
     """
@@ -57,8 +56,7 @@ class SandboxEngineTemplateInfo:
     """
 
     memory_bytes_request: str | None = None
-    """The memory the sandbox engine is guaranteed, in bytes. Unset means equal to
-    `memory_bytes_limit`.
+    """The memory the sandbox engine is guaranteed, in bytes.
 
     A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
 
@@ -74,7 +72,7 @@ class SandboxEngineTemplateInfo:
     """
 
     storage_bytes: str | None = None
-    """The size of the sandbox engine's storage, in bytes. Unset when the template sets no size.
+    """The size of the sandbox engine's storage, in bytes. 0 when the template sets no size.
 
     A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
 
@@ -107,7 +105,7 @@ class SandboxEngineTemplateInfo:
     """
 
     max_idle_duration: str | None = None
-    """How long a sandbox engine may stay idle before it terminates.
+    """How long a sandbox engine may stay idle before it terminates. `0s` means no idle limit.
 
     A duration such as ``"2h"``: a whole number and one unit of ``s``, ``m``, ``h`` or ``d``.
 
@@ -146,6 +144,15 @@ class SandboxEngineTemplateInfo:
 
     updater_display_name: str = ""
     """The display name of the template's last updater.
+
+    Read-only: set by the server.
+    """
+
+    max_running_duration: str | None = None
+    """How long a sandbox engine may run, counted from when it started running, before it
+    terminates. `0s` means no running limit.
+
+    A duration such as ``"2h"``: a whole number and one unit of ``s``, ``m``, ``h`` or ``d``.
 
     Read-only: set by the server.
     """

@@ -52,6 +52,7 @@ def sandbox_engine_template_from_api(data: dict[str, Any]) -> SandboxEngineTempl
         updater=_c.string(data.get("updater")),
         creator_display_name=_c.string(data.get("creatorDisplayName")),
         updater_display_name=_c.string(data.get("updaterDisplayName")),
+        max_running_duration=_c.duration_from_api(data.get("maxRunningDuration")),
     )
 
 
@@ -80,6 +81,7 @@ def sandbox_engine_template_to_api(value: SandboxEngineTemplate) -> dict[str, An
         "yamlPodTemplateSpec": value.yaml_pod_template_spec,
         "enabled": value.enabled,
         "maxIdleDuration": _c.duration_to_api(value.max_idle_duration),
+        "maxRunningDuration": _c.duration_to_api(value.max_running_duration),
     })
 
 

@@ -1,4 +1,4 @@
-"""The resources and limits a sandbox engine gets: cpu, gpu, memory, disk, environment and how long it may stay idle.
+"""The resources and limits a sandbox engine gets: cpu, gpu, memory, disk, environment, how long it may stay idle and how long it may run.
 
 Generated from the protobuf message ``enginemanager.v1.SandboxEngineTemplate``.
 """
@@ -15,11 +15,11 @@ __all__ = ["SandboxEngineTemplate"]
 
 @dataclass
 class SandboxEngineTemplate:
-    """The resources and limits a sandbox engine gets: cpu, gpu, memory, disk, environment and how
-    long it may stay idle. Administrators keep templates in a workspace, usually
-    `workspaces/global`; users name one in `SandboxEngine.sandbox_engine_template` when they
-    create a sandbox engine, and the template must exist by then. Changing a template does not
-    change sandbox engines that were created from it.
+    """The resources and limits a sandbox engine gets: cpu, gpu, memory, disk, environment, how
+    long it may stay idle and how long it may run. Administrators keep templates in a workspace,
+    usually `workspaces/global`; users name one in `SandboxEngine.sandbox_engine_template` when
+    they create a sandbox engine, and the template must exist by then. Changing a template does
+    not change sandbox engines that were created from it.
     """
 
     name: str = ""
@@ -32,12 +32,13 @@ class SandboxEngineTemplate:
 
     milli_cpu_request: int | None = None
     """The cpu a sandbox is guaranteed, in thousandths of a core (1000 is one core). Must not be
-    above `milli_cpu_limit` when that is set. Unset means equal to `milli_cpu_limit`.
+    above `milli_cpu_limit` when that is set. Unset or 0 means equal to `milli_cpu_limit`, which
+    responses then show.
     """
 
     milli_cpu_limit: int | None = None
-    """The most cpu a sandbox may use, in thousandths of a core (1000 is one core). Unset means no
-    cpu limit.
+    """The most cpu a sandbox may use, in thousandths of a core (1000 is one core). Unset or 0
+    means no cpu limit, shown as 0.
     """
 
     gpu_resource: str = ""
@@ -50,7 +51,7 @@ class SandboxEngineTemplate:
 
     memory_bytes_request: str | None = None
     """The memory a sandbox is guaranteed, in bytes. Must not be above `memory_bytes_limit`. Unset
-    means equal to `memory_bytes_limit`.
+    or 0 means equal to `memory_bytes_limit`, which responses then show.
 
     A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
     """
@@ -65,7 +66,7 @@ class SandboxEngineTemplate:
 
     storage_bytes: str | None = None
     """The disk quota of a sandbox, in bytes: the most its files may take in total. Writes beyond
-    it fail. Unset means the sandbox has no quota of its own.
+    it fail. Unset or 0 means the sandbox has no quota of its own, shown as 0.
 
     A quantity such as ``"16Gi"``; an ``int`` number of bytes is accepted too.
     """
@@ -92,7 +93,7 @@ class SandboxEngineTemplate:
 
     max_idle_duration: str | None = None
     """How long a sandbox may stay idle, with no API calls and no traffic to its ports, before it
-    is terminated. For example `3600s`.
+    is terminated. For example `3600s`; `0s` means no idle limit.
 
     A duration such as ``"2h"``: a whole number and one unit of ``s``, ``m``, ``h`` or ``d``.
 
@@ -133,4 +134,12 @@ class SandboxEngineTemplate:
     """The display name of the last updater.
 
     Read-only: set by the server.
+    """
+
+    max_running_duration: str | None = None
+    """How long a sandbox may run before it is terminated, counted from when it started running,
+    whatever its activity. For example `28800s`; `0s` means no running limit. Left unset, it is
+    `28800s` (8 hours).
+
+    A duration such as ``"2h"``: a whole number and one unit of ``s``, ``m``, ``h`` or ``d``.
     """

@@ -224,9 +224,9 @@ function lex(input: string): Token[] {
       case 44:
         tokens.push({ type: T.Comma, pos: i, end: ++i });
         continue;
-      case 61: // =
-        if (input.charCodeAt(i + 1) === 61) fail(i, "unexpected == (use = for equality)");
-        tokens.push({ type: T.Op, pos: i, end: ++i, op: "=" });
+      case 61: // = (and ==, which the official Python client's documentation uses for equality)
+        i += input.charCodeAt(i + 1) === 61 ? 2 : 1;
+        tokens.push({ type: T.Op, pos: start, end: i, op: "=" });
         continue;
       case 58: // :
         tokens.push({ type: T.Op, pos: i, end: ++i, op: ":" });

@@ -85,12 +85,15 @@ describe("filter parser", () => {
     expect([v.arg.text, v.arg.prefixWildcard, v.arg.suffixWildcard]).toEqual(["*x*", false, false]);
     expect(shape(parseFilter("s = (A OR B) AND c = (NOT 1)"))).toEqual(["and", ["s", "=", ["or", "A", "B"]], ["c", "=", ["not", "1"]]]);
     expect(shape(parseFilter("creator = users/alice@example.com"))).toEqual(["creator", "=", "users/alice@example.com"]);
+    // `==` means `=`: the official Python client documents `cpu != 5 OR gpu == 3`.
+    expect(shape(parseFilter("cpu != 5 OR gpu == 3"))).toEqual(["or", ["cpu", "!=", "5"], ["gpu", "=", "3"]]);
+    expect(formatFilter(parseFilter("gpu==3"))).toBe(formatFilter(parseFilter("gpu = 3")));
   });
 
   it("rejects broken syntax and says where", () => {
     expect(error('a = "abc')).toBe("unterminated string at position 5");
     expect(error('a = "x\\q"')).toBe("unknown escape \\q in a string (use \\\\ for a backslash) at position 7");
-    expect(error("a == 1")).toBe("unexpected == (use = for equality) at position 3");
+    expect(error("a === 1")).toBe('unexpected "=" where a value was expected at position 5');
     expect(error("a ! b")).toBe("unexpected ! (use != or NOT) at position 3");
     expect(error("a =")).toBe("expected a value, found the end of the filter at position 4");
     expect(error("a = = 1")).toBe('unexpected "=" where a value was expected at position 5');

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync, spawn } from "node:child_process";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { FileInfo_Type } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { type Filesystem, createFilesystem } from "./filesystem.js";
 
@@ -50,7 +50,7 @@ describe("paths", () => {
     expect(await code(() => filesystem.stat("../x"))).toBe(Code.InvalidArgument);
     expect(await code(() => filesystem.stat(""))).toBe(Code.InvalidArgument);
     expect(await code(() => filesystem.stat("/a\0b"))).toBe(Code.InvalidArgument);
-    await filesystem.writeFile("rel.txt", Buffer.from("x"), false, false, 0);
+    await filesystem.writeFile("rel.txt", Buffer.from("x"), false, false);
     expect(fs.readFileSync(path.join(root, "workspace", "rel.txt"), "utf8")).toBe("x");
     expect(filesystem.stat("/workspace/./rel.txt").path).toBe("/workspace/rel.txt");
   });
@@ -60,8 +60,8 @@ describe("write, read, stat", () => {
   it("writes new files 0644 and directories 0755, whatever the umask", async () => {
     const old = process.umask(0o077);
     try {
-      const info = await filesystem.writeFile("/workspace/a/b/c.txt", Buffer.from("hello"), true, false, 0);
-      expect(info).toMatchObject({ path: "/workspace/a/b/c.txt", size: 5n, type: FileInfo_Type.REGULAR, mode: "0644" });
+      const info = await filesystem.writeFile("/workspace/a/b/c.txt", Buffer.from("hello"), true, false);
+      expect(info).toMatchObject({ path: "/workspace/a/b/c.txt", size: 5n, type: FileType.REGULAR, mode: "0644" });
       expect(filesystem.stat("/workspace/a").mode).toBe("0755");
       expect(filesystem.stat("/workspace/a/b").mode).toBe("0755");
       expect(filesystem.makeDirectory("/workspace/d", false, false).mode).toBe("0755");
@@ -71,28 +71,43 @@ describe("write, read, stat", () => {
   });
 
   it("fails on a missing parent without createParentDirectories", async () => {
-    expect(await code(filesystem.writeFile("/workspace/no/such.txt", Buffer.from("x"), false, false, 0))).toBe(Code.NotFound);
+    expect(await code(filesystem.writeFile("/workspace/no/such.txt", Buffer.from("x"), false, false))).toBe(Code.NotFound);
     expect(await code(() => filesystem.makeDirectory("/workspace/no/dir", false, false))).toBe(Code.NotFound);
   });
 
   it("refuses to overwrite unless asked, and keeps the mode of an overwritten file", async () => {
     await filesystem.writeFile("/workspace/f", Buffer.from("one"), false, false, 0o600);
-    expect(await code(filesystem.writeFile("/workspace/f", Buffer.from("two"), false, false, 0))).toBe(Code.AlreadyExists);
-    const info = await filesystem.writeFile("/workspace/f", Buffer.from("three"), false, true, 0);
+    expect(await code(filesystem.writeFile("/workspace/f", Buffer.from("two"), false, false))).toBe(Code.AlreadyExists);
+    const info = await filesystem.writeFile("/workspace/f", Buffer.from("three"), false, true);
     expect(info.mode).toBe("0600");
     expect(text((await filesystem.readFile("/workspace/f", 0, 0)).content)).toBe("three");
     expect(await code(filesystem.writeFile("/workspace/f", Buffer.from("x"), false, true, 0o10000))).toBe(Code.InvalidArgument);
   });
 
+  it("applies a mode that is given, also to a replaced file and also when it is 0", async () => {
+    expect((await filesystem.writeFile("/workspace/m", Buffer.from("one"), false, false, 0o755)).mode).toBe("0755");
+    expect((await filesystem.writeFile("/workspace/m", Buffer.from("two"), false, true, 0o640)).mode).toBe("0640");
+    expect((await filesystem.writeFile("/workspace/m", Buffer.from("three"), false, true, 0)).mode).toBe("0000");
+    expect(filesystem.stat("/workspace/m").mode).toBe("0000");
+  });
+
+  it("describes the file read on the first part, following a link to it", async () => {
+    await filesystem.writeFile("/workspace/described", Buffer.from("12345"), false, false, 0o600);
+    fs.symlinkSync("described", path.join(root, "workspace", "described-link"));
+    const first = await filesystem.readFile("/workspace/described-link", 0, 0);
+    expect(first.fileInfo).toMatchObject({ path: "/workspace/described-link", size: 5n, type: FileType.REGULAR, mode: "0600" });
+    expect((await filesystem.readFile("/workspace/described", 2, 0)).fileInfo).toBeUndefined();
+  });
+
   it("does not write onto a directory and leaves no temporary files behind", async () => {
     fs.mkdirSync(path.join(root, "workspace", "dir"));
-    expect(await code(filesystem.writeFile("/workspace/dir", Buffer.from("x"), false, true, 0))).toBe(Code.FailedPrecondition);
-    await filesystem.writeFile("/workspace/ok", Buffer.from("x"), false, false, 0);
+    expect(await code(filesystem.writeFile("/workspace/dir", Buffer.from("x"), false, true))).toBe(Code.FailedPrecondition);
+    await filesystem.writeFile("/workspace/ok", Buffer.from("x"), false, false);
     expect(fs.readdirSync(path.join(root, "workspace")).sort()).toEqual(["dir", "ok"]);
   });
 
   it("reads in parts up to eof", async () => {
-    await filesystem.writeFile("/workspace/big", Buffer.alloc(10, 7), false, false, 0);
+    await filesystem.writeFile("/workspace/big", Buffer.alloc(10, 7), false, false);
     const first = await filesystem.readFile("/workspace/big", 0, 4);
     expect(first.content.length).toBe(4);
     expect(first.eof).toBe(false);
@@ -109,12 +124,12 @@ describe("write, read, stat", () => {
 
   it("stats symbolic links as links and lists directories without following them", async () => {
     fs.symlinkSync("target-file", path.join(root, "workspace", "link"));
-    await filesystem.writeFile("/workspace/target-file", Buffer.from("t"), false, false, 0);
-    expect(filesystem.stat("/workspace/link").type).toBe(FileInfo_Type.SYMLINK);
+    await filesystem.writeFile("/workspace/target-file", Buffer.from("t"), false, false);
+    expect(filesystem.stat("/workspace/link").type).toBe(FileType.SYMLINK);
     const entries = filesystem.listDirectory("/workspace");
     expect(entries.map((e) => [e.path, e.type]).sort()).toEqual([
-      ["/workspace/link", FileInfo_Type.SYMLINK],
-      ["/workspace/target-file", FileInfo_Type.REGULAR],
+      ["/workspace/link", FileType.SYMLINK],
+      ["/workspace/target-file", FileType.REGULAR],
     ]);
     expect(await code(() => filesystem.listDirectory("/workspace/target-file"))).toBe(Code.FailedPrecondition);
     expect(await code(() => filesystem.listDirectory("/workspace/none"))).toBe(Code.NotFound);
@@ -127,8 +142,8 @@ describe("makeDirectory, remove, move", () => {
   it("makeDirectory: ALREADY_EXISTS unless exist_ok on a directory; FAILED_PRECONDITION under a file", async () => {
     filesystem.makeDirectory("/workspace/d", false, false);
     expect(await code(() => filesystem.makeDirectory("/workspace/d", false, false))).toBe(Code.AlreadyExists);
-    expect(filesystem.makeDirectory("/workspace/d", false, true).type).toBe(FileInfo_Type.DIRECTORY);
-    await filesystem.writeFile("/workspace/file", Buffer.from(""), false, false, 0);
+    expect(filesystem.makeDirectory("/workspace/d", false, true).type).toBe(FileType.DIRECTORY);
+    await filesystem.writeFile("/workspace/file", Buffer.from(""), false, false);
     expect(await code(() => filesystem.makeDirectory("/workspace/file", false, true))).toBe(Code.AlreadyExists);
     expect(await code(() => filesystem.makeDirectory("/workspace/file/sub", true, false))).toBe(Code.FailedPrecondition);
   });
@@ -148,8 +163,8 @@ describe("makeDirectory, remove, move", () => {
   });
 
   it("move: overwrite rules, directories into themselves, parents", async () => {
-    await filesystem.writeFile("/workspace/a", Buffer.from("a"), false, false, 0);
-    await filesystem.writeFile("/workspace/b", Buffer.from("b"), false, false, 0);
+    await filesystem.writeFile("/workspace/a", Buffer.from("a"), false, false);
+    await filesystem.writeFile("/workspace/b", Buffer.from("b"), false, false);
     expect(await code(() => filesystem.move("/workspace/a", "/workspace/b", false, false))).toBe(Code.AlreadyExists);
     filesystem.move("/workspace/a", "/workspace/b", true, false);
     expect(text((await filesystem.readFile("/workspace/b", 0, 0)).content)).toBe("a");
@@ -160,24 +175,24 @@ describe("makeDirectory, remove, move", () => {
       Code.InvalidArgument,
     );
     filesystem.makeDirectory("/workspace/full", false, false);
-    await filesystem.writeFile("/workspace/full/f", Buffer.from(""), false, false, 0);
+    await filesystem.writeFile("/workspace/full/f", Buffer.from(""), false, false);
     expect(await code(() => filesystem.move("/workspace/new", "/workspace/full", true, false))).toBe(Code.FailedPrecondition);
     expect(await code(() => filesystem.move("/workspace/new/b", "/workspace/full", true, false))).toBe(Code.FailedPrecondition);
     filesystem.makeDirectory("/workspace/emptydir", false, false);
-    expect(filesystem.move("/workspace/new", "/workspace/emptydir", true, false).type).toBe(FileInfo_Type.DIRECTORY);
+    expect(filesystem.move("/workspace/new", "/workspace/emptydir", true, false).type).toBe(FileType.DIRECTORY);
   });
 
   it("system directories are read-only", async () => {
-    expect(await code(filesystem.writeFile("/usr/bin/evil", Buffer.from("x"), false, false, 0))).toBe(Code.PermissionDenied);
-    expect(await code(filesystem.writeFile("/etc/hostname", Buffer.from("x"), false, true, 0))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/usr/bin/evil", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/etc/hostname", Buffer.from("x"), false, true))).toBe(Code.PermissionDenied);
     expect(await code(() => filesystem.makeDirectory("/lib64/x", true, false))).toBe(Code.PermissionDenied);
     expect(await code(filesystem.remove("/usr", true))).toBe(Code.PermissionDenied);
     expect(await code(() => filesystem.move("/etc/hostname", "/workspace/h", false, false))).toBe(Code.PermissionDenied);
-    await filesystem.writeFile("/workspace/x", Buffer.from("x"), false, false, 0);
+    await filesystem.writeFile("/workspace/x", Buffer.from("x"), false, false);
     expect(await code(() => filesystem.move("/workspace/x", "/usr/x", false, false))).toBe(Code.PermissionDenied);
     // A link in the workspace does not make a system directory writable.
     fs.symlinkSync("/usr/bin", path.join(root, "workspace", "bin"));
-    expect(await code(filesystem.writeFile("/workspace/bin/evil", Buffer.from("x"), false, false, 0))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/workspace/bin/evil", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
     // Reading them is fine.
     expect(text((await filesystem.readFile("/etc/hostname", 0, 0)).content)).toBe("sandbox\n");
   });
@@ -188,10 +203,10 @@ describe("escapes", () => {
     fs.symlinkSync("../../outside", path.join(root, "workspace", "up"));
     expect(await code(filesystem.readFile("/workspace/up/secret.txt", 0, 0))).toBe(Code.PermissionDenied);
     expect(await code(() => filesystem.listDirectory("/workspace/up"))).toBe(Code.PermissionDenied);
-    expect(await code(filesystem.writeFile("/workspace/up/new", Buffer.from("x"), false, false, 0))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/workspace/up/new", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
     expect(fs.existsSync(path.join(outside, "new"))).toBe(false);
     // The link itself can still be looked at and removed.
-    expect(filesystem.stat("/workspace/up").type).toBe(FileInfo_Type.SYMLINK);
+    expect(filesystem.stat("/workspace/up").type).toBe(FileType.SYMLINK);
     await filesystem.remove("/workspace/up", false);
     expect(fs.existsSync(outside)).toBe(true);
   });
@@ -202,7 +217,7 @@ describe("escapes", () => {
     expect(await code(filesystem.readFile("/workspace/abs/secret.txt", 0, 0))).toBe(Code.NotFound);
     expect(await code(filesystem.readFile("/workspace/abs-file", 0, 0))).toBe(Code.NotFound);
     // Written through: lands inside the sandbox at the link's path, not on the host.
-    await filesystem.writeFile("/workspace/abs-file", Buffer.from("inside"), true, true, 0);
+    await filesystem.writeFile("/workspace/abs-file", Buffer.from("inside"), true, true);
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("host secret");
     expect(fs.readFileSync(path.join(root, outside, "secret.txt"), "utf8")).toBe("inside");
     // A link to /etc/hostname reaches the sandbox's /etc.
@@ -219,12 +234,12 @@ describe("escapes", () => {
   it("special files are neither read nor written", async () => {
     execFileSync("mkfifo", [path.join(root, "workspace", "fifo")]);
     expect(await code(filesystem.readFile("/workspace/fifo", 0, 0))).toBe(Code.FailedPrecondition);
-    expect(await code(filesystem.writeFile("/workspace/fifo", Buffer.from("x"), false, true, 0))).toBe(Code.FailedPrecondition);
+    expect(await code(filesystem.writeFile("/workspace/fifo", Buffer.from("x"), false, true))).toBe(Code.FailedPrecondition);
     fs.symlinkSync("/dev/null", path.join(root, "workspace", "null"));
     fs.mkdirSync(path.join(root, "dev"));
     execFileSync("mknod", [path.join(root, "dev", "null"), "c", "1", "3"]);
     expect(await code(filesystem.readFile("/workspace/null", 0, 0))).toBe(Code.FailedPrecondition);
-    expect(filesystem.stat("/workspace/fifo").type).toBe(FileInfo_Type.UNSPECIFIED);
+    expect(filesystem.stat("/workspace/fifo").type).toBe(FileType.UNSPECIFIED);
   });
 
   it("the agent's own directory is hidden", async () => {
@@ -267,7 +282,7 @@ describe("escapes", () => {
         if (!(error instanceof ConnectError)) throw error;
       }
       try {
-        await filesystem.writeFile(`/workspace/d/w${i}`, Buffer.from("x"), false, false, 0);
+        await filesystem.writeFile(`/workspace/d/w${i}`, Buffer.from("x"), false, false);
       } catch (error) {
         if (!(error instanceof ConnectError)) throw error;
       }

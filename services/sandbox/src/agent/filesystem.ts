@@ -13,7 +13,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
-import { type FileInfo, FileInfoSchema, FileInfo_Type } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { type FileInfo, FileInfoSchema, FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import {
   alreadyExists,
   errnoCode,
@@ -45,13 +45,16 @@ export interface FilesystemOptions {
 export interface ReadResult {
   readonly content: Uint8Array;
   readonly eof: boolean;
+  /** The file read, under the requested path; on reads from offset 0. */
+  readonly fileInfo?: FileInfo | undefined;
 }
 
 export interface Filesystem {
   stat(path: string): FileInfo;
   listDirectory(path: string): FileInfo[];
   makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo;
-  writeFile(path: string, content: Uint8Array, createParents: boolean, overwrite: boolean, mode: number): Promise<FileInfo>;
+  /** `mode` undefined: 0644 for a new file, the old mode for a replaced one. */
+  writeFile(path: string, content: Uint8Array, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
@@ -78,11 +81,11 @@ function lstatOrNull(path: string): fs.BigIntStats | null {
   }
 }
 
-function fileType(st: fs.BigIntStats): FileInfo_Type {
-  if (st.isFile()) return FileInfo_Type.REGULAR;
-  if (st.isDirectory()) return FileInfo_Type.DIRECTORY;
-  if (st.isSymbolicLink()) return FileInfo_Type.SYMLINK;
-  return FileInfo_Type.UNSPECIFIED;
+function fileType(st: fs.BigIntStats): FileType {
+  if (st.isFile()) return FileType.REGULAR;
+  if (st.isDirectory()) return FileType.DIRECTORY;
+  if (st.isSymbolicLink()) return FileType.SYMLINK;
+  return FileType.UNSPECIFIED;
 }
 
 function timestamp(ns: bigint): Timestamp {
@@ -372,9 +375,9 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     content: Uint8Array,
     createParents: boolean,
     overwrite: boolean,
-    mode: number,
+    mode?: number,
   ): Promise<FileInfo> {
-    if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) {
+    if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
       throw invalidArgument("mode: must be between 0 and octal 07777");
     }
     const segments = pathSegments(path);
@@ -396,7 +399,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
         if (!existing.isFile()) throw failedPrecondition(`${display}: is not a regular file`);
         if (!overwrite) throw alreadyExists(`${display}: already exists`);
       }
-      const finalMode = mode !== 0 ? mode : existing !== null ? Number(existing.mode) & 0o7777 : FILE_MODE;
+      const finalMode = mode ?? (existing !== null ? Number(existing.mode) & 0o7777 : FILE_MODE);
       const temp = `.aiem-tmp-${randomBytes(6).toString("hex")}`;
       const tempPath = at(loc.parent, temp);
       let fd: number;
@@ -490,7 +493,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
           got += n;
         }
         const eof = got < want || (size > 0 && offset + got >= size);
-        return { content: buffer.subarray(0, got), eof };
+        return { content: buffer.subarray(0, got), eof, fileInfo: offset === 0 ? toFileInfo(display, st) : undefined };
       } catch (error) {
         throw fsError(error, display);
       } finally {

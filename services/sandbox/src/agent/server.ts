@@ -15,6 +15,7 @@ import { OutputStream } from "@aiem/proto/enginemanager/sandbox/v1/process_servi
 import { createFilesystem } from "./filesystem.js";
 import { type ProcessExitInfo, type ProcessManager, createProcessManager } from "./processes.js";
 import { tunnel } from "./tunnel.js";
+import { readUsage } from "./usage.js";
 
 export interface AgentOptions {
   /** The agent's version, reported by Health. */
@@ -205,6 +206,18 @@ export function createAgentRoutes(options: AgentOptions): { routes: (router: Con
           req.stream === OutputStream.COMBINED ? "combined" : req.stream === OutputStream.STDERR ? "stderr" : "stdout";
         const { data, dropped } = log.collect(which);
         return { data, droppedBytes: BigInt(dropped) };
+      },
+      readOutputFrames(req) {
+        const { log } = processes.get(req.processId);
+        const frames = log.read(log.start, Number.POSITIVE_INFINITY).map((c) => ({
+          stream: streamEnum(c.stream),
+          data: c.data,
+          offset: BigInt(c.offset),
+        }));
+        return { frames, droppedBytes: BigInt(log.start) };
+      },
+      readUsage() {
+        return readUsage(options.root);
       },
       streamOutput(req, context) {
         return streamOutput(processes, req.processId, Number(req.startOffset), req.skipReplay, keepAliveMs, context);

@@ -12,6 +12,6 @@ export {
   SandboxRuntimeError,
   createLocalSandboxRuntime,
 } from "./local-runtime.js";
-export type { AppliedLimit, AppliedLimits, LimitMechanism, SandboxLimits } from "./limits.js";
+export type { AppliedLimit, AppliedLimits, CgroupUsage, LimitMechanism, SandboxLimits } from "./limits.js";
 export { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
 export { type AgentArtifacts, prepareAgentArtifacts } from "./agent-artifacts.js";

@@ -57,14 +57,25 @@ export interface LimitSupport {
 
 export interface CgroupSupport {
   readonly version: 1 | 2;
-  /** v1: the directory under which sandbox cgroups are made, per controller. v2: one directory. */
-  readonly parents: Readonly<Partial<Record<"memory" | "cpu" | "pids", string>>>;
+  /**
+   * v1: the directory under which sandbox cgroups are made, per controller (cpuacct only
+   * accounts, for the CPU figures of metrics). v2: one directory.
+   */
+  readonly parents: Readonly<Partial<Record<"memory" | "cpu" | "pids" | "cpuacct", string>>>;
+}
+
+/** What the kernel charged to a sandbox's cgroup; a figure is undefined without its controller. */
+export interface CgroupUsage {
+  readonly memoryBytes?: bigint | undefined;
+  readonly cpuNanos?: bigint | undefined;
 }
 
 /** A sandbox's cgroup: the files the launcher writes its pid to, and how to remove it. */
 export interface SandboxCgroup {
   readonly procsFiles: readonly string[];
   readonly applied: Pick<AppliedLimits, "memory" | "cpu" | "processes">;
+  /** Reads the memory and CPU time charged to the cgroup now. */
+  usage(): CgroupUsage;
   remove(): Promise<void>;
 }
 
@@ -122,9 +133,9 @@ function canCreateChild(dir: string): string | undefined {
 }
 
 function detectCgroupV1(mounts: MountInfo[], own: Map<string, string>): { support?: CgroupSupport; reason?: string } {
-  const parents: Partial<Record<"memory" | "cpu" | "pids", string>> = {};
+  const parents: Partial<Record<"memory" | "cpu" | "pids" | "cpuacct", string>> = {};
   const reasons: string[] = [];
-  for (const controller of ["memory", "cpu", "pids"] as const) {
+  for (const controller of ["memory", "cpu", "pids", "cpuacct"] as const) {
     const mount = mounts.find((m) => m.fsType === "cgroup" && m.superOptions.includes(controller));
     const ownPath = own.get(controller);
     if (!mount || ownPath === undefined) continue;
@@ -344,6 +355,11 @@ export function createSandboxCgroup(
       processes = maxProcesses > 0 ? { mechanism, value: maxProcesses } : { mechanism: "none" };
     }
 
+    // v1 keeps CPU accounting in its own controller, often mounted apart from cpu.
+    const cpuacctDir = support.version === 1 && support.parents.cpuacct ? ensure(support.parents.cpuacct) : undefined;
+    const memoryDir = support.parents.memory ? ensure(support.parents.memory) : undefined;
+    const cpuDir = support.version === 2 ? [...dirs.values()][0] : cpuacctDir;
+
     const procsFiles = [...dirs.values()].map((d) => path.join(d, "cgroup.procs"));
     // One removal per cgroup, however many callers ask: a second, late rmdir could otherwise
     // remove the fresh cgroup of the sandbox's next start.
@@ -351,12 +367,41 @@ export function createSandboxCgroup(
     return {
       procsFiles,
       applied: { memory, cpu, processes },
+      usage() {
+        return readCgroupUsage(support.version, memoryDir, cpuDir);
+      },
       remove() {
         removal ??= Promise.all([...dirs.values()].map((d) => removeCgroupDir(d))).then(() => undefined);
         return removal;
       },
     };
   }
+}
+
+function readNumber(file: string): bigint | undefined {
+  try {
+    const text = fs.readFileSync(file, "utf8").trim();
+    return /^\d+$/.test(text) ? BigInt(text) : undefined;
+  } catch {
+    // the controller's file is missing (or the cgroup is gone)
+    return undefined;
+  }
+}
+
+/** Memory in use (page cache included) and CPU time charged, from a sandbox's cgroup files. */
+export function readCgroupUsage(version: 1 | 2, memoryDir: string | undefined, cpuDir: string | undefined): CgroupUsage {
+  const memoryBytes = memoryDir ? readNumber(path.join(memoryDir, version === 1 ? "memory.usage_in_bytes" : "memory.current")) : undefined;
+  let cpuNanos: bigint | undefined;
+  if (cpuDir && version === 1) cpuNanos = readNumber(path.join(cpuDir, "cpuacct.usage"));
+  if (cpuDir && version === 2) {
+    try {
+      const m = /^usage_usec (\d+)$/m.exec(fs.readFileSync(path.join(cpuDir, "cpu.stat"), "utf8"));
+      if (m) cpuNanos = BigInt(m[1]!) * 1000n;
+    } catch {
+      // no cpu.stat: no CPU figure from the cgroup
+    }
+  }
+  return { memoryBytes, cpuNanos };
 }
 
 /** Removes the runtime's (empty) group of sandbox cgroups, when it closes. */

@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { OutputStream } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
-import { FileInfo_Type } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentClient } from "./agent-client.js";
 import { findBwrap } from "./bwrap.js";
@@ -231,7 +231,7 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
   describe("filesystem through the agent", () => {
     it("writes, reads, stats and lists with the documented modes", async () => {
       const written = await client.writeFile({ path: "/workspace/dir/a.txt", content: Buffer.from("abc"), createParents: true });
-      expect(written.fileInfo).toMatchObject({ path: "/workspace/dir/a.txt", size: 3n, type: FileInfo_Type.REGULAR, mode: "0644" });
+      expect(written.fileInfo).toMatchObject({ path: "/workspace/dir/a.txt", size: 3n, type: FileType.REGULAR, mode: "0644" });
       expect((await client.stat({ path: "/workspace/dir" })).fileInfo?.mode).toBe("0755");
       const listed = await client.listDirectory({ path: "/workspace/dir" });
       expect(listed.entries.map((e) => e.path)).toEqual(["/workspace/dir/a.txt"]);
@@ -512,6 +512,34 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         expect(hostCgroupFile(sandbox.pid, "cpu", "cpu.cfs_quota_us")).toBe("150000");
         expect(hostCgroupFile(sandbox.pid, "pids", "pids.max")).toBe("4096");
         expect(hostCgroupFile(sandbox.pid, "memory", "memory.limit_in_bytes")).toBe(String(512 << 20));
+      }
+    });
+
+    it("measures usage: the cgroup's memory and CPU time, and from inside the disk and the process tree", async () => {
+      const busy = "busy";
+      await sandbox.client.startProcess({ processId: busy, command: "sh", args: ["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"] });
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        const inside = await sandbox.client.readUsage({});
+        expect(inside.diskTotalBytes).toBeGreaterThan(0n);
+        expect(inside.diskAvailableBytes).toBeLessThanOrEqual(inside.diskTotalBytes);
+        // The agent (a Node process) and the busy shell.
+        expect(inside.memoryBytes).toBeGreaterThan(10n << 20n);
+        expect(inside.cpuNanos).toBeGreaterThan(0n);
+        const cgroup = sandbox.cgroupUsage();
+        if (runtime.capabilities.memory.mechanism.startsWith("cgroup")) expect(cgroup.memoryBytes).toBeGreaterThan(10n << 20n);
+        else expect(cgroup.memoryBytes).toBeUndefined();
+        // Where the machine accounts CPU per cgroup (cpuacct on v1, cpu.stat on v2).
+        const first = sandbox.cgroupUsage().cpuNanos;
+        if (fs.existsSync("/sys/fs/cgroup/cpuacct") || fs.existsSync("/sys/fs/cgroup/cgroup.controllers")) {
+          if (runtime.capabilities.cpu.mechanism.startsWith("cgroup")) expect(first).toBeDefined();
+        }
+        if (first !== undefined) {
+          await new Promise((r) => setTimeout(r, 200));
+          expect(sandbox.cgroupUsage().cpuNanos!).toBeGreaterThan(first);
+        }
+      } finally {
+        await sandbox.client.signalProcess({ processId: busy, signal: 9 }).catch(() => undefined);
       }
     });
 

@@ -14,6 +14,7 @@ import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from 
 import {
   type AppliedLimit,
   type AppliedLimits,
+  type CgroupUsage,
   type LimitSupport,
   type SandboxCgroup,
   type SandboxLimits,
@@ -98,6 +99,8 @@ export interface LocalSandboxRuntimeOptions {
 export interface SandboxStartOptions {
   /** The template's limits. */
   readonly limits?: SandboxLimits;
+  /** Called once the sandbox's processes were launched, before the agent answers. */
+  readonly onLaunched?: () => void;
 }
 
 export interface SandboxExit {
@@ -122,6 +125,8 @@ export interface SandboxHandle {
   readonly exited: Promise<SandboxExit>;
   /** Opens a forwarded TCP connection to a port on the sandbox's own loopback interface. */
   openTunnel(port: number, options?: CallOptions): Promise<Duplex>;
+  /** The memory and CPU time charged to the sandbox's cgroup; empty figures without one. */
+  cgroupUsage(): CgroupUsage;
   stop(): Promise<void>;
 }
 
@@ -382,6 +387,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       cwd: confined ? "/" : root,
       logPath,
     });
+    startOptions.onLaunched?.();
 
     let resolveExit!: (exit: SandboxExit) => void;
     const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
@@ -457,6 +463,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       startMs: performance.now() - begin,
       exited,
       openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
+      cgroupUsage: () => cgroup?.usage() ?? {},
       stop: () => stop(sandboxId),
     };
     entry = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };

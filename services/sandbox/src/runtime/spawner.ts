@@ -70,13 +70,15 @@ const SCRIPT = fileURLToPath(new URL("./spawner-process.mjs", import.meta.url));
 
 /** Spawns through a small launcher process, forked once (when the first sandbox starts). */
 export function createLauncherSpawner(): Spawner {
-  let launcher: ChildProcess | undefined;
+  let launcher: { child: ChildProcess; live: Map<number, Spawned> } | undefined;
   let nextId = 0;
-  const live = new Map<number, Spawned>();
 
-  function connect(): ChildProcess {
-    if (launcher && launcher.connected) return launcher;
+  function connect(): { child: ChildProcess; live: Map<number, Spawned> } {
+    if (launcher && launcher.child.connected) return launcher;
     const child = fork(SCRIPT, [], { execArgv: [], stdio: ["ignore", "ignore", "inherit", "ipc"], serialization: "json" });
+    // Each launcher answers for what it started: a launcher closed a moment ago may exit after
+    // its successor has started new processes, which must not be reported gone with it.
+    const live = new Map<number, Spawned>();
     child.on("message", (m: { type: string; id: number; pid?: number; code?: number | null; signal?: NodeJS.Signals | null; message?: string }) => {
       const target = live.get(m.id);
       if (!target) return;
@@ -99,7 +101,7 @@ export function createLauncherSpawner(): Spawner {
       }
     });
     child.once("exit", () => {
-      if (launcher === child) launcher = undefined;
+      if (launcher?.child === child) launcher = undefined;
       // Its children die with it (--die-with-parent, or killed as it went); report them gone.
       for (const [id, target] of live) {
         live.delete(id);
@@ -109,21 +111,21 @@ export function createLauncherSpawner(): Spawner {
     // The launcher must not keep the service alive on its own.
     child.unref();
     (child as unknown as { channel?: { unref(): void } }).channel?.unref();
-    launcher = child;
-    return child;
+    launcher = { child, live };
+    return launcher;
   }
 
   return {
     spawn(command, args, options) {
       const target = new Spawned();
       const id = ++nextId;
+      const { child, live } = connect();
       live.set(id, target);
-      const child = connect();
       child.send({ type: "spawn", id, command, args, env: options.env, cwd: options.cwd, detached: options.detached, logPath: options.logPath });
       return target;
     },
     close() {
-      const child = launcher;
+      const child = launcher?.child;
       launcher = undefined;
       if (child?.connected) child.disconnect();
     },

@@ -70,8 +70,16 @@ for chunk in processes.stream_output(name=server.name):
     print(chunk.stream, chunk.data.decode(errors="replace"), end="")
     if b"Serving HTTP" in chunk.data:
         break
+port = clients.port_client.wait(name=port.name, timeout_seconds=60)
+print(port.state)  # PortState.STATE_READY: the server accepts connections
 processes.send_signal(name=server.name, signal=15)
 # [END stream]
+
+# [START metrics]
+metrics = clients.metrics_client.read_metrics(name=sandbox.name)
+print(metrics.memory.current_bytes, metrics.memory.limit_bytes, metrics.cpu.usage_ratio)
+print(metrics.disk.available_bytes, "of", metrics.disk.total_bytes, "bytes free")
+# [END metrics]
 
 # [START terminate]
 sandboxes.terminate_sandbox_engine(name=sandbox.name)

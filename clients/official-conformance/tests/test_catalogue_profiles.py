@@ -1,0 +1,296 @@
+"""DAI, H2O and notebook engine profiles through the official client's profile clients.
+
+Every method of ``DAIEngineProfileClient``, ``H2OEngineProfileClient`` and
+``NotebookEngineProfileClient``: an administrator writes, a member reads. Each kind works in a
+workspace of its own (``apply_*`` and ``delete_all_*`` empty the workspace they are given), so
+the demo catalogue in ``workspaces/global`` that other modules create engines from stays as it is.
+"""
+
+from __future__ import annotations
+
+import unittest
+from typing import Any
+
+from . import _conformance as oc
+
+from h2o_engine_manager.clients.constraint.profile_constraint_duration import ProfileConstraintDuration  # noqa: E402
+from h2o_engine_manager.clients.constraint.profile_constraint_numeric import ProfileConstraintNumeric  # noqa: E402
+from h2o_engine_manager.clients.convert.duration_convertor import duration_to_seconds  # noqa: E402
+from h2o_engine_manager.clients.dai_engine_profile.config_editability import ConfigEditability  # noqa: E402
+from h2o_engine_manager.clients.dai_engine_profile.dai_engine_profile import DAIEngineProfile  # noqa: E402
+from h2o_engine_manager.clients.dai_engine_profile.dai_engine_profile_config import DAIEngineProfileConfig  # noqa: E402
+from h2o_engine_manager.clients.h2o_engine_profile.h2o_engine_profile import H2OEngineProfile  # noqa: E402
+from h2o_engine_manager.clients.h2o_engine_profile.h2o_engine_profile_config import H2OEngineProfileConfig  # noqa: E402
+from h2o_engine_manager.clients.notebook_engine_profile.config import NotebookEngineProfileConfig  # noqa: E402
+from h2o_engine_manager.clients.notebook_engine_profile.profile import NotebookEngineProfile  # noqa: E402
+
+ROLE = "oc-special-role"
+
+
+def numeric(minimum: str, default: str, maximum: str | None = None, cumulative: str | None = None) -> ProfileConstraintNumeric:
+    return ProfileConstraintNumeric(minimum=minimum, default=default, maximum=maximum, cumulative_maximum=cumulative)
+
+
+def duration(minimum: str, default: str, maximum: str | None = None) -> ProfileConstraintDuration:
+    return ProfileConstraintDuration(minimum=minimum, default=default, maximum=maximum)
+
+
+def common_constraints() -> dict[str, Any]:
+    return dict(
+        cpu_constraint=numeric("1", "2", "8", "16"),
+        gpu_constraint=numeric("0", "0", "2"),
+        memory_bytes_constraint=numeric("1Gi", "8Gi", "64Gi"),
+        max_idle_duration_constraint=duration("1m", "1h", "8h"),
+        max_running_duration_constraint=duration("1h", "4h", "2d"),
+    )
+
+
+def dai_fields(display_name: str) -> dict[str, Any]:
+    return dict(
+        common_constraints(),
+        storage_bytes_constraint=numeric("1Gi", "64Gi", "1Ti"),
+        config_editability=ConfigEditability.CONFIG_EDITABILITY_BASE_CONFIG_ONLY,
+        display_name=display_name,
+        priority=7,
+        enabled=True,
+        assigned_oidc_roles_enabled=False,
+        assigned_oidc_roles=[],
+        max_running_engines=3,
+        max_non_interaction_duration="2h",
+        max_unused_duration="1d",
+        configuration_override={"max_runtime_minutes": "60"},
+        base_configuration={"disk_limit_gb": "10"},
+        yaml_pod_template_spec="spec:\n  priorityClassName: oc\n",
+        yaml_gpu_tolerations="- key: gpu\n  operator: Exists\n",
+        triton_enabled=True,
+        gpu_resource_name="nvidia.com/gpu",
+        data_directory_storage_class="fast",
+    )
+
+
+def h2o_fields(display_name: str) -> dict[str, Any]:
+    return dict(
+        common_constraints(),
+        node_count_constraint=numeric("1", "2", "4"),
+        display_name=display_name,
+        priority=5,
+        enabled=True,
+        assigned_oidc_roles_enabled=False,
+        assigned_oidc_roles=[],
+        max_running_engines=2,
+        yaml_pod_template_spec="spec:\n  priorityClassName: oc\n",
+        yaml_gpu_tolerations="- key: gpu\n  operator: Exists\n",
+        gpu_resource_name="nvidia.com/gpu",
+        java_classpath="/opt/extra.jar",
+        java_options="-Xss4m",
+        h2o_options="-nthreads 2",
+    )
+
+
+def notebook_fields(display_name: str) -> dict[str, Any]:
+    return dict(
+        common_constraints(),
+        storage_bytes_constraint=numeric("1Gi", "10Gi", "100Gi"),
+        display_name=display_name,
+        priority=3,
+        enabled=True,
+        assigned_oidc_roles_enabled=False,
+        assigned_oidc_roles=[],
+        max_running_engines=1,
+        yaml_pod_template_spec="spec:\n  priorityClassName: oc\n",
+        yaml_gpu_tolerations="- key: gpu\n  operator: Exists\n",
+        storage_class_name="standard",
+        gpu_resource_name="nvidia.com/gpu",
+        sync_git_repository_enabled=True,
+        git_repository="https://github.com/h2oai/examples.git",
+        git_ref="main",
+        git_directory_name="examples",
+    )
+
+
+class ProfileContract:
+    """The same contract for each kind; subclasses name the kind, its classes and its fields."""
+
+    kind = ""  # dai, h2o, notebook
+    resource_class: type = object
+    config_class: type = object
+    has_get_first = True
+
+    def fields(self, display_name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- the kind's methods, by the official names ------------------------------------------------
+
+    def client(self, clients: Any) -> Any:
+        return getattr(clients, f"{self.kind}_engine_profile_client")
+
+    def call(self, clients: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.client(clients), method.format(kind=self.kind))(*args, **kwargs)
+
+    def create(self, clients: Any, parent: str, profile: Any, profile_id: str) -> Any:
+        return self.call(clients, "create_{kind}_engine_profile", parent=parent, **{
+            f"{self.kind}_engine_profile": profile, f"{self.kind}_engine_profile_id": profile_id})
+
+    def make(self, display_name: str, **overrides: Any) -> Any:
+        return self.resource_class(**dict(self.fields(display_name), **overrides))
+
+    def make_config(self, profile_id: str, display_name: str) -> Any:
+        return self.config_class(**{f"{self.kind}_engine_profile_id": profile_id}, **self.fields(display_name))
+
+    def assertProfile(self: Any, profile: Any, name: str, expected: dict[str, Any]) -> None:
+        self.assertEqual(profile.name, name)
+        for field, value in expected.items():
+            # The official DAI profile passes these two through as the wire has them ("<n>s").
+            if field in ("max_non_interaction_duration", "max_unused_duration") and value is not None:
+                value = duration_to_seconds(value)
+            self.assertEqual(getattr(profile, field), value, field)
+        self.assertIsNotNone(profile.create_time)
+        self.assertEqual(profile.creator, f"users/{oc.ADMIN}")
+
+    # -- tests --------------------------------------------------------------------------------
+
+    def setUp(self: Any) -> None:
+        self.admin = oc.admin()
+        self.member = oc.member()
+        self.workspace = f"workspaces/{oc.unique('oc-' + self.kind + 'prof')}"
+
+    def test_create_get_update_and_delete_round_trip(self: Any) -> None:
+        profile_id = oc.unique("p")
+        name = f"{self.workspace}/{self.kind}EngineProfiles/{profile_id}"
+        expected = self.fields("Conformance profile")
+        created = self.create(self.admin, self.workspace, self.make("Conformance profile"), profile_id)
+        self.assertProfile(created, name, expected)
+        got = self.call(self.member, "get_{kind}_engine_profile", name=name)
+        self.assertProfile(got, name, expected)
+
+        got.display_name = "Renamed"
+        got.priority = 9
+        got.max_running_engines = 5
+        got.cpu_constraint = numeric("2", "4", "12")
+        got.assigned_oidc_roles_enabled = True
+        got.assigned_oidc_roles = [ROLE]
+        updated = self.call(self.admin, "update_{kind}_engine_profile", got)
+        changed = dict(expected, display_name="Renamed", priority=9, max_running_engines=5,
+                       cpu_constraint=numeric("2", "4", "12"), assigned_oidc_roles_enabled=True, assigned_oidc_roles=[ROLE])
+        self.assertProfile(updated, name, changed)
+        self.assertIsNotNone(updated.update_time)
+        self.assertEqual(updated.updater, f"users/{oc.ADMIN}")
+
+        # Only the masked field changes.
+        updated.display_name = "Masked"
+        updated.priority = 1
+        masked = self.call(self.admin, "update_{kind}_engine_profile", updated, update_mask="display_name")
+        self.assertProfile(masked, name, dict(changed, display_name="Masked"))
+        self.assertProfile(self.call(self.member, "get_{kind}_engine_profile", name=name), name, dict(changed, display_name="Masked"))
+
+        self.assertIsNone(self.call(self.admin, "delete_{kind}_engine_profile", name=name))
+        self.assertApiError(404, getattr(self.client(self.member), f"get_{self.kind}_engine_profile"), name=name)
+
+    def test_lists_page_and_list_assigned_follows_roles(self: Any) -> None:
+        for n in range(3):
+            roles = {"assigned_oidc_roles_enabled": True, "assigned_oidc_roles": [ROLE]} if n == 2 else {}
+            self.create(self.admin, self.workspace, self.make(f"P{n}", priority=n, **roles), f"p{n}")
+        names = [f"{self.workspace}/{self.kind}EngineProfiles/p{n}" for n in range(3)]
+
+        first = self.call(self.member, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2)
+        items = getattr(first, f"{self.kind}_engine_profiles")
+        self.assertEqual(len(items), 2)
+        self.assertNotEqual(first.next_page_token, "")
+        second = self.call(self.member, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2,
+                           page_token=first.next_page_token)
+        rest = getattr(second, f"{self.kind}_engine_profiles")
+        self.assertEqual(second.next_page_token, "")
+        self.assertEqual(sorted(p.name for p in items + rest), names)
+
+        every = self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace)
+        self.assertEqual(sorted(p.name for p in every), names)
+
+        # The third profile needs a role the member does not have.
+        assigned = self.call(self.member, "list_assigned_{kind}_engine_profiles", parent=self.workspace)
+        self.assertEqual(sorted(p.name for p in getattr(assigned, f"{self.kind}_engine_profiles")), names[:2])
+        self.assertEqual(assigned.next_page_token, "")
+        all_assigned = self.call(self.member, "list_all_assigned_{kind}_engine_profiles", parent=self.workspace)
+        self.assertEqual(sorted(p.name for p in all_assigned), names[:2])
+        if self.has_get_first:
+            # The first assigned profile in the server's order (priority, then name).
+            first_assigned = self.call(self.member, "get_first_{kind}_engine_profile", workspace=self.workspace)
+            self.assertEqual(first_assigned.name, getattr(assigned, f"{self.kind}_engine_profiles")[0].name)
+            self.assertIsNone(self.call(self.member, "get_first_{kind}_engine_profile", workspace=f"workspaces/{oc.unique('empty')}"))
+
+        self.assertIsNone(self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace))
+        self.assertEqual(self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace), [])
+
+    def test_copy_to_another_workspace(self: Any) -> None:
+        source = self.create(self.admin, self.workspace, self.make("Source"), "source")
+        target = f"workspaces/{oc.unique('oc-copy')}"
+        copy = self.call(self.admin, "copy_{kind}_engine_profile", name=source.name, parent=target,
+                         **{f"{self.kind}_engine_profile_id": "copied"})
+        self.assertProfile(copy, f"{target}/{self.kind}EngineProfiles/copied", self.fields("Source"))
+        self.assertNotEqual(copy.create_time, source.create_time)
+        self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=target)
+
+    def test_apply_configs_replaces_the_workspace(self: Any) -> None:
+        self.create(self.admin, self.workspace, self.make("Old"), "old")
+        configs = [self.make_config("alpha", "Alpha"), self.make_config("beta", "Beta")]
+        applied = self.call(self.admin, "apply_{kind}_engine_profile_configs", configs=configs, parent=self.workspace)
+        self.assertEqual(sorted(p.name for p in applied),
+                         [f"{self.workspace}/{self.kind}EngineProfiles/{i}" for i in ("alpha", "beta")])
+        for profile in applied:
+            expected = self.fields("Alpha" if profile.name.endswith("alpha") else "Beta")
+            self.assertProfile(profile, profile.name, expected)
+        self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace)
+
+    def test_errors(self: Any) -> None:
+        check = self.assertApiError
+        client = self.client(self.admin)
+        create = getattr(client, f"create_{self.kind}_engine_profile")
+        id_arg, profile_arg = f"{self.kind}_engine_profile_id", f"{self.kind}_engine_profile"
+        create(parent=self.workspace, **{profile_arg: self.make("Once"), id_arg: "once"})
+        # already exists
+        check(409, create, parent=self.workspace, **{profile_arg: self.make("Twice"), id_arg: "once"})
+        # invalid argument: the default is above the maximum
+        error = check(400, create, parent=self.workspace,
+                      **{profile_arg: self.make("Bad", cpu_constraint=numeric("1", "9", "8")), id_arg: "bad"})
+        self.assertIn("cpu", str(error))
+        # not found
+        check(404, getattr(client, f"get_{self.kind}_engine_profile"), name=f"{self.workspace}/{self.kind}EngineProfiles/missing")
+        check(404, getattr(client, f"delete_{self.kind}_engine_profile"), name=f"{self.workspace}/{self.kind}EngineProfiles/missing")
+        # permission denied: members read the catalogue, only administrators write it
+        member = self.client(self.member)
+        check(403, getattr(member, f"create_{self.kind}_engine_profile"), parent=self.workspace,
+              **{profile_arg: self.make("Member"), id_arg: "member"})
+        check(403, getattr(member, f"delete_{self.kind}_engine_profile"), name=f"{self.workspace}/{self.kind}EngineProfiles/once")
+        self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace)
+
+
+class DAIEngineProfileTest(ProfileContract, oc.ConformanceCase):
+    kind = "dai"
+    resource_class = DAIEngineProfile
+    config_class = DAIEngineProfileConfig
+
+    def fields(self, display_name: str) -> dict[str, Any]:
+        return dai_fields(display_name)
+
+
+class H2OEngineProfileTest(ProfileContract, oc.ConformanceCase):
+    kind = "h2o"
+    resource_class = H2OEngineProfile
+    config_class = H2OEngineProfileConfig
+
+    def fields(self, display_name: str) -> dict[str, Any]:
+        return h2o_fields(display_name)
+
+
+class NotebookEngineProfileTest(ProfileContract, oc.ConformanceCase):
+    kind = "notebook"
+    resource_class = NotebookEngineProfile
+    config_class = NotebookEngineProfileConfig
+    has_get_first = False
+
+    def fields(self, display_name: str) -> dict[str, Any]:
+        return notebook_fields(display_name)
+
+
+
+if __name__ == "__main__":
+    unittest.main()
