@@ -1,7 +1,7 @@
 // The announcement bar. Its dismissal is remembered in local storage; the boot script in <head>
 // hides a dismissed bar before the first paint, so it never flashes.
 import { useState } from "react";
-import { siteUrl } from "../routing/routes.js";
+import { siteUrl } from "../routing/site-url.js";
 import { CloseIcon } from "./icons.js";
 import { dismissAnnouncement, isAnnouncementDismissed } from "./preferences.js";
 

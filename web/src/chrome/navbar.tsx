@@ -2,7 +2,7 @@
 // search, the theme switch and the Learn More / Request a Demo buttons. At 996px and narrower the
 // links move into a drawer that the menu button opens.
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
-import { siteUrl } from "../routing/routes.js";
+import { siteUrl } from "../routing/site-url.js";
 import { learnMore, requestDemo, siblingDocs, type ExternalLink } from "../site-config.js";
 import { SITE_VERSION } from "../site-types.js";
 import { ChevronIcon, CloseIcon, ExternalIcon, Logo, MenuIcon, MoonIcon, SearchIcon, SunIcon } from "./icons.js";

@@ -2,7 +2,7 @@
 // takes the sidebar's place on api/. Categories holding the current page start expanded.
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import { observeLinks } from "../routing/prefetch.js";
-import { siteUrl } from "../routing/routes.js";
+import { siteUrl } from "../routing/site-url.js";
 import type { SidebarItem, TocItem } from "../site-types.js";
 import { ChevronIcon } from "./icons.js";
 

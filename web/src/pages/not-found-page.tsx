@@ -1,5 +1,5 @@
 // The page for any path that is not one of the site's routes.
-import { siteUrl } from "../routing/routes.js";
+import { siteUrl } from "../routing/site-url.js";
 
 export function NotFoundPage() {
   return (

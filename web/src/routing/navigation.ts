@@ -1,6 +1,6 @@
 // Client-side navigation over the History API: one listener list, link interception for every
 // same-site link on the page, and scroll positions kept in history entries.
-import { relativePath } from "./routes.js";
+import { relativePath } from "./site-url.js";
 
 export interface SiteLocation {
   /** Relative to the base path. */

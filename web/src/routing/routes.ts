@@ -4,8 +4,6 @@ import type { ComponentType } from "react";
 import { loaders, routes } from "virtual:aiem/routes";
 import type { PageContent, RouteInfo } from "../site-types.js";
 
-export const base: string = import.meta.env.BASE_URL;
-
 export type LoadedRoute =
   | { kind: "page"; page: PageContent }
   | { kind: "component"; Component: ComponentType };
@@ -19,16 +17,6 @@ const byPath = new Map<string, RouteInfo>(routes.map((r) => [r.path, r]));
 /** The route for a path relative to the base, or undefined: only exact matches count. */
 export function matchRoute(path: string): RouteInfo | undefined {
   return byPath.get(path);
-}
-
-/** The path relative to the base, or undefined when the URL is outside the site. */
-export function relativePath(pathname: string): string | undefined {
-  if (pathname === base.slice(0, -1)) return "";
-  return pathname.startsWith(base) ? decodeURI(pathname.slice(base.length)) : undefined;
-}
-
-export function siteUrl(path: string): string {
-  return base + path;
 }
 
 const cache = new Map<string, Promise<LoadedRoute>>();

@@ -1,7 +1,7 @@
 // The search dialog that the navbar button, Ctrl/Cmd+K and "/" open. Its code is small and ships
 // with the page; the index and the search library load when it first opens.
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
-import { siteUrl } from "../routing/routes.js";
+import { siteUrl } from "../routing/site-url.js";
 import { navigate } from "../routing/navigation.js";
 import { CloseIcon, SearchIcon } from "../chrome/icons.js";
 import { SearchHits, SearchMessages } from "./search-results.js";
