@@ -18,7 +18,7 @@ from ai_engine_manager.exception import (
     FailedEngineException,
     TimeoutException,
 )
-from ai_engine_manager.login import Clients, login, login_custom
+from ai_engine_manager.login import Clients, SandboxClients, login, login_custom
 
 __version__ = "0.1.0"
 """The version of this client."""
@@ -27,6 +27,7 @@ __all__ = [
     "login",
     "login_custom",
     "Clients",
+    "SandboxClients",
     "CustomApiException",
     "FailedEngineException",
     "TimeoutException",

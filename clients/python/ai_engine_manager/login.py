@@ -21,7 +21,8 @@ from ai_engine_manager.connection_config import ConnectionConfig, TokenProviderF
 from ai_engine_manager.dai_engine.client import DAIEngineClient
 from ai_engine_manager.dai_engine_profile.client import DAIEngineProfileClient
 from ai_engine_manager.dai_engine_version.client import DAIEngineVersionClient
-from ai_engine_manager.drive.client import DriveClient
+from ai_engine_manager.dai_license.client import DAILicenseClient
+from ai_engine_manager.drive.client import H2ODriveClient
 from ai_engine_manager.engine.client import EngineClient
 from ai_engine_manager.filesystem.client import FilesystemClient
 from ai_engine_manager.h2o_engine.client import H2OEngineClient
@@ -37,13 +38,38 @@ from ai_engine_manager.sandbox_engine.client import SandboxEngineClient
 from ai_engine_manager.sandbox_engine_image.client import SandboxEngineImageClient
 from ai_engine_manager.sandbox_engine_template.client import SandboxEngineTemplateClient
 from ai_engine_manager.secret.client import SecretClient
-from ai_engine_manager.secure_store.client import SecureStoreClient
+from ai_engine_manager.secure_store.client import H2OSecureStoreClient
 
-__all__ = ["login", "login_custom", "Clients", "DEFAULT_WORKSPACE"]
+__all__ = ["login", "login_custom", "Clients", "SandboxClients", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = "default"
 """The workspace used when a call names none, unless ``login(default_workspace_id=...)`` says
 otherwise."""
+
+
+@dataclass
+class SandboxClients:
+    """The clients of what runs inside sandbox engines, as the official client groups them
+    (``clients.sandbox_clients.process_client``). The same objects are also attributes of
+    :class:`Clients` itself."""
+
+    filesystem_client: FilesystemClient
+    """Files inside sandbox engines."""
+
+    h2o_drive_client: H2ODriveClient
+    """Copies between sandbox engines and workspace drives."""
+
+    h2o_secure_store_client: H2OSecureStoreClient
+    """Secrets revealed into sandbox engine files."""
+
+    metrics_client: MetricsClient
+    """Memory, disk and CPU use of sandbox engines."""
+
+    port_client: PortClient
+    """Ports of sandbox engines."""
+
+    process_client: ProcessClient
+    """Processes inside sandbox engines."""
 
 
 @dataclass
@@ -98,10 +124,10 @@ class Clients:
     port_client: PortClient
     """Ports of sandbox engines."""
 
-    drive_client: DriveClient
+    h2o_drive_client: H2ODriveClient
     """Copies between sandbox engines and workspace drives."""
 
-    secure_store_client: SecureStoreClient
+    h2o_secure_store_client: H2OSecureStoreClient
     """Secrets revealed into sandbox engine files."""
 
     metrics_client: MetricsClient
@@ -109,6 +135,13 @@ class Clients:
 
     secret_client: SecretClient
     """Secrets and their versions."""
+
+    dai_license_client: DAILicenseClient
+    """The deployment's Driverless AI license metadata."""
+
+    sandbox_clients: SandboxClients
+    """The sandbox clients grouped as the official client groups them (the same objects as the
+    attributes above)."""
 
     connection_config: ConnectionConfig
     """The server's URL and the token and TLS settings all clients use."""
@@ -178,11 +211,11 @@ def login_custom(
     issuer_url: str | None = None,
     client_id: str = "",
     client_secret: str | None = None,
-    *,
-    token_endpoint: str | None = None,
     default_workspace_id: str = DEFAULT_WORKSPACE,
     verify_ssl: bool = True,
     ssl_ca_cert: str | None = None,
+    *,
+    token_endpoint: str | None = None,
     timeout_seconds: float | None = 60.0,
     poll_interval_seconds: float | None = None,
 ) -> Clients:
@@ -198,11 +231,11 @@ def login_custom(
             endpoint.
         client_id: The OAuth client id the refresh token was issued to.
         client_secret: The client's secret, for confidential clients.
-        token_endpoint: The token endpoint, instead of discovering it from ``issuer_url``.
         default_workspace_id: The workspace of calls that name none.
         verify_ssl: Whether to check TLS certificates, of the server and of the identity
             provider.
         ssl_ca_cert: A PEM file of certificate authorities to trust.
+        token_endpoint: The token endpoint, instead of discovering it from ``issuer_url``.
         timeout_seconds: How long to wait for one answer.
         poll_interval_seconds: How often ``wait()`` asks the server for news.
 
@@ -238,6 +271,12 @@ def _clients(config: ConnectionConfig, workspace: str, poll: float | None) -> Cl
     def make(cls):  # type: ignore[no-untyped-def]
         return cls(connection, workspace, poll)
 
+    filesystem_client = make(FilesystemClient)
+    process_client = make(ProcessClient)
+    port_client = make(PortClient)
+    h2o_drive_client = make(H2ODriveClient)
+    h2o_secure_store_client = make(H2OSecureStoreClient)
+    metrics_client = make(MetricsClient)
     return Clients(
         dai_engine_client=make(DAIEngineClient),
         dai_engine_profile_client=make(DAIEngineProfileClient),
@@ -252,12 +291,21 @@ def _clients(config: ConnectionConfig, workspace: str, poll: float | None) -> Cl
         sandbox_engine_image_client=make(SandboxEngineImageClient),
         sandbox_engine_template_client=make(SandboxEngineTemplateClient),
         engine_client=make(EngineClient),
-        filesystem_client=make(FilesystemClient),
-        process_client=make(ProcessClient),
-        port_client=make(PortClient),
-        drive_client=make(DriveClient),
-        secure_store_client=make(SecureStoreClient),
-        metrics_client=make(MetricsClient),
+        filesystem_client=filesystem_client,
+        process_client=process_client,
+        port_client=port_client,
+        h2o_drive_client=h2o_drive_client,
+        h2o_secure_store_client=h2o_secure_store_client,
+        metrics_client=metrics_client,
         secret_client=make(SecretClient),
+        dai_license_client=make(DAILicenseClient),
+        sandbox_clients=SandboxClients(
+            filesystem_client=filesystem_client,
+            h2o_drive_client=h2o_drive_client,
+            h2o_secure_store_client=h2o_secure_store_client,
+            metrics_client=metrics_client,
+            port_client=port_client,
+            process_client=process_client,
+        ),
         connection_config=config,
     )

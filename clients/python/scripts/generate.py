@@ -149,8 +149,8 @@ CLIENTS: list[ClientSpec] = [
     ClientSpec("sandbox_engine_template/client", "SandboxEngineTemplateClient", [V1 + "SandboxEngineTemplateService"]),
     ClientSpec("secret/client", "SecretClient", [V1 + "SecretService", V1 + "SecretVersionService"]),
     ClientSpec("filesystem/client", "FilesystemClient", [SB + "FilesystemService"], returns={"ReadFile": "content"}),
-    ClientSpec("drive/client", "DriveClient", [SB + "DriveService"]),
-    ClientSpec("secure_store/client", "SecureStoreClient", [SB + "SecureStoreService"], returns={"RevealSecretToFile": "file_info"}),
+    ClientSpec("drive/client", "H2ODriveClient", [SB + "DriveService"]),
+    ClientSpec("secure_store/client", "H2OSecureStoreClient", [SB + "SecureStoreService"], returns={"RevealSecretToFile": "file_info"}),
     ClientSpec("metrics/client", "MetricsClient", [SB + "MetricsService"]),
     ClientSpec("port/client", "PortClient", [SB + "PortService"], skip={"CreatePort"}),
     ClientSpec(

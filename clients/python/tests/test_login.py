@@ -15,8 +15,8 @@ class LoginTest(unittest.TestCase):
     def test_clients_share_one_connection(self) -> None:
         clients = support.clients("alice", default_workspace_id="team-a")
         self.assertIsInstance(clients, Clients)
-        attributes = [f.name for f in dataclasses.fields(Clients) if f.name != "connection_config"]
-        self.assertEqual(len(attributes), 20)
+        attributes = [f.name for f in dataclasses.fields(Clients) if f.name not in ("connection_config", "sandbox_clients")]
+        self.assertEqual(len(attributes), 21)
         connections = {id(getattr(clients, a)._connection) for a in attributes}
         self.assertEqual(len(connections), 1)
         for attribute in attributes:

@@ -127,8 +127,8 @@ class RequestShapeTest(unittest.TestCase):
         engine.resize_storage("2Gi")
         engine.delete(allow_missing=True, validate_only=True)
 
-        h2o_engine = h2o.create_engine("w", "h", node_count=2, memory_bytes="1Gi", max_running_duration=60)
-        h2o.create_engine("w", display_name="", profile=f"{W}/h2oEngineProfiles/p")
+        h2o_engine = h2o.create_engine(workspace_id="w", engine_id="h", node_count=2, memory_bytes="1Gi", max_running_duration=60)
+        h2o.create_engine(workspace_id="w", display_name="", profile=f"{W}/h2oEngineProfiles/p")
         h2o.get_engine("h", "w")
         h2o.list_engines("w")
         h2o.list_all_engines("w", filter="node_count > 1")

@@ -251,7 +251,7 @@ class SecretsInSandboxTest(SandboxTestCase):
         self.assertEqual(self.alice.process_client.get_process(name=again.name).secret_environment_variables["TOKEN"].secret_version,
                          latest)
 
-        info = self.alice.secure_store_client.reveal_secret_to_file(name=self.sandbox.name, secret_version=latest,
+        info = self.alice.sandbox_clients.h2o_secure_store_client.reveal_secret_to_file(name=self.sandbox.name, secret_version=latest,
                                                                     path="/workspace/secrets/token")
         self.assertEqual((info.mode, info.size), ("0600", 6))
         self.assertEqual(self.alice.filesystem_client.read_file(name=self.sandbox.name, path="/workspace/secrets/token"), b"s3cr3t")
@@ -291,7 +291,7 @@ class DriveClientTest(SandboxTestCase):
     def test_upload_and_download(self) -> None:
         files = self.alice.filesystem_client
         files.write_file(name=self.sandbox.name, path="/workspace/out/report.txt", content=b"results", create_parent_directories=True)
-        drive = self.alice.drive_client
+        drive = self.alice.sandbox_clients.h2o_drive_client
         uploaded = drive.upload_file(name=self.sandbox.name, workspace=self.workspace, local_path="/workspace/out/report.txt",
                                      remote_path="py/report.txt")
         self.assertEqual(uploaded, 7)

@@ -48,11 +48,8 @@ class DAIEngineClient(ClientBase):
 
     def create_engine(
         self,
-        workspace_id: str | None = None,
+        workspace_id: str = "",
         engine_id: str | None = None,
-        *,
-        profile: str = "",
-        dai_engine_version: str = "",
         cpu: int | None = None,
         gpu: int | None = None,
         memory_bytes: str | int | None = None,
@@ -63,6 +60,8 @@ class DAIEngineClient(ClientBase):
         config: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
         validate_only: bool = False,
+        profile: str = "",
+        dai_engine_version: str = "",
     ) -> DAIEngine:
         """Creates a Driverless AI engine and starts it. The engine is returned at once, starting;
         call :meth:`~ai_engine_manager.dai_engine.dai_engine.DAIEngine.wait` to wait until it runs.
@@ -70,17 +69,10 @@ class DAIEngineClient(ClientBase):
         Settings left unset take the profile's defaults.
 
         Args:
-            workspace_id: The workspace; the client's default when ``None``.
+            workspace_id: The workspace; the client's default when empty.
             engine_id: The engine's id: 1-63 lowercase letters, digits and hyphens, starting
                 with a letter. When ``None``, one is generated from ``display_name`` (see
                 :mod:`ai_engine_manager.engine_id.generator`).
-            profile: The profile,
-                ``workspaces/{workspace}/daiEngineProfiles/{dai_engine_profile}``. When empty,
-                the first profile in ``workspaces/global`` assigned to the caller (lowest
-                ``priority`` value) is used.
-            dai_engine_version: The Driverless AI version,
-                ``workspaces/{workspace}/daiEngineVersions/{dai_engine_version}``; an alias is
-                accepted. When empty, :data:`DEFAULT_DAI_ENGINE_VERSION`.
             cpu: CPU cores.
             gpu: GPUs.
             memory_bytes: Memory, a quantity such as ``"16Gi"`` or an ``int`` number of bytes.
@@ -94,6 +86,13 @@ class DAIEngineClient(ClientBase):
             annotations: Free-form labels.
             validate_only: Only check the request; the engine that would be created is
                 returned, but nothing is created.
+            profile: The profile,
+                ``workspaces/{workspace}/daiEngineProfiles/{dai_engine_profile}``. When empty,
+                the first profile in ``workspaces/global`` assigned to the caller (lowest
+                ``priority`` value) is used.
+            dai_engine_version: The Driverless AI version,
+                ``workspaces/{workspace}/daiEngineVersions/{dai_engine_version}``; an alias is
+                accepted. When empty, :data:`DEFAULT_DAI_ENGINE_VERSION`.
 
         Returns:
             The new engine.
@@ -134,13 +133,13 @@ class DAIEngineClient(ClientBase):
         )
         return self._bind(dai_engine_from_api(response.get("daiEngine") or {}))
 
-    def get_engine(self, engine_id: str, workspace_id: str | None = None) -> DAIEngine:
+    def get_engine(self, engine_id: str, workspace_id: str = "") -> DAIEngine:
         """Returns one engine.
 
         Args:
             engine_id: The engine's id, or its full name
                 ``workspaces/{workspace}/daiEngines/{dai_engine}``.
-            workspace_id: The workspace; the client's default when ``None``.
+            workspace_id: The workspace; the client's default when empty.
 
         Raises:
             CustomApiException: NOT_FOUND when there is no such engine.
@@ -150,7 +149,7 @@ class DAIEngineClient(ClientBase):
 
     def list_engines(
         self,
-        workspace_id: str | None = None,
+        workspace_id: str = "",
         page_size: int = 0,
         page_token: str = "",
         order_by: str = "",
@@ -159,7 +158,7 @@ class DAIEngineClient(ClientBase):
         """Lists one page of the engines of a workspace that the caller can see.
 
         Args:
-            workspace_id: The workspace; the client's default when ``None``.
+            workspace_id: The workspace; the client's default when empty.
             page_size: The most engines to return: 0 means 50, values above 1000 mean 1000.
             page_token: The ``next_page_token`` of the previous page.
             order_by: The sort order, for example ``"display_name, create_time desc"``.
@@ -190,7 +189,7 @@ class DAIEngineClient(ClientBase):
 
     def list_all_engines(
         self,
-        workspace_id: str | None = None,
+        workspace_id: str = "",
         order_by: str = "",
         filter: str = "",
         page_size: int = 0,
@@ -198,7 +197,7 @@ class DAIEngineClient(ClientBase):
         """Lists every engine of a workspace that the caller can see, following all pages.
 
         Args:
-            workspace_id: The workspace; the client's default when ``None``.
+            workspace_id: The workspace; the client's default when empty.
             order_by: The sort order; see :meth:`list_engines`.
             filter: An AIP-160 filter; see :meth:`list_engines`.
             page_size: How many engines to fetch per request: 0 means 50.
@@ -214,6 +213,29 @@ class DAIEngineClient(ClientBase):
             token = page.next_page_token
             if not token:
                 return found
+
+    def set_default_workspace_id(self, default_workspace_id: str) -> None:
+        """Sets the workspace of later calls that name none.
+
+        Args:
+            default_workspace_id: A workspace id (``"team-a"``) or name (``"workspaces/team-a"``).
+        """
+        self.default_workspace_id = default_workspace_id
+
+    def generate_engine_id(self, display_name: str, workspace_id: str) -> str:
+        """Returns an engine id derived from a display name that no engine of the workspace uses
+        yet, as :meth:`create_engine` does when it is given none (see
+        :mod:`ai_engine_manager.engine_id.generator`).
+
+        Args:
+            display_name: The display name, for example ``"Churn model"`` (``churn-model``).
+            workspace_id: The workspace; the client's default when empty.
+
+        Raises:
+            ValueError: when the id and its suffixed variants are all taken.
+        """
+        parent = self._workspace(workspace_id)
+        return generate_engine_id(display_name, "dai", lambda candidate: self._exists(parent, candidate))
 
     # The engine objects' actions call these.
 

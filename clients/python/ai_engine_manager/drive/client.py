@@ -1,7 +1,7 @@
 """The client for copying files between a sandbox engine and a workspace's drive.
 
 Example:
-    >>> clients.drive_client.upload_file(
+    >>> clients.sandbox_clients.h2o_drive_client.upload_file(
     ...     name=sandbox.name, workspace="workspaces/default",
     ...     local_path="/workspace/model.bin", remote_path="results/model.bin")
     1048576
@@ -17,10 +17,10 @@ from ai_engine_manager.filesystem.file_info import FileInfo
 from ai_engine_manager.filesystem.mapper import file_info_from_api
 # END GENERATED IMPORTS
 
-__all__ = ["DriveClient"]
+__all__ = ["H2ODriveClient"]
 
 
-class DriveClient(ClientBase):
+class H2ODriveClient(ClientBase):
     """Copies files between a sandbox engine and a workspace's drive, the file store every
     workspace has. Every call is for the creator of the sandbox engine only; other callers are
     refused with PERMISSION_DENIED. Downloading needs read permission and uploading write

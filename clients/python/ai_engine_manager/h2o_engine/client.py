@@ -49,20 +49,19 @@ class H2OEngineClient(ClientBase):
 
     def create_engine(
         self,
-        workspace_id: str | None = None,
         engine_id: str | None = None,
-        *,
-        profile: str = "",
-        h2o_engine_version: str = "",
         node_count: int | None = None,
         cpu: int | None = None,
         gpu: int | None = None,
         memory_bytes: str | int | None = None,
         max_idle_duration: str | int | None = None,
         max_running_duration: str | int | None = None,
+        workspace_id: str = "",
         display_name: str = "",
         annotations: dict[str, str] | None = None,
         validate_only: bool = False,
+        profile: str = "",
+        h2o_engine_version: str = "",
     ) -> H2OEngine:
         """Creates an H2O engine and starts it. The engine is returned at once, starting; call
         :meth:`~ai_engine_manager.h2o_engine.h2o_engine.H2OEngine.wait` to wait until it runs.
@@ -70,23 +69,23 @@ class H2OEngineClient(ClientBase):
         Settings left unset take the profile's defaults.
 
         Args:
-            workspace_id: The workspace; the client's default when ``None``.
             engine_id: The engine's id; generated from ``display_name`` when ``None``.
-            profile: The profile,
-                ``workspaces/{workspace}/h2oEngineProfiles/{h2o_engine_profile}``. When empty,
-                the first profile in ``workspaces/global`` assigned to the caller.
-            h2o_engine_version: The H2O version,
-                ``workspaces/{workspace}/h2oEngineVersions/{h2o_engine_version}``; an alias is
-                accepted. When empty, :data:`DEFAULT_H2O_ENGINE_VERSION`. It cannot change later.
             node_count: The number of nodes.
             cpu: CPU cores of each node.
             gpu: GPUs of each node.
             memory_bytes: Memory of each node, a quantity such as ``"16Gi"``.
             max_idle_duration: How long the engine may stay idle before it is terminated.
             max_running_duration: How long the engine may run before it is terminated.
+            workspace_id: The workspace; the client's default when empty.
             display_name: A human-readable name, at most 63 characters.
             annotations: Free-form labels.
             validate_only: Only check the request; nothing is created.
+            profile: The profile,
+                ``workspaces/{workspace}/h2oEngineProfiles/{h2o_engine_profile}``. When empty,
+                the first profile in ``workspaces/global`` assigned to the caller.
+            h2o_engine_version: The H2O version,
+                ``workspaces/{workspace}/h2oEngineVersions/{h2o_engine_version}``; an alias is
+                accepted. When empty, :data:`DEFAULT_H2O_ENGINE_VERSION`. It cannot change later.
 
         Returns:
             The new engine.
@@ -120,7 +119,7 @@ class H2OEngineClient(ClientBase):
         )
         return self._bind(h2o_engine_from_api(response.get("h2oEngine") or {}))
 
-    def get_engine(self, engine_id: str, workspace_id: str | None = None) -> H2OEngine:
+    def get_engine(self, engine_id: str, workspace_id: str = "") -> H2OEngine:
         """Returns one engine.
 
         Args:
@@ -136,7 +135,7 @@ class H2OEngineClient(ClientBase):
 
     def list_engines(
         self,
-        workspace_id: str | None = None,
+        workspace_id: str = "",
         page_size: int = 0,
         page_token: str = "",
         order_by: str = "",
@@ -175,7 +174,7 @@ class H2OEngineClient(ClientBase):
 
     def list_all_engines(
         self,
-        workspace_id: str | None = None,
+        workspace_id: str = "",
         order_by: str = "",
         filter: str = "",
         page_size: int = 0,
@@ -203,12 +202,12 @@ class H2OEngineClient(ClientBase):
     def calculate_h2o_engine_size_raw_dataset(
         self,
         dataset_size_bytes: str | int,
+        limits: H2OEngineSizeLimits | None = None,
         *,
         memory_bytes_per_node_min: str | int | None = None,
         memory_bytes_per_node_max: str | int | None = None,
         node_count_min: int | None = None,
         node_count_max: int | None = None,
-        limits: H2OEngineSizeLimits | None = None,
     ) -> H2OEngineSize:
         """Recommends an H2O engine size for a raw (uncompressed) dataset, which needs about five
         times its size in memory.
@@ -217,11 +216,12 @@ class H2OEngineClient(ClientBase):
 
         Args:
             dataset_size_bytes: The dataset's size, a quantity such as ``"20Gi"``.
+            limits: All limits at once, as the official client takes them; or give them one by
+                one with the keyword arguments below.
             memory_bytes_per_node_min: The least memory a node may have, as a quantity.
             memory_bytes_per_node_max: The most memory a node may have; unlimited when ``None``.
             node_count_min: The least number of nodes.
             node_count_max: The most nodes; unlimited when ``None``.
-            limits: All limits at once, instead of the four arguments above.
 
         Returns:
             The recommended ``node_count`` and per-node ``memory_bytes`` (a quantity).
@@ -242,12 +242,12 @@ class H2OEngineClient(ClientBase):
         self,
         rows_count: int,
         columns_count: int,
+        limits: H2OEngineSizeLimits | None = None,
         *,
         memory_bytes_per_node_min: str | int | None = None,
         memory_bytes_per_node_max: str | int | None = None,
         node_count_min: int | None = None,
         node_count_max: int | None = None,
-        limits: H2OEngineSizeLimits | None = None,
     ) -> H2OEngineSize:
         """Recommends an H2O engine size for a compressed dataset of the given shape, which needs
         about rows times columns times 32 bytes of memory.
@@ -257,11 +257,12 @@ class H2OEngineClient(ClientBase):
         Args:
             rows_count: The number of rows.
             columns_count: The number of columns.
+            limits: All limits at once, as the official client takes them; or give them one by
+                one with the keyword arguments below.
             memory_bytes_per_node_min: The least memory a node may have, as a quantity.
             memory_bytes_per_node_max: The most memory a node may have; unlimited when ``None``.
             node_count_min: The least number of nodes.
             node_count_max: The most nodes; unlimited when ``None``.
-            limits: All limits at once, instead of the four arguments above.
 
         Returns:
             The recommended ``node_count`` and per-node ``memory_bytes`` (a quantity).
@@ -295,6 +296,21 @@ class H2OEngineClient(ClientBase):
                 node_count_max=nodes_max,
             )
         return h2o_engine_size_limits_to_api(limits)
+
+    def generate_engine_id(self, display_name: str, workspace_id: str) -> str:
+        """Returns an engine id derived from a display name that no H2O engine of the workspace
+        uses yet, as :meth:`create_engine` does when it is given none (see
+        :mod:`ai_engine_manager.engine_id.generator`).
+
+        Args:
+            display_name: The display name, for example ``"Churn model"`` (``churn-model``).
+            workspace_id: The workspace; the client's default when empty.
+
+        Raises:
+            ValueError: when the id and its suffixed variants are all taken.
+        """
+        parent = self._workspace(workspace_id)
+        return generate_engine_id(display_name, "h2o", lambda candidate: self._exists(parent, candidate))
 
     # The engine objects' actions call these.
 

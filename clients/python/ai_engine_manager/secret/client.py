@@ -1,7 +1,7 @@
 """The client for secrets and their versions, which processes and sandbox files can read.
 
 A secret's value is never returned; it reaches a sandbox engine as a process environment variable
-or through :meth:`~ai_engine_manager.secure_store.client.SecureStoreClient.reveal_secret_to_file`.
+or through :meth:`~ai_engine_manager.secure_store.client.H2OSecureStoreClient.reveal_secret_to_file`.
 
 Example:
     >>> secrets = clients.secret_client

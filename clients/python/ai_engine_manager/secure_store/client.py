@@ -1,7 +1,7 @@
 """The client for placing secrets into a sandbox engine without their values passing the caller.
 
 Example:
-    >>> info = clients.secure_store_client.reveal_secret_to_file(
+    >>> info = clients.sandbox_clients.h2o_secure_store_client.reveal_secret_to_file(
     ...     name=sandbox.name, secret_version="workspaces/default/secrets/db/versions/latest",
     ...     path="/workspace/.db-password")
     >>> info.mode
@@ -18,10 +18,10 @@ from ai_engine_manager.filesystem.file_info import FileInfo
 from ai_engine_manager.filesystem.mapper import file_info_from_api
 # END GENERATED IMPORTS
 
-__all__ = ["SecureStoreClient"]
+__all__ = ["H2OSecureStoreClient"]
 
 
-class SecureStoreClient(ClientBase):
+class H2OSecureStoreClient(ClientBase):
     """Places secrets from the secure store into a sandbox engine, so that code in the sandbox can
     use them without their values passing through the caller. Every call is for the creator of
     the sandbox engine only; other callers are refused with PERMISSION_DENIED. The sandbox
