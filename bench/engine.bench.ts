@@ -29,7 +29,7 @@ import {
   insertEngineRows,
   makeEngineRows,
 } from "../services/kit/src/aip/engine-table.fixture.js";
-import { createCatalogueReadModel } from "../services/catalogue/src/read-model.js";
+import { createCatalogueReadModel } from "../services/kit/src/catalogue-view/index.js";
 import { DAIEngineSchema } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import { createActivityTracker } from "../services/engine/src/activity.js";
 import { engineSettings } from "../services/engine/src/config.js";

@@ -38,17 +38,11 @@ import { NotebookEngineImageSchema, type NotebookEngineImage } from "@aiem/proto
 import { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
 import { NotebookEngineProfileSchema, type NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";
 import { NotebookEngineProfileService } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_service_pb.js";
-import {
-  ProfileConstraintNumericSchema,
-  ProfileConstraintDurationSchema,
-  type ProfileConstraintDuration,
-  type ProfileConstraintNumeric,
-} from "@aiem/proto/enginemanager/v1/profile_constraint_pb.js";
 import { SandboxEngineImageSchema, type SandboxEngineImage } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_pb.js";
 import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
-import { SandboxEngineTemplateSchema, type SandboxEngineTemplate } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_pb.js";
+import { SandboxEngineTemplateSchema } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_pb.js";
 import { SandboxEngineTemplateService } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_service_pb.js";
-import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "./sandbox-template-defaults.js";
+import { DEFAULT_CONSTRAINTS, DEFAULT_SANDBOX_MAX_RUNNING_SECONDS, type CatalogueResourceByKind } from "@aiem/kit/catalogue-view";
 import {
   Violations,
   checkDisplayName,
@@ -67,27 +61,7 @@ import {
   envNameRule,
 } from "./validation.js";
 
-export type CatalogueResource =
-  | DAIEngineProfile
-  | H2OEngineProfile
-  | NotebookEngineProfile
-  | DAIEngineVersion
-  | H2OEngineVersion
-  | NotebookEngineImage
-  | SandboxEngineImage
-  | SandboxEngineTemplate;
-
-/** The resource type of each kind, by collection id. */
-export interface CatalogueResourceByKind {
-  daiEngineProfiles: DAIEngineProfile;
-  h2oEngineProfiles: H2OEngineProfile;
-  notebookEngineProfiles: NotebookEngineProfile;
-  daiEngineVersions: DAIEngineVersion;
-  h2oEngineVersions: H2OEngineVersion;
-  notebookEngineImages: NotebookEngineImage;
-  sandboxEngineImages: SandboxEngineImage;
-  sandboxEngineTemplates: SandboxEngineTemplate;
-}
+export type { CatalogueResource, CatalogueResourceByKind } from "@aiem/kit/catalogue-view";
 
 export type Family = "profile" | "version" | "image" | "template";
 
@@ -141,23 +115,7 @@ export interface KindDescriptor<K extends CatalogueKind = CatalogueKind> {
 
 // ---- profiles -----------------------------------------------------------------------------------
 
-const GiB = 1024n ** 3n;
-
-const numeric = (min: bigint, def: bigint): ProfileConstraintNumeric => create(ProfileConstraintNumericSchema, { min, default: def });
 const seconds = (s: number) => create(DurationSchema, { seconds: BigInt(s) });
-const duration = (min: number, def: number): ProfileConstraintDuration =>
-  create(ProfileConstraintDurationSchema, { min: seconds(min), default: seconds(def) });
-
-/** What an unset constraint means (docs/decisions.md, stated in the field comments). */
-export const DEFAULT_CONSTRAINTS = {
-  cpu: () => numeric(1n, 1n),
-  gpu: () => numeric(0n, 0n),
-  memoryBytes: () => numeric(GiB, 4n * GiB),
-  storageBytes: () => numeric(GiB, 16n * GiB),
-  nodeCount: () => numeric(1n, 1n),
-  maxIdleDuration: () => duration(0, 3600),
-  maxRunningDuration: () => duration(0, 8 * 3600),
-} as const;
 
 export const DEFAULT_GIT_REF = "HEAD";
 export const DEFAULT_GIT_DIRECTORY = "Example";

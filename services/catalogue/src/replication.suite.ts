@@ -8,7 +8,7 @@ import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
 import { createTestDatabase } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueReadModel, isProfileAssignedTo, type CatalogueChange, type CatalogueReadModel } from "./read-model.js";
+import { createCatalogueReadModel, isProfileAssignedTo, type CatalogueChange, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness } from "./testing.js";
 
 let h: CatalogueHarness;

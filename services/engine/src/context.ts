@@ -8,7 +8,7 @@ import type { Policy } from "@aiem/kit/authz";
 import type { Database } from "@aiem/kit/db";
 import { ConnectError, internalError, invalidArgument, unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
-import type { CatalogueReadModel } from "@aiem/catalogue/read-model";
+import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import type { ActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import type { EngineRuntime } from "./runtime/runtime.js";

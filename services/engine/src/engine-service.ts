@@ -34,7 +34,7 @@ import {
 } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
-import { isProfileAssignedTo } from "@aiem/catalogue/read-model";
+import { isProfileAssignedTo } from "@aiem/kit/catalogue-view";
 import type { DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import type { DAIEngineProfile } from "@aiem/proto/enginemanager/v1/dai_engine_profile_pb.js";
 import type { DAIEngineVersion } from "@aiem/proto/enginemanager/v1/dai_engine_version_pb.js";

@@ -9,7 +9,7 @@ import { loadSecretKey } from "@aiem/kit/config";
 import { migrateToLatest, type Database } from "@aiem/kit/db";
 import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
 import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
-import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
 import { createActivityTracker } from "./activity.js";

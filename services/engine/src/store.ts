@@ -8,7 +8,7 @@ import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import { sql, type Expression, type Kysely, type Transaction } from "kysely";
 import type { FieldSpec, FieldTable, Tiebreaker } from "@aiem/kit/aip";
 import { engineStateSubject, enqueue } from "@aiem/kit/events";
-import type { CatalogueReadModel } from "@aiem/catalogue/read-model";
+import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { EngineStateChangedSchema } from "@aiem/proto/enginemanager/events/v1/engine_events_pb.js";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import type { DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";

@@ -5,7 +5,7 @@
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { validateAnnotationKey, validateDisplayName } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
-import { DEFAULT_CONSTRAINTS } from "@aiem/catalogue";
+import { DEFAULT_CONSTRAINTS } from "@aiem/kit/catalogue-view";
 import { DAIEngineProfile_ConfigEditability, type DAIEngineProfile } from "@aiem/proto/enginemanager/v1/dai_engine_profile_pb.js";
 import type { H2OEngineProfile } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_pb.js";
 import type { NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";

@@ -10,7 +10,7 @@ import { loadSecretKey } from "@aiem/kit/config";
 import { migrateToLatest, type Database } from "@aiem/kit/db";
 import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
 import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
-import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/catalogue/read-model";
+import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";

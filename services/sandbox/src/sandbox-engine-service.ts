@@ -22,8 +22,8 @@ import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { alreadyExists, failedPrecondition, notFound, permissionDenied, requiredField, unavailable } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
-import type { CatalogueReadModel } from "@aiem/catalogue/read-model";
-import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "@aiem/catalogue/sandbox-template-defaults";
+import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "@aiem/kit/catalogue-view";
 import {
   SandboxEngineImageInfoSchema,
   SandboxEngineSchema,

@@ -8,12 +8,10 @@
 //   await catalogue.ready;
 //   const version = catalogue.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest");
 import { fromBinary } from "@bufbuild/protobuf";
-import type { CatalogueKind } from "@aiem/kit/authz";
-import { CATALOGUE_DOMAIN, SUBJECT_ROOT, type EventBus, type EventMessage } from "@aiem/kit/events";
+import { CatalogueKind } from "../authz/index.js";
+import { CATALOGUE_DOMAIN, SUBJECT_ROOT, type EventBus, type EventMessage } from "../events/index.js";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
-import { ALL_KINDS, kindOfName, type CatalogueResource, type CatalogueResourceByKind, type KindDescriptor } from "./kinds.js";
-
-export type { CatalogueResource, CatalogueResourceByKind } from "./kinds.js";
+import { KIND_BY_EVENT_CASE, kindOfName, type CatalogueEventCase, type CatalogueResource, type CatalogueResourceByKind } from "./resources.js";
 
 /** One change applied to the read model: the new state, or `resource` undefined for a deletion. */
 export interface CatalogueChange {
@@ -47,11 +45,9 @@ export interface CatalogueReadModel {
   stop(): Promise<void>;
 }
 
-const BY_CASE = new Map<string, KindDescriptor>(ALL_KINDS.map((d) => [d.eventCase, d]));
-
 /** Replays `enginemanager.catalogue.>` into maps by kind and name. */
 export function createCatalogueReadModel(options: CatalogueReadModelOptions): CatalogueReadModel {
-  const wanted = new Set<CatalogueKind>(options.kinds ?? ALL_KINDS.map((d) => d.kind));
+  const wanted = new Set<CatalogueKind>(options.kinds ?? Object.values(CatalogueKind));
   const resources = new Map<CatalogueKind, Map<string, CatalogueResource>>([...wanted].map((k) => [k, new Map()]));
   // `<kind>` -> `workspaces/w/alias` -> version name
   const aliases = new Map<CatalogueKind, Map<string, string>>();
@@ -108,9 +104,9 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
     const payload = event.payload;
     if (payload.case === "catalogueResourceChanged") {
       const inner = payload.value.resource;
-      const d = inner.case ? BY_CASE.get(inner.case) : undefined;
-      if (!d || !inner.value) return;
-      apply(d.kind, inner.value.name, inner.value as CatalogueResource);
+      const kind = inner.case ? KIND_BY_EVENT_CASE[inner.case as CatalogueEventCase] : undefined;
+      if (!kind || !inner.value) return;
+      apply(kind, inner.value.name, inner.value as CatalogueResource);
     } else if (payload.case === "catalogueResourceDeleted") {
       const kind = kindOfName(payload.value.name);
       if (kind) apply(kind, payload.value.name, undefined);
