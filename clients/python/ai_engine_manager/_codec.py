@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime
 import enum
 import re
@@ -183,3 +184,31 @@ def optional(convert: Callable[[dict[str, Any]], T], value: Any) -> T | None:
 def drop_none(values: dict[str, Any]) -> dict[str, Any]:
     """The entries of a JSON object that are set."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def config_to_create(config: Any, resource: str, cls: type[T]) -> tuple[T, str]:
+    """The resource and id an ``apply_*_configs`` call creates for one configuration.
+
+    A configuration is either a resource object whose ``name`` gives the id (its last segment, so
+    ``workspaces/global/daiEngineProfiles/large`` and ``large`` both mean ``large``), or an object
+    with a ``<resource>_id`` attribute and a ``to_<resource>()`` method, the shape of the official
+    client's ``*Config`` classes.
+
+    Args:
+        config: The configuration.
+        resource: The resource's snake name, for example ``dai_engine_profile``.
+        cls: The resource's class.
+
+    Returns:
+        The resource to create, without a name, and its id (empty when it has none: the server
+        then generates one where the API allows it, and rejects the call elsewhere).
+    """
+    if isinstance(config, cls):
+        item, item_id = config, config.name.rsplit("/", 1)[-1]  # type: ignore[attr-defined]
+    else:
+        convert = getattr(config, f"to_{resource}", None)
+        item_id = getattr(config, f"{resource}_id", None)
+        if convert is None or item_id is None:
+            raise TypeError(f"a {resource} configuration is a {cls.__name__} with a name, or has {resource}_id and to_{resource}(); got {type(config).__name__}")
+        item = convert()
+    return dataclasses.replace(item, name=""), item_id  # type: ignore[type-var]

@@ -10,7 +10,9 @@ writes, under ``clients/python/ai_engine_manager``:
   ``NotebookEngine``, ``SandboxEngine``), between ``# BEGIN GENERATED FIELDS`` markers;
 - one ``mapper.py`` per package: JSON <-> dataclass for every message of the package;
 - the standard methods of the catalogue, secret, filesystem, drive, secure store, port and
-  process clients, between ``# BEGIN GENERATED METHODS`` markers (the rest is handwritten);
+  process clients, between ``# BEGIN GENERATED METHODS`` markers (the rest is handwritten), and
+  the catalogue clients' ``delete_all_*``, ``apply_*_configs`` and ``get_first_*`` helpers, with
+  the official client's parameter kinds and order;
 - ``_routes.py``, the HTTP rule of every public method.
 
 The generated Python is committed, so installing the client needs no build step. Run it after
@@ -136,17 +138,29 @@ class ClientSpec:
     renames: dict[str, str] = field(default_factory=dict)
     # The response field a method returns when its response has several (the rest is dropped).
     returns: dict[str, str] = field(default_factory=dict)
+    # Signatures as in the official client (h2o-engine-manager): the optional fields it takes
+    # positionally (OFFICIAL_POSITIONAL, and the ids of Create methods) come positionally in
+    # proto order; `list_all_*` takes only the required fields positionally.
+    official: bool = False
+    # The official helpers built on the standard methods: `delete_all_*` and
+    # `apply_*_configs` (by the model's snake name), and `get_first_*` reading the first page
+    # of the named list method.
+    helpers: bool = False
+    get_first: str = ""
 
+
+# The optional request fields the official client takes positionally, in proto order.
+OFFICIAL_POSITIONAL = {"page_size", "page_token", "update_mask", "aliases"}
 
 CLIENTS: list[ClientSpec] = [
-    ClientSpec("dai_engine_profile/client", "DAIEngineProfileClient", [V1 + "DAIEngineProfileService"]),
-    ClientSpec("dai_engine_version/client", "DAIEngineVersionClient", [V1 + "DAIEngineVersionService"]),
-    ClientSpec("h2o_engine_profile/client", "H2OEngineProfileClient", [V1 + "H2OEngineProfileService"]),
-    ClientSpec("h2o_engine_version/client", "H2OEngineVersionClient", [V1 + "H2OEngineVersionService"]),
-    ClientSpec("notebook_engine_image/client", "NotebookEngineImageClient", [V1 + "NotebookEngineImageService"]),
-    ClientSpec("notebook_engine_profile/client", "NotebookEngineProfileClient", [V1 + "NotebookEngineProfileService"]),
-    ClientSpec("sandbox_engine_image/client", "SandboxEngineImageClient", [V1 + "SandboxEngineImageService"]),
-    ClientSpec("sandbox_engine_template/client", "SandboxEngineTemplateClient", [V1 + "SandboxEngineTemplateService"]),
+    ClientSpec("dai_engine_profile/client", "DAIEngineProfileClient", [V1 + "DAIEngineProfileService"], official=True, helpers=True, get_first="ListAssignedDAIEngineProfiles"),
+    ClientSpec("dai_engine_version/client", "DAIEngineVersionClient", [V1 + "DAIEngineVersionService"], official=True, helpers=True, get_first="ListDAIEngineVersions"),
+    ClientSpec("h2o_engine_profile/client", "H2OEngineProfileClient", [V1 + "H2OEngineProfileService"], official=True, helpers=True, get_first="ListAssignedH2OEngineProfiles"),
+    ClientSpec("h2o_engine_version/client", "H2OEngineVersionClient", [V1 + "H2OEngineVersionService"], official=True, helpers=True, get_first="ListH2OEngineVersions"),
+    ClientSpec("notebook_engine_image/client", "NotebookEngineImageClient", [V1 + "NotebookEngineImageService"], official=True, helpers=True),
+    ClientSpec("notebook_engine_profile/client", "NotebookEngineProfileClient", [V1 + "NotebookEngineProfileService"], official=True, helpers=True),
+    ClientSpec("sandbox_engine_image/client", "SandboxEngineImageClient", [V1 + "SandboxEngineImageService"], official=True, helpers=True),
+    ClientSpec("sandbox_engine_template/client", "SandboxEngineTemplateClient", [V1 + "SandboxEngineTemplateService"], official=True, helpers=True),
     ClientSpec("secret/client", "SecretClient", [V1 + "SecretService", V1 + "SecretVersionService"]),
     ClientSpec("filesystem/client", "FilesystemClient", [SB + "FilesystemService"], returns={"ReadFile": "content"}),
     ClientSpec("drive/client", "H2ODriveClient", [SB + "DriveService"]),
@@ -818,9 +832,15 @@ class Generator:
             annotation, _, _ = self.param_repr(f)
             annotation = annotation.replace(" | None", "")
             params.append(f"{py_name(f.name)}: {annotation}")
-        if optional:
+        positional = [f for f in optional if self.official_positional(spec, method, f)]
+        keyword_only = [f for f in optional if f not in positional]
+        optional = positional + keyword_only
+        for f in positional:
+            annotation, default, _ = self.param_repr(f)
+            params.append(f"{py_name(f.name)}: {annotation} = {default}")
+        if keyword_only:
             params.append("*")
-        for f in optional:
+        for f in keyword_only:
             annotation, default, _ = self.param_repr(f)
             params.append(f"{py_name(f.name)}: {annotation} = {default}")
         annotation, expression, returns_text = self.returns(spec, method)
@@ -848,6 +868,13 @@ class Generator:
         if method.output_type in PAGES:
             lines += [""] + self.gen_list_all(spec, method, name, required, optional)
         return lines
+
+    @staticmethod
+    def official_positional(spec: ClientSpec, method: Method, f: Field) -> bool:
+        """Whether an optional request field is positional, as in the official client."""
+        if not spec.official:
+            return False
+        return f.name in OFFICIAL_POSITIONAL or (method.name.startswith("Create") and f.name.endswith("_id"))
 
     def pythonize(self, spec: ClientSpec, text: str) -> str:
         """Names the client's methods where a comment names the API's methods."""
@@ -913,11 +940,95 @@ class Generator:
                     if methods:
                         methods.append("")
                     methods += self.gen_method(spec, method)
+            if spec.helpers:
+                methods += self.gen_helpers(spec, imports)
             imports.add(f"from {PACKAGE} import _codec as _c")
             self.regions.setdefault(path, {})["IMPORTS"] = "\n".join(_sort_imports(sorted(imports)))
             self.regions[path]["METHODS"] = "\n".join(methods)
             if not path.exists() and path not in self.files:
                 self.files[path] = self.client_skeleton(spec)
+
+    def gen_helpers(self, spec: ClientSpec, imports: set[str]) -> list[str]:
+        """``delete_all_*``, ``apply_*_configs`` and ``get_first_*`` as the official client has them."""
+        service = self.ds.services[spec.services[0]]
+        create = next(m for m in service.methods if m.name.startswith("Create"))
+        resource = snake(create.name)[len("create_"):]
+        request = self.ds.messages[create.input_type]
+        model = next(f for f in request.fields if f.type == "message" and f.type_name in MODELS)
+        cls = MODELS[model.type_name][1]
+        list_method = next(m for m in service.methods if m.name == "List" + create.name[len("Create"):] + "s")
+        items = next(f for f in self.ds.messages[list_method.output_type].fields if f.label == 3).name
+        plural = snake(list_method.name)[len("list_"):]
+        imports.add("from collections.abc import Iterable")
+        lines = [
+            "",
+            f"    def delete_all_{plural}(self, parent: str) -> None:",
+            f'        """Deletes every {cls} of a workspace, one by one, as listed by',
+            f"        :meth:`list_all_{plural}`.",
+            "",
+            "        Args:",
+            "            parent: The workspace, `workspaces/{workspace}`.",
+            "",
+            "        Raises:",
+            "            CustomApiException: when the server rejects a call; the ones deleted before stay",
+            "                deleted.",
+            '        """',
+            f"        for item in self.list_all_{plural}(parent):",
+            f"            self.delete_{resource}(item.name)",
+            "",
+            f"    def apply_{resource}_configs(",
+            "        self,",
+            f"        configs: Iterable[{cls} | object],",
+            '        parent: str = "workspaces/global",',
+            f"    ) -> list[{cls}]:",
+            *self.doc_lines(f"Makes the {cls} objects of a workspace exactly the given ones: deletes every one there (:meth:`delete_all_{plural}`), then creates each configuration in order."),
+            "",
+            "        Args:",
+            f"            configs: What to create: {cls} objects whose ``name`` gives the id (its last",
+            f"                segment, or a bare id), or objects with ``{resource}_id`` and",
+            f"                ``to_{resource}()``.",
+            "            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.",
+            "",
+            "        Returns:",
+            *wrap(f"Every {cls} of the workspace afterwards, as :meth:`list_all_{plural}` returns them.", "            "),
+            "",
+            "        Raises:",
+            "            CustomApiException: when the server rejects a call; what was deleted or created",
+            "                before stays so.",
+            '        """',
+            f"        prepared = [_c.config_to_create(config, \"{resource}\", {cls}) for config in configs]",
+            f"        self.delete_all_{plural}(parent)",
+            "        for item, item_id in prepared:",
+            f"            self.create_{resource}(parent, item, item_id)",
+            f"        return self.list_all_{plural}(parent)",
+        ]
+        if spec.get_first:
+            first = next(m for m in service.methods if m.name == spec.get_first)
+            first_name = snake(first.name)
+            lines += [
+                "",
+                f"    def get_first_{resource}(self, workspace: str) -> {cls} | None:",
+                *self.doc_lines(f"The first {cls} that :meth:`{first_name}` returns for a workspace, or ``None`` when there is none."),
+                "",
+                "        Args:",
+                "            workspace: The workspace, `workspaces/{workspace}`.",
+                "",
+                "        Returns:",
+                f"            The first {cls} of the first page, or ``None``.",
+                "",
+                "        Raises:",
+                "            CustomApiException: when the server rejects the call.",
+                '        """',
+                f"        page = self.{first_name}(workspace)",
+                f"        return page.{items}[0] if page.{items} else None",
+            ]
+        return lines
+
+    @staticmethod
+    def doc_lines(summary: str) -> list[str]:
+        """The opening lines of a method's docstring."""
+        wrapped = wrap(summary, "        ")
+        return ['        """' + wrapped[0].strip()] + wrapped[1:]
 
     def client_skeleton(self, spec: ClientSpec) -> str:
         service = self.ds.services[spec.services[0]]

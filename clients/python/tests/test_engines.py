@@ -308,13 +308,20 @@ class EngineClientTest(EngineTestCase):
         self.assertTrue(page.next_page_token)
         both = {e.name: e.type for e in engines.list_all_engines(workspace_id=self.workspace_id, page_size=1)}
         self.assertEqual(both, {dai.name: EngineType.TYPE_DRIVERLESS_AI, notebook.name: EngineType.TYPE_NOTEBOOK})
-        only_dai = engines.list_all_engines(workspace_id=self.workspace_id, filter=f'name = "workspaces/{self.workspace_id}/daiEngines/*"')
+        only_dai = engines.list_all_engines(workspace_id=self.workspace_id, filter_expr=f'name = "workspaces/{self.workspace_id}/daiEngines/*"')
         self.assertEqual([e.name for e in only_dai], [dai.name])
         self.assertEqual(self.bob.engine_client.list_all_engines(workspace_id=self.workspace_id), [], "others' engines are hidden")
 
         everywhere = {e.name for e in self.admin.engine_client.list_all_engines_all_workspaces()}
         self.assertTrue({dai.name, notebook.name} <= everywhere)
         self.assertCode("PERMISSION_DENIED", self.alice.engine_client.list_all_engines_all_workspaces)
+        # page_size, page_token, order_by, filter_expr: the official order.
+        first = self.admin.engine_client.list_engines_all_workspaces(1, "", "name", f'name = "workspaces/{self.workspace_id}/*"')
+        self.assertEqual((len(first.engines), first.total_size), (1, 2))
+        rest = self.admin.engine_client.list_engines_all_workspaces(1, first.next_page_token, "name", f'name = "workspaces/{self.workspace_id}/*"')
+        self.assertEqual({first.engines[0].name, rest.engines[0].name}, {dai.name, notebook.name})
+        self.assertEqual(rest.next_page_token, "")
+        self.assertCode("PERMISSION_DENIED", self.alice.engine_client.list_engines_all_workspaces)
 
         dai.delete()
         notebook.delete()

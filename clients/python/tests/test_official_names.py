@@ -3,7 +3,9 @@
 ``Clients.sandbox_clients`` and ``dai_license_client``; ``DAIEngineClient.generate_engine_id`` and
 ``set_default_workspace_id``; ``H2OEngineClient.generate_engine_id``; the engine clients'
 ``create_engine`` with positional arguments in the official order; the H2O size calculations
-with ``limits`` positional. (The signatures themselves are compared by
+with ``limits`` positional; ``NotebookEngineClient``'s ``pause_notebook_engine``,
+``resume_notebook_engine``, ``resize_notebook_engine_storage``, ``wait`` and
+``create_notebook_engine(parent, notebook_engine, notebook_engine_id)``. (The signatures themselves are compared by
 ``tests/official_surface.py``.)
 """
 
@@ -19,6 +21,8 @@ from ai_engine_manager.dai_license.metadata import dai_license_metadata_from_api
 from ai_engine_manager.drive import H2ODriveClient
 from ai_engine_manager.exception import CustomApiException
 from ai_engine_manager.h2o_engine.size import H2OEngineSizeLimits
+from ai_engine_manager.notebook_engine.notebook_engine import NotebookEngine
+from ai_engine_manager.notebook_engine.state import NotebookEngineState
 from ai_engine_manager.secure_store import H2OSecureStoreClient
 
 
@@ -111,6 +115,43 @@ class H2OEngineOfficialNamesTest(unittest.TestCase):
         self.assertEqual((raw.node_count, raw.memory_bytes), (2, "200"))
         compressed = h2o.calculate_h2o_engine_size_compressed_dataset(100, 100, H2OEngineSizeLimits(memory_bytes_per_node_min="100", node_count_min=2))
         self.assertEqual((compressed.node_count, compressed.memory_bytes), (2, "160k"))
+
+
+@requires("notebook_engine", "notebook_engine_profile", "notebook_engine_image")
+class NotebookEngineOfficialNamesTest(unittest.TestCase):
+    def test_client_actions_and_wait(self) -> None:
+        notebooks = support.clients("alice").notebook_engine_client
+        parent = "workspaces/" + unique("py")
+        # parent, notebook_engine, notebook_engine_id: the official order.
+        engine = notebooks.create_notebook_engine(parent, NotebookEngine(
+            profile="workspaces/global/notebookEngineProfiles/default",
+            notebook_image="workspaces/global/notebookEngineImages/default",
+            cpu=1, memory_bytes="2Gi", storage_bytes="2Gi",
+        ), "official")
+        self.assertEqual(engine.name, f"{parent}/notebookEngines/official")
+        running = notebooks.wait(engine.name, 60)
+        self.assertEqual(running.state, NotebookEngineState.STATE_RUNNING)  # type: ignore[union-attr]
+        self.assertEqual(notebooks.list_notebook_engines(parent, 1).total_size, 1)
+        self.assertEqual([e.name for e in notebooks.list_all_notebook_engines(parent)], [engine.name])
+
+        self.assertEqual(notebooks.pause_notebook_engine(engine.name).name, engine.name)
+        self.assertEqual(notebooks.wait(engine.name, 60).state, NotebookEngineState.STATE_PAUSED)  # type: ignore[union-attr]
+        with self.assertRaises(CustomApiException) as caught:
+            notebooks.pause_notebook_engine(engine.name)
+        self.assertEqual(caught.exception.code_name, "FAILED_PRECONDITION")
+        notebooks.resume_notebook_engine(engine.name)
+        self.assertEqual(notebooks.wait(engine.name, 60).state, NotebookEngineState.STATE_RUNNING)  # type: ignore[union-attr]
+
+        resized = notebooks.resize_notebook_engine_storage(engine.name, "3Gi")
+        self.assertTrue(resized.storage_resizing or resized.storage_bytes == "3Gi")
+        with self.assertRaises(CustomApiException) as caught:
+            notebooks.resize_notebook_engine_storage(engine.name, "1Gi")
+        # Smaller than the size in place, or a second resize while the first runs.
+        self.assertIn(caught.exception.code_name, {"INVALID_ARGUMENT", "FAILED_PRECONDITION"})
+
+        notebooks.delete_notebook_engine(engine.name)
+        self.assertIsNone(notebooks.wait(engine.name, 60))
+        self.assertIsNone(notebooks.wait(f"{parent}/notebookEngines/never-was"))
 
 
 if __name__ == "__main__":

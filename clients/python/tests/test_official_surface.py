@@ -22,6 +22,17 @@ class AllowlistTest(unittest.TestCase):
         for key, reason in entries.items():
             self.assertTrue(reason.strip(), key)
 
+    def test_patterns_allow_only_defaulted_extras(self) -> None:
+        allowed = {"*Client.list_*(filter)": "extra", "A.b(c)": "exact"}
+        extra = "official: absent; ours: keyword-only, no position, default ''"
+        self.assertEqual(official_surface.allowed_by("XClient.list_x(filter)", extra, allowed), "*Client.list_*(filter)")
+        self.assertEqual(official_surface.allowed_by("A.b(c)", "official: anything", allowed), "A.b(c)")
+        moved = "official: positional_or_keyword, position 3, default ''; ours: keyword-only, no position, default ''"
+        self.assertIsNone(official_surface.allowed_by("XClient.list_x(filter)", moved, allowed))
+        required = "official: absent; ours: positional_or_keyword, position 1, required"
+        self.assertIsNone(official_surface.allowed_by("XClient.list_x(filter)", required, allowed))
+        self.assertIsNone(official_surface.allowed_by("XClient.get_x(filter)", extra, allowed))
+
 
 @unittest.skipUnless(HAVE_OFFICIAL, "the official h2o_engine_manager package is not installed (runs in npm run test:official)")
 class OfficialSurfaceTest(unittest.TestCase):

@@ -140,9 +140,9 @@ class RequestShapeTest(unittest.TestCase):
         h2o_engine.download_logs()
         h2o_engine.delete()
 
-        notebook = notebooks.create_notebook_engine("w", "n", profile=f"{W}/notebookEngineProfiles/p",
-                                                    notebook_image=f"{W}/notebookEngineImages/i", shared=True,
-                                                    storage_bytes="1Gi", validate_only=True)
+        notebook = notebooks.create_notebook_engine("w", None, "n", profile=f"{W}/notebookEngineProfiles/p",
+                                                          notebook_image=f"{W}/notebookEngineImages/i", shared=True,
+                                                          storage_bytes="1Gi", validate_only=True)
         notebooks.create_notebook_engine("w", notebook_engine=notebook)
         notebooks.get_notebook_engine(f"{W}/notebookEngines/n")
         notebooks.list_notebook_engines("w")
@@ -150,6 +150,10 @@ class RequestShapeTest(unittest.TestCase):
         notebooks.update_notebook_engine(notebook, "display_name")
         notebooks.access_notebook_engine(f"{W}/notebookEngines/n")
         notebooks.delete_notebook_engine(f"{W}/notebookEngines/n")
+        notebooks.pause_notebook_engine(f"{W}/notebookEngines/n")
+        notebooks.resume_notebook_engine(f"{W}/notebookEngines/n")
+        notebooks.resize_notebook_engine_storage(f"{W}/notebookEngines/n", "10Gi")
+        notebooks.wait(f"{W}/notebookEngines/n")
         notebook.refresh()
         notebook.pause()
         notebook.resume()
@@ -181,7 +185,8 @@ class RequestShapeTest(unittest.TestCase):
         list(processes.stream_output(f"{SANDBOX}/processes/p", start_offset=5))
         processes.send_signal(f"{SANDBOX}/processes/p", signal=9)
         PortClient(connection).create_port(SANDBOX, 8080, display_name="web", public=True)
-        EngineClient(connection).list_all_engines_all_workspaces(filter="state = STATE_RUNNING")
+        EngineClient(connection).list_all_engines_all_workspaces(filter_expr="state = STATE_RUNNING")
+        EngineClient(connection).list_engines_all_workspaces(1, "", "name", "state = STATE_RUNNING")
 
         rpcs = set()
         for rpc, request in connection.calls:

@@ -27,6 +27,7 @@ from ai_engine_manager.dai_engine_profile.mapper import dai_engine_profile_to_ap
 from ai_engine_manager.dai_engine_profile.mapper import dai_engine_profiles_page_from_api
 from ai_engine_manager.dai_engine_profile.page import DAIEngineProfilesPage
 from ai_engine_manager.dai_engine_profile.profile import DAIEngineProfile
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["DAIEngineProfileClient"]
@@ -96,9 +97,9 @@ class DAIEngineProfileClient(ClientBase):
     def list_dai_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> DAIEngineProfilesPage:
@@ -178,7 +179,6 @@ class DAIEngineProfileClient(ClientBase):
     def update_dai_engine_profile(
         self,
         dai_engine_profile: DAIEngineProfile,
-        *,
         update_mask: str | list[str] = "*",
     ) -> DAIEngineProfile:
         """Changes the fields of a DAI engine profile named in `update_mask`. Administrators
@@ -266,7 +266,6 @@ class DAIEngineProfileClient(ClientBase):
     def list_assigned_dai_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
     ) -> DAIEngineProfilesPage:
@@ -324,4 +323,63 @@ class DAIEngineProfileClient(ClientBase):
             page_token = page.next_page_token
             if not page_token:
                 return found
+
+    def delete_all_dai_engine_profiles(self, parent: str) -> None:
+        """Deletes every DAIEngineProfile of a workspace, one by one, as listed by
+        :meth:`list_all_dai_engine_profiles`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_dai_engine_profiles(parent):
+            self.delete_dai_engine_profile(item.name)
+
+    def apply_dai_engine_profile_configs(
+        self,
+        configs: Iterable[DAIEngineProfile | object],
+        parent: str = "workspaces/global",
+    ) -> list[DAIEngineProfile]:
+        """Makes the DAIEngineProfile objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_dai_engine_profiles`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: DAIEngineProfile objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``dai_engine_profile_id`` and
+                ``to_dai_engine_profile()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every DAIEngineProfile of the workspace afterwards, as
+            :meth:`list_all_dai_engine_profiles` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "dai_engine_profile", DAIEngineProfile) for config in configs]
+        self.delete_all_dai_engine_profiles(parent)
+        for item, item_id in prepared:
+            self.create_dai_engine_profile(parent, item, item_id)
+        return self.list_all_dai_engine_profiles(parent)
+
+    def get_first_dai_engine_profile(self, workspace: str) -> DAIEngineProfile | None:
+        """The first DAIEngineProfile that :meth:`list_assigned_dai_engine_profiles` returns
+        for a workspace, or ``None`` when there is none.
+
+        Args:
+            workspace: The workspace, `workspaces/{workspace}`.
+
+        Returns:
+            The first DAIEngineProfile of the first page, or ``None``.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        page = self.list_assigned_dai_engine_profiles(workspace)
+        return page.dai_engine_profiles[0] if page.dai_engine_profiles else None
     # END GENERATED METHODS

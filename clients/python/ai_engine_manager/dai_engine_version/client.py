@@ -19,6 +19,7 @@ from ai_engine_manager.dai_engine_version.mapper import dai_engine_version_to_ap
 from ai_engine_manager.dai_engine_version.mapper import dai_engine_versions_page_from_api
 from ai_engine_manager.dai_engine_version.page import DAIEngineVersionsPage
 from ai_engine_manager.dai_engine_version.version import DAIEngineVersion
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["DAIEngineVersionClient"]
@@ -88,9 +89,9 @@ class DAIEngineVersionClient(ClientBase):
     def list_dai_engine_versions(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> DAIEngineVersionsPage:
@@ -167,7 +168,6 @@ class DAIEngineVersionClient(ClientBase):
     def update_dai_engine_version(
         self,
         dai_engine_version: DAIEngineVersion,
-        *,
         update_mask: str | list[str] = "*",
     ) -> DAIEngineVersion:
         """Changes the fields of a Driverless AI version named in `update_mask`. Engines that
@@ -215,7 +215,6 @@ class DAIEngineVersionClient(ClientBase):
     def assign_dai_engine_version_aliases(
         self,
         name: str,
-        *,
         aliases: list[str] | None = None,
     ) -> list[DAIEngineVersion]:
         """Replaces the aliases of a Driverless AI version. An alias that another version of
@@ -244,4 +243,63 @@ class DAIEngineVersionClient(ClientBase):
         })
         response = self._connection.call("enginemanager.v1.DAIEngineVersionService.AssignDAIEngineVersionAliases", request)
         return [dai_engine_version_from_api(item) for item in response.get("daiEngineVersions") or []]
+
+    def delete_all_dai_engine_versions(self, parent: str) -> None:
+        """Deletes every DAIEngineVersion of a workspace, one by one, as listed by
+        :meth:`list_all_dai_engine_versions`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_dai_engine_versions(parent):
+            self.delete_dai_engine_version(item.name)
+
+    def apply_dai_engine_version_configs(
+        self,
+        configs: Iterable[DAIEngineVersion | object],
+        parent: str = "workspaces/global",
+    ) -> list[DAIEngineVersion]:
+        """Makes the DAIEngineVersion objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_dai_engine_versions`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: DAIEngineVersion objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``dai_engine_version_id`` and
+                ``to_dai_engine_version()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every DAIEngineVersion of the workspace afterwards, as
+            :meth:`list_all_dai_engine_versions` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "dai_engine_version", DAIEngineVersion) for config in configs]
+        self.delete_all_dai_engine_versions(parent)
+        for item, item_id in prepared:
+            self.create_dai_engine_version(parent, item, item_id)
+        return self.list_all_dai_engine_versions(parent)
+
+    def get_first_dai_engine_version(self, workspace: str) -> DAIEngineVersion | None:
+        """The first DAIEngineVersion that :meth:`list_dai_engine_versions` returns for a
+        workspace, or ``None`` when there is none.
+
+        Args:
+            workspace: The workspace, `workspaces/{workspace}`.
+
+        Returns:
+            The first DAIEngineVersion of the first page, or ``None``.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        page = self.list_dai_engine_versions(workspace)
+        return page.dai_engine_versions[0] if page.dai_engine_versions else None
     # END GENERATED METHODS

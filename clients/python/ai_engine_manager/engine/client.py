@@ -30,7 +30,7 @@ class EngineClient(ClientBase):
         page_size: int = 0,
         page_token: str = "",
         order_by: str = "",
-        filter: str = "",
+        filter_expr: str = "",
     ) -> EnginesPage:
         """Lists one page of the engines of a workspace that the caller can see, of every type.
 
@@ -41,7 +41,7 @@ class EngineClient(ClientBase):
             page_token: The ``next_page_token`` of the previous page.
             order_by: The sort order, for example ``"version desc, create_time desc"``.
                 Default ``create_time desc``.
-            filter: An AIP-160 filter, for example
+            filter_expr: An AIP-160 filter, for example
                 ``"deprecated_version = true AND state = STATE_RUNNING"``.
 
         Returns:
@@ -58,7 +58,7 @@ class EngineClient(ClientBase):
                 "pageSize": page_size,
                 "pageToken": page_token,
                 "orderBy": order_by,
-                "filter": filter,
+                "filter": filter_expr,
             },
         )
         return engines_page_from_api(response)
@@ -67,7 +67,7 @@ class EngineClient(ClientBase):
         self,
         workspace_id: str | None = None,
         order_by: str = "",
-        filter: str = "",
+        filter_expr: str = "",
         page_size: int = 0,
     ) -> list[Engine]:
         """Lists every engine of a workspace that the caller can see, following all pages.
@@ -75,7 +75,7 @@ class EngineClient(ClientBase):
         Args:
             workspace_id: The workspace; see :meth:`list_engines`.
             order_by: The sort order; see :meth:`list_engines`.
-            filter: An AIP-160 filter; see :meth:`list_engines`.
+            filter_expr: An AIP-160 filter; see :meth:`list_engines`.
             page_size: How many engines to fetch per request: 0 means 50.
 
         Returns:
@@ -84,20 +84,45 @@ class EngineClient(ClientBase):
         found: list[Engine] = []
         token = ""
         while True:
-            page = self.list_engines(workspace_id, page_size, token, order_by, filter)
+            page = self.list_engines(workspace_id, page_size, token, order_by, filter_expr)
             found.extend(page.engines)
             token = page.next_page_token
             if not token:
                 return found
 
-    def list_all_engines_all_workspaces(self, order_by: str = "", filter: str = "") -> list[Engine]:
-        """Lists every engine of every workspace. Needs
+    def list_engines_all_workspaces(
+        self,
+        page_size: int = 0,
+        page_token: str = "",
+        order_by: str = "",
+        filter_expr: str = "",
+    ) -> EnginesPage:
+        """Lists one page of the engines of every workspace. Needs
+        ``actions/enginemanager/engines/LIST_ALL`` on the engine manager, which administrators
+        have.
+
+        Args:
+            page_size: The most engines to return; see :meth:`list_engines`.
+            page_token: The ``next_page_token`` of the previous page.
+            order_by: The sort order; see :meth:`list_engines`.
+            filter_expr: An AIP-160 filter; see :meth:`list_engines`.
+
+        Returns:
+            The page: ``engines``, ``next_page_token`` and ``total_size``.
+
+        Raises:
+            CustomApiException: PERMISSION_DENIED without LIST_ALL.
+        """
+        return self.list_engines("-", page_size, page_token, order_by, filter_expr)
+
+    def list_all_engines_all_workspaces(self, order_by: str = "", filter_expr: str = "") -> list[Engine]:
+        """Lists every engine of every workspace, following all pages. Needs
         ``actions/enginemanager/engines/LIST_ALL`` on the engine manager, which administrators
         have.
 
         Args:
             order_by: The sort order; see :meth:`list_engines`.
-            filter: An AIP-160 filter; see :meth:`list_engines`.
+            filter_expr: An AIP-160 filter; see :meth:`list_engines`.
 
         Returns:
             All matching engines.
@@ -105,4 +130,4 @@ class EngineClient(ClientBase):
         Raises:
             CustomApiException: PERMISSION_DENIED without LIST_ALL.
         """
-        return self.list_all_engines("-", order_by, filter)
+        return self.list_all_engines("-", order_by, filter_expr)

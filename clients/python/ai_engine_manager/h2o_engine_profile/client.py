@@ -20,6 +20,7 @@ from ai_engine_manager.h2o_engine_profile.mapper import h2o_engine_profile_to_ap
 from ai_engine_manager.h2o_engine_profile.mapper import h2o_engine_profiles_page_from_api
 from ai_engine_manager.h2o_engine_profile.page import H2OEngineProfilesPage
 from ai_engine_manager.h2o_engine_profile.profile import H2OEngineProfile
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["H2OEngineProfileClient"]
@@ -89,9 +90,9 @@ class H2OEngineProfileClient(ClientBase):
     def list_h2o_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> H2OEngineProfilesPage:
@@ -171,7 +172,6 @@ class H2OEngineProfileClient(ClientBase):
     def update_h2o_engine_profile(
         self,
         h2o_engine_profile: H2OEngineProfile,
-        *,
         update_mask: str | list[str] = "*",
     ) -> H2OEngineProfile:
         """Changes the fields of an H2O engine profile named in `update_mask`. Administrators
@@ -258,7 +258,6 @@ class H2OEngineProfileClient(ClientBase):
     def list_assigned_h2o_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
     ) -> H2OEngineProfilesPage:
@@ -316,4 +315,63 @@ class H2OEngineProfileClient(ClientBase):
             page_token = page.next_page_token
             if not page_token:
                 return found
+
+    def delete_all_h2o_engine_profiles(self, parent: str) -> None:
+        """Deletes every H2OEngineProfile of a workspace, one by one, as listed by
+        :meth:`list_all_h2o_engine_profiles`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_h2o_engine_profiles(parent):
+            self.delete_h2o_engine_profile(item.name)
+
+    def apply_h2o_engine_profile_configs(
+        self,
+        configs: Iterable[H2OEngineProfile | object],
+        parent: str = "workspaces/global",
+    ) -> list[H2OEngineProfile]:
+        """Makes the H2OEngineProfile objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_h2o_engine_profiles`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: H2OEngineProfile objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``h2o_engine_profile_id`` and
+                ``to_h2o_engine_profile()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every H2OEngineProfile of the workspace afterwards, as
+            :meth:`list_all_h2o_engine_profiles` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "h2o_engine_profile", H2OEngineProfile) for config in configs]
+        self.delete_all_h2o_engine_profiles(parent)
+        for item, item_id in prepared:
+            self.create_h2o_engine_profile(parent, item, item_id)
+        return self.list_all_h2o_engine_profiles(parent)
+
+    def get_first_h2o_engine_profile(self, workspace: str) -> H2OEngineProfile | None:
+        """The first H2OEngineProfile that :meth:`list_assigned_h2o_engine_profiles` returns
+        for a workspace, or ``None`` when there is none.
+
+        Args:
+            workspace: The workspace, `workspaces/{workspace}`.
+
+        Returns:
+            The first H2OEngineProfile of the first page, or ``None``.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        page = self.list_assigned_h2o_engine_profiles(workspace)
+        return page.h2o_engine_profiles[0] if page.h2o_engine_profiles else None
     # END GENERATED METHODS

@@ -16,6 +16,7 @@ from ai_engine_manager.h2o_engine_version.mapper import h2o_engine_version_to_ap
 from ai_engine_manager.h2o_engine_version.mapper import h2o_engine_versions_page_from_api
 from ai_engine_manager.h2o_engine_version.page import H2OEngineVersionsPage
 from ai_engine_manager.h2o_engine_version.version import H2OEngineVersion
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["H2OEngineVersionClient"]
@@ -84,9 +85,9 @@ class H2OEngineVersionClient(ClientBase):
     def list_h2o_engine_versions(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> H2OEngineVersionsPage:
@@ -163,7 +164,6 @@ class H2OEngineVersionClient(ClientBase):
     def update_h2o_engine_version(
         self,
         h2o_engine_version: H2OEngineVersion,
-        *,
         update_mask: str | list[str] = "*",
     ) -> H2OEngineVersion:
         """Changes the fields of an H2O version named in `update_mask`. Engines that already
@@ -211,7 +211,6 @@ class H2OEngineVersionClient(ClientBase):
     def assign_h2o_engine_version_aliases(
         self,
         name: str,
-        *,
         aliases: list[str] | None = None,
     ) -> list[H2OEngineVersion]:
         """Replaces the aliases of an H2O version. An alias that another version of the same
@@ -240,4 +239,63 @@ class H2OEngineVersionClient(ClientBase):
         })
         response = self._connection.call("enginemanager.v1.H2OEngineVersionService.AssignH2OEngineVersionAliases", request)
         return [h2o_engine_version_from_api(item) for item in response.get("h2oEngineVersions") or []]
+
+    def delete_all_h2o_engine_versions(self, parent: str) -> None:
+        """Deletes every H2OEngineVersion of a workspace, one by one, as listed by
+        :meth:`list_all_h2o_engine_versions`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_h2o_engine_versions(parent):
+            self.delete_h2o_engine_version(item.name)
+
+    def apply_h2o_engine_version_configs(
+        self,
+        configs: Iterable[H2OEngineVersion | object],
+        parent: str = "workspaces/global",
+    ) -> list[H2OEngineVersion]:
+        """Makes the H2OEngineVersion objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_h2o_engine_versions`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: H2OEngineVersion objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``h2o_engine_version_id`` and
+                ``to_h2o_engine_version()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every H2OEngineVersion of the workspace afterwards, as
+            :meth:`list_all_h2o_engine_versions` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "h2o_engine_version", H2OEngineVersion) for config in configs]
+        self.delete_all_h2o_engine_versions(parent)
+        for item, item_id in prepared:
+            self.create_h2o_engine_version(parent, item, item_id)
+        return self.list_all_h2o_engine_versions(parent)
+
+    def get_first_h2o_engine_version(self, workspace: str) -> H2OEngineVersion | None:
+        """The first H2OEngineVersion that :meth:`list_h2o_engine_versions` returns for a
+        workspace, or ``None`` when there is none.
+
+        Args:
+            workspace: The workspace, `workspaces/{workspace}`.
+
+        Returns:
+            The first H2OEngineVersion of the first page, or ``None``.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        page = self.list_h2o_engine_versions(workspace)
+        return page.h2o_engine_versions[0] if page.h2o_engine_versions else None
     # END GENERATED METHODS

@@ -20,12 +20,14 @@ Example:
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ai_engine_manager import _codec as _c
+from ai_engine_manager import _wait
 from ai_engine_manager._client_base import ClientBase
 from ai_engine_manager.engine_id.generator import generate_engine_id
-from ai_engine_manager.exception import CustomApiException
+from ai_engine_manager.exception import CustomApiException, TimeoutException
 from ai_engine_manager.notebook_engine.mapper import (
     notebook_engine_from_api,
     notebook_engine_to_api,
@@ -33,6 +35,7 @@ from ai_engine_manager.notebook_engine.mapper import (
 )
 from ai_engine_manager.notebook_engine.notebook_engine import NotebookEngine
 from ai_engine_manager.notebook_engine.page import NotebookEnginesPage
+from ai_engine_manager.notebook_engine.state import NotebookEngineState
 
 __all__ = ["NotebookEngineClient"]
 
@@ -49,8 +52,8 @@ class NotebookEngineClient(ClientBase):
     def create_notebook_engine(
         self,
         parent: str | None = None,
-        notebook_engine_id: str | None = None,
         notebook_engine: NotebookEngine | None = None,
+        notebook_engine_id: str | None = None,
         *,
         profile: str = "",
         notebook_image: str = "",
@@ -69,12 +72,14 @@ class NotebookEngineClient(ClientBase):
         wait until it runs.
 
         Describe the engine either as a :class:`NotebookEngine` in ``notebook_engine`` or with the
-        keyword arguments; settings left unset take the profile's defaults.
+        keyword arguments; settings left unset take the profile's defaults. The first three
+        parameters come in the official client's order: ``create_notebook_engine(parent,
+        notebook_engine, notebook_engine_id)``.
 
         Args:
             parent: The workspace; the client's default when ``None``.
-            notebook_engine_id: The engine's id; generated from the display name when ``None``.
             notebook_engine: The engine to create; the keyword arguments are ignored when given.
+            notebook_engine_id: The engine's id; generated from the display name when ``None``.
             profile: The profile,
                 ``workspaces/{workspace}/notebookEngineProfiles/{notebook_engine_profile}``.
                 Required.
@@ -259,6 +264,94 @@ class NotebookEngineClient(ClientBase):
         """
         response = self._connection.call(_SERVICE + "AccessNotebookEngine", {"name": name})
         return _c.string(response.get("uri"))
+
+    def pause_notebook_engine(self, name: str) -> NotebookEngine:
+        """Pauses a notebook engine: stops it and keeps its storage. Returns at once; the engine
+        goes through ``STATE_PAUSING`` to ``STATE_PAUSED`` (:meth:`wait`).
+
+        Args:
+            name: The engine's name, ``workspaces/{workspace}/notebookEngines/{notebook_engine}``.
+
+        Returns:
+            The engine, now pausing.
+
+        Raises:
+            CustomApiException: FAILED_PRECONDITION when it cannot be paused in its current state.
+        """
+        return self._bind(self._action("PauseNotebookEngine", name, {}))
+
+    def resume_notebook_engine(self, name: str) -> NotebookEngine:
+        """Resumes a paused or failed notebook engine on its kept storage. Returns at once; the
+        engine goes through ``STATE_STARTING`` to ``STATE_RUNNING`` (:meth:`wait`).
+
+        Args:
+            name: The engine's name.
+
+        Returns:
+            The engine, now starting.
+
+        Raises:
+            CustomApiException: FAILED_PRECONDITION when it is neither paused nor failed.
+        """
+        return self._bind(self._action("ResumeNotebookEngine", name, {}))
+
+    def resize_notebook_engine_storage(self, name: str, new_storage: str | int) -> NotebookEngine:
+        """Grows a notebook engine's storage volume. ``storage_resizing`` stays true until the new
+        size is in place.
+
+        Args:
+            name: The engine's name.
+            new_storage: The new size, a quantity such as ``"50Gi"`` or an ``int`` number of
+                bytes. It must be larger than ``storage_bytes``.
+
+        Returns:
+            The engine after the request.
+
+        Raises:
+            CustomApiException: INVALID_ARGUMENT when the size is not larger, or outside the
+                profile's storage constraint.
+        """
+        return self._bind(self._action("ResizeNotebookEngineStorage", name, {"newStorageBytes": _c.quantity_to_api(new_storage)}))
+
+    def wait(self, name: str, timeout_seconds: float | None = None) -> NotebookEngine | None:
+        """Blocks until a notebook engine is no longer reconciling (running, paused, terminated or
+        failed), or is gone, as the official client's ``wait`` does.
+
+        Unlike :meth:`NotebookEngine.wait <ai_engine_manager.notebook_engine.notebook_engine.NotebookEngine.wait>`,
+        a failed engine is returned rather than raised. Polls at the client's
+        ``poll_interval_seconds`` (by default a quarter second, slowing down to five seconds).
+
+        Args:
+            name: The engine's name.
+            timeout_seconds: How long to wait at most; ``None`` waits as long as it takes.
+
+        Returns:
+            The engine as last read, or ``None`` when it no longer exists.
+
+        Raises:
+            TimeoutException: when the time runs out first.
+            CustomApiException: when the engine cannot be read.
+        """
+        settled = {
+            NotebookEngineState.STATE_RUNNING,
+            NotebookEngineState.STATE_PAUSED,
+            NotebookEngineState.STATE_TERMINATED,
+            NotebookEngineState.STATE_FAILED,
+        }
+        deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+        for pause in _wait.intervals(self.poll_interval_seconds):
+            try:
+                engine = self.get_notebook_engine(name)
+            except CustomApiException as e:
+                if e.code_name == "NOT_FOUND":
+                    return None
+                raise
+            if engine.state in settled and not engine.reconciling:
+                return engine
+            if deadline is not None and time.monotonic() + pause > deadline:
+                raise TimeoutException(f"{name} is still {engine.state.name} (reconciling: {engine.reconciling}) after {timeout_seconds} seconds")
+            time.sleep(pause)
+        raise AssertionError("unreachable")
 
     # The engine objects' actions call these.
 

@@ -16,6 +16,7 @@ from ai_engine_manager.notebook_engine_image.mapper import notebook_engine_image
 from ai_engine_manager.notebook_engine_image.mapper import notebook_engine_image_to_api
 from ai_engine_manager.notebook_engine_image.mapper import notebook_engine_images_page_from_api
 from ai_engine_manager.notebook_engine_image.page import NotebookEngineImagesPage
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["NotebookEngineImageClient"]
@@ -31,7 +32,6 @@ class NotebookEngineImageClient(ClientBase):
         self,
         parent: str,
         notebook_engine_image: NotebookEngineImage,
-        *,
         notebook_engine_image_id: str = "",
     ) -> NotebookEngineImage:
         """Creates a notebook engine image. Fails with ALREADY_EXISTS when the id is taken.
@@ -82,9 +82,9 @@ class NotebookEngineImageClient(ClientBase):
     def list_notebook_engine_images(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> NotebookEngineImagesPage:
@@ -157,7 +157,6 @@ class NotebookEngineImageClient(ClientBase):
     def update_notebook_engine_image(
         self,
         notebook_engine_image: NotebookEngineImage,
-        *,
         update_mask: str | list[str] = "*",
     ) -> NotebookEngineImage:
         """Changes the fields of a notebook engine image named in `update_mask`.
@@ -201,4 +200,47 @@ class NotebookEngineImageClient(ClientBase):
             "name": name,
         })
         self._connection.call("enginemanager.v1.NotebookEngineImageService.DeleteNotebookEngineImage", request)
+
+    def delete_all_notebook_engine_images(self, parent: str) -> None:
+        """Deletes every NotebookEngineImage of a workspace, one by one, as listed by
+        :meth:`list_all_notebook_engine_images`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_notebook_engine_images(parent):
+            self.delete_notebook_engine_image(item.name)
+
+    def apply_notebook_engine_image_configs(
+        self,
+        configs: Iterable[NotebookEngineImage | object],
+        parent: str = "workspaces/global",
+    ) -> list[NotebookEngineImage]:
+        """Makes the NotebookEngineImage objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_notebook_engine_images`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: NotebookEngineImage objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``notebook_engine_image_id`` and
+                ``to_notebook_engine_image()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every NotebookEngineImage of the workspace afterwards, as
+            :meth:`list_all_notebook_engine_images` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "notebook_engine_image", NotebookEngineImage) for config in configs]
+        self.delete_all_notebook_engine_images(parent)
+        for item, item_id in prepared:
+            self.create_notebook_engine_image(parent, item, item_id)
+        return self.list_all_notebook_engine_images(parent)
     # END GENERATED METHODS

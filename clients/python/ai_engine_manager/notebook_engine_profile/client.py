@@ -20,6 +20,7 @@ from ai_engine_manager.notebook_engine_profile.mapper import notebook_engine_pro
 from ai_engine_manager.notebook_engine_profile.mapper import notebook_engine_profiles_page_from_api
 from ai_engine_manager.notebook_engine_profile.page import NotebookEngineProfilesPage
 from ai_engine_manager.notebook_engine_profile.profile import NotebookEngineProfile
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["NotebookEngineProfileClient"]
@@ -89,9 +90,9 @@ class NotebookEngineProfileClient(ClientBase):
     def list_notebook_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> NotebookEngineProfilesPage:
@@ -171,7 +172,6 @@ class NotebookEngineProfileClient(ClientBase):
     def update_notebook_engine_profile(
         self,
         notebook_engine_profile: NotebookEngineProfile,
-        *,
         update_mask: str | list[str] = "*",
     ) -> NotebookEngineProfile:
         """Changes the fields of a notebook engine profile named in `update_mask`.
@@ -258,7 +258,6 @@ class NotebookEngineProfileClient(ClientBase):
     def list_assigned_notebook_engine_profiles(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
     ) -> NotebookEngineProfilesPage:
@@ -316,4 +315,47 @@ class NotebookEngineProfileClient(ClientBase):
             page_token = page.next_page_token
             if not page_token:
                 return found
+
+    def delete_all_notebook_engine_profiles(self, parent: str) -> None:
+        """Deletes every NotebookEngineProfile of a workspace, one by one, as listed by
+        :meth:`list_all_notebook_engine_profiles`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_notebook_engine_profiles(parent):
+            self.delete_notebook_engine_profile(item.name)
+
+    def apply_notebook_engine_profile_configs(
+        self,
+        configs: Iterable[NotebookEngineProfile | object],
+        parent: str = "workspaces/global",
+    ) -> list[NotebookEngineProfile]:
+        """Makes the NotebookEngineProfile objects of a workspace exactly the given ones:
+        deletes every one there (:meth:`delete_all_notebook_engine_profiles`), then creates
+        each configuration in order.
+
+        Args:
+            configs: What to create: NotebookEngineProfile objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``notebook_engine_profile_id`` and
+                ``to_notebook_engine_profile()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every NotebookEngineProfile of the workspace afterwards, as
+            :meth:`list_all_notebook_engine_profiles` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "notebook_engine_profile", NotebookEngineProfile) for config in configs]
+        self.delete_all_notebook_engine_profiles(parent)
+        for item, item_id in prepared:
+            self.create_notebook_engine_profile(parent, item, item_id)
+        return self.list_all_notebook_engine_profiles(parent)
     # END GENERATED METHODS

@@ -19,6 +19,7 @@ from ai_engine_manager.sandbox_engine_image.mapper import sandbox_engine_image_f
 from ai_engine_manager.sandbox_engine_image.mapper import sandbox_engine_image_to_api
 from ai_engine_manager.sandbox_engine_image.mapper import sandbox_engine_images_page_from_api
 from ai_engine_manager.sandbox_engine_image.page import SandboxEngineImagesPage
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["SandboxEngineImageClient"]
@@ -34,7 +35,6 @@ class SandboxEngineImageClient(ClientBase):
         self,
         parent: str,
         sandbox_engine_image: SandboxEngineImage,
-        *,
         sandbox_engine_image_id: str = "",
     ) -> SandboxEngineImage:
         """Creates a sandbox engine image. Fails with ALREADY_EXISTS when the id is taken.
@@ -85,9 +85,9 @@ class SandboxEngineImageClient(ClientBase):
     def list_sandbox_engine_images(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> SandboxEngineImagesPage:
@@ -160,7 +160,6 @@ class SandboxEngineImageClient(ClientBase):
     def update_sandbox_engine_image(
         self,
         sandbox_engine_image: SandboxEngineImage,
-        *,
         update_mask: str | list[str] = "*",
     ) -> SandboxEngineImage:
         """Changes the fields of a sandbox engine image named in `update_mask`.
@@ -204,4 +203,47 @@ class SandboxEngineImageClient(ClientBase):
             "name": name,
         })
         self._connection.call("enginemanager.v1.SandboxEngineImageService.DeleteSandboxEngineImage", request)
+
+    def delete_all_sandbox_engine_images(self, parent: str) -> None:
+        """Deletes every SandboxEngineImage of a workspace, one by one, as listed by
+        :meth:`list_all_sandbox_engine_images`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_sandbox_engine_images(parent):
+            self.delete_sandbox_engine_image(item.name)
+
+    def apply_sandbox_engine_image_configs(
+        self,
+        configs: Iterable[SandboxEngineImage | object],
+        parent: str = "workspaces/global",
+    ) -> list[SandboxEngineImage]:
+        """Makes the SandboxEngineImage objects of a workspace exactly the given ones: deletes
+        every one there (:meth:`delete_all_sandbox_engine_images`), then creates each
+        configuration in order.
+
+        Args:
+            configs: What to create: SandboxEngineImage objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``sandbox_engine_image_id`` and
+                ``to_sandbox_engine_image()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every SandboxEngineImage of the workspace afterwards, as
+            :meth:`list_all_sandbox_engine_images` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "sandbox_engine_image", SandboxEngineImage) for config in configs]
+        self.delete_all_sandbox_engine_images(parent)
+        for item, item_id in prepared:
+            self.create_sandbox_engine_image(parent, item, item_id)
+        return self.list_all_sandbox_engine_images(parent)
     # END GENERATED METHODS

@@ -22,6 +22,7 @@ from ai_engine_manager.sandbox_engine_template.mapper import sandbox_engine_temp
 from ai_engine_manager.sandbox_engine_template.mapper import sandbox_engine_templates_page_from_api
 from ai_engine_manager.sandbox_engine_template.page import SandboxEngineTemplatesPage
 from ai_engine_manager.sandbox_engine_template.template import SandboxEngineTemplate
+from collections.abc import Iterable
 # END GENERATED IMPORTS
 
 __all__ = ["SandboxEngineTemplateClient"]
@@ -37,7 +38,6 @@ class SandboxEngineTemplateClient(ClientBase):
         self,
         parent: str,
         sandbox_engine_template: SandboxEngineTemplate,
-        *,
         sandbox_engine_template_id: str = "",
     ) -> SandboxEngineTemplate:
         """Creates a sandbox engine template. Fails with ALREADY_EXISTS when the id is taken.
@@ -88,9 +88,9 @@ class SandboxEngineTemplateClient(ClientBase):
     def list_sandbox_engine_templates(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
+        *,
         order_by: str = "",
         filter: str = "",
     ) -> SandboxEngineTemplatesPage:
@@ -163,7 +163,6 @@ class SandboxEngineTemplateClient(ClientBase):
     def update_sandbox_engine_template(
         self,
         sandbox_engine_template: SandboxEngineTemplate,
-        *,
         update_mask: str | list[str] = "*",
     ) -> SandboxEngineTemplate:
         """Changes the fields of a sandbox engine template named in `update_mask`. Sandbox
@@ -211,4 +210,47 @@ class SandboxEngineTemplateClient(ClientBase):
             "name": name,
         })
         self._connection.call("enginemanager.v1.SandboxEngineTemplateService.DeleteSandboxEngineTemplate", request)
+
+    def delete_all_sandbox_engine_templates(self, parent: str) -> None:
+        """Deletes every SandboxEngineTemplate of a workspace, one by one, as listed by
+        :meth:`list_all_sandbox_engine_templates`.
+
+        Args:
+            parent: The workspace, `workspaces/{workspace}`.
+
+        Raises:
+            CustomApiException: when the server rejects a call; the ones deleted before stay
+                deleted.
+        """
+        for item in self.list_all_sandbox_engine_templates(parent):
+            self.delete_sandbox_engine_template(item.name)
+
+    def apply_sandbox_engine_template_configs(
+        self,
+        configs: Iterable[SandboxEngineTemplate | object],
+        parent: str = "workspaces/global",
+    ) -> list[SandboxEngineTemplate]:
+        """Makes the SandboxEngineTemplate objects of a workspace exactly the given ones:
+        deletes every one there (:meth:`delete_all_sandbox_engine_templates`), then creates
+        each configuration in order.
+
+        Args:
+            configs: What to create: SandboxEngineTemplate objects whose ``name`` gives the id (its last
+                segment, or a bare id), or objects with ``sandbox_engine_template_id`` and
+                ``to_sandbox_engine_template()``.
+            parent: The workspace, `workspaces/{workspace}`; by default `workspaces/global`.
+
+        Returns:
+            Every SandboxEngineTemplate of the workspace afterwards, as
+            :meth:`list_all_sandbox_engine_templates` returns them.
+
+        Raises:
+            CustomApiException: when the server rejects a call; what was deleted or created
+                before stays so.
+        """
+        prepared = [_c.config_to_create(config, "sandbox_engine_template", SandboxEngineTemplate) for config in configs]
+        self.delete_all_sandbox_engine_templates(parent)
+        for item, item_id in prepared:
+            self.create_sandbox_engine_template(parent, item, item_id)
+        return self.list_all_sandbox_engine_templates(parent)
     # END GENERATED METHODS
