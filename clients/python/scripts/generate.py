@@ -147,6 +147,9 @@ class ClientSpec:
     # of the named list method.
     helpers: bool = False
     get_first: str = ""
+    # Further optional request fields taken positionally (in proto order, before the
+    # keyword-only ones), where the official client takes them so: the sandbox clients' flags.
+    positional: set[str] = field(default_factory=set)
 
 
 # The optional request fields the official client takes positionally, in proto order.
@@ -162,11 +165,17 @@ CLIENTS: list[ClientSpec] = [
     ClientSpec("sandbox_engine_image/client", "SandboxEngineImageClient", [V1 + "SandboxEngineImageService"], official=True, helpers=True),
     ClientSpec("sandbox_engine_template/client", "SandboxEngineTemplateClient", [V1 + "SandboxEngineTemplateService"], official=True, helpers=True),
     ClientSpec("secret/client", "SecretClient", [V1 + "SecretService", V1 + "SecretVersionService"]),
-    ClientSpec("filesystem/client", "FilesystemClient", [SB + "FilesystemService"], returns={"ReadFile": "content"}),
-    ClientSpec("drive/client", "H2ODriveClient", [SB + "DriveService"]),
+    ClientSpec(
+        "filesystem/client",
+        "FilesystemClient",
+        [SB + "FilesystemService"],
+        returns={"ReadFile": "content"},
+        positional={"content", "create_parent_directories", "overwrite", "recursive"},
+    ),
+    ClientSpec("drive/client", "H2ODriveClient", [SB + "DriveService"], positional={"workspace", "create_parent_directories", "overwrite"}),
     ClientSpec("secure_store/client", "H2OSecureStoreClient", [SB + "SecureStoreService"], returns={"RevealSecretToFile": "file_info"}),
-    ClientSpec("metrics/client", "MetricsClient", [SB + "MetricsService"]),
-    ClientSpec("port/client", "PortClient", [SB + "PortService"], skip={"CreatePort"}),
+    ClientSpec("metrics/client", "MetricsClient", [SB + "MetricsService"], positional={"strict_mode"}),
+    ClientSpec("port/client", "PortClient", [SB + "PortService"], skip={"CreatePort"}, positional={"page_size", "page_token", "update_mask"}),
     ClientSpec(
         "process/client",
         "ProcessClient",
@@ -174,6 +183,7 @@ CLIENTS: list[ClientSpec] = [
         skip={"CreateProcess", "WaitProcess", "ReadProcessOutput", "StreamProcessOutput"},
         renames={"SendProcessSignal": "send_signal", "ReadProcessOutputFrames": "read_output_frames"},
         returns={"ReadProcessOutputFrames": "frames"},
+        positional={"page_size", "page_token", "filter"},
     ),
 ]
 
@@ -872,6 +882,8 @@ class Generator:
     @staticmethod
     def official_positional(spec: ClientSpec, method: Method, f: Field) -> bool:
         """Whether an optional request field is positional, as in the official client."""
+        if f.name in spec.positional:
+            return True
         if not spec.official:
             return False
         return f.name in OFFICIAL_POSITIONAL or (method.name.startswith("Create") and f.name.endswith("_id"))

@@ -58,11 +58,16 @@ SCOPE = [
     "SandboxEngineTemplateClient",
     "NotebookEngineClient",
     "EngineClient",
+    "SandboxEngineClient",
+    "FilesystemClient",
+    "H2ODriveClient",
+    "MetricsClient",
+    "PortClient",
+    "ProcessClient",
 ]
 """What the test compares: the login function, the two holder objects and these client classes
-(official names). The other clients still differ; ``--all`` lists them. ``H2ODriveClient`` is
-compared by name only (through the holders): its generated methods take ``workspace`` and the
-flags keyword-only, where the official client takes them positionally."""
+(official names). ``login`` still differs (its parameters' kinds and order, and
+``config_path``); ``--all`` lists it."""
 
 _MISSING = object()
 

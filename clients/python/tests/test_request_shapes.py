@@ -162,7 +162,7 @@ class RequestShapeTest(unittest.TestCase):
         notebook.access()
         notebook.delete()
 
-        sandbox = sandboxes.create_sandbox_engine("w", "s", sandbox_engine_image=f"{W}/sandboxEngineImages/i",
+        sandbox = sandboxes.create_sandbox_engine("w", None, "s", sandbox_engine_image=f"{W}/sandboxEngineImages/i",
                                                   sandbox_engine_template=f"{W}/sandboxEngineTemplates/t",
                                                   annotations={"a": "b"})
         sandboxes.create_sandbox_engine("w", display_name="Agent")
@@ -176,7 +176,7 @@ class RequestShapeTest(unittest.TestCase):
         sandbox.terminate()
         sandbox.delete()
 
-        processes.create_process(SANDBOX, "/bin/sh", ["-c", "true"], process_id="p", auto_run=True, working_directory="/tmp",
+        processes.create_process(SANDBOX, None, "p", True, command="/bin/sh", args=["-c", "true"], working_directory="/tmp",
                                  environment_variables={"A": "1"},
                                  secret_environment_variables={"B": "workspaces/w/secrets/s/versions/latest"})
         processes.wait_process(f"{SANDBOX}/processes/p", timeout_seconds=5)
@@ -184,7 +184,7 @@ class RequestShapeTest(unittest.TestCase):
         self.assertEqual([c.data for c in processes.stream_output(f"{SANDBOX}/processes/p", skip_replay=True)], [b"hi"])
         list(processes.stream_output(f"{SANDBOX}/processes/p", start_offset=5))
         processes.send_signal(f"{SANDBOX}/processes/p", signal=9)
-        PortClient(connection).create_port(SANDBOX, 8080, display_name="web", public=True)
+        PortClient(connection).create_port(SANDBOX, None, 8080, display_name="web", public=True)
         EngineClient(connection).list_all_engines_all_workspaces(filter_expr="state = STATE_RUNNING")
         EngineClient(connection).list_engines_all_workspaces(1, "", "name", "state = STATE_RUNNING")
 

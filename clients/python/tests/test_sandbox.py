@@ -119,9 +119,8 @@ class SandboxEngineClientTest(unittest.TestCase):
             sandboxes.terminate_sandbox_engine(name=sandbox.name)
         self.assertEqual(caught.exception.code_name, "FAILED_PRECONDITION")
 
-        other = sandboxes.create_sandbox_engine(
-            parent=parent, sandbox_engine=SandboxEngine(sandbox_engine_image=IMAGE, sandbox_engine_template=TEMPLATE)
-        )
+        # Positionally in the official order: parent, sandbox_engine (the id is generated here).
+        other = sandboxes.create_sandbox_engine(parent, SandboxEngine(sandbox_engine_image=IMAGE, sandbox_engine_template=TEMPLATE))
         self.assertEqual(other.sandbox_engine_id, "new-sandbox-engine")
         other.delete()
         self.assertEqual(other.state, SandboxEngineState.STATE_DELETING)
@@ -322,6 +321,59 @@ class MetricsClientTest(SandboxTestCase):
         self.assertIsNotNone(metrics.collect_time)
         self.assertEqual(self.alice.metrics_client.read_metrics(name=self.sandbox.name, strict_mode=True).memory.limit_bytes, 2 << 30)
         self.assertCode("PERMISSION_DENIED", self.bob.metrics_client.read_metrics, name=self.sandbox.name)
+
+
+@requires("sandbox_engine", "filesystem", "process", "port", "metrics", "sandbox_engine_image", "sandbox_engine_template")
+class OfficialCallsTest(SandboxTestCase):
+    """Calls written for the official client (positional, in its order) mean the same with ours."""
+
+    def test_filesystem_and_metrics_flags_positionally(self) -> None:
+        files = self.alice.filesystem_client
+        name = self.sandbox.name
+        self.assertEqual(files.make_directory(name, "/workspace/official/a/b", True).type, FileType.FILE_TYPE_DIRECTORY)
+        self.assertEqual(files.write_file(name, "/workspace/official/new/f.txt", b"abc", True).size, 3)
+        self.assertCode("ALREADY_EXISTS", files.write_file, name, "/workspace/official/new/f.txt", b"x", False, False)
+        self.assertEqual(files.write_file(name, "/workspace/official/new/f.txt", b"abcd", False, True).size, 4)
+        moved = files.move(name, "/workspace/official/new/f.txt", "/workspace/official/moved/g.txt", None, True)
+        self.assertEqual(moved.path, "/workspace/official/moved/g.txt")
+        files.remove(name, "/workspace/official", True)
+        self.assertCode("NOT_FOUND", files.stat_file, name, "/workspace/official")
+        self.assertEqual(self.alice.metrics_client.read_metrics(name, True).memory.limit_bytes, 2 << 30)
+
+    def test_processes_in_the_official_order(self) -> None:
+        processes = self.alice.process_client
+        created = processes.create_process(
+            self.sandbox.name, Process(command="/bin/sh", args=["-c", "sleep 0.3; echo polled"]), "polled", True
+        )
+        self.assertEqual(created.name, f"{self.sandbox.name}/processes/polled")
+        ended = processes.wait_process_by_polling(created.name, 30, 0.1)
+        self.assertEqual((ended.state, ended.exit_code), (ProcessState.STATE_SUCCEEDED, 0))
+        self.assertEqual(processes.read_output(created.name), b"polled\n")
+        self.assertEqual(processes.read_output(created.name, "OUTPUT_STREAM_STDOUT"), b"polled\n")
+        page = processes.list_processes(self.sandbox.name, 1000, "", "state = STATE_SUCCEEDED")
+        self.assertIn(created.name, [p.name for p in page.processes])
+        self.assertEqual(processes.wait_process_by_polling(created.name).state, ProcessState.STATE_SUCCEEDED)
+
+        sleeper = processes.create_process(self.sandbox.name, Process(command="sleep", args=["30"]), "", True)
+        with self.assertRaises(TimeoutError) as caught:
+            processes.wait_process_by_polling(sleeper.name, timeout_seconds=0.3, poll_interval_seconds=0.1)
+        self.assertIn("STATE_RUNNING", str(caught.exception))
+        processes.send_signal(sleeper.name, 9)
+        self.assertEqual(processes.wait_process_by_polling(sleeper.name, None, 0.1).exit_code, 137)
+        self.assertCode("NOT_FOUND", processes.wait_process_by_polling, f"{self.sandbox.name}/processes/never-was")
+
+    def test_ports_in_the_official_order(self) -> None:
+        ports = self.alice.port_client
+        port = ports.create_port(self.sandbox.name, Port(display_name="Official"), "8181")
+        self.assertEqual((port.name, port.display_name), (f"{self.sandbox.name}/ports/8181", "Official"))
+        with self.assertRaises(TypeError):
+            ports.create_port(self.sandbox.name, Port())
+        port.public = True
+        self.assertTrue(ports.update_port(port, ["public"]).public)
+        first = ports.list_ports(self.sandbox.name, 1, "")
+        self.assertEqual(len(first.ports), 1)
+        ports.delete_port(port.name)
+        self.assertIsNone(ports.wait(port.name, WAIT))
 
 
 if __name__ == "__main__":

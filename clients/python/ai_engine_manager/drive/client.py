@@ -34,7 +34,6 @@ class H2ODriveClient(ClientBase):
         name: str,
         remote_path: str,
         local_path: str,
-        *,
         workspace: str = "",
         create_parent_directories: bool = False,
         overwrite: bool | None = None,
@@ -81,7 +80,6 @@ class H2ODriveClient(ClientBase):
         name: str,
         local_path: str,
         remote_path: str,
-        *,
         workspace: str = "",
     ) -> int:
         """Copies a file from the sandbox engine to a workspace's drive, replacing a drive file

@@ -39,7 +39,6 @@ class FilesystemClient(ClientBase):
         self,
         name: str,
         path: str,
-        *,
         create_parent_directories: bool = False,
     ) -> FileInfo:
         """Creates a directory with mode `0755`. Fails with ALREADY_EXISTS when anything exists
@@ -71,7 +70,6 @@ class FilesystemClient(ClientBase):
         self,
         name: str,
         path: str,
-        *,
         create_parent_directories: bool = False,
     ) -> FileInfo:
         """Makes sure a directory exists at the path: creates it with mode `0755`, or succeeds
@@ -133,7 +131,6 @@ class FilesystemClient(ClientBase):
         name: str,
         source_path: str,
         destination_path: str,
-        *,
         overwrite: bool = False,
         create_parent_directories: bool = False,
     ) -> FileInfo:
@@ -200,7 +197,6 @@ class FilesystemClient(ClientBase):
         self,
         name: str,
         path: str,
-        *,
         recursive: bool = False,
     ) -> None:
         """Removes a file, symbolic link or directory. A symbolic link is removed, not what it
@@ -255,10 +251,10 @@ class FilesystemClient(ClientBase):
         self,
         name: str,
         path: str,
-        *,
         content: bytes | str = b"",
         create_parent_directories: bool = False,
         overwrite: bool | None = None,
+        *,
         mode: str = "",
     ) -> FileInfo:
         """Writes a whole file, replacing an existing one unless `overwrite` is false. A new

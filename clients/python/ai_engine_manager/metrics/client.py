@@ -29,7 +29,6 @@ class MetricsClient(ClientBase):
     def read_metrics(
         self,
         name: str,
-        *,
         strict_mode: bool = False,
     ) -> Metrics:
         """Returns a snapshot of the sandbox engine's memory, CPU and disk use, taken when the

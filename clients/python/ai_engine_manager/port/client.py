@@ -59,7 +59,6 @@ class PortClient(ClientBase):
     def list_ports(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
     ) -> PortsPage:
@@ -120,7 +119,6 @@ class PortClient(ClientBase):
     def update_port(
         self,
         port: Port,
-        *,
         update_mask: str | list[str] = "*",
     ) -> Port:
         """Changes the fields of a port named in `update_mask`. Making a port public gives it a
@@ -169,8 +167,8 @@ class PortClient(ClientBase):
     def create_port(
         self,
         parent: str,
-        port_id: int | str,
         port: Port | None = None,
+        port_id: int | str | None = None,
         *,
         display_name: str = "",
         public: bool = False,
@@ -180,8 +178,9 @@ class PortClient(ClientBase):
 
         Args:
             parent: The sandbox engine, ``workspaces/{workspace}/sandboxEngines/{sandbox_engine}``.
-            port_id: The port number inside the sandbox, 1024-65535.
             port: The port to create; ``display_name`` and ``public`` are ignored when given.
+            port_id: The port number inside the sandbox, 1024-65535. Required (a keyword or the
+                third argument, as in the official client: ``create_port(parent, port, "8000")``).
             display_name: A human-readable name, at most 63 characters.
             public: Whether anyone may reach the port through its ``public_url`` without a token.
 
@@ -192,6 +191,8 @@ class PortClient(ClientBase):
             CustomApiException: INVALID_ARGUMENT for a number outside 1024-65535, ALREADY_EXISTS
                 when the port is already reachable.
         """
+        if port_id is None:
+            raise TypeError("create_port() needs port_id, the port number inside the sandbox")
         if port is None:
             port = Port(display_name=display_name, public=public)
         response = self._connection.call(

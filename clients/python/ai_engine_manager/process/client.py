@@ -26,6 +26,7 @@ from ai_engine_manager.process.mapper import output_chunk_from_api, process_to_a
 from ai_engine_manager.process.output_chunk import OutputChunk
 from ai_engine_manager.process.output_stream import OutputStream
 from ai_engine_manager.process.secret_environment_variable import SecretEnvironmentVariable
+from ai_engine_manager.process.state import ProcessState
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
 from ai_engine_manager import _codec as _c
@@ -82,7 +83,6 @@ class ProcessClient(ClientBase):
     def list_processes(
         self,
         parent: str,
-        *,
         page_size: int = 0,
         page_token: str = "",
         filter: str = "",
@@ -253,12 +253,12 @@ class ProcessClient(ClientBase):
     def create_process(
         self,
         parent: str,
-        command: str = "",
-        args: list[str] | None = None,
-        *,
         process: Process | None = None,
         process_id: str = "",
         auto_run: bool = False,
+        *,
+        command: str = "",
+        args: list[str] | None = None,
         working_directory: str = "",
         environment_variables: Mapping[str, str] | None = None,
         secret_environment_variables: Mapping[str, str | SecretEnvironmentVariable] | None = None,
@@ -266,17 +266,18 @@ class ProcessClient(ClientBase):
         """Creates a process in a running sandbox engine, and starts it when ``auto_run`` is true.
 
         Describe the process either as a :class:`~ai_engine_manager.process.process.Process` in
-        ``process`` or with ``command`` and the keyword arguments.
+        ``process`` (the official client's way) or with the keyword-only ``command`` and the
+        keyword arguments after it.
 
         Args:
             parent: The sandbox engine, ``workspaces/{workspace}/sandboxEngines/{sandbox_engine}``.
-            command: The program: an absolute path, or a name looked up in ``PATH``.
-            args: The program's arguments, each passed as one argument.
             process: The process to create; ``command`` and the keyword arguments are ignored
                 when given.
             process_id: The process's id; the server generates one when empty.
             auto_run: Start at once; otherwise the process stays in ``STATE_PENDING`` until
                 :meth:`start_process`.
+            command: The program: an absolute path, or a name looked up in ``PATH``.
+            args: The program's arguments, each passed as one argument.
             working_directory: The absolute directory to start in. Default ``/workspace``.
             environment_variables: Environment variables, added to the template's.
             secret_environment_variables: Environment variables whose values come from the
@@ -308,7 +309,7 @@ class ProcessClient(ClientBase):
         )
         return process_from_api(response.get("process") or {})
 
-    def wait_process(self, name: str, timeout_seconds: float | None = None) -> Process:
+    def wait_process(self, name: str, *, timeout_seconds: float | None = None) -> Process:
         """Blocks until a process has succeeded or failed, and returns it with its exit code.
 
         The server holds the request open until the process ends.
@@ -332,17 +333,53 @@ class ProcessClient(ClientBase):
             raise
         return process_from_api(response.get("process") or {})
 
+    def wait_process_by_polling(
+        self,
+        name: str,
+        timeout_seconds: float | None = 300,
+        poll_interval_seconds: float = 1,
+    ) -> Process:
+        """Waits for a process to end by polling :meth:`get_process`, as the official client's
+        method of this name does. :meth:`wait_process` waits without polling.
+
+        Args:
+            name: The process's name.
+            timeout_seconds: How long to wait at most (default 300); ``None`` waits as long as it
+                takes.
+            poll_interval_seconds: How long to sleep between polls (default 1).
+
+        Returns:
+            The process, in ``STATE_SUCCEEDED`` or ``STATE_FAILED``.
+
+        Raises:
+            TimeoutError: when the process has not ended within ``timeout_seconds``; it keeps
+                running.
+            CustomApiException: NOT_FOUND when there is no such process.
+        """
+        start = time.monotonic()
+        while True:
+            process = self.get_process(name=name)
+            if process.state in (ProcessState.STATE_SUCCEEDED, ProcessState.STATE_FAILED):
+                return process
+            if timeout_seconds is not None and time.monotonic() - start >= timeout_seconds:
+                raise TimeoutError(
+                    f"Process {name} did not reach final state within {timeout_seconds} seconds. "
+                    f"Current state: {process.state.value}"
+                )
+            time.sleep(poll_interval_seconds)
+
     def read_output(
         self,
         name: str,
-        output_stream: OutputStream | str = OutputStream.OUTPUT_STREAM_COMBINED,
+        output_stream: OutputStream | str = "OUTPUT_STREAM_COMBINED",
     ) -> bytes:
         """Returns the output of a process kept so far.
 
         Args:
             name: The process's name.
-            output_stream: Which output: ``OUTPUT_STREAM_STDOUT``, ``OUTPUT_STREAM_STDERR`` or
-                ``OUTPUT_STREAM_COMBINED`` (both, in the order they were written; the default).
+            output_stream: Which output, an :class:`OutputStream` or its name:
+                ``OUTPUT_STREAM_STDOUT``, ``OUTPUT_STREAM_STDERR`` or ``OUTPUT_STREAM_COMBINED``
+                (both, in the order they were written; the default).
 
         Returns:
             The output. When the process wrote more than the server keeps, the oldest bytes are
@@ -361,8 +398,8 @@ class ProcessClient(ClientBase):
         self,
         name: str,
         skip_replay: bool = False,
-        start_offset: int = 0,
         *,
+        start_offset: int = 0,
         include_keep_alive: bool = False,
         max_reconnects: int = 5,
     ) -> Iterator[OutputChunk]:

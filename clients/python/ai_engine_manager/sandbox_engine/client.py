@@ -43,8 +43,8 @@ class SandboxEngineClient(ClientBase):
     def create_sandbox_engine(
         self,
         parent: str | None = None,
-        sandbox_engine_id: str | None = None,
         sandbox_engine: SandboxEngine | None = None,
+        sandbox_engine_id: str | None = None,
         *,
         sandbox_engine_image: str = "",
         sandbox_engine_template: str = "",
@@ -56,10 +56,10 @@ class SandboxEngineClient(ClientBase):
 
         Args:
             parent: The workspace; the client's default when ``None``.
-            sandbox_engine_id: The id: 1-63 lowercase letters, digits and hyphens, starting with
-                a letter. Generated from the display name when ``None``.
             sandbox_engine: The sandbox engine to create; the keyword arguments are ignored when
                 given.
+            sandbox_engine_id: The id: 1-63 lowercase letters, digits and hyphens, starting with
+                a letter. Generated from the display name when ``None``.
             sandbox_engine_image: The image,
                 ``workspaces/{workspace}/sandboxEngineImages/{sandbox_engine_image}``. Required.
             sandbox_engine_template: The template,
@@ -213,6 +213,7 @@ class SandboxEngineClient(ClientBase):
         self,
         name: str,
         timeout_seconds: float | None = None,
+        *,
         poll_interval_seconds: float | None = None,
     ) -> SandboxEngine:
         """Blocks until a sandbox engine is running or terminated, and returns it.
