@@ -190,6 +190,27 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     await filtered.stop();
   });
 
+  it("replay becomes ready when messages it counted at the start are superseded before it reads them", async () => {
+    // A service starting while an administrator edits the catalogue. More messages than one pull
+    // fetches, so that some are replaced after the replay began but before they reach it.
+    const subjects = Array.from({ length: 400 }, (_, i) => catalogueSubject("daiEngineProfiles", "global", `p${i}`));
+    await Promise.all(subjects.map((s) => bus.publish(s, bytes("1"), { id: randomUUID() })));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const model = new Map<string, string>();
+    const replay = bus.replay({ subjects: "enginemanager.catalogue.>" }, async (m) => {
+      await gate;
+      if (m.tombstone) model.delete(m.subject);
+      else model.set(m.subject, text(m.data));
+    });
+    await pause(200);
+    await Promise.all(subjects.slice(350).map((s) => bus.publish(s, bytes(""), { id: randomUUID(), tombstone: true })));
+    release();
+    await Promise.race([replay.ready, pause(5000).then(() => Promise.reject(new Error("the replay never became ready")))]);
+    await waitFor(() => model.size === 350);
+    await replay.stop();
+  });
+
   it("replay is ready at once on an empty stream, retries a failing handler and never skips", async () => {
     const empty = bus.replay({ subjects: "enginemanager.catalogue.>" }, async () => {});
     await empty.ready;

@@ -144,6 +144,12 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
     await Promise.allSettled([...replays].map((r) => r.stop()));
   };
 
+  /** The sequence of the newest message stored on any of `filters` (wildcards allowed), 0 when none. */
+  const lastSequence = async (stream: string, filters: readonly string[]): Promise<number> => {
+    const last = await Promise.all(filters.map((f) => jsm.streams.getMessage(stream, { last_by_subj: f })));
+    return Math.max(0, ...last.map((m) => m?.seq ?? 0));
+  };
+
   const toEvent = (m: JsMsg, deliveryCount: number): EventMessage => {
     const user: Record<string, string> = {};
     let id = "";
@@ -262,7 +268,11 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
           filter_subjects: wireFilters.length === 1 ? wireFilters[0]! : [...wireFilters],
           deliver_policy: DeliverPolicy.All,
         });
-        if ((await consumer.info(true)).num_pending === 0) ready.resolve();
+        // Caught up once the newest message matching the filters when we began has been handled (or
+        // a later one on its subject, if it was superseded meanwhile). The server's pending count is
+        // not used: it keeps counting messages removed before delivery, and then never reaches 0.
+        const target = await lastSequence(stream, wireFilters);
+        if (target === 0) ready.resolve();
         if (abort.signal.aborted) return;
         messages = await consumer.consume({ max_messages: 256 });
         // close() settles only once the iterator has been drained, which the loop below does.
@@ -271,7 +281,7 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
           if (abort.signal.aborted) break;
           const event = toEvent(m, 1);
           await handleUntilDone(handler, event, { backoff, signal: abort.signal, logger });
-          if (m.info.pending === 0) ready.resolve();
+          if (m.seq >= target) ready.resolve();
         }
       })()
         .catch((err: unknown) => {

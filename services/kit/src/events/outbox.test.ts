@@ -141,6 +141,36 @@ describe("transactional outbox", () => {
       expect(deliveries.get(id)).toBe(1);
     });
 
+    it("flush returns only once what was pending has been published, even while a round is in flight", async () => {
+      const { deliveries } = await watch(bus, "watcher");
+      let publishing!: () => void;
+      const started = new Promise<void>((r) => (publishing = r));
+      const slow: Pick<EventBus, "publish"> = {
+        publish: async (subject, data, options) => {
+          publishing();
+          await pause(30);
+          return bus.publish(subject, data, options);
+        },
+      };
+      const running = relay({ bus: slow });
+      const other = relay({ bus: slow });
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await setState(database, `f${i}`, "RUNNING"));
+      running.start();
+      await started;
+      // Another relay holds the batch: this flush waits for it instead of returning at once.
+      await other.flush();
+      expect(await outboxBacklog(database)).toBe(0);
+      // The relay whose own loop is mid-round waits for that round instead of publishing it twice.
+      const more: string[] = [];
+      for (let i = 0; i < 5; i++) more.push(await setState(database, `g${i}`, "RUNNING"));
+      running.wake();
+      await waitFor(async () => (await outboxBacklog(database)) < 5);
+      expect(await running.flush()).toBeLessThan(5);
+      expect(await outboxBacklog(database)).toBe(0);
+      await waitFor(() => [...ids, ...more].every((id) => deliveries.has(id)));
+    });
+
     it("sets aside an event that can never be published and carries on", async () => {
       const { deliveries } = await watch(bus, "watcher");
       const r = relay();

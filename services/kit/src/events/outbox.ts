@@ -129,7 +129,11 @@ export interface OutboxRelay {
   stop(): Promise<void>;
   /** Checks for rows now instead of at the next poll (call after committing a transaction that enqueued). */
   wake(): void;
-  /** Publishes everything pending now, in rounds; resolves with the number published. Throws if the bus fails. */
+  /**
+   * Publishes everything pending now, in rounds, and returns once none of it is left, waiting for a
+   * round this relay or another one has in flight. Resolves with the number this call published;
+   * throws if the bus fails.
+   */
   flush(): Promise<number>;
 }
 
@@ -221,6 +225,21 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return published.length;
   }
 
+  // One relay's rounds run one at a time, so a flush and the loop never publish the same batch.
+  let lastRound: Promise<unknown> = Promise.resolve();
+  function serialRound(): Promise<number> {
+    const next = lastRound.then(round, round);
+    lastRound = next.catch(() => {});
+    return next;
+  }
+
+  /** The newest row waiting to be published, if any. */
+  async function newestPending(): Promise<bigint | undefined> {
+    const r = await sql<{ seq: string | null }>`select max(seq)::text as seq from outbox where published_at is null and failed_at is null`.execute(database.db);
+    const seq = r.rows[0]?.seq;
+    return seq == null ? undefined : BigInt(seq);
+  }
+
   async function cleanup(): Promise<void> {
     const now = Date.now();
     if (now - lastCleanup < cleanupInterval) return;
@@ -233,7 +252,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     while (!signal.aborted) {
       let published = 0;
       try {
-        published = await round();
+        published = await serialRound();
         if (failures > 0) logger.warn("outbox relay publishing again", { after: failures });
         failures = 0;
         await cleanup();
@@ -269,11 +288,18 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       waker.abort();
     },
     async flush() {
+      const target = await newestPending();
       let total = 0;
+      if (target === undefined) return total;
       for (;;) {
-        const n = await round();
+        const n = await serialRound();
         total += n;
-        if (n < batchSize) return total;
+        if (n >= batchSize) continue;
+        const left = await sql<{ x: number }>`
+          select 1 as x from outbox where published_at is null and failed_at is null and seq <= ${target.toString()} limit 1`.execute(database.db);
+        if (left.rows.length === 0) return total;
+        // Another relay holds the claim: wait for its round (or its lease) to end.
+        await sleep(10);
       }
     },
   };
