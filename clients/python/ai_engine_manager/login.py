@@ -1,27 +1,30 @@
 """Signing in: :func:`login` and :func:`login_custom` return a :class:`Clients` object.
 
-:func:`login` takes the server's URL and a token (or a token provider); :func:`login_custom`
-takes an OpenID Connect refresh token and the identity provider to exchange it at. Neither sends
-a request: the first call of a client does.
+:func:`login` takes an environment's URL and a platform token, as the official client does, and
+finds the server and the identity provider through discovery; or, given ``url`` and ``token``,
+takes the server's URL and a bearer token directly. :func:`login_custom` takes an OpenID Connect
+refresh token and the identity provider to exchange it at.
 
 Example:
     >>> import os
     >>> from ai_engine_manager import login
-    >>> clients = login(url="http://127.0.0.1:8080", token=os.environ["AIEM_TOKEN"])
+    >>> clients = login(environment="http://127.0.0.1:8080", platform_token=os.environ["AIEM_PLATFORM_TOKEN"])
     >>> page = clients.dai_engine_client.list_engines()
+    >>> direct = login(url="http://127.0.0.1:8080", token=os.environ["AIEM_TOKEN"])
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ai_engine_manager._http import Connection
+from ai_engine_manager._http import Connection, ssl_context
 from ai_engine_manager.auth.token_api_client import RefreshTokenProvider, StaticTokenProvider
 from ai_engine_manager.connection_config import ConnectionConfig, TokenProviderFunc
 from ai_engine_manager.dai_engine.client import DAIEngineClient
 from ai_engine_manager.dai_engine_profile.client import DAIEngineProfileClient
 from ai_engine_manager.dai_engine_version.client import DAIEngineVersionClient
 from ai_engine_manager.dai_license.client import DAILicenseClient
+from ai_engine_manager.discovery import ENGINE_MANAGER_SERVICE, PLATFORM_CLIENT, discover
 from ai_engine_manager.drive.client import H2ODriveClient
 from ai_engine_manager.engine.client import EngineClient
 from ai_engine_manager.filesystem.client import FilesystemClient
@@ -148,34 +151,48 @@ class Clients:
 
 
 def login(
-    url: str | None = None,
-    token: str | None = None,
-    *,
-    platform_token: str | None = None,
-    token_provider: TokenProviderFunc | None = None,
     environment: str | None = None,
+    token_provider: TokenProviderFunc | None = None,
+    platform_token: str | None = None,
     default_workspace_id: str = DEFAULT_WORKSPACE,
+    config_path: str | None = None,
     verify_ssl: bool = True,
     ssl_ca_cert: str | None = None,
+    *,
+    url: str | None = None,
+    token: str | None = None,
     timeout_seconds: float | None = 60.0,
     poll_interval_seconds: float | None = None,
 ) -> Clients:
     """Signs in to an engine manager server and returns its clients.
 
-    Give exactly one of ``token``, ``platform_token`` and ``token_provider``.
+    Two ways, told apart by ``url``/``token``:
+
+    - As the official client does: ``environment`` (or the H2O CLI configuration and environment
+      variables, see :mod:`ai_engine_manager.discovery`) is read through H2O Cloud discovery,
+      which names the engine manager's URL, the identity provider and the platform client; the
+      ``platform_token`` (a refresh token, found in the CLI configuration when not given) is
+      exchanged there for access tokens, or ``token_provider`` gives them. The token is tried
+      once before this returns.
+    - Directly: ``url`` is the server and ``token`` a bearer token (or ``token_provider`` gives
+      them); nothing is sent until a client's first call.
 
     Args:
-        url: The server's base URL, without ``/v1``, for example ``"http://127.0.0.1:8080"``.
-        token: A bearer token, such as one printed by ``npm run -s token -- --user alice``.
-        platform_token: Another name for ``token``, as the platform calls long-lived tokens.
+        environment: The environment's URL, for example ``"http://127.0.0.1:8080"`` for our
+            server, which serves its own discovery records.
         token_provider: A callable that returns a current access token on every call, such as
             a :class:`~ai_engine_manager.auth.token_api_client.RefreshTokenProvider`.
-        environment: Another name for ``url``.
+        platform_token: A platform refresh token, such as one printed by
+            ``npm run -s token -- --user alice --refresh``.
         default_workspace_id: The workspace of calls that name none.
-        verify_ssl: Whether to check the server's TLS certificate. Turning it off sends the
-            token to whoever answers; prefer ``ssl_ca_cert``.
+        config_path: The H2O CLI configuration file, instead of ``H2OCONFIG`` or
+            ``~/.h2oai/h2o-cli-config.toml``.
+        verify_ssl: Whether to check TLS certificates. Turning it off sends the token to
+            whoever answers; prefer ``ssl_ca_cert``.
         ssl_ca_cert: A PEM file of certificate authorities to trust, for servers with a
             private certificate authority.
+        url: The server's base URL, without ``/v1``; skips discovery.
+        token: A bearer token, such as one printed by ``npm run -s token -- --user alice``.
         timeout_seconds: How long to wait for the server to answer one request.
         poll_interval_seconds: How often ``wait()`` asks the server for news; by default a
             quarter second at first, slowing down to five seconds.
@@ -184,20 +201,64 @@ def login(
         The clients.
 
     Raises:
-        ValueError: when no URL or not exactly one way to get a token is given.
+        ValueError: when the arguments do not name one way to get a token.
+        LookupError: when there is no environment to discover, or it lacks the engine manager.
+        CustomApiException, ApiConnectionException: when discovery or the token exchange fails.
     """
-    address = url or environment
+    if url is not None or token is not None:
+        return _login_direct(url or environment, token, token_provider, platform_token, default_workspace_id,
+                             verify_ssl, ssl_ca_cert, timeout_seconds, poll_interval_seconds)
+    context = ssl_context(verify_ssl, ssl_ca_cert)
+    found = discover(environment, config_path, context=context, timeout_seconds=timeout_seconds)
+    address = found.services.get(ENGINE_MANAGER_SERVICE)
     if not address:
-        raise ValueError("give the server's URL, for example login(url='http://127.0.0.1:8080', token=...)")
-    if url and environment and url != environment:
-        raise ValueError("give url or environment, not both")
-    given = [t for t in (token, platform_token, token_provider) if t is not None]
-    if len(given) != 1:
-        raise ValueError("give exactly one of token, platform_token and token_provider")
-    provider: TokenProviderFunc = token_provider or StaticTokenProvider(token or platform_token or "")
+        raise LookupError(f"the environment {found.environment or environment} has no {ENGINE_MANAGER_SERVICE} service")
+    if token_provider is None:
+        refresh_token = platform_token or found.tokens.get(PLATFORM_CLIENT)
+        if not refresh_token:
+            raise ValueError("give platform_token (or token_provider), or configure the H2O CLI with a platform token")
+        client_id = found.clients.get(PLATFORM_CLIENT)
+        if not client_id:
+            raise LookupError(f"the environment {found.environment or environment} names no {PLATFORM_CLIENT} client to exchange the platform token with")
+        token_provider = RefreshTokenProvider(
+            refresh_token=refresh_token,
+            client_id=client_id,
+            issuer_url=found.issuer_url,
+            verify_ssl=verify_ssl,
+            ssl_ca_cert=ssl_ca_cert,
+        )
+    # As the official client does: a bad token fails here, not at the first call.
+    token_provider()
     config = ConnectionConfig(
         url=address,
-        token_provider=provider,
+        token_provider=token_provider,
+        verify_ssl=verify_ssl,
+        ssl_ca_cert=ssl_ca_cert,
+        timeout_seconds=timeout_seconds,
+    )
+    return _clients(config, default_workspace_id, poll_interval_seconds)
+
+
+def _login_direct(
+    address: str | None,
+    token: str | None,
+    token_provider: TokenProviderFunc | None,
+    platform_token: str | None,
+    default_workspace_id: str,
+    verify_ssl: bool,
+    ssl_ca_cert: str | None,
+    timeout_seconds: float | None,
+    poll_interval_seconds: float | None,
+) -> Clients:
+    if not address:
+        raise ValueError("give the server's URL, for example login(url='http://127.0.0.1:8080', token=...)")
+    if platform_token is not None:
+        raise ValueError("platform_token is a refresh token exchanged through discovery: use login(environment=..., platform_token=...), without url or token")
+    if (token is None) == (token_provider is None):
+        raise ValueError("give exactly one of token and token_provider")
+    config = ConnectionConfig(
+        url=address,
+        token_provider=token_provider or StaticTokenProvider(token or ""),
         verify_ssl=verify_ssl,
         ssl_ca_cert=ssl_ca_cert,
         timeout_seconds=timeout_seconds,

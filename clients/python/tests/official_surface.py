@@ -4,7 +4,7 @@ A user's script should move from ``h2o_engine_manager`` to ``ai_engine_manager``
 import. This module lists what such a script can touch in each package and reports every
 difference:
 
-- the login functions (``login_custom``; ``login`` is out of scope, see ``SCOPE``): parameters;
+- the login functions (``login`` and ``login_custom``): parameters;
 - the attributes of the ``Clients`` object ``login`` returns, and of its ``sandbox_clients``
   (``SandboxClients``), with the class name of each client (the official ``EngineClient``,
   which its ``Clients`` does not hold, is imported directly);
@@ -41,6 +41,7 @@ DECISIONS = REPO_ROOT / "docs" / "decisions.md"
 ALLOWLIST_HEADING = "Official client surface allowlist"
 
 SCOPE = [
+    "login",
     "login_custom",
     "Clients",
     "SandboxClients",
@@ -65,9 +66,8 @@ SCOPE = [
     "PortClient",
     "ProcessClient",
 ]
-"""What the test compares: the login function, the two holder objects and these client classes
-(official names). ``login`` still differs (its parameters' kinds and order, and
-``config_path``); ``--all`` lists it."""
+"""What the test compares: the two login functions, the two holder objects and these client
+classes (official names)."""
 
 _MISSING = object()
 

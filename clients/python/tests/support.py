@@ -105,7 +105,7 @@ class TestServer:
         self.log_path = Path(self.data_dir) / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.last_log = ""
-        self._tokens: dict[tuple[str, bool], str] = {}
+        self._tokens: dict[tuple[str, bool, bool], str] = {}
         self._lock = threading.Lock()
         suffix = secrets.token_hex(4)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("AIEM_")}
@@ -181,14 +181,17 @@ class TestServer:
         else:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def token(self, user: str = "alice", admin: bool = False) -> str:
-        """A token for ``users/<user>`` signed with this server's key."""
+    def token(self, user: str = "alice", admin: bool = False, *, refresh: bool = False) -> str:
+        """A token for ``users/<user>`` signed with this server's key: an access token, or with
+        ``refresh`` a platform refresh token (``npm run -s token -- --refresh``)."""
         with self._lock:
-            key = (user, admin)
+            key = (user, admin, refresh)
             if key not in self._tokens:
                 args = ["node", str(REPO_ROOT / "services" / "kit" / "bin" / "token.mjs"), "--user", user]
                 if admin:
                     args.append("--admin")
+                if refresh:
+                    args.append("--refresh")
                 result = subprocess.run(args, cwd=REPO_ROOT, env=self.env, capture_output=True, text=True, timeout=60)
                 if result.returncode != 0:
                     raise RuntimeError(f"minting a token failed: {result.stderr}")

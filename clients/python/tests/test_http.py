@@ -301,18 +301,18 @@ class RefreshTokenProviderTest(unittest.TestCase):
 
 
 class LoginArgumentsTest(unittest.TestCase):
-    def test_needs_a_url_and_exactly_one_token(self) -> None:
+    def test_direct_login_needs_a_url_and_exactly_one_token(self) -> None:
         with self.assertRaisesRegex(ValueError, "URL"):
             login(token="t")
         with self.assertRaisesRegex(ValueError, "exactly one"):
             login(url="http://x")
         with self.assertRaisesRegex(ValueError, "exactly one"):
+            login(url="http://x", token="a", token_provider=lambda: "b")
+        with self.assertRaisesRegex(ValueError, "platform_token is a refresh token"):
             login(url="http://x", token="a", platform_token="b")
-        with self.assertRaisesRegex(ValueError, "not both"):
-            login(url="http://x", environment="http://y", token="a")
 
-    def test_aliases_and_settings(self) -> None:
-        clients = login(environment="https://engines.example.com/", platform_token="p", default_workspace_id="team",
+    def test_direct_login_settings(self) -> None:
+        clients = login(url="https://engines.example.com/", token="p", default_workspace_id="team",
                         verify_ssl=False, timeout_seconds=5)
         config = clients.connection_config
         self.assertEqual((config.url, config.verify_ssl, config.timeout_seconds), ("https://engines.example.com/", False, 5))
@@ -321,6 +321,8 @@ class LoginArgumentsTest(unittest.TestCase):
         self.assertEqual(clients.dai_engine_client._workspace("workspaces/x"), "workspaces/x")
         provider = lambda: "dynamic"  # noqa: E731
         self.assertIs(login(url="http://x", token_provider=provider).connection_config.token_provider, provider)
+        # environment names the server too when a token is given directly.
+        self.assertEqual(login(environment="http://y", token="t").connection_config.url, "http://y")
 
     def test_tls_settings(self) -> None:
         import ssl

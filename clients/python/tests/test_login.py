@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from tests import support
 from ai_engine_manager import Clients, CustomApiException, login
@@ -50,10 +54,38 @@ class LoginTest(unittest.TestCase):
             connection.request("GET", "/v1/workspaces/default/noSuchCollection")
         self.assertEqual((caught.exception.status, caught.exception.code_name), (404, "NOT_FOUND"))
 
-    def test_platform_token_and_environment_names(self) -> None:
-        clients = login(environment=support.server().url, platform_token=support.server().token("alice"))
-        self.assertEqual(clients.connection_config.token_provider(), support.server().token("alice"))
-        self.assertEqual(clients.engine_client._workspace(None), "workspaces/default")
+    def test_environment_and_platform_token_through_discovery(self) -> None:
+        server = support.server()
+        clients = login(server.url, platform_token=server.token("alice", refresh=True), default_workspace_id="team-a")
+        # The refresh token was exchanged at the embedded issuer for an access token of alice's.
+        self.assertEqual(clients.connection_config.url.rstrip("/"), server.url.rstrip("/"))
+        self.assertNotEqual(clients.connection_config.token_provider(), server.token("alice", refresh=True))
+        self.assertEqual(clients.engine_client._workspace(None), "workspaces/team-a")
+        self.assertEqual(clients.engine_client.list_engines().engines, [])
+        # A refresh token the issuer does not accept fails at login, as with the official client.
+        with self.assertRaises(CustomApiException) as caught:
+            login(environment=server.url, platform_token=server.token("alice"))
+        self.assertEqual(caught.exception.status, 400)
+
+    def test_environment_and_token_from_the_cli_configuration_and_variables(self) -> None:
+        server = support.server()
+        refresh = server.token("bob", refresh=True)
+        with tempfile.TemporaryDirectory() as directory:
+            config = Path(directory, "h2o-cli-config.toml")
+            config.write_text(f'Endpoint = "{server.url}"\nPlatformClientID = "platform"\nPlatformToken = "{refresh}"\n')
+            clients = login(config_path=str(config))
+            self.assertEqual(clients.engine_client.list_engines().engines, [])
+            with mock.patch.dict(os.environ, {"H2OCONFIG": str(config)}):
+                self.assertEqual(login().connection_config.url.rstrip("/"), server.url.rstrip("/"))
+            # The file's token is not sent to an environment other than the file's Endpoint.
+            config.write_text(f'Endpoint = "http://elsewhere.invalid"\nPlatformClientID = "platform"\nPlatformToken = "{refresh}"\n')
+            with self.assertRaisesRegex(ValueError, "platform_token"):
+                login(environment=server.url, config_path=str(config))
+        with mock.patch.dict(os.environ, {"H2O_CLOUD_ENVIRONMENT": server.url, "H2O_CLOUD_CLIENT_PLATFORM_TOKEN": refresh, "H2OCONFIG": ""}):
+            self.assertEqual(login().engine_client.list_engines().engines, [])
+        with mock.patch.dict(os.environ, {"H2O_CLOUD_ENVIRONMENT": "", "H2O_CLOUD_DISCOVERY": "", "H2OCONFIG": "", "HOME": "/nonexistent"}):
+            with self.assertRaisesRegex(LookupError, "no environment"):
+                login()
 
     def test_unreachable_server(self) -> None:
         clients = login(url=f"http://127.0.0.1:{support.free_port()}", token="t", timeout_seconds=5)
