@@ -8,7 +8,7 @@ difference:
 - the attributes of the ``Clients`` object ``login`` returns, and of its ``sandbox_clients``
   (``SandboxClients``), with the class name of each client (the official ``EngineClient``,
   which its ``Clients`` does not hold, is imported directly);
-- for each client class in ``SCOPE``: its public methods, and for each method its parameters by
+- for each client class and engine class in ``SCOPE``: its public methods, and for each method its parameters by
   name, kind (positional or keyword-only), position and default.
 
 A difference has a key, ``Class.method`` for a method one side lacks and
@@ -65,11 +65,24 @@ SCOPE = [
     "MetricsClient",
     "PortClient",
     "ProcessClient",
+    "DAIEngine",
+    "H2OEngine",
+    "NotebookEngine",
+    "SandboxEngine",
 ]
-"""What the test compares: the two login functions, the two holder objects and these client
-classes (official names)."""
+"""What the test compares: the two login functions, the two holder objects, these client classes
+and the engine classes of ``RESOURCE_CLASSES`` (official names)."""
 
 _MISSING = object()
+
+RESOURCE_CLASSES = [
+    ("DAIEngine", "h2o_engine_manager.clients.dai_engine.dai_engine", "ai_engine_manager.dai_engine.dai_engine"),
+    ("H2OEngine", "h2o_engine_manager.clients.h2o_engine.h2o_engine", "ai_engine_manager.h2o_engine.h2o_engine"),
+    ("NotebookEngine", "h2o_engine_manager.clients.notebook_engine.engine", "ai_engine_manager.notebook_engine.notebook_engine"),
+    ("SandboxEngine", "h2o_engine_manager.clients.sandbox_engine.engine", "ai_engine_manager.sandbox_engine.sandbox_engine"),
+]
+"""Resource classes whose methods scripts call on the objects the clients return
+(``engine.wait()``): name, official module, our module."""
 
 OFFICIAL_STANDALONE = [("h2o_engine_manager.clients.engine.client", "EngineClient")]
 """Official client classes that its ``Clients`` does not hold (module, class): compared all the
@@ -106,6 +119,9 @@ def surface(package: str) -> dict[str, object]:
         # The official login builds no EngineClient; it has a constructor of its own there.
         for module, name in OFFICIAL_STANDALONE:
             classes[name] = getattr(importlib.import_module(module), name)
+    for name, official_module, our_module in RESOURCE_CLASSES:
+        module = official_module if package == "h2o_engine_manager" else our_module
+        classes[name] = getattr(importlib.import_module(module), name)
     return {
         "login_custom": top.login_custom,
         "login": top.login,

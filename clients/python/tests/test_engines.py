@@ -7,6 +7,8 @@ Engines are created in a workspace of their own per test, from the demo catalogu
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 import unittest
 
@@ -105,6 +107,16 @@ class DAIEngineClientTest(EngineTestCase):
         engine.cpu = 2
         engine.update(update_mask=["cpu"], validate_only=True)
         self.assertEqual(dai.get_engine(engine.name).cpu, 1, "validate_only changes nothing")
+        # allow_missing creates an engine that does not exist yet from the object.
+        twin = dai.get_engine(engine.name)
+        twin.name = twin.name.rsplit("/", 1)[0] + "/py-dai-twin"
+        twin.display_name = "Py DAI twin"
+        twin.update(update_mask="display_name", allow_missing=True)
+        self.assertEqual((twin.engine_id, twin.display_name), ("py-dai-twin", "Py DAI twin"))
+        self.assertNotEqual(twin.uid, engine.uid)
+        asyncio.run(twin.wait_async(timeout_seconds=WAIT))
+        self.assertEqual(twin.state, DAIEngineState.STATE_RUNNING)
+        twin.delete()
 
         self.assertIsInstance(engine.download_logs(), str)
 
@@ -203,7 +215,7 @@ class H2OEngineClientTest(EngineTestCase):
         h2o.create_engine(workspace_id=self.workspace_id, engine_id="py-h2o-check", validate_only=True)
         self.assertCode("NOT_FOUND", h2o.get_engine, "py-h2o-check", self.workspace_id)
 
-        engine.wait(timeout_seconds=WAIT)
+        asyncio.run(engine.wait_async(timeout_seconds=WAIT))
         self.assertEqual(engine.state, H2OEngineState.STATE_RUNNING)
         self.assertEqual(h2o.get_engine("py-h2o", workspace_id=self.workspace_id).uid, engine.uid)
         self.assertEqual(h2o.list_engines(workspace_id=self.workspace_id).total_size, 1)

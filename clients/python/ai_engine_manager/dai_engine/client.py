@@ -267,12 +267,13 @@ class DAIEngineClient(ClientBase):
         engine = response.get("daiEngine")
         return dai_engine_from_api(engine) if engine else None
 
-    def _update(self, engine: DAIEngine, update_mask: str | list[str], validate_only: bool) -> DAIEngine:
+    def _update(self, engine: DAIEngine, update_mask: str | list[str], validate_only: bool, allow_missing: bool = False) -> DAIEngine:
         response = self._connection.call(
             _SERVICE + "UpdateDAIEngine",
             {
                 "daiEngine": dai_engine_to_api(engine),
                 "updateMask": _c.field_mask_to_api(update_mask),
+                "allowMissing": allow_missing,
                 "validateOnly": validate_only,
             },
         )

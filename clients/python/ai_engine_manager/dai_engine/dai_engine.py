@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+
 import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -338,6 +340,11 @@ class DAIEngine(BoundResource):
             poll_interval_seconds=poll_interval_seconds if poll_interval_seconds is not None else client.poll_interval_seconds,
         )
 
+    async def wait_async(self, timeout_seconds: float | None = None, poll_interval_seconds: float | None = None) -> None:
+        """:meth:`wait` for ``asyncio`` code: waits in a worker thread, so the event loop keeps
+        running. Takes the same arguments and raises the same exceptions."""
+        await asyncio.to_thread(self.wait, timeout_seconds, poll_interval_seconds)
+
     def pause(self, validate_only: bool = False) -> None:
         """Pauses the engine: stops it and keeps its data. It goes through ``STATE_PAUSING`` to
         ``STATE_PAUSED``.
@@ -377,7 +384,7 @@ class DAIEngine(BoundResource):
         """
         self._assign(self._bound()._delete(self.name, allow_missing, validate_only))
 
-    def update(self, update_mask: str | list[str] = "*", validate_only: bool = False) -> None:
+    def update(self, update_mask: str | list[str] = "*", allow_missing: bool = False, validate_only: bool = False) -> None:
         """Sends the fields named in ``update_mask`` of this object to the server.
 
         Change the attributes first, for example ``engine.display_name = "Q3"``, then call
@@ -390,6 +397,8 @@ class DAIEngine(BoundResource):
         Args:
             update_mask: The snake_case paths to change, comma-separated or as a list; ``"*"``
                 for every path that can change.
+            allow_missing: When the engine does not exist, create it from this object, with the
+                last segment of its ``name`` as the id.
             validate_only: Only check the request; the engine as it would become is returned,
                 but nothing changes.
 
@@ -397,7 +406,7 @@ class DAIEngine(BoundResource):
             CustomApiException: INVALID_ARGUMENT when the mask names a field that cannot change
                 or a value is outside the profile's constraints.
         """
-        self._assign(self._bound()._update(self, update_mask, validate_only))
+        self._assign(self._bound()._update(self, update_mask, validate_only, allow_missing))
 
     def download_logs(self) -> str:
         """Returns the engine's logs as text.

@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+
 import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -282,6 +284,11 @@ class H2OEngine(BoundResource):
             timeout_seconds=timeout_seconds if timeout_seconds is not None else timeout,
             poll_interval_seconds=poll_interval_seconds if poll_interval_seconds is not None else client.poll_interval_seconds,
         )
+
+    async def wait_async(self, timeout_seconds: float | None = None, poll_interval_seconds: float | None = None) -> None:
+        """:meth:`wait` for ``asyncio`` code: waits in a worker thread, so the event loop keeps
+        running. Takes the same arguments and raises the same exceptions."""
+        await asyncio.to_thread(self.wait, timeout_seconds, poll_interval_seconds)
 
     def terminate(self) -> None:
         """Stops the engine for good. It goes through ``STATE_TERMINATING`` to
