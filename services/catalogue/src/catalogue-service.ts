@@ -17,10 +17,10 @@ import {
 import { Action } from "@aiem/kit/authz";
 import { alreadyExists, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
-import { principalOf } from "@aiem/kit/server";
+import { principalOf, registerGuarded } from "@aiem/kit/server";
 import { FieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
 import { ALL_KINDS, type CatalogueResource, type KindDescriptor } from "./kinds.js";
-import { guard, orEmpty, type Runtime } from "./runtime.js";
+import { orEmpty, type Runtime } from "./runtime.js";
 import {
   applyPaths,
   clearOutputOnly,
@@ -392,14 +392,5 @@ async function assignAliases(trx: Executor, d: KindDescriptor, t: Target, aliase
 
 /** Registers the eight catalogue services. Every method of each service gets a handler. */
 export function registerCatalogueServices(router: ConnectRouter, runtime: Runtime, kinds: readonly KindDescriptor[] = ALL_KINDS): void {
-  for (const d of kinds) {
-    const byName = createKindHandlers(runtime, d);
-    const impl: Record<string, Handler> = {};
-    for (const method of d.service.methods) {
-      const handler = byName[method.name];
-      if (!handler) throw new Error(`no handler for ${d.service.typeName}.${method.name}`);
-      impl[method.localName] = guard(runtime, `${d.service.typeName}/${method.name}`, method.input, handler);
-    }
-    router.service(d.service, impl as never);
-  }
+  for (const d of kinds) registerGuarded(router, d.service, createKindHandlers(runtime, d), { logger: runtime.logger, label: "catalogue" });
 }

@@ -2,19 +2,24 @@
 // schema `catalogue`, replicating catalogue changes through its outbox.
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { createPageTokenCodec } from "@aiem/kit/aip";
 import { loadSecretKey } from "@aiem/kit/config";
-import { migrateToLatest, type Database } from "@aiem/kit/db";
-import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
+import type { Database } from "@aiem/kit/db";
 import type { Principal } from "@aiem/kit/identity";
-import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import {
+  createServiceCore,
+  createStartOnce,
+  openServiceStore,
+  type ServiceCoreState,
+  type ServiceDeps,
+  type ServiceModule,
+  type ServiceStore,
+} from "@aiem/kit/server";
 import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
 import { registerCatalogueServices } from "./catalogue-service.js";
 import type { CatalogueSettings } from "./config.js";
 import { ALL_KINDS } from "./kinds.js";
 import { catalogueMigrations } from "./migrations.js";
-import { createRuntime, type RuntimeState } from "./runtime.js";
 import { createSecretCipher, createSecretHandlers, registerSecretServices, type ResolvedSecretValue, type SecretCipher } from "./secrets.js";
 import { seedDemo } from "./seed.js";
 import { republishAll } from "./store.js";
@@ -45,8 +50,8 @@ export const CATALOGUE_SERVICES: readonly DescService[] = [...ALL_KINDS.map((d) 
 
 export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModule {
   const logger = deps.logger.child({ service: "catalogue" });
-  const state: RuntimeState = {};
-  const runtime = createRuntime(deps.policy, logger, state);
+  const state: ServiceCoreState = {};
+  const runtime = createServiceCore({ label: "catalogue", policy: deps.policy, logger, state });
   let cipher: SecretCipher | undefined;
   const secrets = createSecretHandlers({
     runtime,
@@ -55,42 +60,38 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       return cipher;
     },
   });
-  let relay: OutboxRelay | undefined;
-  let database: Database | undefined;
+  let store: ServiceStore | undefined;
   let ready = false;
-  let starting: Promise<void> | undefined;
 
   async function start(): Promise<void> {
     const { config, catalogueConfig } = deps;
-    const [pageKey, secretsKey] = await Promise.all([
-      loadSecretKey({ variable: "AIEM_PAGE_TOKEN_KEY", value: catalogueConfig.pageTokenKey, dataDir: config.dataDir, name: "page-token" }),
-      loadSecretKey({ variable: "AIEM_SECRETS_KEY", value: catalogueConfig.secretsKey, dataDir: config.dataDir, name: "secrets" }),
-    ]);
+    const secretsKey = await loadSecretKey({ variable: "AIEM_SECRETS_KEY", value: catalogueConfig.secretsKey, dataDir: config.dataDir, name: "secrets" });
     cipher = createSecretCipher(secretsKey);
-    const db = (database = await deps.openDatabase(CATALOGUE_SCHEMA));
-    try {
-      await migrateToLatest(db, catalogueMigrations);
-      if (deps.bus.kind === "memory") {
-        const replayed = await db.db.transaction().execute((trx) => republishAll(trx, new Date()));
-        if (replayed > 0) logger.info("republished the catalogue onto the in-process bus", { resources: replayed });
-      }
-      if (catalogueConfig.seedDemo) {
-        const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
-        if (seeded) logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
-      }
-    } catch (err) {
-      database = undefined;
-      await db.destroy();
-      throw err;
-    }
-    state.tokens = createPageTokenCodec({ key: pageKey });
-    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
-    state.wake = () => relay?.wake();
-    relay.start();
-    state.database = db;
+    const opened = (store = await openServiceStore({
+      deps,
+      schema: CATALOGUE_SCHEMA,
+      migrations: catalogueMigrations,
+      pageTokenKey: catalogueConfig.pageTokenKey,
+      logger,
+      outboxPollInterval: deps.outboxPollInterval,
+      async prepare(db) {
+        if (deps.bus.kind === "memory") {
+          const replayed = await db.db.transaction().execute((trx) => republishAll(trx, new Date()));
+          if (replayed > 0) logger.info("republished the catalogue onto the in-process bus", { resources: replayed });
+        }
+        if (catalogueConfig.seedDemo) {
+          const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
+          if (seeded) logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
+        }
+      },
+    }));
+    state.tokens = opened.tokens;
+    state.afterWrite = () => opened.relay.wake();
+    state.database = opened.database;
     ready = true;
-    logger.info("catalogue started", { schema: db.schema });
+    logger.info("catalogue started", { schema: opened.database.schema });
   }
+  const once = createStartOnce(start);
 
   return {
     name: "catalogue",
@@ -99,23 +100,15 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       registerCatalogueServices(router, runtime);
       registerSecretServices(router, runtime, secrets);
     },
-    start() {
-      starting ??= start().catch((err: unknown) => {
-        starting = undefined;
-        throw err;
-      });
-      return starting;
-    },
+    start: once.start,
     async stop() {
       ready = false;
       state.database = undefined;
-      state.wake = undefined;
-      await relay?.stop();
-      relay = undefined;
-      starting = undefined;
-      const db = database;
-      database = undefined;
-      await db?.destroy();
+      state.afterWrite = undefined;
+      const closing = store;
+      store = undefined;
+      once.reset();
+      await closing?.close();
     },
     isReady: () => ready,
     resolveSecretValue: (principal, name) => secrets.resolveSecretValue(principal, name),
@@ -123,7 +116,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       return state.database;
     },
     async flushEvents() {
-      return relay ? relay.flush() : 0;
+      return store ? store.relay.flush() : 0;
     },
   };
 }

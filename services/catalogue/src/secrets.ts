@@ -20,12 +20,12 @@ import {
 import { Action, Kind } from "@aiem/kit/authz";
 import { alreadyExists, internalError, invalidArgument, notFound, requiredField } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
-import { principalOf } from "@aiem/kit/server";
+import { principalOf, registerGuarded } from "@aiem/kit/server";
 import { SecretSchema } from "@aiem/proto/enginemanager/v1/secret_pb.js";
 import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
 import { SecretVersionSchema } from "@aiem/proto/enginemanager/v1/secret_version_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
-import { guard, orEmpty, type Runtime } from "./runtime.js";
+import { orEmpty, type Runtime } from "./runtime.js";
 import { clearOutputOnly, nameTiebreaker, stampCreate, type Executor } from "./store.js";
 import { Violations, annotationKeyRule, checkDisplayName, checkStringMap } from "./validation.js";
 
@@ -331,19 +331,9 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
 }
 
 type Req = Record<string, any>;
-type Handler = (req: any, ctx: HandlerContext) => Promise<unknown>;
 
 export function registerSecretServices(router: ConnectRouter, runtime: Runtime, handlers: ReturnType<typeof createSecretHandlers>): void {
-  for (const [service, impl] of [
-    [SecretService, handlers.secretService],
-    [SecretVersionService, handlers.versionService],
-  ] as const) {
-    const wrapped: Record<string, Handler> = {};
-    for (const method of service.methods) {
-      const handler = (impl as Record<string, Handler>)[method.localName];
-      if (!handler) throw new Error(`no handler for ${service.typeName}.${method.name}`);
-      wrapped[method.localName] = guard(runtime, `${service.typeName}/${method.name}`, method.input, handler);
-    }
-    router.service(service, wrapped as never);
-  }
+  const options = { logger: runtime.logger, label: "catalogue" };
+  registerGuarded(router, SecretService, handlers.secretService, options);
+  registerGuarded(router, SecretVersionService, handlers.versionService, options);
 }

@@ -67,31 +67,33 @@ describe.concurrent("idle and running limits", () => {
   });
 
   it("count calls on an engine and traffic through its URL as activity", async () => {
-    const name = await runningEngine("dai", { body: bodyOf("dai", { profile: profiles.dai, maxIdleDuration: "2s" }) });
+    // The idle limit is twice the longest quiet gap below, so a loaded machine's slow requests
+    // cannot make a gap look like idleness.
+    const name = await runningEngine("dai", { body: bodyOf("dai", { profile: profiles.dai, maxIdleDuration: "4s" }) });
     const e = res(await get(`/v1/${name}`, { who: "alice" }));
     const token = await h().token("alice");
     const started = Date.now();
-    // 2.8 s of traffic, every 400 ms: longer than the idle limit, yet the engine keeps running.
-    while (Date.now() - started < 2_800) {
+    // 5 s of traffic, every 400 ms: longer than the idle limit, yet the engine keeps running.
+    while (Date.now() - started < 5_000) {
       const page = await fetch(`${e.apiUrl}/health`, { headers: { authorization: `Bearer ${token}` } });
       expect(page.status).toBe(200);
       await sleep(400);
     }
     const busy = res(await get(`/v1/${name}`, { who: "alice" }));
     expect(busy.state).toBe("STATE_RUNNING");
-    expect(seconds(busy.currentIdleDuration)).toBeLessThan(1);
-    // Calls on the engine count too.
+    expect(seconds(busy.currentIdleDuration)).toBeLessThan(2);
+    // Calls on the engine count too: each resets the idle time.
     await sleep(1_000);
     ok(await post(`/v1/${name}:downloadLogs`, { who: "alice" }));
     const after = res(await get(`/v1/${name}`, { who: "alice" }));
-    expect(seconds(after.currentIdleDuration)).toBeLessThan(0.5);
+    expect(seconds(after.currentIdleDuration)).toBeLessThan(1);
     await sleep(1_000);
     ok(await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, { who: "alice", body: { displayName: "still here" } }));
     expect(res(await get(`/v1/${name}`, { who: "alice" })).state).toBe("STATE_RUNNING");
     // Reading it does not: left alone, it pauses.
     const quiet = Date.now();
-    await h().waitForState(name, "STATE_PAUSED", 10_000);
-    expect(Date.now() - quiet).toBeGreaterThanOrEqual(1_500);
+    await h().waitForState(name, "STATE_PAUSED", 15_000);
+    expect(Date.now() - quiet).toBeGreaterThanOrEqual(3_000);
   });
 });
 

@@ -4,19 +4,16 @@
 import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { createPageTokenCodec } from "@aiem/kit/aip";
-import { loadSecretKey } from "@aiem/kit/config";
-import { migrateToLatest, type Database } from "@aiem/kit/db";
-import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
-import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import type { Database } from "@aiem/kit/db";
+import { createStartOnce, openServiceStore, registerGuarded, type ServiceDeps, type ServiceModule, type ServiceStore } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
 import { createActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
-import { createServiceContext, guard, type ServiceState } from "./context.js";
+import { createServiceContext, type ServiceState } from "./context.js";
 import { createDAILicenseHandlers } from "./dai-license.js";
-import { createEngineHandlers, type Handler } from "./engine-service.js";
+import { createEngineHandlers } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
 import { ENGINE_KINDS } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
@@ -79,22 +76,20 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     activity,
     lookup: async (uid) => (state.database ? loadByUid(state.database.db, uid) : undefined),
   });
-  let relay: OutboxRelay | undefined;
+  let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
-  let database: Database | undefined;
   let ready = false;
-  let starting: Promise<void> | undefined;
 
   async function start(): Promise<void> {
-    const pageKey = await loadSecretKey({ variable: "AIEM_PAGE_TOKEN_KEY", value: settings.pageTokenKey, dataDir: deps.config.dataDir, name: "page-token" });
-    const db = (database = await deps.openDatabase(ENGINE_SCHEMA));
-    try {
-      await migrateToLatest(db, engineMigrations);
-    } catch (err) {
-      database = undefined;
-      await db.destroy();
-      throw err;
-    }
+    const opened = (store = await openServiceStore({
+      deps,
+      schema: ENGINE_SCHEMA,
+      migrations: engineMigrations,
+      pageTokenKey: settings.pageTokenKey,
+      logger,
+      outboxPollInterval: deps.outboxPollInterval,
+    }));
+    const { database: db, relay } = opened;
     const catalogue = createCatalogueReadModel({
       bus: deps.bus,
       kinds: ["daiEngineProfiles", "h2oEngineProfiles", "notebookEngineProfiles", "daiEngineVersions", "h2oEngineVersions", "notebookEngineImages"],
@@ -115,12 +110,10 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
         logger,
       });
     }
-    state.tokens = createPageTokenCodec({ key: pageKey });
+    state.tokens = opened.tokens;
     state.catalogue = catalogue;
     state.runtime = runtime;
     state.database = db;
-    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
-    relay.start();
     activity.start();
     reconciler = createReconciler({
       database: db,
@@ -132,11 +125,11 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       startTimeoutMs: settings.startTimeoutMs,
       context: ctx.presentContext,
       pendingActivity: activity.latest,
-      onEvents: () => relay?.wake(),
+      onEvents: () => relay.wake(),
     });
     await reconciler.start();
     state.afterWrite = () => {
-      relay?.wake();
+      relay.wake();
       reconciler?.wake();
     };
     ready = true;
@@ -144,49 +137,34 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   }
 
   function register(router: ConnectRouter): void {
-    const wire = (service: DescService, byName: Record<string, Handler>) => {
-      const impl: Record<string, Handler> = {};
-      for (const method of service.methods) {
-        const handler = byName[method.name];
-        if (!handler) throw new Error(`no handler for ${service.typeName}.${method.name}`);
-        impl[method.localName] = guard(ctx, `${service.typeName}/${method.name}`, method.input, handler);
-      }
-      router.service(service, impl as never);
-    };
-    for (const kind of ENGINE_KINDS) wire(kind.service, createEngineHandlers(ctx, kind));
-    wire(EngineService, createEngineListHandlers(ctx));
-    wire(DAILicenseService, createDAILicenseHandlers());
+    const options = { logger, label: "engine" };
+    for (const kind of ENGINE_KINDS) registerGuarded(router, kind.service, createEngineHandlers(ctx, kind), options);
+    registerGuarded(router, EngineService, createEngineListHandlers(ctx), options);
+    registerGuarded(router, DAILicenseService, createDAILicenseHandlers(), options);
   }
+  const once = createStartOnce(start);
 
   return {
     name: "engine",
     services: ENGINE_SERVICES,
     httpRoutes: [proxy],
     register,
-    start() {
-      starting ??= start().catch((err: unknown) => {
-        starting = undefined;
-        throw err;
-      });
-      return starting;
-    },
+    start: once.start,
     async stop() {
       ready = false;
       state.afterWrite = undefined;
       await reconciler?.stop();
       reconciler = undefined;
       await activity.stop();
-      await relay?.stop();
-      relay = undefined;
       await state.catalogue?.stop();
       state.catalogue = undefined;
       await state.runtime?.close();
       state.runtime = undefined;
       state.database = undefined;
-      starting = undefined;
-      const db = database;
-      database = undefined;
-      await db?.destroy();
+      once.reset();
+      const closing = store;
+      store = undefined;
+      await closing?.close();
     },
     isReady: () => ready,
     get database() {
@@ -199,7 +177,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       return state.catalogue;
     },
     async flushEvents() {
-      return relay ? relay.flush() : 0;
+      return store ? store.relay.flush() : 0;
     },
     flushActivity: () => activity.flush(),
     reconcileNow() {

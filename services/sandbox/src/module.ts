@@ -3,13 +3,19 @@
 // sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, and
 // their ports are served under `/sandboxes/` beside the RPCs.
 import * as path from "node:path";
-import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { createPageTokenCodec } from "@aiem/kit/aip";
-import { loadSecretKey } from "@aiem/kit/config";
-import { migrateToLatest, type Database } from "@aiem/kit/db";
-import { createOutboxRelay, type OutboxRelay } from "@aiem/kit/events";
-import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
+import type { Database } from "@aiem/kit/db";
+import {
+  createServiceCore,
+  createStartOnce,
+  openServiceStore,
+  registerGuarded,
+  type ServiceCoreState,
+  type ServiceDeps,
+  type ServiceModule,
+  type ServiceStore,
+} from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
@@ -29,7 +35,6 @@ import { createProcessHandlers, type SecretResolver } from "./process-service.js
 import { createMetricsHandlers } from "./metrics-service.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
-import { createServiceContext, guard, type ContextState } from "./service-context.js";
 
 export const SANDBOX_SCHEMA = "sandbox";
 
@@ -73,8 +78,8 @@ export interface SandboxModule extends ServiceModule {
 export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const settings = deps.sandboxConfig;
   const logger = deps.logger.child({ service: "sandbox" });
-  const state: ContextState = {};
-  const context = createServiceContext(deps.policy, logger, state);
+  const state: ServiceCoreState = {};
+  const context = createServiceCore({ label: "sandbox service", policy: deps.policy, logger, state });
   const hub = createChangeHub();
   let lifecycle: Lifecycle | undefined;
   const runtime =
@@ -113,30 +118,21 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     metrics: createMetricsHandlers(access),
   };
 
-  let relay: OutboxRelay | undefined;
-  let database: Database | undefined;
+  let store: ServiceStore | undefined;
   let ready = false;
-  let starting: Promise<void> | undefined;
 
   async function start(): Promise<void> {
-    const pageKey = await loadSecretKey({
-      variable: "AIEM_PAGE_TOKEN_KEY",
-      value: settings.pageTokenKey,
-      dataDir: deps.config.dataDir,
-      name: "page-token",
-    });
-    const db = (database = await deps.openDatabase(SANDBOX_SCHEMA));
-    try {
-      await migrateToLatest(db, sandboxMigrations);
-    } catch (err) {
-      database = undefined;
-      await db.destroy();
-      throw err;
-    }
-    state.tokens = createPageTokenCodec({ key: pageKey });
-    relay = createOutboxRelay({ database: db, bus: deps.bus, logger, pollInterval: deps.outboxPollInterval });
-    state.wake = () => relay?.wake();
-    relay.start();
+    const opened = (store = await openServiceStore({
+      deps,
+      schema: SANDBOX_SCHEMA,
+      migrations: sandboxMigrations,
+      pageTokenKey: settings.pageTokenKey,
+      logger,
+      outboxPollInterval: deps.outboxPollInterval,
+    }));
+    const db = opened.database;
+    state.tokens = opened.tokens;
+    state.afterWrite = () => opened.relay.wake();
     state.database = db;
     catalogue = createCatalogueReadModel({ bus: deps.bus, kinds: ["sandboxEngineImages", "sandboxEngineTemplates"], logger });
     await catalogue.ready;
@@ -152,6 +148,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     logger.info("sandbox service started", { schema: db.schema, isolation: runtime.capabilities.isolation });
   }
 
+  const once = createStartOnce(start);
   const services: Array<[DescService, Record<string, unknown>]> = [
     [SandboxEngineService, handlers.sandboxEngines],
     [FilesystemService, handlers.filesystem],
@@ -167,36 +164,20 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     services: SANDBOX_SERVICES,
     httpRoutes: [proxy.route],
     register(router: ConnectRouter) {
-      for (const [service, impl] of services) {
-        const wrapped: Record<string, unknown> = {};
-        for (const method of service.methods) {
-          const handler = impl[method.localName] as ((req: never, ctx: never) => unknown) | undefined;
-          if (!handler) throw new Error(`no handler for ${service.typeName}.${method.name}`);
-          wrapped[method.localName] = guard(context, `${service.typeName}/${method.name}`, method.input as DescMessage, handler as never);
-        }
-        router.service(service, wrapped as never);
-      }
+      for (const [service, impl] of services) registerGuarded(router, service, impl, { logger, label: "sandbox" });
     },
-    start() {
-      starting ??= start().catch((err: unknown) => {
-        starting = undefined;
-        throw err;
-      });
-      return starting;
-    },
+    start: once.start,
     async stop() {
       ready = false;
       await life.stop();
       state.database = undefined;
-      state.wake = undefined;
-      await relay?.stop();
-      relay = undefined;
+      state.afterWrite = undefined;
       await catalogue?.stop();
       catalogue = undefined;
-      starting = undefined;
-      const db = database;
-      database = undefined;
-      await db?.destroy();
+      once.reset();
+      const closing = store;
+      store = undefined;
+      await closing?.close();
     },
     isReady: () => ready,
     get database() {
@@ -208,7 +189,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     },
     reconcile: (uid) => life.kick(uid),
     async flushEvents() {
-      return relay ? relay.flush() : 0;
+      return store ? store.relay.flush() : 0;
     },
   };
 }

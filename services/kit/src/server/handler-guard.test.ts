@@ -1,0 +1,91 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { ProcessSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
+import { CreateProcessRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { invalidArgument } from "../errors.js";
+import { createLogger } from "../logger.js";
+import { guardHandler } from "./handler-guard.js";
+
+const ctx = { values: createContextValues() } as unknown as HandlerContext;
+
+function capture() {
+  const lines: string[] = [];
+  return { lines, logger: createLogger({ level: "debug", write: (line: string) => void lines.push(line) }) };
+}
+
+const request = (process: Parameters<typeof create<typeof ProcessSchema>>[1]) =>
+  create(CreateProcessRequestSchema, { parent: "workspaces/w/sandboxEngines/s", process: create(ProcessSchema, process) });
+
+async function codeOf(run: () => unknown): Promise<ConnectError> {
+  try {
+    await run();
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error("no error");
+}
+
+describe("guardHandler", () => {
+  it("refuses NUL in strings, list items and map keys or values, naming the field, before the handler runs", async () => {
+    const { logger } = capture();
+    let called = 0;
+    const guarded = guardHandler({ logger, label: "test" }, "P/Create", CreateProcessRequestSchema, async () => void called++);
+    const cases: Array<[ReturnType<typeof request>, string]> = [
+      [request({ command: "a\0b" }), "process.command"],
+      [request({ command: "sh", args: ["ok", "x\0"] }), "process.args[1]"],
+      [request({ command: "sh", environmentVariables: { "K\0": "v" } }), "process.environment_variables"],
+      [request({ command: "sh", environmentVariables: { K: "v\0" } }), "process.environment_variables"],
+    ];
+    for (const [req, field] of cases) {
+      const err = await codeOf(() => guarded(req, ctx));
+      expect(err.code).toBe(Code.InvalidArgument);
+      expect(err.rawMessage).toContain(field);
+      expect(err.rawMessage).toContain("NUL");
+    }
+    expect(called).toBe(0);
+    await guarded(request({ command: "sh", args: ["ok"], environmentVariables: { K: "v" } }), ctx);
+    expect(called).toBe(1);
+  });
+
+  it("passes ConnectErrors through and answers anything else as INTERNAL without its message, logging only class, message and stack", async () => {
+    const { logger, lines } = capture();
+    const options = { logger, label: "test" };
+    const refused = guardHandler(options, "P/Create", CreateProcessRequestSchema, async () => {
+      throw invalidArgument("parent", "is wrong");
+    });
+    expect((await codeOf(() => refused(request({}), ctx))).code).toBe(Code.InvalidArgument);
+    expect(lines).toEqual([]);
+
+    const broken = guardHandler(options, "P/Create", CreateProcessRequestSchema, async () => {
+      throw new TypeError("select * from secrets failed");
+    });
+    const err = await codeOf(() => broken(request({ environmentVariables: { TOKEN: "s3cret" } }), ctx));
+    expect(err.code).toBe(Code.Internal);
+    expect(err.rawMessage).toBe("internal error");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("test call failed");
+    expect(lines[0]).toContain("select * from secrets failed");
+    expect(lines[0]).not.toContain("s3cret");
+
+    const throwsAtOnce = guardHandler(options, "P/Create", CreateProcessRequestSchema, () => {
+      throw new Error("sync");
+    });
+    expect((await codeOf(() => throwsAtOnce(request({}), ctx))).code).toBe(Code.Internal);
+  });
+
+  it("guards a server stream: items pass, a failure midway becomes INTERNAL", async () => {
+    const { logger } = capture();
+    const streaming = guardHandler({ logger, label: "test" }, "P/Stream", CreateProcessRequestSchema, async function* () {
+      yield 1;
+      yield 2;
+      throw new Error("agent went away");
+    });
+    const seen: number[] = [];
+    const err = await codeOf(async () => {
+      for await (const item of streaming(request({}), ctx) as AsyncIterable<number>) seen.push(item);
+    });
+    expect(seen).toEqual([1, 2]);
+    expect(err.code).toBe(Code.Internal);
+  });
+});

@@ -1,0 +1,108 @@
+// The wrapper every RPC handler of every service runs in: input checks first, then the handler,
+// with any failure that is not already a ConnectError logged and answered as INTERNAL.
+import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { ConnectError, internalError, invalidArgument } from "../errors.js";
+import type { Logger } from "../logger.js";
+
+export interface GuardOptions {
+  readonly logger: Logger;
+  /** Names the service in the log line: `<label> call failed`. */
+  readonly label: string;
+}
+
+/**
+ * Wraps a unary or server-streaming handler. Requests holding NUL characters are refused up front
+ * (PostgreSQL text cannot hold them, and nothing legitimate needs them). Anything thrown that is
+ * not a ConnectError is logged with its class, message and stack only (requests can carry
+ * environments and secrets, so they are never logged) and answered as INTERNAL without details.
+ */
+export function guardHandler<I, O>(
+  options: GuardOptions,
+  method: string,
+  schema: DescMessage,
+  fn: (req: I, ctx: HandlerContext) => O,
+): (req: I, ctx: HandlerContext) => O {
+  const fail = (err: unknown): never => {
+    if (err instanceof ConnectError) throw err;
+    options.logger.error(`${options.label} call failed`, { method, error: describeError(err) });
+    throw internalError("internal error", err);
+  };
+  return ((req: I, ctx: HandlerContext) => {
+    try {
+      rejectNul(schema, req as unknown as Record<string, unknown>, "");
+      const result = fn(req, ctx) as unknown;
+      if (isAsyncIterable(result)) return guardStream(result, fail) as O;
+      if (result instanceof Promise) return result.catch(fail) as O;
+      return result as O;
+    } catch (err) {
+      return fail(err);
+    }
+  }) as (req: I, ctx: HandlerContext) => O;
+}
+
+/**
+ * Registers `service` with every method guarded. Handlers are looked up by the method's local
+ * name (`createProcess`) or, failing that, its proto name (`CreateProcess`); a method without
+ * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED.
+ */
+export function registerGuarded(router: ConnectRouter, service: DescService, handlers: Readonly<Record<string, unknown>>, options: GuardOptions): void {
+  const impl: Record<string, unknown> = {};
+  for (const method of service.methods) {
+    const handler = handlers[method.localName] ?? handlers[method.name];
+    if (typeof handler !== "function") throw new Error(`no handler for ${service.typeName}.${method.name}`);
+    impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, handler as (req: unknown, ctx: HandlerContext) => unknown);
+  }
+  router.service(service, impl as never);
+}
+
+/** Throws INVALID_ARGUMENT naming the first string field, list item or map key holding U+0000. */
+export function rejectNul(schema: DescMessage, message: Record<string, unknown>, prefix: string): void {
+  for (const field of schema.fields) {
+    const path = prefix ? `${prefix}.${field.name}` : field.name;
+    const value = message[field.localName];
+    if (value === undefined || value === null) continue;
+    switch (field.fieldKind) {
+      case "scalar":
+        if (typeof value === "string" && value.includes("\0")) throw nulIn(path);
+        break;
+      case "list":
+        for (const [i, item] of (value as unknown[]).entries()) {
+          if (typeof item === "string" && item.includes("\0")) throw nulIn(`${path}[${i}]`);
+          if (field.listKind === "message") rejectNul(field.message, item as Record<string, unknown>, `${path}[${i}]`);
+        }
+        break;
+      case "map":
+        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+          if (key.includes("\0") || (typeof item === "string" && item.includes("\0"))) throw nulIn(path);
+          if (field.mapKind === "message") rejectNul(field.message, item as Record<string, unknown>, `${path}[${JSON.stringify(key)}]`);
+        }
+        break;
+      case "message":
+        rejectNul(field.message, value as Record<string, unknown>, path);
+        break;
+      case "enum":
+        break;
+    }
+  }
+}
+
+const nulIn = (path: string) => invalidArgument(path, "must not contain NUL characters");
+
+async function* guardStream<T>(source: AsyncIterable<T>, fail: (err: unknown) => never): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (err) {
+    fail(err);
+  }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+// Only the error's class, message and stack: never an object that might hold request data.
+function describeError(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { message: String(err) };
+}
