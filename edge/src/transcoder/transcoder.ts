@@ -4,29 +4,19 @@
 // stream of responses) comes back as JSON.
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import {
-  getOption,
-  toJson,
-  type JsonObject,
-  type DescField,
-  type DescMessage,
-  type DescMethod,
-  type DescMethodStreaming,
-  type DescMethodUnary,
-  type DescService,
-  type Registry,
-} from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createAsyncIterable, runStreamingCall, runUnaryCall } from "@connectrpc/connect/protocol";
-import { http } from "@aiem/proto/google/api/annotations_pb.js";
-import type { HttpRule } from "@aiem/proto/google/api/http_pb.js";
-import { copyApplicationHeaders, forwardedRequestHeaders } from "../headers.js";
+import { toJson, type DescMethodUnary, type DescService, type JsonObject, type Registry } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
+import { forwardedRequestHeaders } from "../headers.js";
 import { silentLogger, type EdgeLogger } from "../logger.js";
-import { parsePathTemplate, type PathTemplate } from "./path-template.js";
-import { buildRequest, createRequestPlan, type RequestPlan } from "./request-builder.js";
-import { createRouteTrie } from "./route-trie.js";
+import { replyError } from "./error-reply.js";
+import { readBody, responseHeaders } from "./http-io.js";
+import { streamNdjson } from "./ndjson-stream.js";
+import { buildRequest } from "./request-builder.js";
+import { buildRouteTable, type RestRoute, type RouteEntry } from "./route-table.js";
 import { fillUnpopulated } from "./unpopulated.js";
-import { HttpError, httpStatusOf, statusJson } from "./status.js";
+import { HttpError } from "./status.js";
+
+export type { RestRoute } from "./route-table.js";
 
 // The same shapes as connect-node's NodeHandlerFn (not exported by name there), so handlers
 // plug into node:http, node:http2 and connectNodeAdapter alike.
@@ -58,116 +48,24 @@ export interface TranscoderOptions {
   readonly fallback?: NodeHandler;
 }
 
-/** One REST route, for listings and docs. */
-export interface RestRoute {
-  readonly httpMethod: string;
-  readonly path: string;
-  readonly body: string;
-  /** `package.Service.Method` */
-  readonly method: string;
-}
-
 export interface Transcoder {
   readonly handle: NodeHandler;
   readonly routes: readonly RestRoute[];
 }
 
-interface RouteEntry {
-  readonly method: DescMethod;
-  readonly template: PathTemplate;
-  readonly plan: RequestPlan;
-  readonly call: CallTarget;
-  readonly output: DescMessage;
-  readonly responseField: DescField | undefined;
-  readonly serverStreaming: boolean;
-}
-
-interface CallTarget {
-  readonly transport: Transport;
-  readonly service: DescService;
-}
-
 export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-const STREAM_HEADER_DELAY_MS = 1_000;
 
+/**
+ * The steps of a REST call: match the route (route-table.ts), read the body (http-io.ts), build
+ * the request message (request-builder.ts), call the method, and write the response as JSON, or
+ * as NDJSON for a stream (ndjson-stream.ts); a failure is answered by error-reply.ts.
+ */
 export function createTranscoder(options: TranscoderOptions): Transcoder {
   const registry = options.registry;
   const logger = options.logger ?? silentLogger;
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-  const trie = createRouteTrie<RouteEntry>((r) => `${r.method.parent.typeName}.${r.method.name}`);
-  const routes: RestRoute[] = [];
   const jsonWrite = { alwaysEmitImplicit: true, registry } as const;
-
-  for (const { service, transport } of options.services) {
-    const target: CallTarget = {
-      transport: options.interceptors?.length ? withInterceptors(transport, [...options.interceptors]) : transport,
-      service,
-    };
-    for (const method of service.methods) {
-      const rule = getOption(method, http);
-      for (const binding of flattenRule(rule)) {
-        if (method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming") {
-          logger.warn("http rule on a client-streaming method is not served over REST", {
-            method: `${service.typeName}.${method.name}`,
-          });
-          continue;
-        }
-        const template = parsePathTemplate(binding.path);
-        const responseField = binding.responseBody
-          ? method.output.fields.find((f) => f.name === binding.responseBody)
-          : undefined;
-        if (binding.responseBody && !responseField) {
-          throw new Error(`${service.typeName}.${method.name}: response_body "${binding.responseBody}" does not exist`);
-        }
-        const entry: RouteEntry = {
-          method,
-          template,
-          plan: createRequestPlan(method, template, binding.body),
-          call: target,
-          output: method.output,
-          responseField,
-          serverStreaming: method.methodKind === "server_streaming",
-        };
-        trie.add(binding.httpMethod, template, entry);
-        routes.push({
-          httpMethod: binding.httpMethod,
-          path: binding.path,
-          body: binding.body,
-          method: `${service.typeName}.${method.name}`,
-        });
-      }
-    }
-  }
-
-  function sendError(req: NodeRequest, res: NodeResponse, reason: unknown): void {
-    let error: ConnectError;
-    let status: number;
-    let extra: Readonly<Record<string, string>> = {};
-    if (reason instanceof HttpError) {
-      error = reason.error;
-      status = reason.httpStatus;
-      extra = reason.headers;
-    } else if (reason instanceof ConnectError) {
-      error = reason;
-      status = httpStatusOf(error.code);
-    } else {
-      logger.error("transcoder failure", { error: String(reason), url: req.url });
-      error = new ConnectError("internal error", Code.Internal);
-      status = 500;
-    }
-    if (res.headersSent || res.destroyed) {
-      if (!res.writableEnded) res.end();
-      return;
-    }
-    const body = JSON.stringify(statusJson(error, registry));
-    res.writeHead(status, {
-      ...extra,
-      ...responseHeaders(error.metadata),
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-    });
-    res.end(body);
-  }
+  const { trie, routes } = buildRouteTable(options.services, options.interceptors, logger);
 
   async function serve(req: NodeRequest, res: NodeResponse): Promise<void> {
     const url = req.url ?? "/";
@@ -214,61 +112,7 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
       res.end(body);
       return;
     }
-    await stream(route, res, abort, header, message);
-  }
-
-  async function stream(
-    route: RouteEntry,
-    res: NodeResponse,
-    abort: AbortController,
-    header: Headers,
-    message: Record<string, unknown>,
-  ): Promise<void> {
-    // Hold the status line until the first message (or a short while), so a call that fails
-    // straight away (not found, permission denied) still gets its proper HTTP status instead of
-    // 200 and an error line, while a quiet stream still shows its headers to the client soon.
-    const started = (async () => {
-      const response = await route.call.transport.stream(
-        route.method as DescMethodStreaming,
-        abort.signal,
-        undefined,
-        header,
-        createAsyncIterable([message]),
-      );
-      const messages = response.message[Symbol.asyncIterator]();
-      return { header: response.header, messages, first: await messages.next() };
-    })();
-    let timer: NodeJS.Timeout | undefined;
-    let early: Awaited<typeof started> | undefined;
-    try {
-      early = await Promise.race([
-        started,
-        new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STREAM_HEADER_DELAY_MS))),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-    const out = early ? responseHeaders(early.header) : {};
-    out["content-type"] = "application/x-ndjson";
-    out["cache-control"] = "no-store";
-    out["x-accel-buffering"] = "no";
-    res.writeHead(200, out);
-    if (!early && "flushHeaders" in res) res.flushHeaders();
-    try {
-      const { messages, first } = early ?? (await started);
-      let next = first;
-      while (!next.done) {
-        if (!res.write(`{"result":${encode(route, next.value)}}\n`)) await drained(res);
-        if (abort.signal.aborted) return;
-        next = await messages.next();
-      }
-    } catch (reason) {
-      if (abort.signal.aborted || res.destroyed) return;
-      const error = reason instanceof ConnectError ? reason : toInternal(reason);
-      res.end(`{"error":${JSON.stringify(statusJson(error, registry))}}\n`);
-      return;
-    }
-    res.end();
+    await streamNdjson(route, res, abort, header, message, { encode, logger, registry });
   }
 
   // `response_body` picks one field of the response; otherwise the whole message is the body.
@@ -278,142 +122,8 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
     return JSON.stringify(json[route.responseField.jsonName] ?? null);
   }
 
-  function toInternal(reason: unknown): ConnectError {
-    logger.error("transcoder stream failure", { error: String(reason) });
-    return new ConnectError("internal error", Code.Internal);
-  }
-
   const handle: NodeHandler = (req, res) => {
-    serve(req, res).catch((reason: unknown) => sendError(req, res, reason));
+    serve(req, res).catch((reason: unknown) => replyError(req, res, reason, { logger, registry }));
   };
   return { handle, routes };
-}
-
-interface Binding {
-  readonly httpMethod: string;
-  readonly path: string;
-  readonly body: string;
-  readonly responseBody: string;
-}
-
-function flattenRule(rule: HttpRule): Binding[] {
-  const out: Binding[] = [];
-  const visit = (r: HttpRule) => {
-    const { case: kind, value } = r.pattern;
-    if (kind === "custom") out.push({ httpMethod: value.kind.toUpperCase(), path: value.path, body: r.body, responseBody: r.responseBody });
-    else if (kind !== undefined) out.push({ httpMethod: kind.toUpperCase(), path: value, body: r.body, responseBody: r.responseBody });
-    for (const extra of r.additionalBindings) visit(extra);
-  };
-  visit(rule);
-  return out;
-}
-
-function responseHeaders(from: Headers): Record<string, string> {
-  const h = new Headers();
-  copyApplicationHeaders(from, h);
-  const out: Record<string, string> = {};
-  h.forEach((v, k) => (out[k] = v));
-  return out;
-}
-
-function drained(res: NodeResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
-
-/** Reads the body as text; rejects with 413 past `limit` bytes. */
-function readBody(req: NodeRequest, limit: number): Promise<string> {
-  const tooLarge = () =>
-    new HttpError(
-      413,
-      new ConnectError(`the request body is larger than the limit of ${limit} bytes`, Code.ResourceExhausted),
-      req.httpVersionMajor === 1 ? { connection: "close" } : {},
-    );
-  const declared = Number(req.headers["content-length"] ?? Number.NaN);
-  if (declared > limit) {
-    req.resume();
-    return Promise.reject(tooLarge());
-  }
-  if (declared === 0 || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined && req.httpVersionMajor === 1)) {
-    return Promise.resolve("");
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.resume();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
-    };
-    const onError = (e: Error) => {
-      cleanup();
-      reject(e);
-    };
-    const cleanup = () => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-    };
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-  });
-}
-
-/** Applies interceptors to calls made directly on a transport, as a client would. */
-function withInterceptors(transport: Transport, interceptors: Interceptor[]): Transport {
-  return {
-    unary(method, signal, timeoutMs, header, input, contextValues) {
-      return runUnaryCall({
-        interceptors,
-        signal,
-        timeoutMs,
-        req: {
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: `/${method.parent.typeName}/${method.name}`,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
-          message: input,
-        },
-        next: (req) => transport.unary(req.method, req.signal, timeoutMs, req.header, req.message, req.contextValues),
-      });
-    },
-    stream(method, signal, timeoutMs, header, input, contextValues) {
-      return runStreamingCall({
-        interceptors,
-        signal,
-        timeoutMs,
-        req: {
-          stream: true,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: `/${method.parent.typeName}/${method.name}`,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
-          message: input,
-        },
-        next: (req) => transport.stream(req.method, req.signal, timeoutMs, req.header, req.message, req.contextValues),
-      });
-    },
-  };
 }
