@@ -7,11 +7,11 @@
 // (state, exit code, end time, and the event); once the agent has sealed the output log it lets
 // the waiters go, so that a read after a wait sees every byte the process wrote.
 import { randomInt, randomUUID } from "node:crypto";
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { checkField, paginate, processPattern, secretVersionPattern, validateProcessId, type FieldTable } from "@aiem/kit/aip";
+import { checkField, paginate, processPattern, validateProcessId, type FieldTable } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import {
   Code,
@@ -19,13 +19,10 @@ import {
   alreadyExists,
   failedPrecondition,
   invalidArgument,
-  invalidArguments,
   notFound,
   outOfRange,
-  quote,
   requiredField,
 } from "@aiem/kit/errors";
-import type { Principal } from "@aiem/kit/identity";
 import { type Process, ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import {
   type CreateProcessRequest,
@@ -41,11 +38,12 @@ import {
   type StreamProcessOutputResponseSchema,
   type WaitProcessRequest,
 } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
-import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ProcessExit } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
-import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, requireRunning, viaAgent } from "./access.js";
 import { type ChangeHub, sandboxKey } from "./lifecycle.js";
+import { processEnvironment, validateProcessDefinition, type SecretResolver } from "./process-definition.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import {
   PROCESS_STATE_NAMES,
@@ -63,13 +61,8 @@ import {
 
 export const PROCESS_RESOURCE_TYPE = "enginemanager.ai/Process";
 const P = Process_State;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const DEFAULT_WORKING_DIRECTORY = "/workspace";
 
-/** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process). */
-export interface SecretResolver {
-  resolveSecretValue(principal: Principal, secretVersionName: string): Promise<{ readonly name: string; readonly value: Uint8Array }>;
-}
+export type { SecretResolver } from "./process-definition.js";
 
 export interface ProcessDeps extends AccessDeps {
   readonly hub: ChangeHub;
@@ -89,18 +82,6 @@ const processTable: FieldTable = {
 };
 
 type StreamMessage = MessageInitShape<typeof StreamProcessOutputResponseSchema>;
-
-/** Text a secret value must be to become an environment variable; the value never reaches a message. */
-function secretText(name: string, value: Uint8Array): string {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(value);
-  } catch {
-    throw failedPrecondition(`the value of ${name} is not UTF-8 text, so it cannot be an environment variable`);
-  }
-  if (text.includes("\0")) throw failedPrecondition(`the value of ${name} contains a NUL byte, so it cannot be an environment variable`);
-  return text;
-}
 
 function randomId(): string {
   const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -125,68 +106,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
     return { call, row, key: processKey(call.row.uid, process) };
   }
 
-  function validate(definition: Process): Process {
-    const problems: { field: string; description: string }[] = [];
-    if (definition.command === "") problems.push({ field: "process.command", description: "is required" });
-    let workingDirectory = DEFAULT_WORKING_DIRECTORY;
-    if (definition.workingDirectory !== "") {
-      try {
-        workingDirectory = sandboxPath("process.working_directory", definition.workingDirectory);
-      } catch (err) {
-        problems.push({ field: "process.working_directory", description: ConnectError.from(err).rawMessage.replace(/^process\.working_directory: /, "") });
-      }
-    }
-    for (const key of Object.keys(definition.environmentVariables)) {
-      if (!ENV_NAME.test(key)) {
-        problems.push({ field: `process.environment_variables[${quote(key)}]`, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
-      }
-    }
-    for (const [key, ref] of Object.entries(definition.secretEnvironmentVariables)) {
-      const field = `process.secret_environment_variables[${quote(key)}]`;
-      if (!ENV_NAME.test(key)) {
-        problems.push({ field, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
-      }
-      if (!ref?.secretVersion) problems.push({ field: `${field}.secret_version`, description: "is required" });
-      else if (!secretVersionPattern.matches(ref.secretVersion)) {
-        problems.push({ field: `${field}.secret_version`, description: `${quote(ref.secretVersion)} is not a name of the form workspaces/{workspace}/secrets/{secret}/versions/{version}` });
-      }
-    }
-    if (problems.length > 0) throw invalidArguments(problems);
-    return create(ProcessSchema, {
-      command: definition.command,
-      args: definition.args,
-      workingDirectory,
-      environmentVariables: definition.environmentVariables,
-      secretEnvironmentVariables: Object.fromEntries(
-        Object.entries(definition.secretEnvironmentVariables).map(([k, v]) => [k, { secretVersion: v.secretVersion }]),
-      ),
-    });
-  }
-
-  /** The complete environment of a process: the template's variables, its own, then its secrets. */
-  async function environmentOf(principal: Principal, sandbox: SandboxRow, definition: Process): Promise<Record<string, string>> {
-    const template = fromBinary(SandboxEngineSchema, sandbox.resource).sandboxEngineTemplateInfo?.environmentalVariables ?? {};
-    const environment: Record<string, string> = { ...template, ...definition.environmentVariables };
-    const refs = Object.entries(definition.secretEnvironmentVariables);
-    if (refs.length > 0 && !deps.secrets) {
-      throw failedPrecondition(
-        "secret environment variables need the secure store, which this sandbox service cannot reach: it resolves secrets only when the catalogue runs in the same process",
-      );
-    }
-    for (const [variable, ref] of refs) {
-      const resolved = await deps.secrets!.resolveSecretValue(principal, ref.secretVersion).catch((err: unknown) => {
-        const e = ConnectError.from(err);
-        // The catalogue names its own field; here the reference is part of the process.
-        throw new ConnectError(e.rawMessage.replace(/^secret_version: /, `process.secret_environment_variables[${quote(variable)}].secret_version: `), e.code);
-      });
-      environment[variable] = secretText(ref.secretVersion, resolved.value);
-    }
-    return environment;
-  }
-
   /** Runs a process's definition on the agent; the secret values go there and nowhere else. */
   async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date }> {
-    const environment = await environmentOf(call.principal, call.row, definition);
+    const environment = await processEnvironment(deps.secrets, call.principal, call.row, definition);
     const agentId = randomUUID();
     const startTime = context.now();
     await viaAgent(deps, call, () =>
@@ -391,7 +313,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.processes, Action.CREATE);
       if (!req.process) throw requiredField("process");
       if (req.processId !== "") checkField("process_id", req.processId, validateProcessId);
-      const definition = validate(req.process);
+      const definition = validateProcessDefinition(req.process);
       const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
       const handle = req.autoRun ? requireRunning(deps, call) : undefined;
       if (!handle && !live.includes(call.row.state)) {
