@@ -6,7 +6,6 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import {
   getOption,
-  toJson,
   type JsonObject,
   type DescField,
   type DescMessage,
@@ -23,6 +22,7 @@ import type { HttpRule } from "@aiem/proto/google/api/http_pb.js";
 import { copyApplicationHeaders, forwardedRequestHeaders } from "../headers.js";
 import { silentLogger, type EdgeLogger } from "../logger.js";
 import { parsePathTemplate, type PathTemplate } from "./path-template.js";
+import { messageToJson } from "./bytes-json.js";
 import { buildRequest, createRequestPlan, type RequestPlan } from "./request-builder.js";
 import { createRouteTrie } from "./route-trie.js";
 import { fillUnpopulated } from "./unpopulated.js";
@@ -273,7 +273,7 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
 
   // `response_body` picks one field of the response; otherwise the whole message is the body.
   function encode(route: RouteEntry, message: unknown): string {
-    const json = fillUnpopulated(route.output, toJson(route.output, message as never, jsonWrite) as JsonObject);
+    const json = fillUnpopulated(route.output, messageToJson(route.output, message, jsonWrite) as JsonObject);
     if (!route.responseField) return JSON.stringify(json);
     return JSON.stringify(json[route.responseField.jsonName] ?? null);
   }
