@@ -34,10 +34,15 @@ async function serve(options: ServerOptions): Promise<void> {
   const { createCatalogueModule } = await import("@aiem/catalogue");
   const { createSandboxModule } = await import("../services/sandbox/src/module.js");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-bench-service-"));
+  const databaseUrl = process.env["AIEM_BENCH_DATABASE_URL"];
+  const schemaSuffix = `_bench${process.pid}`;
   let sandbox: ReturnType<typeof createSandboxModule> | undefined;
   let catalogue: ReturnType<typeof createCatalogueModule> | undefined;
   const host = await createHost({
-    config: readCommonEnv({ AIEM_PORT: "0", AIEM_DATA_DIR: dataDir }),
+    // PGlite and the in-process bus, as `npm start` without settings; AIEM_BENCH_DATABASE_URL
+    // measures with PostgreSQL, in schemas of this run's own that are dropped at the end.
+    config: readCommonEnv({ AIEM_PORT: "0", AIEM_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
+    ...(databaseUrl ? { schemaSuffix } : {}),
     edge: { corsOrigins: "*", bodyLimitBytes: options.bodyLimitBytes ?? 4 << 20 },
     logger: silentLogger,
     modules: [
@@ -74,13 +79,23 @@ async function serve(options: ServerOptions): Promise<void> {
   process.send!({ url: host.url, token } satisfies Ready);
   process.on("message", async () => {
     await host.stop();
+    if (databaseUrl) {
+      const { createDatabase } = await import("@aiem/kit/db");
+      const { sql } = await import("kysely");
+      const admin = await createDatabase({ url: databaseUrl, dataDir, schema: `bench_cleanup${schemaSuffix}` });
+      for (const schema of ["catalogue", "sandbox", "bench_cleanup"]) await sql`drop schema if exists ${sql.id(`${schema}${schemaSuffix}`)} cascade`.execute(admin.db);
+      await admin.destroy();
+    }
     fs.rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   });
 }
 
 export async function startSandboxServer(options: ServerOptions): Promise<SandboxServer> {
-  const child = fork(fileURLToPath(import.meta.url), ["--serve", JSON.stringify(options)], { execArgv: ["--import", "tsx"], stdio: "inherit" });
+  // AIEM_BENCH_PROFILE=<dir>: the server writes a CPU profile there when it stops.
+  const profile = process.env["AIEM_BENCH_PROFILE"];
+  const execArgv = ["--import", "tsx", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [])];
+  const child = fork(fileURLToPath(import.meta.url), ["--serve", JSON.stringify(options)], { execArgv, stdio: "inherit" });
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once("message", (m) => resolve(m as Ready));
     child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
