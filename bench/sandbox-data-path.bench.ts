@@ -19,7 +19,7 @@ import { type Ready, type SandboxServer, startSandboxServer } from "./sandbox-se
 const WS = "workspaces/bench";
 const IMAGE = "workspaces/global/sandboxEngineImages/default";
 const TEMPLATE = "workspaces/global/sandboxEngineTemplates/default";
-const RUNS = 40;
+const RUNS = Number(process.env["BENCH_RUNS"] ?? 40);
 const CREATES = 12;
 const FILE_BYTES = 64 << 20;
 const FILE_RUNS = 4;
