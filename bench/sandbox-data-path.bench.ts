@@ -206,8 +206,8 @@ async function warmRow(ready: Ready): Promise<void> {
   const call = api(ready);
   const samples: number[] = [];
   for (let i = 0; i < CREATES; i++) {
-    // Time for the pool to start its next sandbox.
-    await sleep(600);
+    // Time for the pool to start its next sandbox (a cold start takes ~1 s on a busy machine).
+    await sleep(2_000);
     let name = "";
     samples.push(await timed(async () => (name = await createSandbox(ready, `warm-${i}`))));
     await call("DELETE", `/v1/${name}`);
