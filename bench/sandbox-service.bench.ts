@@ -1,7 +1,6 @@
 // Sandbox service benchmark through the public API (issue 7).
 //   npx tsx bench/sandbox-service.bench.ts
-// The server (edge, catalogue, sandbox service; PGlite and the in-process bus, real bubblewrap
-// sandboxes) runs in a child process, so the client below does not share its event loop. Prints:
+// The server is bench/sandbox-server.ts, in a child process. Prints:
 //   - create to STATE_RUNNING (POST, then GET until RUNNING), median of 20, from cold and with a
 //     warm sandbox ready (AIEM_SANDBOX_WARM_POOL=1, the default);
 //   - running `true` as a process (create with autoRun, :wait, :readOutput) against spawning
@@ -9,14 +8,14 @@
 //   - streaming 100 MB of a process's output (REST NDJSON, and Connect binary through the edge)
 //     against `head -c 100M /dev/zero | cat > /dev/null`;
 //   - writing and reading a 10 MB file (REST, base64 JSON) against the host's own fs calls.
-import { fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { type Ready, startSandboxServer } from "./sandbox-server.js";
 
 const CREATES = 20;
 const RUNS = 50;
@@ -25,66 +24,6 @@ const STREAM_RUNS = 3;
 const FILE_BYTES = 10 * 1024 * 1024;
 const FILE_RUNS = 10;
 const WS = "workspaces/bench";
-
-interface Ready {
-  url: string;
-  token: string;
-}
-
-// ---- the server (child process) -----------------------------------------------------------------
-
-async function serve(warmPool: number): Promise<void> {
-  const { readCommonEnv } = await import("@aiem/kit/config");
-  const { loadOrCreateSigningKey, mintEmbeddedToken } = await import("@aiem/kit/identity");
-  const { silentLogger } = await import("@aiem/kit/logger");
-  const { createHost } = await import("../edge/src/host/create-host.js");
-  const { createCatalogueModule } = await import("@aiem/catalogue");
-  const { createSandboxModule } = await import("../services/sandbox/src/module.js");
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-bench-service-"));
-  let sandbox: ReturnType<typeof createSandboxModule> | undefined;
-  let catalogue: ReturnType<typeof createCatalogueModule> | undefined;
-  const host = await createHost({
-    config: readCommonEnv({ AIEM_PORT: "0", AIEM_DATA_DIR: dataDir }),
-    edge: { corsOrigins: "*", bodyLimitBytes: 64 << 20 },
-    logger: silentLogger,
-    modules: [
-      {
-        name: "catalogue",
-        create: (deps) =>
-          (catalogue = createCatalogueModule({ ...deps, outboxPollInterval: 20, catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true } })),
-      },
-      {
-        name: "sandbox",
-        create: (deps) =>
-          (sandbox = createSandboxModule({
-            ...deps,
-            secrets: { resolveSecretValue: (p, n) => catalogue!.resolveSecretValue(p, n) },
-            sandboxConfig: {
-              unconfined: false,
-              publicUrl: "http://127.0.0.1",
-              pageTokenKey: undefined,
-              driveDir: path.join(dataDir, "drive"),
-              outputLimitBytes: 128 << 20,
-              warmPoolSize: warmPool,
-            },
-          })),
-      },
-    ],
-  });
-  await host.start();
-  await catalogue!.flushEvents();
-  while (!sandbox!.catalogue?.get("sandboxEngineTemplates", "workspaces/global/sandboxEngineTemplates/default")) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  await sandbox!.runtime.prepare();
-  const token = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "bench" });
-  process.send!({ url: host.url, token } satisfies Ready);
-  process.on("message", async () => {
-    await host.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  });
-}
 
 // ---- the client ---------------------------------------------------------------------------------
 
@@ -106,20 +45,9 @@ function spawnAndWait(command: string, args: string[]): Promise<void> {
   });
 }
 
-async function startServer(warmPool: number): Promise<{ ready: Ready; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(import.meta.url), ["--serve", String(warmPool)], { execArgv: ["--import", "tsx"], stdio: "inherit" });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.once("message", (m) => resolve(m as Ready));
-    child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
-  });
-  return {
-    ready,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.send("stop");
-      }),
-  };
+async function startServer(warmPool: number) {
+  // This bench predates the edge's streaming file routes: it writes its 10 MB file as JSON.
+  return startSandboxServer({ warmPool, bodyLimitBytes: 64 << 20 });
 }
 
 function api(ready: Ready) {
@@ -266,8 +194,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === "--serve") {
-  await serve(Number(process.argv[3] ?? 1));
-} else {
-  await main();
-}
+await main();

@@ -10,13 +10,15 @@ the generated :mod:`ai_engine_manager._routes`): path variables, then the body, 
 from __future__ import annotations
 
 import http.client
+import io
 import json
+import os
 import socket
 import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from ai_engine_manager._routes import ROUTES, Route
 from ai_engine_manager.connection_config import ConnectionConfig
@@ -153,20 +155,33 @@ class Connection:
         body: Any,
         timeout: float | None,
         accept: str,
+        raw: BinaryIO | None = None,
     ) -> http.client.HTTPResponse:
         url = self.base_url + path
         encoded = encode_query(query or {})
         if encoded:
             url += "?" + encoded
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        refreshable = hasattr(self.config.token_provider, "invalidate")
+        data: Any = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": accept, "User-Agent": USER_AGENT}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        # A raw body is sent as it is read; it can be sent again after a 401 only if it can be
+        # rewound.
+        start: int | None = None
+        if raw is not None:
+            data = raw
+            headers["Content-Type"] = "application/octet-stream"
+            length = _remaining_length(raw)
+            if length is not None:
+                headers["Content-Length"] = str(length)
+            start = raw.tell() if raw.seekable() else None
+        refreshable = hasattr(self.config.token_provider, "invalidate") and (raw is None or start is not None)
         for attempt in (0, 1):
-            headers = {"Accept": accept, "User-Agent": USER_AGENT}
-            if data is not None:
-                headers["Content-Type"] = "application/json"
             authorization = self._authorization(fresh=attempt == 1)
             if authorization:
                 headers["Authorization"] = authorization
+            if attempt == 1 and raw is not None and start is not None:
+                raw.seek(start)
             request = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
                 return self._opener.open(request, timeout=timeout)  # type: ignore[no-any-return]
@@ -253,6 +268,64 @@ class Connection:
         route, path, query, body = self.plan(rpc, request)
         return self.request(route.verb, path, query, body, timeout)
 
+    def upload(
+        self,
+        path: str,
+        query: dict[str, Any],
+        source: BinaryIO,
+        timeout: float | None = ...,  # type: ignore[assignment]
+    ) -> dict[str, Any]:
+        """Sends ``source`` as the raw request body of a PUT, as it is read, and returns the
+        decoded JSON response. Nothing is held in memory beyond the socket's buffers.
+
+        Args:
+            path: The path below the base URL, starting with ``/``.
+            query: Query parameters; see :func:`encode_query`.
+            source: A binary file object, read from its current position to its end.
+            timeout: As for :meth:`request`; it applies to each read and write, not the whole.
+        """
+        if timeout is ...:
+            timeout = self.config.stream_timeout_seconds
+        with self._open("PUT", path, query, None, timeout, "application/json", raw=source) as response:
+            try:
+                text = response.read().decode("utf-8")
+            except TRANSPORT_ERRORS as e:
+                raise ApiConnectionException(f"PUT {path}: {e}") from e
+        value = json.loads(text) if text.strip() else {}
+        return value if isinstance(value, dict) else {"value": value}
+
+    def download(
+        self,
+        path: str,
+        query: dict[str, Any],
+        sink: BinaryIO,
+        timeout: float | None = ...,  # type: ignore[assignment]
+        chunk_bytes: int = 1 << 20,
+    ) -> int:
+        """GETs a raw response body into ``sink`` a chunk at a time; returns the bytes written.
+
+        Raises:
+            ApiConnectionException: when the body ends before its ``Content-Length`` (the server
+                cuts it short when it cannot send the whole file).
+        """
+        if timeout is ...:
+            timeout = self.config.stream_timeout_seconds
+        written = 0
+        with self._open("GET", path, query, None, timeout, "application/octet-stream") as response:
+            expected = response.getheader("Content-Length")
+            try:
+                while True:
+                    data = response.read1(chunk_bytes)
+                    if not data:
+                        break
+                    sink.write(data)
+                    written += len(data)
+            except TRANSPORT_ERRORS as e:
+                raise ApiConnectionException(f"GET {path}: the download broke after {written} bytes: {e}") from e
+        if expected is not None and written != int(expected):
+            raise ApiConnectionException(f"GET {path}: the download ended after {written} of {expected} bytes")
+        return written
+
     def stream(
         self,
         rpc: str,
@@ -291,17 +364,35 @@ def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:
     connection that dropped between two chunks as a normal end, while ``read1`` raises
     ``IncompleteRead``, which is what lets the caller resume the stream.
     """
-    buffer = b""
+    # The parts of an unfinished line are kept apart and joined once its end arrives: a long
+    # line (a MiB of base64 output) would otherwise be copied again with every read.
+    parts: list[bytes] = []
     while True:
-        data = response.read1(65536)
+        data = response.read1(1 << 20)
         if not data:
-            if buffer:
-                raise http.client.IncompleteRead(buffer)
+            if parts:
+                raise http.client.IncompleteRead(b"".join(parts))
             return
-        buffer += data
+        start = 0
         while True:
-            end = buffer.find(b"\n")
+            end = data.find(b"\n", start)
             if end < 0:
                 break
-            yield buffer[:end + 1]
-            buffer = buffer[end + 1:]
+            parts.append(data[start:end + 1])
+            yield b"".join(parts)
+            parts = []
+            start = end + 1
+        if start < len(data):
+            parts.append(data[start:])
+
+
+def _remaining_length(source: BinaryIO) -> int | None:
+    """The bytes from a file's position to its end, when it is a regular file; else None."""
+    try:
+        size = os.fstat(source.fileno()).st_size
+        return max(0, size - source.tell())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    if isinstance(source, io.BytesIO):
+        return len(source.getbuffer()) - source.tell()
+    return None

@@ -8,6 +8,10 @@ UNIMPLEMENTED.
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
+import tempfile
 import unittest
 
 from tests import support
@@ -171,6 +175,31 @@ class FilesystemClientTest(SandboxTestCase):
                          ["/workspace/py/data", "/workspace/py/new", "/workspace/py/run.sh"])
         self.assertCode("INVALID_ARGUMENT", files.read_file, name=name, path="relative.txt")
         self.assertCode("PERMISSION_DENIED", self.bob.filesystem_client.read_file, name=name, path="/workspace/py")
+
+    def test_upload_and_download_stream_large_files(self) -> None:
+        files = self.alice.filesystem_client
+        name = self.sandbox.name
+        # 6 MiB of every byte value: more than the server's JSON request limit takes as base64.
+        content = bytes(range(256)) * (6 * 4096)
+        with tempfile.TemporaryDirectory() as tmp:
+            local = os.path.join(tmp, "data.bin")
+            with open(local, "wb") as f:
+                f.write(content)
+            info = files.upload_file(name=name, path="/workspace/up/data.bin", source=local, create_parent_directories=True)
+            self.assertEqual((info.size, info.mode, info.type), (len(content), "0644", FileType.FILE_TYPE_REGULAR))
+            self.assertCode("ALREADY_EXISTS", files.upload_file, name=name, path="/workspace/up/data.bin", source=b"x", overwrite=False)
+            back = os.path.join(tmp, "back.bin")
+            self.assertEqual(files.download_file(name=name, path="/workspace/up/data.bin", destination=back), len(content))
+            with open(back, "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), hashlib.sha256(content).hexdigest())
+            self.assertEqual(sorted(os.listdir(tmp)), ["back.bin", "data.bin"])
+            # Open files and bytes work too; a failed download leaves no local file behind.
+            sink = io.BytesIO()
+            self.assertEqual(files.upload_file(name=name, path="/workspace/up/small", source=io.BytesIO(b"small"), mode="0600").mode, "0600")
+            files.download_file(name=name, path="/workspace/up/small", destination=sink)
+            self.assertEqual(sink.getvalue(), b"small")
+            self.assertCode("NOT_FOUND", files.download_file, name=name, path="/workspace/up/none", destination=os.path.join(tmp, "none"))
+            self.assertFalse(os.path.exists(os.path.join(tmp, "none")) or os.path.exists(os.path.join(tmp, "none.part")))
 
 
 @requires("sandbox_engine", "process", "sandbox_engine_image", "sandbox_engine_template")

@@ -7,7 +7,9 @@ import type { PartName } from "./parts.js";
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
   catalogue: [],
   engine: ["/engines/"],
-  sandbox: ["/sandboxes/"],
+  // `/v1/workspaces/`: the streaming file routes (…/filesystem:upload, …/filesystem:download),
+  // which reach a module only when no REST rule matched the path.
+  sandbox: ["/sandboxes/", "/v1/workspaces/"],
 };
 
 /** Sends a request to the first route whose prefix its path starts with, else to `next`. */

@@ -3,7 +3,6 @@
 // the path and body take) is worked out once in createRequestPlan; buildRequest only applies it.
 import {
   create,
-  fromJson,
   type DescField,
   type DescMessage,
   type DescMethod,
@@ -11,6 +10,7 @@ import {
   type Registry,
 } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
+import { messageFromJson } from "./bytes-json.js";
 import { ValueError, enumParser, fieldParser, messageParser, scalarParser, type ValueParser } from "./field-values.js";
 import {
   containsFieldMask,
@@ -251,7 +251,7 @@ function parseMessage(
   registry: Registry | undefined,
 ): Message {
   try {
-    return fromJson(desc, json, { registry }) as Message;
+    return messageFromJson(desc, json, { registry });
   } catch (e) {
     const unknown = bodyDesc ? findUnknownField(bodyDesc, bodyJson) : undefined;
     if (unknown) throw badRequest(unknown, "unknown field in the request body");

@@ -4,10 +4,11 @@
 // stream of responses) comes back as JSON.
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { toJson, type DescMethodUnary, type DescService, type JsonObject, type Registry } from "@bufbuild/protobuf";
+import type { DescMethodUnary, DescService, JsonObject, Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { forwardedRequestHeaders } from "../headers.js";
 import { silentLogger, type EdgeLogger } from "../logger.js";
+import { messageToJson } from "./bytes-json.js";
 import { replyError } from "./error-reply.js";
 import { readBody, responseHeaders } from "./http-io.js";
 import { streamNdjson } from "./ndjson-stream.js";
@@ -117,7 +118,7 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
 
   // `response_body` picks one field of the response; otherwise the whole message is the body.
   function encode(route: RouteEntry, message: unknown): string {
-    const json = fillUnpopulated(route.output, toJson(route.output, message as never, jsonWrite) as JsonObject);
+    const json = fillUnpopulated(route.output, messageToJson(route.output, message, jsonWrite) as JsonObject);
     if (!route.responseField) return JSON.stringify(json);
     return JSON.stringify(json[route.responseField.jsonName] ?? null);
   }

@@ -39,8 +39,19 @@ export async function authorizeSandbox(
   kind: WorkspaceKind,
   action: Action,
 ): Promise<SandboxCall> {
+  return authorizeSandboxFor(deps, principalOf(ctx), name, field, kind, action);
+}
+
+/** authorizeSandbox for a caller authenticated outside an RPC (the plain HTTP routes). */
+export async function authorizeSandboxFor(
+  deps: AccessDeps,
+  principal: Principal,
+  name: string,
+  field: string,
+  kind: WorkspaceKind,
+  action: Action,
+): Promise<SandboxCall> {
   const { workspace, sandbox_engine: sandboxId } = sandboxEnginePattern.parse(name, field);
-  const principal = principalOf(ctx);
   deps.context.policy.check(principal, action, kind, workspace);
   const row = await loadSandbox(deps.context.database().db, workspace, sandboxId);
   if (!row) throw notFound(name, SANDBOX_RESOURCE_TYPE);

@@ -29,6 +29,7 @@ import { createDriveHandlers } from "./drive-service.js";
 import { createFilesystemHandlers } from "./filesystem-service.js";
 import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
 import { sandboxMigrations } from "./migrations.js";
+import { createFileTransferRoute } from "./file-transfer.js";
 import { createPortProxy } from "./port-proxy.js";
 import { createPortHandlers, createPortUrls } from "./port-service.js";
 import { createProcessHandlers, type SecretResolver } from "./process-service.js";
@@ -109,6 +110,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
   };
   const proxy = createPortProxy({ context, lifecycle: life, authenticator: deps.authenticator, logger });
+  const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
   const handlers = {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
     filesystem: createFilesystemHandlers(access),
@@ -162,7 +164,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   return {
     name: "sandbox",
     services: SANDBOX_SERVICES,
-    httpRoutes: [proxy.route],
+    httpRoutes: [proxy.route, fileTransfer],
     register(router: ConnectRouter) {
       for (const [service, impl] of services) registerGuarded(router, service, impl, { logger, label: "sandbox" });
     },

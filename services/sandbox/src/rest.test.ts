@@ -4,6 +4,7 @@ import { afterAll } from "vitest";
 import { stopSharedHarness } from "./testing.js";
 import "./engines.suite.js";
 import "./filesystem.suite.js";
+import "./file-transfer.suite.js";
 import "./drive-secrets.suite.js";
 import "./metrics.suite.js";
 import "./permissions.suite.js";

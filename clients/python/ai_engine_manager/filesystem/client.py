@@ -11,6 +11,11 @@ Example:
 
 from __future__ import annotations
 
+import io
+import os
+import urllib.parse
+from typing import BinaryIO, Union
+
 from ai_engine_manager._client_base import ClientBase
 
 # BEGIN GENERATED IMPORTS (scripts/generate.py)
@@ -20,6 +25,9 @@ from ai_engine_manager.filesystem.mapper import file_info_from_api
 # END GENERATED IMPORTS
 
 __all__ = ["FilesystemClient"]
+
+# What upload_file reads and download_file writes: a file by its path, or an open binary file.
+PathOrFile = Union[str, "os.PathLike[str]", BinaryIO]
 
 
 class FilesystemClient(ClientBase):
@@ -173,7 +181,9 @@ class FilesystemClient(ClientBase):
     ) -> bytes:
         """Returns the whole content of a file and information about it. Symbolic links are
         followed. Fails with NOT_FOUND when the file does not exist and with
-        FAILED_PRECONDITION when the path is a directory.
+        FAILED_PRECONDITION when the path is a directory. Over REST, `GET
+        .../filesystem:download?path=` returns a file of any size as the raw response body
+        instead of base64 JSON.
 
         Args:
             name: The sandbox engine,
@@ -262,7 +272,9 @@ class FilesystemClient(ClientBase):
         given. Fails with ALREADY_EXISTS when the file exists and `overwrite` is false, with
         FAILED_PRECONDITION when the parent directory is missing and
         `create_parent_directories` is false, or when the path is a directory, and with
-        INVALID_ARGUMENT when `mode` is not an octal permission string.
+        INVALID_ARGUMENT when `mode` is not an octal permission string. The request is
+        bounded by the server's request-body limit (4 MiB by default); over REST, `PUT
+        .../filesystem:upload?path=` takes a file of any size as the raw request body.
 
         Args:
             name: The sandbox engine,
@@ -295,3 +307,87 @@ class FilesystemClient(ClientBase):
         response = self._connection.call("enginemanager.sandbox.v1.FilesystemService.WriteFile", request)
         return file_info_from_api(response.get("fileInfo") or {})
     # END GENERATED METHODS
+
+    def upload_file(
+        self,
+        name: str,
+        path: str,
+        source: PathOrFile | bytes,
+        create_parent_directories: bool = False,
+        overwrite: bool | None = None,
+        *,
+        mode: str = "",
+    ) -> FileInfo:
+        """Writes a file of any size from a local file, streaming it as the raw body of
+        ``PUT /v1/{name}/filesystem:upload``: nothing is read into memory whole, and the
+        request-body limit of JSON calls does not apply. Otherwise as :meth:`write_file`: the
+        same rules for `overwrite`, `mode` and `create_parent_directories`, and the same errors.
+        The file appears in the sandbox only once all of it arrived.
+
+        Args:
+            name: The sandbox engine,
+                `workspaces/{workspace}/sandboxEngines/{sandbox_engine}`.
+            path: The absolute path of the file to write in the sandbox.
+            source: A local file's path, an open binary file (read from its position to
+                its end), or bytes.
+            create_parent_directories: Whether to create missing parent directories.
+            overwrite: Whether to replace an existing file; unset means true.
+            mode: Octal permission bits such as `0755`; unset means `0644` for a new file
+                and keeps the mode of a replaced one.
+
+        Returns:
+            The written file.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+        """
+        # Spelled out: the query encoder leaves False out, and overwrite=false must be sent.
+        query = {"path": path, "createParentDirectories": "true" if create_parent_directories else None, "mode": mode or None}
+        if overwrite is not None:
+            query["overwrite"] = "true" if overwrite else "false"
+        route = f"/v1/{urllib.parse.quote(name, safe='/')}/filesystem:upload"
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            response = self._connection.upload(route, query, io.BytesIO(bytes(source)))
+        elif isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                response = self._connection.upload(route, query, f)
+        else:
+            response = self._connection.upload(route, query, source)
+        return file_info_from_api(response.get("fileInfo") or {})
+
+    def download_file(
+        self,
+        name: str,
+        path: str,
+        destination: PathOrFile,
+    ) -> int:
+        """Reads a file of any size into a local file, streaming the raw body of
+        ``GET /v1/{name}/filesystem:download``: nothing is held in memory whole. A local path
+        is written under a temporary name beside it and renamed when the whole file arrived,
+        so it never holds a partial download. Fails as :meth:`read_file` does.
+
+        Args:
+            name: The sandbox engine,
+                `workspaces/{workspace}/sandboxEngines/{sandbox_engine}`.
+            path: The absolute path of the file to read in the sandbox.
+            destination: A local path to write, or an open binary file to write to.
+
+        Returns:
+            The number of bytes written.
+
+        Raises:
+            CustomApiException: when the server rejects the call.
+            ApiConnectionException: when the download breaks off.
+        """
+        route = f"/v1/{urllib.parse.quote(name, safe='/')}/filesystem:download"
+        if not isinstance(destination, (str, os.PathLike)):
+            return self._connection.download(route, {"path": path}, destination)
+        partial = f"{os.fspath(destination)}.part"
+        try:
+            with open(partial, "wb") as f:
+                written = self._connection.download(route, {"path": path}, f)
+            os.replace(partial, destination)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+        return written

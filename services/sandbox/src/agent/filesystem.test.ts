@@ -106,6 +106,25 @@ describe("write, read, stat", () => {
     expect(fs.readdirSync(path.join(root, "workspace")).sort()).toEqual(["dir", "ok"]);
   });
 
+  it("writes a file from a stream of chunks; a failed or oversized stream leaves the old file and no temporary file", async () => {
+    async function* chunks(parts: string[], fail?: Error) {
+      for (const p of parts) {
+        yield Buffer.from(p);
+        await new Promise((r) => setImmediate(r));
+      }
+      if (fail) throw fail;
+    }
+    const info = await filesystem.writeFile("/workspace/s.txt", chunks(["one ", "two ", "three"]), false, true);
+    expect(info.size).toBe(13n);
+    expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
+    await expect(filesystem.writeFile("/workspace/s.txt", chunks(["partial"], new Error("the client went away")), false, true)).rejects.toThrow();
+    expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
+    const limited = createFilesystem({ root, maxReadBytes: 1 << 20, maxFileBytes: 8 });
+    expect(await code(limited.writeFile("/workspace/s.txt", chunks(["12345", "67890"]), false, true))).toBe(Code.ResourceExhausted);
+    expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
+    expect(fs.readdirSync(path.join(root, "workspace"))).toEqual(["s.txt"]);
+  });
+
   it("reads in parts up to eof", async () => {
     await filesystem.writeFile("/workspace/big", Buffer.alloc(10, 7), false, false);
     const first = await filesystem.readFile("/workspace/big", 0, 4);

@@ -54,7 +54,8 @@ export interface Filesystem {
   listDirectory(path: string): FileInfo[];
   makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo;
   /** `mode` undefined: 0644 for a new file, the old mode for a replaced one. */
-  writeFile(path: string, content: Uint8Array, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
+  /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
+  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
@@ -372,7 +373,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
 
   async function writeFile(
     path: string,
-    content: Uint8Array,
+    content: Uint8Array | AsyncIterable<Uint8Array>,
     createParents: boolean,
     overwrite: boolean,
     mode?: number,
@@ -383,9 +384,10 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     const segments = pathSegments(path);
     const display = joinSegments(segments);
     if (segments.length === 0) throw failedPrecondition(`${display}: is a directory`);
-    if (maxFileBytes !== undefined && content.length > maxFileBytes) {
-      throw new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`, Code.ResourceExhausted);
-    }
+    const tooLarge = () => new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`, Code.ResourceExhausted);
+    // A buffer is refused before anything is written; a stream once it passes the limit.
+    if (maxFileBytes !== undefined && content instanceof Uint8Array && content.length > maxFileBytes) throw tooLarge();
+    const chunks = content instanceof Uint8Array ? [content] : content;
     return withLocationAsync(segments, { followFinal: true, createParents, display }, async (loc) => {
       if (loc.name === null) throw failedPrecondition(`${display}: is a directory`);
       denyReadOnly(loc.canonical, display);
@@ -415,9 +417,14 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       let linked = false;
       try {
         try {
-          let written = 0;
-          while (written < content.length) {
-            written += (await fsWrite(fd, content, written, content.length - written)).bytesWritten;
+          let total = 0;
+          for await (const chunk of chunks) {
+            total += chunk.length;
+            if (maxFileBytes !== undefined && total > maxFileBytes) throw tooLarge();
+            let written = 0;
+            while (written < chunk.length) {
+              written += (await fsWrite(fd, chunk, written, chunk.length - written)).bytesWritten;
+            }
           }
           fs.fchmodSync(fd, finalMode);
         } finally {

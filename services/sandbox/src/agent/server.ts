@@ -165,6 +165,23 @@ export function createAgentRoutes(options: AgentOptions): { routes: (router: Con
       async writeFile(req) {
         return { fileInfo: await filesystem.writeFile(req.path, req.content, req.createParents, req.overwrite, req.mode) };
       },
+      async writeFileStream(requests) {
+        const messages = requests[Symbol.asyncIterator]();
+        const first = await messages.next();
+        const header = first.done ? undefined : first.value.header;
+        if (!header) throw new ConnectError("the first message must have a header", Code.InvalidArgument);
+        async function* content(): AsyncGenerator<Uint8Array> {
+          if (header!.content.length > 0) yield header!.content;
+          if (first.value!.data.length > 0) yield first.value!.data;
+          for (;;) {
+            const next = await messages.next();
+            if (next.done) return;
+            if (next.value.header) throw new ConnectError("only the first message may have a header", Code.InvalidArgument);
+            if (next.value.data.length > 0) yield next.value.data;
+          }
+        }
+        return { fileInfo: await filesystem.writeFile(header.path, content(), header.createParents, header.overwrite, header.mode) };
+      },
       async readFile(req) {
         return filesystem.readFile(req.path, Number(req.offset), Number(req.limit));
       },

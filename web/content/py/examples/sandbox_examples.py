@@ -11,6 +11,7 @@ The catalogue needs an enabled sandbox image `python` and template `small` in th
 """
 
 import os
+import tempfile
 
 from ai_engine_manager import login
 
@@ -56,6 +57,17 @@ process = processes.wait_process(name=process.name)
 print(process.state, process.exit_code)
 print(processes.read_output(name=process.name, output_stream="OUTPUT_STREAM_COMBINED").decode())
 # [END work]
+
+# [START large-files]
+with tempfile.TemporaryDirectory() as tmp:
+    with open(f"{tmp}/data.csv", "w") as f:
+        f.writelines(f"{i},{i * i}\n" for i in range(100_000))
+    uploaded = files.upload_file(name=sandbox.name, path="/workspace/data/data.csv", source=f"{tmp}/data.csv",
+                                 create_parent_directories=True)
+    print(uploaded.size)
+    size = files.download_file(name=sandbox.name, path="/workspace/data/data.csv", destination=f"{tmp}/copy.csv")
+    print(size == uploaded.size)  # True
+# [END large-files]
 
 # [START stream]
 server = processes.create_process(

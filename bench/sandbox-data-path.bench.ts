@@ -1,0 +1,402 @@
+// The sandbox data path against the machine (issue 15): one figure per goal row, each with its
+// baseline measured in the same run and the ratio between them.
+//   npx tsx bench/sandbox-data-path.bench.ts [row ...]   (rows: process, cold, warm, file, large, stream, burst)
+// The server is bench/sandbox-server.ts in a child process, with the product's 4 MiB request
+// limit. "memory" is the growth of the server process's peak resident set during the transfers
+// (the kernel's high-water mark, reset before them through /proc/<pid>/clear_refs).
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { type Ready, type SandboxServer, startSandboxServer } from "./sandbox-server.js";
+
+const WS = "workspaces/bench";
+const IMAGE = "workspaces/global/sandboxEngineImages/default";
+const TEMPLATE = "workspaces/global/sandboxEngineTemplates/default";
+const RUNS = Number(process.env["BENCH_RUNS"] ?? 40);
+const CREATES = 12;
+const FILE_BYTES = 64 << 20;
+const FILE_RUNS = 4;
+const LARGE_BYTES = 1 << 30;
+const STREAM_BYTES = 100 * 1024 * 1024;
+const STREAM_RUNS = 3;
+const BURST = 200;
+
+const rows = process.argv.slice(2);
+const want = (row: string) => rows.length === 0 || rows.includes(row);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-bench-data-"));
+
+// ---- figures ------------------------------------------------------------------------------------
+
+function sorted(samples: number[]): number[] {
+  return [...samples].sort((a, b) => a - b);
+}
+function quantile(samples: number[], q: number): number {
+  const s = sorted(samples);
+  return s[Math.min(s.length - 1, Math.floor(s.length * q))]!;
+}
+const median = (samples: number[]) => quantile(samples, 0.5);
+function stats(samples: number[]): string {
+  const s = sorted(samples);
+  return `median ${median(s).toFixed(1)} ms (min ${s[0]!.toFixed(1)}, p90 ${quantile(s, 0.9).toFixed(1)}, n=${s.length})`;
+}
+const mbps = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000);
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
+function verdict(ok: boolean): string {
+  return ok ? "MET" : "NOT MET";
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.resume();
+    child.stderr.resume();
+    child.once("error", reject);
+    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
+  });
+}
+
+/** The server's peak resident set, in bytes, since the last reset. */
+function peakRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+function resetPeak(pid: number): number {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  return peakRss(pid);
+}
+
+// ---- the API ------------------------------------------------------------------------------------
+
+function api(ready: Ready) {
+  const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
+  return async (method: string, p: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`${ready.url}${p}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+}
+
+function connectClients(ready: Ready): { processes: Client<typeof ProcessService>; files: Client<typeof FilesystemService> } {
+  const transport = createConnectTransport({
+    baseUrl: ready.url,
+    httpVersion: "1.1",
+    interceptors: [
+      (next) => (req) => {
+        req.header.set("authorization", `Bearer ${ready.token}`);
+        return next(req);
+      },
+    ],
+  });
+  return { processes: createClient(ProcessService, transport), files: createClient(FilesystemService, transport) };
+}
+
+async function createSandbox(ready: Ready, id: string): Promise<string> {
+  const call = api(ready);
+  const name = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine.name;
+  while ((await call("GET", `/v1/${name}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(2);
+  return name;
+}
+
+/** A file of `bytes` pseudo-random bytes (no run of zeros a filesystem could skip). */
+function makeHostFile(file: string, bytes: number): void {
+  const block = Buffer.alloc(1 << 20);
+  for (let i = 0; i < block.length; i += 4) block.writeUInt32LE((i * 2654435761) >>> 0, i);
+  const fd = fs.openSync(file, "w");
+  for (let done = 0; done < bytes; done += block.length) fs.writeSync(fd, block, 0, Math.min(block.length, bytes - done));
+  fs.closeSync(fd);
+}
+
+async function upload(ready: Ready, sandbox: string, sandboxPath: string, file: string): Promise<void> {
+  const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:upload?path=${encodeURIComponent(sandboxPath)}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${ready.token}`, "content-type": "application/octet-stream", "content-length": String(fs.statSync(file).size) },
+    body: Readable.toWeb(fs.createReadStream(file, { highWaterMark: 1 << 20 })) as ReadableStream,
+    duplex: "half",
+  } as RequestInit);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`upload: ${res.status} ${text.slice(0, 300)}`);
+}
+
+async function download(ready: Ready, sandbox: string, sandboxPath: string, file: string | undefined): Promise<number> {
+  const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:download?path=${encodeURIComponent(sandboxPath)}`, {
+    headers: { authorization: `Bearer ${ready.token}` },
+  });
+  if (res.status !== 200) throw new Error(`download: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  let bytes = 0;
+  const counted = async function* (source: AsyncIterable<Uint8Array>) {
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      yield chunk;
+    }
+  };
+  if (file) await pipeline(res.body as unknown as AsyncIterable<Uint8Array>, counted, fs.createWriteStream(file));
+  else for await (const _ of counted(res.body as unknown as AsyncIterable<Uint8Array>));
+  return bytes;
+}
+
+// ---- the rows -----------------------------------------------------------------------------------
+
+async function processRow(ready: Ready, sandbox: string): Promise<void> {
+  const call = api(ready);
+  const { processes } = connectClients(ready);
+  const rest: number[] = [];
+  const connect: number[] = [];
+  const direct: number[] = [];
+  for (let i = 0; i < RUNS + 5; i++) {
+    const r = await timed(async () => {
+      const p = (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "/bin/true" })).process.name;
+      await call("POST", `/v1/${p}:wait`, {});
+    });
+    const c = await timed(async () => {
+      const p = (await processes.createProcess({ parent: sandbox, process: { command: "/bin/true" }, autoRun: true })).process!.name;
+      await processes.waitProcess({ name: p });
+    });
+    const d = await timed(() => run("/bin/true", []));
+    if (i >= 5) {
+      rest.push(r);
+      connect.push(c);
+      direct.push(d);
+    }
+  }
+  const ratio = median(rest) / median(direct);
+  console.log(`process create(autoRun)+wait of /bin/true, REST:    ${stats(rest)}  ratio ${ratio.toFixed(1)}x the baseline`);
+  console.log(`process create(autoRun)+wait of /bin/true, Connect: ${stats(connect)}  ratio ${(median(connect) / median(direct)).toFixed(1)}x`);
+  console.log(`  baseline child_process.spawn of /bin/true:         ${stats(direct)}`);
+  console.log(`  goal REST <= 5 ms and <= 4x: ${verdict(median(rest) <= 5 && ratio <= 4)}; Connect <= 3 ms: ${verdict(median(connect) <= 3)}`);
+}
+
+async function coldRow(): Promise<void> {
+  const server = await startSandboxServer({ warmPool: 0 });
+  try {
+    const call = api(server.ready);
+    await call("DELETE", `/v1/${await createSandbox(server.ready, "first")}`);
+    const samples: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < CREATES; i++) {
+      await sleep(200);
+      let name = "";
+      samples.push(await timed(async () => (name = await createSandbox(server.ready, `cold-${i}`))));
+      await call("DELETE", `/v1/${name}`);
+      bare.push(await timed(() => run("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"])));
+    }
+    console.log(`sandbox create -> RUNNING, no warm sandbox: ${stats(samples)}  ratio ${(median(samples) / median(bare)).toFixed(1)}x the baseline`);
+    console.log(`  baseline bare bwrap --unshare-all /bin/true:  ${stats(bare)}`);
+    console.log(`  goal median <= 100 ms: ${verdict(median(samples) <= 100)}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function warmRow(ready: Ready): Promise<void> {
+  const call = api(ready);
+  const samples: number[] = [];
+  for (let i = 0; i < CREATES; i++) {
+    // Time for the pool to start its next sandbox (a cold start takes ~1 s on a busy machine).
+    await sleep(2_000);
+    let name = "";
+    samples.push(await timed(async () => (name = await createSandbox(ready, `warm-${i}`))));
+    await call("DELETE", `/v1/${name}`);
+  }
+  console.log(`sandbox create -> RUNNING, warm pool: ${stats(samples)}`);
+  console.log(`  goal median <= 20 ms: ${verdict(median(samples) <= 20)}`);
+}
+
+async function fileRow(server: SandboxServer, sandbox: string): Promise<void> {
+  const { ready, pid } = server;
+  const call = api(ready);
+  const { files } = connectClients(ready);
+  const hostFile = path.join(scratch, "file-64m");
+  makeHostFile(hostFile, FILE_BYTES);
+  const content = fs.readFileSync(hostFile);
+  const target = "/workspace/file-64m";
+  const figures: { label: string; ms: number[]; peak: number }[] = [];
+  const measure = async (label: string, fn: () => Promise<void>) => {
+    const ms: number[] = [];
+    let peak = 0;
+    for (let i = 0; i < FILE_RUNS; i++) {
+      const before = resetPeak(pid);
+      ms.push(await timed(fn));
+      peak = Math.max(peak, peakRss(pid) - before);
+    }
+    figures.push({ label, ms, peak });
+  };
+  const cat: number[] = [];
+  for (let i = 0; i < FILE_RUNS; i++) cat.push(await timed(() => run("sh", ["-c", `cat '${hostFile}' > /dev/null`])));
+
+  await measure("REST write (PUT :upload, raw body)", () => upload(ready, sandbox, target, hostFile));
+  await measure("REST read (GET :download, raw body)", async () => {
+    if ((await download(ready, sandbox, target, undefined)) !== FILE_BYTES) throw new Error("short download");
+  });
+  await measure("REST read (GET :readFile, base64 JSON)", async () => {
+    const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:readFile?path=${target}`, { headers: { authorization: `Bearer ${ready.token}` } });
+    const body = (await res.json()) as { content: string };
+    if (Buffer.from(body.content, "base64").length !== FILE_BYTES) throw new Error("short read");
+  });
+  let connectWrite = "";
+  try {
+    await files.writeFile({ name: sandbox, path: "/workspace/connect-64m", content, overwrite: true });
+  } catch (e) {
+    connectWrite = (e as Error).message;
+  }
+  if (connectWrite === "") await measure("Connect write (WriteFile)", () => files.writeFile({ name: sandbox, path: "/workspace/connect-64m", content, overwrite: true }).then(() => undefined));
+  await measure("Connect read (ReadFile)", async () => {
+    if ((await files.readFile({ name: sandbox, path: target })).content.length !== FILE_BYTES) throw new Error("short read");
+  });
+  void call;
+
+  const base = mbps(FILE_BYTES, median(cat));
+  console.log(`64 MiB file; baseline cat file > /dev/null on the host: ${stats(cat)} = ${base.toFixed(0)} MB/s`);
+  for (const f of figures) {
+    const rate = mbps(FILE_BYTES, median(f.ms));
+    console.log(
+      `  ${f.label}: ${stats(f.ms)} = ${rate.toFixed(0)} MB/s, ratio ${(rate / base).toFixed(2)}x the baseline; memory peak +${mib(f.peak)} (${(f.peak / FILE_BYTES).toFixed(2)}x the file)  goal >= 200 MB/s: ${verdict(rate >= 200)}; memory <= 3x: ${verdict(f.peak <= 3 * FILE_BYTES)}`,
+    );
+  }
+  if (connectWrite !== "") console.log(`  Connect write (WriteFile) of 64 MiB: refused, as every request over the edge's body limit: ${connectWrite.slice(0, 120)}`);
+  fs.rmSync(hostFile);
+}
+
+async function largeRow(server: SandboxServer, sandbox: string): Promise<void> {
+  const { ready, pid } = server;
+  const hostFile = path.join(scratch, "file-1g");
+  const back = path.join(scratch, "file-1g-back");
+  makeHostFile(hostFile, LARGE_BYTES);
+  const copy = await timed(() => run("cp", [hostFile, path.join(scratch, "file-1g-copy")]));
+  fs.rmSync(path.join(scratch, "file-1g-copy"));
+  let before = resetPeak(pid);
+  const up = await timed(() => upload(ready, sandbox, "/workspace/file-1g", hostFile));
+  const upPeak = peakRss(pid) - before;
+  before = resetPeak(pid);
+  let got = 0;
+  const down = await timed(async () => (got = await download(ready, sandbox, "/workspace/file-1g", back)));
+  const downPeak = peakRss(pid) - before;
+  if (got !== LARGE_BYTES || !sameFile(hostFile, back)) throw new Error("the downloaded file differs from the uploaded one");
+  const base = mbps(LARGE_BYTES, copy);
+  console.log(`1 GiB file; baseline cp on the host: ${copy.toFixed(0)} ms = ${base.toFixed(0)} MB/s`);
+  for (const [label, ms, peak] of [["upload (PUT :upload)", up, upPeak], ["download (GET :download)", down, downPeak]] as const) {
+    const rate = mbps(LARGE_BYTES, ms);
+    console.log(
+      `  ${label}: ${ms.toFixed(0)} ms = ${rate.toFixed(0)} MB/s, ratio ${(rate / base).toFixed(2)}x the baseline; memory peak +${mib(peak)}  goal >= 0.5x: ${verdict(rate / base >= 0.5)}; memory bounded (< 1/4 of the file): ${verdict(peak < LARGE_BYTES / 4)}`,
+    );
+  }
+  fs.rmSync(hostFile);
+  fs.rmSync(back);
+  await api(ready)("POST", `/v1/${sandbox}/filesystem:remove`, { path: "/workspace/file-1g" });
+}
+
+function sameFile(a: string, b: string): boolean {
+  const fa = fs.openSync(a, "r");
+  const fb = fs.openSync(b, "r");
+  const ba = Buffer.alloc(1 << 20);
+  const bb = Buffer.alloc(1 << 20);
+  try {
+    for (;;) {
+      const na = fs.readSync(fa, ba);
+      const nb = fs.readSync(fb, bb);
+      if (na !== nb || !ba.subarray(0, na).equals(bb.subarray(0, nb))) return false;
+      if (na === 0) return true;
+    }
+  } finally {
+    fs.closeSync(fa);
+    fs.closeSync(fb);
+  }
+}
+
+async function streamRow(ready: Ready, sandbox: string): Promise<void> {
+  const call = api(ready);
+  const { processes } = connectClients(ready);
+  const rest: number[] = [];
+  const connect: number[] = [];
+  const start = async () => (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "head", args: ["-c", String(STREAM_BYTES), "/dev/zero"] })).process.name as string;
+  for (let i = 0; i < STREAM_RUNS; i++) {
+    rest.push(
+      await timed(async () => {
+        const p = await start();
+        const res = await fetch(`${ready.url}/v1/${p}:streamOutput`, { headers: { authorization: `Bearer ${ready.token}` } });
+        let bytes = 0;
+        // Newlines are looked for in each new chunk only; a line is joined once it is complete.
+        let parts: Buffer[] = [];
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+          for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
+            const line = Buffer.concat([...parts, buf.subarray(0, nl)]).toString();
+            parts = [];
+            buf = buf.subarray(nl + 1);
+            const data = (JSON.parse(line) as { result?: { data?: string } }).result?.data;
+            if (data) bytes += Buffer.byteLength(data, "base64");
+          }
+          if (buf.length > 0) parts.push(buf);
+        }
+        if (bytes !== STREAM_BYTES) throw new Error(`REST stream delivered ${bytes} bytes`);
+      }),
+    );
+    connect.push(
+      await timed(async () => {
+        const p = await start();
+        let bytes = 0;
+        for await (const m of processes.streamProcessOutput({ name: p })) bytes += m.data.length;
+        if (bytes !== STREAM_BYTES) throw new Error(`Connect stream delivered ${bytes} bytes`);
+      }),
+    );
+  }
+  const ratio = median(connect) / median(rest);
+  console.log(`100 MB of output over REST NDJSON: ${stats(rest)} = ${mbps(STREAM_BYTES, median(rest)).toFixed(0)} MB/s, ratio ${ratio.toFixed(2)}x Connect`);
+  console.log(`  baseline the same over Connect:   ${stats(connect)} = ${mbps(STREAM_BYTES, median(connect)).toFixed(0)} MB/s`);
+  console.log(`  goal >= 0.5x Connect: ${verdict(ratio >= 0.5)}`);
+}
+
+async function burstRow(ready: Ready, sandbox: string): Promise<void> {
+  const call = api(ready);
+  const t0 = performance.now();
+  const started = await Promise.all(
+    Array.from({ length: BURST }, async () => {
+      const t = performance.now();
+      const name = (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "/bin/true" })).process.name as string;
+      return { name, ms: performance.now() - t };
+    }),
+  );
+  const ended = await Promise.all(started.map(async (p) => (await call("POST", `/v1/${p.name}:wait`, {})).process.state as string));
+  const total = performance.now() - t0;
+  const finished = ended.filter((s) => s === "STATE_SUCCEEDED").length;
+  const latency = started.map((p) => p.ms);
+  console.log(
+    `${BURST} processes started at once in one sandbox: ${finished}/${BURST} finished in ${total.toFixed(0)} ms; start latency median ${median(latency).toFixed(1)} ms, p99 ${quantile(latency, 0.99).toFixed(1)} ms, max ${Math.max(...latency).toFixed(1)} ms`,
+  );
+  console.log(`  goal all finish, p99 reported: ${verdict(finished === BURST)}`);
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+
+console.log(`machine: ${os.cpus().length} cores, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+try {
+  if (want("cold")) await coldRow();
+  const server = await startSandboxServer({ warmPool: 1 });
+  try {
+    if (want("warm")) await warmRow(server.ready);
+    const sandbox = await createSandbox(server.ready, "work");
+    if (want("process")) await processRow(server.ready, sandbox);
+    if (want("stream")) await streamRow(server.ready, sandbox);
+    if (want("file")) await fileRow(server, sandbox);
+    if (want("large")) await largeRow(server, sandbox);
+    if (want("burst")) await burstRow(server.ready, sandbox);
+  } finally {
+    await server.stop();
+  }
+} finally {
+  fs.rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,227 @@
+// protobuf-es converts `bytes` fields to and from base64 one byte at a time in JavaScript, which
+// makes a file read or a stream of process output through REST run at a few MB/s. Here the
+// bytes fields of a message are taken out around toJson/fromJson and converted with Node's own
+// base64 (native code), giving exactly the JSON protobuf-es would: standard alphabet, padded.
+// Decoding takes the fast path only for the canonical form (what toJson itself writes); anything
+// else (base64url, no padding, white space, invalid characters) is left to fromJson, so its
+// acceptance rules and its error messages stay as they are.
+import {
+  ScalarType,
+  fromJson,
+  toJson,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type JsonReadOptions,
+  type JsonWriteOptions,
+} from "@bufbuild/protobuf";
+
+type Message = Record<string, unknown>;
+type Key = string | number;
+
+/** A bytes field, or a message field that can contain one, of one message type. */
+interface BytesField {
+  readonly field: DescField;
+  /** Set when the field holds messages (singular, list or map values) to walk into. */
+  readonly message: DescMessage | undefined;
+}
+
+const planCache = new WeakMap<DescMessage, readonly BytesField[]>();
+
+function isBytes(field: DescField): boolean {
+  return (field.fieldKind === "scalar" || field.fieldKind === "list") && field.scalar === ScalarType.BYTES;
+}
+
+// Well-known types have JSON forms of their own (BytesValue is a bare string, Any embeds
+// another message): they are left to protobuf-es.
+function walkable(field: DescField): DescMessage | undefined {
+  const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+  return message && !message.typeName.startsWith("google.protobuf.") ? message : undefined;
+}
+
+/** The fields of `desc` that are bytes or lead to bytes. Computed once per message type. */
+function bytesPlan(desc: DescMessage): readonly BytesField[] {
+  const cached = planCache.get(desc);
+  if (cached) return cached;
+  // A recursive type counts as having none while it is visited; a cycle alone adds no bytes field.
+  planCache.set(desc, []);
+  const out: BytesField[] = [];
+  for (const field of desc.fields) {
+    if (isBytes(field)) out.push({ field, message: undefined });
+    else {
+      const message = walkable(field);
+      if (message && bytesPlan(message).length > 0) out.push({ field, message });
+    }
+  }
+  planCache.set(desc, out);
+  return out;
+}
+
+export function hasBytesFields(desc: DescMessage): boolean {
+  return bytesPlan(desc).length > 0;
+}
+
+// Stands in for a value during toJson: one byte, so that it is written even where empty values
+// are left out, and cheap to encode.
+const PLACEHOLDER = new Uint8Array(1);
+
+/** Standard padded base64, as protobuf-es writes it, by Node's encoder. */
+export function encodeBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/**
+ * Decodes canonical base64 (standard alphabet, padded, nothing else); undefined for any other
+ * text, which protobuf-es's decoder then handles (or rejects) by its own rules.
+ */
+export function decodeCanonicalBase64(text: string): Uint8Array | undefined {
+  if (text.length % 4 !== 0) return undefined;
+  const decoded = Buffer.from(text, "base64");
+  // Node skips what it cannot read; only a string that is exactly the encoding of the result
+  // was canonical.
+  if (decoded.toString("base64") !== text) return undefined;
+  // Small results share Node's buffer pool; a message keeps bytes of its own.
+  return decoded.length < 4096 ? new Uint8Array(decoded) : new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.length);
+}
+
+/** Where a value is in the message, and where its JSON goes. */
+interface Swap {
+  readonly holder: Record<Key, unknown>;
+  readonly key: Key;
+  readonly original: unknown;
+  readonly jsonPath: readonly Key[];
+}
+
+/** toJson, with the bytes fields encoded by Node. The message is left as it was. */
+export function messageToJson(desc: DescMessage, message: unknown, options?: Partial<JsonWriteOptions>): JsonValue {
+  if (bytesPlan(desc).length === 0) return toJson(desc, message as never, options);
+  const swaps: Swap[] = [];
+  collect(desc, message as Message, [], swaps);
+  let json: JsonValue;
+  try {
+    json = toJson(desc, message as never, options);
+  } finally {
+    for (const s of swaps) s.holder[s.key] = s.original;
+  }
+  for (const s of swaps) {
+    const parent = at(json, s.jsonPath.slice(0, -1));
+    const key = s.jsonPath[s.jsonPath.length - 1]!;
+    // Absent when toJson left the field out (an unset optional, or implicit values not emitted).
+    if (parent === undefined || !(key in parent)) continue;
+    const value = s.original;
+    (parent as Record<Key, JsonValue>)[key] = Array.isArray(value) ? value.map((b: Uint8Array) => encodeBase64(b)) : encodeBase64(value as Uint8Array);
+  }
+  return json;
+}
+
+function at(json: JsonValue, path: readonly Key[]): object | undefined {
+  let v: unknown = json;
+  for (const k of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<Key, unknown>)[k];
+  }
+  return v !== null && typeof v === "object" ? v : undefined;
+}
+
+/** Where a field's value lives: in the message, or in the oneof slot when it is a member of one. */
+function slotOf(message: Message, field: DescField): { holder: Record<Key, unknown>; key: Key } | undefined {
+  if (!field.oneof) return { holder: message, key: field.localName };
+  const slot = message[field.oneof.localName] as { case: string | undefined; value?: unknown } | undefined;
+  return slot?.case === field.localName ? { holder: slot as Record<Key, unknown>, key: "value" } : undefined;
+}
+
+function collect(desc: DescMessage, message: Message, path: readonly Key[], swaps: Swap[]): void {
+  for (const { field, message: nested } of bytesPlan(desc)) {
+    const slot = slotOf(message, field);
+    if (!slot) continue;
+    const value = slot.holder[slot.key];
+    if (value === undefined || value === null) continue;
+    const here = [...path, field.jsonName];
+    if (!nested) {
+      // Empty values are cheap as they are; the others are swapped for placeholders.
+      if (field.fieldKind === "list" ? (value as unknown[]).length === 0 : (value as Uint8Array).length === 0) continue;
+      swaps.push({ holder: slot.holder, key: slot.key, original: value, jsonPath: here });
+      slot.holder[slot.key] = field.fieldKind === "list" ? (value as unknown[]).map(() => PLACEHOLDER) : PLACEHOLDER;
+    } else if (field.fieldKind === "list") {
+      (value as Message[]).forEach((m, i) => collect(nested, m, [...here, i], swaps));
+    } else if (field.fieldKind === "map") {
+      for (const [k, m] of Object.entries(value as Record<string, Message>)) collect(nested, m, [...here, k], swaps);
+    } else {
+      collect(nested, value as Message, here, swaps);
+    }
+  }
+}
+
+/** A decoded bytes value and where it goes once fromJson has built the message. */
+interface Decoded {
+  readonly steps: readonly { readonly field: DescField; readonly key: Key | undefined }[];
+  readonly value: Uint8Array | Uint8Array[];
+}
+
+/**
+ * fromJson, with canonical base64 in bytes fields decoded by Node. Values are taken out of the
+ * JSON (replaced by "") before fromJson and put into the message afterwards; `json` is changed.
+ */
+export function messageFromJson(desc: DescMessage, json: JsonValue, options?: Partial<JsonReadOptions>): Message {
+  const decoded: Decoded[] = [];
+  if (bytesPlan(desc).length > 0) take(desc, json, [], decoded);
+  const message = fromJson(desc, json, options) as Message;
+  for (const d of decoded) put(message, d);
+  return message;
+}
+
+function keyOf(obj: JsonObject, field: DescField): string | undefined {
+  if (field.jsonName in obj) return field.jsonName;
+  if (field.name in obj) return field.name;
+  return undefined;
+}
+
+function take(desc: DescMessage, json: JsonValue, steps: Decoded["steps"], out: Decoded[]): void {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return;
+  for (const { field, message: nested } of bytesPlan(desc)) {
+    const key = keyOf(json, field);
+    if (key === undefined) continue;
+    const value = json[key];
+    if (!nested) {
+      if (field.fieldKind === "list") {
+        if (!Array.isArray(value) || value.length === 0) continue;
+        const all = value.map((v) => (typeof v === "string" ? decodeCanonicalBase64(v) : undefined));
+        // All or none: a list with one odd element is left whole to fromJson.
+        if (all.some((b) => b === undefined)) continue;
+        out.push({ steps: [...steps, { field, key: undefined }], value: all as Uint8Array[] });
+        json[key] = [];
+      } else if (typeof value === "string" && value !== "") {
+        const bytes = decodeCanonicalBase64(value);
+        if (!bytes) continue;
+        out.push({ steps: [...steps, { field, key: undefined }], value: bytes });
+        json[key] = "";
+      }
+    } else if (field.fieldKind === "list") {
+      if (Array.isArray(value)) value.forEach((v, i) => take(nested, v, [...steps, { field, key: i }], out));
+    } else if (field.fieldKind === "map") {
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        for (const k of Object.keys(value)) take(nested, value[k] ?? null, [...steps, { field, key: k }], out);
+      }
+    } else if (value !== undefined) {
+      take(nested, value, [...steps, { field, key: undefined }], out);
+    }
+  }
+}
+
+function put(message: Message, decoded: Decoded): void {
+  let target: unknown = message;
+  const last = decoded.steps.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const { field, key } = decoded.steps[i]!;
+    const slot = slotOf(target as Message, field);
+    if (!slot) return;
+    if (i === last) {
+      slot.holder[slot.key] = decoded.value;
+      return;
+    }
+    target = slot.holder[slot.key];
+    if (key !== undefined) target = (target as Record<Key, unknown>)[key];
+    if (target === undefined || target === null) return;
+  }
+}

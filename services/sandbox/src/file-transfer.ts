@@ -1,0 +1,206 @@
+// Files of any size in and out of a sandbox as plain HTTP bodies, beside the JSON ReadFile and
+// WriteFile (whose base64 content is bounded by the per-request body limit):
+//   PUT|POST /v1/workspaces/{w}/sandboxEngines/{s}/filesystem:upload?path=...   body: the bytes
+//   GET      /v1/workspaces/{w}/sandboxEngines/{s}/filesystem:download?path=... answer: the bytes
+// Both stream: an upload goes to the agent's WriteFileStream as it arrives (the HTTP/2 window to
+// the agent bounds what is held), a download is read from the agent a few MiB at a time and
+// written as the client takes it. Memory stays a few MiB whatever the file's size. Errors are the
+// REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
+import { create, toJson } from "@bufbuild/protobuf";
+import { Action, WorkspaceKind } from "@aiem/kit/authz";
+import { Code, ConnectError, invalidArgument, unauthenticated } from "@aiem/kit/errors";
+import type { Authenticator, Principal } from "@aiem/kit/identity";
+import type { Logger } from "@aiem/kit/logger";
+import type { HttpHandler, HttpRoute } from "@aiem/kit/server";
+import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
+import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type AccessDeps, authorizeSandboxFor, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { parseMode } from "./filesystem-service.js";
+
+type NodeRequest = Parameters<HttpHandler>[0];
+type NodeResponse = Parameters<HttpHandler>[1];
+
+export const FILE_TRANSFER_PREFIX = "/v1/workspaces/";
+const PATH = /^\/v1\/(workspaces\/[^/?#]+\/sandboxEngines\/[^/?#:]+)\/filesystem:(upload|download)$/;
+
+/** Bytes gathered from the request before they go to the agent as one message. */
+const UPLOAD_MESSAGE_BYTES = 512 << 10;
+
+export interface FileTransferDeps extends AccessDeps {
+  readonly authenticator: Authenticator;
+  readonly logger: Logger;
+}
+
+// The REST API's mapping (the edge's transcoder uses the same), for the codes these routes give.
+const HTTP_STATUS: Partial<Record<Code, number>> = {
+  [Code.Canceled]: 499,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Unavailable]: 503,
+  [Code.Unauthenticated]: 401,
+};
+
+function sendError(res: NodeResponse, err: ConnectError, extra: Record<string, string> = {}, status = HTTP_STATUS[err.code] ?? 500): void {
+  if (res.headersSent) {
+    // The status line is gone: cutting the body short is how the client learns of it.
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ code: err.code, message: err.rawMessage, details: [] });
+  res.writeHead(status, { ...extra, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+function flag(query: URLSearchParams, names: readonly string[], fallback: boolean): boolean {
+  for (const name of names) {
+    const value = query.get(name);
+    if (value === null) continue;
+    if (value === "true" || value === "1" || value === "") return true;
+    if (value === "false" || value === "0") return false;
+    throw invalidArgument(names[0]!, `must be true or false (got ${JSON.stringify(value.slice(0, 32))})`);
+  }
+  return fallback;
+}
+
+function pathParameter(query: URLSearchParams): string {
+  const value = query.get("path") ?? "";
+  if (value.includes("\0")) throw invalidArgument("path", "must not contain a NUL character");
+  return sandboxPath("path", value);
+}
+
+function drained(res: NodeResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
+  async function authenticate(req: NodeRequest): Promise<Principal> {
+    const header = req.headers["authorization"];
+    try {
+      return await deps.authenticator.authenticate(typeof header === "string" ? header : undefined);
+    } catch {
+      throw unauthenticated("missing or invalid bearer token");
+    }
+  }
+
+  async function upload(req: NodeRequest, res: NodeResponse, name: string, query: URLSearchParams, signal: AbortSignal): Promise<void> {
+    const principal = await authenticate(req);
+    const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.UPDATE);
+    const path = pathParameter(query);
+    const mode = parseMode("mode", query.get("mode") ?? "");
+    // As WriteFile: an existing file is replaced unless overwrite=false.
+    const overwrite = flag(query, ["overwrite"], true);
+    const createParents = flag(query, ["create_parent_directories", "createParentDirectories"], false);
+    const handle = requireRunning(deps, call);
+    type Message = MessageInitShape<typeof WriteFileStreamRequestSchema>;
+    async function* messages(): AsyncGenerator<Message> {
+      yield { header: { path, createParents, overwrite, ...(mode === undefined ? {} : { mode }) } };
+      let parts: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        parts.push(chunk);
+        size += chunk.length;
+        if (size >= UPLOAD_MESSAGE_BYTES) {
+          yield { data: parts.length === 1 ? parts[0]! : Buffer.concat(parts, size) };
+          parts = [];
+          size = 0;
+        }
+      }
+      if (size > 0) yield { data: Buffer.concat(parts, size) };
+    }
+    const written = await deps.lifecycle.busy(call.row.uid, () =>
+      viaAgent(deps, call, () => handle.client.writeFileStream(messages(), { signal }), parentMissing(path)),
+    );
+    const body = JSON.stringify(toJson(WriteFileResponseSchema, create(WriteFileResponseSchema, { fileInfo: written.fileInfo }), { alwaysEmitImplicit: true }));
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+
+  async function download(req: NodeRequest, res: NodeResponse, name: string, query: URLSearchParams, signal: AbortSignal): Promise<void> {
+    const principal = await authenticate(req);
+    const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.GET);
+    const path = pathParameter(query);
+    const handle = requireRunning(deps, call);
+    const read = (offset: number) => viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
+    await deps.lifecycle.busy(call.row.uid, async () => {
+      const first = await read(0);
+      // The file as it was when the download began: its size then is the Content-Length, and a
+      // file that shrinks meanwhile cuts the body short rather than passing off a partial file.
+      const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
+      const base = path.slice(path.lastIndexOf("/") + 1);
+      res.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-length": String(size),
+        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(base)}`,
+        "cache-control": "no-store",
+      });
+      let offset = 0;
+      let next: ReturnType<typeof read> | undefined = Promise.resolve(first);
+      while (next) {
+        const part: Awaited<ReturnType<typeof read>> = await next;
+        const chunk = part.content.subarray(0, size - offset);
+        offset += chunk.length;
+        // The next part is read while this one is being sent.
+        next = offset < size && !part.eof && chunk.length > 0 ? read(offset) : undefined;
+        if (chunk.length > 0 && !(res as NodeJS.WritableStream).write(chunk)) await drained(res);
+        if (res.destroyed) {
+          await next?.catch(() => undefined);
+          return;
+        }
+      }
+      if (offset < size) res.destroy();
+      else res.end();
+    });
+  }
+
+  const handler: HttpHandler = (req, res) => {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const m = PATH.exec(q < 0 ? url : url.slice(0, q));
+    const method = req.method ?? "GET";
+    if (!m) {
+      req.resume();
+      return sendError(res, new ConnectError(`no route for ${method} ${q < 0 ? url : url.slice(0, q)}`, Code.NotFound));
+    }
+    const [, name, verb] = m as unknown as [string, string, "upload" | "download"];
+    const allowed = verb === "upload" ? ["PUT", "POST"] : ["GET"];
+    if (!allowed.includes(method)) {
+      req.resume();
+      return sendError(res, new ConnectError(`${method} is not allowed on ${url.slice(0, q < 0 ? undefined : q)}; use ${allowed.join(", ")}`, Code.Unimplemented), {
+        allow: allowed.join(", "),
+      }, 405);
+    }
+    const abort = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) abort.abort(new ConnectError("the client went away", Code.Canceled));
+    });
+    const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
+    const work = verb === "upload" ? upload(req, res, decodeURIComponent(name), query, abort.signal) : download(req, res, decodeURIComponent(name), query, abort.signal);
+    work.catch((reason: unknown) => {
+      if (!(reason instanceof ConnectError)) deps.logger.error("file transfer failed", { error: String(reason) });
+      const err = reason instanceof ConnectError ? reason : new ConnectError("internal error", Code.Internal);
+      // An upload refused before its body was read: the rest of the body is not waited for.
+      const unread = verb === "upload" && !req.readableEnded && req.httpVersionMajor === 1;
+      if (unread) req.resume();
+      sendError(res, err, unread ? { connection: "close" } : {});
+    });
+  };
+
+  return { prefix: FILE_TRANSFER_PREFIX, handler };
+}
