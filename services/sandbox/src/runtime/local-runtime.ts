@@ -2,14 +2,28 @@
 // Layout under the data directory:
 //   sandboxes/<id>/root       the sandbox's `/` (a directory, or the mount point of root.img)
 //   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
-//   sandboxes/<id>/run/       bound at /.aiem/run: the agent's socket
+//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files,
+//                             the private /etc and run/ (bound at /.aiem/run, the agent's socket)
+//   sandboxes/<id>/boot/      what the launcher copies onto that tmpfs, and bubblewrap's arguments
+//   sandboxes/<id>/agent.sock a link to the agent's socket, through the launcher's mount namespace
+//   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
+//   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
-//   agent-cache/              the agent bundle and spawn helper, by content hash
+//   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
-import { SANDBOX_RUN_DIR, SANDBOX_SPAWN_HELPER, buildBwrapArgs, findBwrap } from "./bwrap.js";
+import {
+  ALL_LAYERS,
+  type IsolationLayers,
+  SANDBOX_RUN_DIR,
+  SANDBOX_SPAWN_HELPER,
+  buildBwrapArgs,
+  findBwrap,
+  privateEtcFiles,
+} from "./bwrap.js";
+import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
 import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
 import {
   type AppliedLimit,
@@ -94,6 +108,21 @@ export interface LocalSandboxRuntimeOptions {
    * for tens of milliseconds); or "direct", this process.
    */
   readonly spawner?: "launcher" | "direct";
+  /**
+   * Isolation layers to switch off, for tests that show what each one stops (see bwrap.ts).
+   * Every layer is on unless named here with `false`.
+   */
+  readonly isolationLayers?: Partial<IsolationLayers>;
+  /**
+   * The host-wide registry of claimed uid ranges (see uid-ranges.ts); default /run/aiem/uid-ranges.
+   */
+  readonly uidRangeRegistry?: string;
+}
+
+/** Whether one isolation layer applies, and why not when it does not. */
+export interface LayerState {
+  readonly active: boolean;
+  readonly note?: string | undefined;
 }
 
 export interface SandboxStartOptions {
@@ -119,6 +148,10 @@ export interface SandboxHandle {
   readonly limits: AppliedLimits;
   /** The host pid of the sandbox's outermost process (bwrap, or the agent when unconfined). */
   readonly pid: number;
+  /** The isolation layers that apply to this sandbox. */
+  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>>;
+  /** The host uid (and gid) of the sandbox's root; 0 without a user namespace. */
+  readonly hostUid: number;
   /** Milliseconds from the start call until the agent answered Health. */
   readonly startMs: number;
   /** Resolves when the sandbox has ended, for whatever reason. */
@@ -140,6 +173,8 @@ export interface RuntimeCapabilities {
   readonly storage: LimitMechanismInfo;
   /** Whether exit statuses are exact for every signal (the spawn helper was built). */
   readonly exactSignals: boolean | "unknown-until-prepared";
+  /** The isolation layers sandboxes get (some are known only once the helpers are built). */
+  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>> | "unknown-until-prepared";
 }
 
 export interface LimitMechanismInfo {
@@ -175,7 +210,7 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
 }
 
-function buildArgsOrCleanUp(cgroup: SandboxCgroup | undefined, build: () => string[]): string[] {
+function buildArgsOrCleanUp<T>(cgroup: SandboxCgroup | undefined, build: () => T): T {
   try {
     return build();
   } catch (error) {
@@ -226,6 +261,25 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const cleanups = new Map<string, Promise<void>>();
   let artifacts: AgentArtifacts | undefined = options.agentArtifacts;
   const spawner = options.spawner === "direct" ? createDirectSpawner() : createLauncherSpawner();
+  const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
+  const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
+
+  /** What each layer comes to on this machine, once the helpers are built. */
+  function layerStates(art: AgentArtifacts): Record<keyof IsolationLayers, LayerState> {
+    const off = { active: false, note: "switched off in the runtime options" };
+    const state = (on: boolean, missing: string | undefined): LayerState =>
+      !on ? off : missing ? { active: false, note: missing } : { active: true };
+    return {
+      userNamespace: state(
+        wanted.userNamespace,
+        process.getuid?.() !== 0 ? "mapping a uid range needs the service to run as root" : art.enterUnavailableReason,
+      ),
+      emptyBoundingSet: state(wanted.emptyBoundingSet, fs.existsSync("/usr/bin/setpriv") ? undefined : "setpriv (util-linux) is missing"),
+      seccomp: state(wanted.seccomp, art.seccompUnavailableReason),
+      privateEtc: state(wanted.privateEtc, undefined),
+      hideHostPaths: state(wanted.hideHostPaths, undefined),
+    };
+  }
 
   const cg = support.cgroup;
   const cgMechanism = cg ? (cg.version === 1 ? "cgroup-v1" : "cgroup-v2") : undefined;
@@ -243,6 +297,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       ? { mechanism: "loop-ext4" }
       : { mechanism: "rlimit", note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}` },
     exactSignals: "unknown-until-prepared",
+    layers: "unknown-until-prepared",
   };
 
   function sandboxDir(sandboxId: string): string {
@@ -268,10 +323,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const limits = startOptions.limits ?? {};
     const root = path.join(dir, "root");
     const runDir = path.join(dir, "run");
+    const stageDir = path.join(dir, "stage");
+    const bootDir = path.join(dir, "boot");
     fs.mkdirSync(root, { recursive: true, mode: 0o755 });
     fs.rmSync(runDir, { recursive: true, force: true });
-    fs.mkdirSync(runDir, { mode: 0o700 });
-    const socketPath = path.join(runDir, "agent.sock");
+    const confined = isolation === "bwrap";
+    if (!confined) fs.mkdirSync(runDir, { mode: 0o700 });
+    const socketPath = confined ? path.join(dir, "agent.sock") : path.join(runDir, "agent.sock");
+    fs.rmSync(socketPath, { force: true });
     const logPath = path.join(dir, "agent.log");
 
     // Storage: an image when the machine can mount one, otherwise a per-file rlimit.
@@ -323,7 +382,6 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     };
     const applied: AppliedLimits = { memory, cpu, processes, storage };
 
-    const confined = isolation === "bwrap";
     const agentConfig = JSON.stringify({
       socket: confined ? `${SANDBOX_RUN_DIR}/agent.sock` : socketPath,
       root: confined ? "/" : root,
@@ -345,38 +403,91 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
     let command: string;
     let args: string[];
+    let layers: Record<keyof IsolationLayers, LayerState> | undefined;
+    let hostUid = 0;
     if (confined) {
-      command = bwrapPath!;
-      args = buildArgsOrCleanUp(cgroup, () => buildBwrapArgs({
+      layers = layerStates(art);
+      const active = Object.fromEntries(Object.entries(layers).map(([k, v]) => [k, v.active])) as unknown as IsolationLayers;
+      if (active.userNamespace) {
+        try {
+          // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
+          // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
+          for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
+            const mode = fs.statSync(d).mode & 0o7777;
+            if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+          }
+          hostUid = acquireUidRange(uidRegistry, dir).base;
+        } catch (error) {
+          void cgroup?.remove();
+          throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
+        }
+      }
+      const built = buildArgsOrCleanUp(cgroup, () => {
+        fs.rmSync(bootDir, { recursive: true, force: true });
+        fs.mkdirSync(path.join(bootDir, "etc"), { recursive: true, mode: 0o755 });
+        for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
+          fs.writeFileSync(path.join(bootDir, "etc", name), text, { mode: 0o644 });
+        }
+        fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
+        return buildBwrapArgs({
+          root,
+          stageDir,
+          bundlePath: art.bundlePath,
+          helperPath: art.helperPath,
+          nodePath,
+          agentConfig,
+          hostname: "sandbox",
+          layers: active,
+          seccompFd: 4,
+        });
+      });
+      const argsFile = path.join(bootDir, "bwrap.args");
+      fs.writeFileSync(argsFile, active.hideHostPaths ? built.options.map((a) => `${a}\0`).join("") : "", { mode: 0o600 });
+      const bwrapArgs = active.hideHostPaths ? ["--args", "3", "--", ...built.command] : [...built.options, "--", ...built.command];
+      const enter = active.userNamespace ? [art.enterPath!, String(hostUid), "65536", root, "--"] : [];
+      // The launcher: joins the cgroups, then in a mount namespace of its own (nothing stays
+      // mounted on the host when the sandbox ends) mounts the storage image and a small tmpfs
+      // (the stage) with the agent's files, the private /etc and the socket directory, and runs
+      // bwrap, through sandbox-enter when the sandbox has a user namespace. Every step execs the
+      // next, so the pid the spawner reports is bwrap's.
+      const inner = [
+        'stage=$1 boot=$2 bundle=$3 helper=$4 image=$5 root=$6 args=$7 filter=$8 owner=$9',
+        "shift 9",
+        'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
+        'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
+        'cp -R "$boot/etc" "$stage/etc" && cp "$bundle" "$stage/agent.mjs" || exit 96',
+        'if [ -n "$helper" ]; then cp "$helper" "$stage/spawn-helper" || exit 96; fi',
+        'mkdir -m 0700 "$stage/run" && chown "$owner:$owner" "$stage/run" || exit 96',
+        'exec "$@" 3<"$args" 4<"$filter"',
+      ].join("\n");
+      const prelude = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > ${shellQuote(file)} || exit 91`);
+      command = "/bin/sh";
+      args = [
+        "-c",
+        [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join("\n"),
+        "sh",
+        stageDir,
+        bootDir,
+        art.bundlePath,
+        art.helperPath ?? "",
+        imagePath ?? "",
         root,
-        runDir,
-        bundlePath: art.bundlePath,
-        helperPath: art.helperPath,
-        nodePath,
-        agentConfig,
-        hostname: "sandbox",
-      }));
+        argsFile,
+        active.seccomp ? art.seccompFilterPath! : "/dev/null",
+        String(hostUid),
+        ...enter,
+        bwrapPath!,
+        ...bwrapArgs,
+      ];
     } else {
       command = nodePath;
       args = [art.bundlePath];
-    }
-    // A small launcher joins the cgroups and mounts the storage image before bwrap starts, so
-    // nothing in the sandbox ever runs outside them.
-    const prelude: string[] = [];
-    for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
-    if (imagePath || prelude.length > 0) {
-      const script = [...prelude];
-      if (imagePath) {
-        const mountScript =
-          'mount -o loop,nosuid,nodev "$0" "$1" || exit 92; rmdir "$1/lost+found" 2>/dev/null; shift; exec "$@"';
-        script.push(
-          `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(mountScript)} ${shellQuote(imagePath)} ${shellQuote(root)} "$@"`,
-        );
-      } else {
-        script.push('exec "$@"');
+      const prelude: string[] = [];
+      for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
+      if (prelude.length > 0) {
+        args = ["-c", [...prelude, 'exec "$@"'].join("\n"), "sh", command, ...args];
+        command = "/bin/sh";
       }
-      args = ["-c", script.join("\n"), "sh", command, ...args];
-      command = "/bin/sh";
     }
 
     const child = spawner.spawn(command, args, {
@@ -436,6 +547,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         const launcher: Record<number, string> = {
           91: "could not join the sandbox's cgroup",
           92: "could not mount the sandbox's storage image",
+          93: "sandbox-enter was called wrongly",
+          94: "could not give the sandbox's files to its uid range",
+          95: "could not set up the sandbox's user namespace",
+          96: "could not prepare the sandbox's stage (agent files, /etc)",
         };
         resolve(launcher[code ?? -1] ?? `the agent exited (${signal ?? `code ${code}`})`);
       });
@@ -445,6 +560,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       });
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
+    if (confined) {
+      // The socket lives on the launcher's tmpfs, in its mount namespace: reach it through
+      // bwrap's /proc entry (a link keeps the path short enough for a unix socket).
+      try {
+        fs.symlinkSync(`/proc/${child.pid}/root${stageDir}/run/agent.sock`, socketPath);
+      } catch (error) {
+        return failStart(`cannot link the agent's socket: ${String(error)}`);
+      }
+    }
 
     const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
     try {
@@ -460,6 +584,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       isolation: confined ? "bwrap" : "unconfined",
       limits: applied,
       pid: child.pid!,
+      layers: layers ?? {
+        userNamespace: { active: false, note: "unconfined" },
+        emptyBoundingSet: { active: false, note: "unconfined" },
+        seccomp: { active: false, note: "unconfined" },
+        privateEtc: { active: false, note: "unconfined" },
+        hideHostPaths: { active: false, note: "unconfined" },
+      },
+      hostUid,
       startMs: performance.now() - begin,
       exited,
       openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
@@ -552,6 +684,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   async function destroy(sandboxId: string): Promise<void> {
     const dir = sandboxDir(sandboxId);
     await stop(sandboxId);
+    releaseUidRange(options.uidRangeRegistry ?? "/run/aiem/uid-ranges", dir);
     // The sandbox is stopped, so nothing can swap entries under this removal; rm never follows
     // symbolic links, so links the sandbox left pointing at host paths are removed, not followed.
     await fs.promises.rm(dir, { recursive: true, force: true });
@@ -563,6 +696,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       return {
         ...capabilities,
         exactSignals: artifacts ? artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
+        layers: artifacts && isolation === "bwrap" ? layerStates(artifacts) : ("unknown-until-prepared" as const),
       };
     },
     prepare,
