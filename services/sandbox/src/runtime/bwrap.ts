@@ -53,6 +53,10 @@ export interface IsolationLayers {
   readonly privateEtc: boolean;
   /** No host path in /proc/<pid>/cmdline or mountinfo: arguments by file, agent files copied. */
   readonly hideHostPaths: boolean;
+  /** Every capability dropped (off: the sandbox's root keeps them all). */
+  readonly dropCapabilities: boolean;
+  /** A PID namespace of its own (off: the host's processes are visible; needs the user namespace off). */
+  readonly pidNamespace: boolean;
 }
 
 export const ALL_LAYERS: IsolationLayers = {
@@ -61,6 +65,8 @@ export const ALL_LAYERS: IsolationLayers = {
   seccomp: true,
   privateEtc: true,
   hideHostPaths: true,
+  dropCapabilities: true,
+  pidNamespace: true,
 };
 
 /** Where the agent's files appear inside the sandbox. */
@@ -138,9 +144,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   const args = [
     "--die-with-parent",
     "--new-session",
-    "--cap-drop",
+    layers.dropCapabilities ? "--cap-drop" : "--cap-add",
     "ALL",
-    "--unshare-pid",
+    ...(layers.pidNamespace ? ["--unshare-pid"] : []),
     "--unshare-net",
     "--unshare-ipc",
     "--unshare-uts",
@@ -191,7 +197,7 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
   // bubblewrap, run as root, leaves the bounding set full; the agent's first step empties it,
   // for which it keeps CAP_SETPCAP until then (the step drops it too).
-  if (layers.emptyBoundingSet) args.push("--cap-add", "CAP_SETPCAP");
+  if (layers.emptyBoundingSet && layers.dropCapabilities) args.push("--cap-add", "CAP_SETPCAP");
   args.push(
     "--clearenv",
     "--setenv",

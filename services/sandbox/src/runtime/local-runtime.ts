@@ -278,6 +278,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       seccomp: state(wanted.seccomp, art.seccompUnavailableReason),
       privateEtc: state(wanted.privateEtc, undefined),
       hideHostPaths: state(wanted.hideHostPaths, undefined),
+      dropCapabilities: state(wanted.dropCapabilities, undefined),
+      pidNamespace: state(wanted.pidNamespace, undefined),
     };
   }
 
@@ -590,6 +592,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         seccomp: { active: false, note: "unconfined" },
         privateEtc: { active: false, note: "unconfined" },
         hideHostPaths: { active: false, note: "unconfined" },
+        dropCapabilities: { active: false, note: "unconfined" },
+        pidNamespace: { active: false, note: "unconfined" },
       },
       hostUid,
       startMs: performance.now() - begin,
