@@ -43,7 +43,7 @@ static const char *const allowed[] = {
   "mkdir", "mkdirat", "mknod", "mknodat", "newfstatat", "open", "openat", "openat2", "pread64",
   "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2", "read", "readahead", "readlink",
   "readlinkat", "readv", "rename", "renameat", "renameat2", "rmdir", "sendfile", "splice", "stat",
-  "statfs", "statx", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "tee",
+  "statfs", "statx", "fchmodat2", "cachestat", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "tee",
   "truncate", "umask", "unlink", "unlinkat", "utime", "utimensat", "utimes", "futimesat",
   "vmsplice", "write", "writev",
   /* extended attributes */
@@ -68,7 +68,8 @@ static const char *const allowed[] = {
   "msgctl", "msgget", "msgrcv", "msgsnd", "semctl", "semget", "semop", "semtimedop", "shmat",
   "shmctl", "shmdt", "shmget",
   /* processes, threads and signals (clone is below, with its flags checked) */
-  "arch_prctl", "capget", "capset", "execve", "execveat", "exit", "exit_group", "fork",
+  "arch_prctl", "get_thread_area", "set_thread_area", "capget", "capset", "execve", "execveat",
+  "exit", "exit_group", "fork",
   "get_robust_list", "getpgid", "getpgrp", "getpid", "getppid", "getpriority", "getrlimit",
   "getrusage", "getsid", "gettid", "ioprio_get", "ioprio_set", "kill", "pidfd_getfd",
   "pidfd_open", "pidfd_send_signal", "prctl", "prlimit64", "process_vm_readv",
@@ -78,7 +79,10 @@ static const char *const allowed[] = {
   "sched_getparam", "sched_getscheduler", "sched_rr_get_interval", "sched_setaffinity",
   "sched_setattr", "sched_setparam", "sched_setscheduler", "sched_yield", "set_robust_list",
   "set_tid_address", "setpgid", "setpriority", "setrlimit", "setsid", "sigaltstack", "tgkill",
-  "tkill", "vfork", "wait4", "waitid", "futex", "futex_waitv", "seccomp",
+  "tkill", "vfork", "wait4", "waitid", "futex", "futex_waitv", "futex_wait", "futex_wake",
+  "futex_requeue", "seccomp", "map_shadow_stack",
+  /* the kernel's own continuation of a system call interrupted by a stop (SIGSTOP, SIGCONT) */
+  "restart_syscall",
   "landlock_add_rule", "landlock_create_ruleset", "landlock_restrict_self",
   /* users and groups (inside the sandbox's user namespace) */
   "getegid", "geteuid", "getgid", "getgroups", "getresgid", "getresuid", "getuid", "setfsgid",
