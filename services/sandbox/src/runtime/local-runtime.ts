@@ -643,7 +643,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         clearTimeout(timer);
       } else {
         killTree(child, true);
-        await entry.handle.exited;
+        // The launcher's channel never keeps the process alive, so a program whose last step is
+        // a stop would exit before the exit report arrives: hold the event loop until it does.
+        const hold = setInterval(() => undefined, 60_000);
+        await entry.handle.exited.finally(() => clearInterval(hold));
       }
     } else {
       await entry.handle.exited;
