@@ -132,6 +132,8 @@ export interface BwrapArgsOptions {
   readonly layers: IsolationLayers;
   /** The file descriptor the seccomp filter is read from, when the layer is on. */
   readonly seccompFd?: number | undefined;
+  /** Whether the sandbox ends with the process that started bwrap (default true). */
+  readonly dieWithParent?: boolean | undefined;
 }
 
 /**
@@ -142,7 +144,7 @@ export interface BwrapArgsOptions {
 export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; command: string[] } {
   const { layers, stageDir } = options;
   const args = [
-    "--die-with-parent",
+    ...(options.dieWithParent === false ? [] : ["--die-with-parent"]),
     "--new-session",
     layers.dropCapabilities ? "--cap-drop" : "--cap-add",
     "ALL",

@@ -10,6 +10,7 @@
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
+import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
@@ -47,7 +48,8 @@ export type SandboxRuntimeErrorCode =
   | "isolation-unavailable"
   | "invalid-argument"
   | "start-failed"
-  | "stopping";
+  | "stopping"
+  | "agent-gone";
 
 export class SandboxRuntimeError extends Error {
   override readonly name = "SandboxRuntimeError";
@@ -117,6 +119,13 @@ export interface LocalSandboxRuntimeOptions {
    * The host-wide registry of claimed uid ranges (see uid-ranges.ts); default /run/aiem/uid-ranges.
    */
   readonly uidRangeRegistry?: string;
+  /**
+   * Sandboxes outlive this process: they are not tied to it, `close()` leaves them running, and
+   * `start()` re-adopts a sandbox that is still running, with its processes and their output
+   * (see docs/decisions.md, "Sandboxes surviving a restart"). A sandbox whose agent ended while
+   * nobody held it makes `start()` fail once with `agent-gone`. Default false.
+   */
+  readonly keepRunning?: boolean;
 }
 
 /** Whether one isolation layer applies, and why not when it does not. */
@@ -206,6 +215,79 @@ export interface LocalSandboxRuntime {
 
 const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 
+/** What a runtime that keeps sandboxes running records of each, for the next one to adopt it. */
+interface SandboxRecord {
+  readonly pid: number;
+  /** The process's start time in clock ticks (/proc/<pid>/stat field 22): a reused pid differs. */
+  readonly startTime: string;
+  readonly limits: SandboxLimits;
+  readonly applied: AppliedLimits;
+  readonly layers: SandboxHandle["layers"];
+  readonly hostUid: number;
+}
+
+function writeRecord(dir: string, record: SandboxRecord): void {
+  const limits = Object.fromEntries(Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]));
+  const file = path.join(dir, "sandbox.json");
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...record, limits }));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+/** The start time of a live (not zombie) process, or undefined. */
+function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A sandbox adopted from an earlier runtime: not a child of this process, so its end is seen by
+ * polling its /proc entry (Node has no pidfd).
+ */
+class AdoptedProcess extends EventEmitter implements SpawnedProcess {
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  readonly #timer: NodeJS.Timeout;
+  constructor(
+    readonly pid: number,
+    startTime: string,
+  ) {
+    super();
+    this.#timer = setInterval(() => {
+      if (processStartTime(pid) === startTime) return;
+      clearInterval(this.#timer);
+      // How it ended is not known to anyone but its late parent: reported as killed.
+      this.signalCode = "SIGKILL";
+      this.emit("exit", null, "SIGKILL");
+    }, 200);
+    // Watching never keeps the service alive; a stop in progress holds the loop itself.
+    this.#timer.unref();
+  }
+  kill(signal: NodeJS.Signals): void {
+    if (this.signalCode !== null) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+  release(): void {
+    clearInterval(this.#timer);
+  }
+}
+
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
 }
@@ -263,6 +345,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const spawner = options.spawner === "direct" ? createDirectSpawner() : createLauncherSpawner();
   const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
   const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
+  const keepRunning = options.keepRunning === true;
 
   /** What each layer comes to on this machine, once the helpers are built. */
   function layerStates(art: AgentArtifacts): Record<keyof IsolationLayers, LayerState> {
@@ -317,6 +400,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const begin = performance.now();
     if (isolation === "unavailable") throw new SandboxRuntimeError("isolation-unavailable", isolationUnavailableReason!);
     const dir = sandboxDir(sandboxId);
+    if (keepRunning && isolation === "bwrap") {
+      const adopted = await adopt(sandboxId, dir);
+      if (adopted) return adopted;
+    }
     if (!fs.existsSync(nodePath)) {
       throw new SandboxRuntimeError("start-failed", `the node binary ${nodePath} that runs the agent does not exist`);
     }
@@ -441,6 +528,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           hostname: "sandbox",
           layers: active,
           seccompFd: 4,
+          dieWithParent: !keepRunning,
         });
       });
       const argsFile = path.join(bootDir, "bwrap.args");
@@ -499,6 +587,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       detached: !confined,
       cwd: confined ? "/" : root,
       logPath,
+      survive: keepRunning && confined,
     });
     startOptions.onLaunched?.();
 
@@ -608,6 +697,73 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       return failStart("the agent exited right after it started");
     }
     running.set(sandboxId, entry);
+    if (keepRunning && confined) writeRecord(dir, { pid: child.pid!, startTime: processStartTime(child.pid!)!, limits, applied, layers: handle.layers, hostUid });
+    return handle;
+  }
+
+  /** Re-adopts a sandbox a previous runtime left running; undefined when there is none. */
+  async function adopt(sandboxId: string, dir: string): Promise<SandboxHandle | undefined> {
+    const recordPath = path.join(dir, "sandbox.json");
+    let record: SandboxRecord;
+    try {
+      record = JSON.parse(fs.readFileSync(recordPath, "utf8")) as SandboxRecord;
+    } catch {
+      return undefined;
+    }
+    if (processStartTime(record.pid) !== record.startTime) {
+      fs.rmSync(recordPath, { force: true });
+      throw new SandboxRuntimeError(
+        "agent-gone",
+        `sandbox ${sandboxId}'s agent ended while no runtime held it; its processes are gone (a new start runs it afresh)`,
+      );
+    }
+    const begin = performance.now();
+    const socketPath = path.join(dir, "agent.sock");
+    fs.rmSync(socketPath, { force: true });
+    fs.symlinkSync(`/proc/${record.pid}/root${path.join(dir, "stage")}/run/agent.sock`, socketPath);
+    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
+    try {
+      await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
+    } catch (error) {
+      connection.close();
+      throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} is running but its agent does not answer: ${String(error)}`);
+    }
+    await cleanups.get(sandboxId);
+    const cgroup = support.cgroup ? createSandboxCgroup(support.cgroup, groupName, sandboxId, record.limits, maxProcesses) : undefined;
+    const child = new AdoptedProcess(record.pid, record.startTime);
+    let resolveExit!: (exit: SandboxExit) => void;
+    const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
+    const handle: SandboxHandle = {
+      sandboxId,
+      client: connection.client,
+      isolation: "bwrap",
+      limits: record.applied,
+      pid: record.pid,
+      layers: record.layers,
+      hostUid: record.hostUid,
+      startMs: performance.now() - begin,
+      exited,
+      openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
+      cgroupUsage: () => cgroup?.usage() ?? {},
+      stop: () => stop(sandboxId),
+    };
+    const entry: Running = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };
+    child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+      const exit: SandboxExit = { code, signal, requested: entry.stopRequested };
+      connection.close();
+      if (running.get(sandboxId) === entry) running.delete(sandboxId);
+      fs.rmSync(recordPath, { force: true });
+      if (cgroup) {
+        const removal = cgroup.remove();
+        cleanups.set(sandboxId, removal);
+        void removal.then(() => {
+          if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
+        });
+      }
+      resolveExit(exit);
+      if (!exit.requested) options.onExit?.(sandboxId, exit);
+    });
+    running.set(sandboxId, entry);
     return handle;
   }
 
@@ -622,10 +778,21 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
   function killTree(child: SpawnedProcess, confined: boolean): void {
     try {
-      // bwrap: its namespace's init dies with it (--die-with-parent) and takes every process in
-      // the PID namespace along. Unconfined: the agent's process group.
-      if (confined) child.kill("SIGKILL");
-      else process.kill(-child.pid!, "SIGKILL");
+      // bwrap: the init of its PID namespace (its child) takes every process in the namespace
+      // along when it dies; with --die-with-parent it dies with bwrap, without (sandboxes that
+      // outlive the service) it is killed first. Unconfined: the agent's process group.
+      if (confined) {
+        if (child.pid !== undefined) {
+          for (const inner of childrenOf(child.pid)) {
+            try {
+              process.kill(inner, "SIGKILL");
+            } catch {
+              // already gone
+            }
+          }
+        }
+        child.kill("SIGKILL");
+      } else process.kill(-child.pid!, "SIGKILL");
     } catch {
       // already gone
     }
@@ -656,9 +823,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function stop(sandboxId: string): Promise<void> {
-    sandboxDir(sandboxId);
+    const dir = sandboxDir(sandboxId);
     const pending = starting.get(sandboxId);
     if (pending) await pending.catch(() => undefined);
+    if (keepRunning && isolation === "bwrap" && !running.has(sandboxId)) {
+      // Left running by an earlier runtime: take it over to end it. One whose agent is gone
+      // needs nothing more than its record removed.
+      await adopt(sandboxId, dir).catch(() => undefined);
+    }
     const entry = running.get(sandboxId);
     if (!entry) return;
     entry.stopping ??= stopEntry(entry);
@@ -714,6 +886,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     destroy,
     async close() {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
+      if (keepRunning) {
+        // Left running for the next runtime to adopt: only this runtime's hold on them ends.
+        for (const entry of running.values()) {
+          entry.connection.close();
+          if (entry.child instanceof AdoptedProcess) entry.child.release();
+        }
+        running.clear();
+        spawner.close();
+        return;
+      }
       await Promise.all([...running.keys()].map((id) => stop(id)));
       await Promise.all(cleanups.values());
       spawner.close();
