@@ -137,10 +137,13 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
       expect(Number(/wrote (\d+)/.exec(String(results["storage"]))![1])).toBeLessThanOrEqual(32);
     });
 
-    it("kills a process over its memory limit and keeps the agent", async () => {
+    it("kills a process over its memory limit, counts it as an OOM kill, and keeps the agent", async () => {
       expect(hardened.limits.memory.mechanism).toMatch(/^cgroup/);
+      const before = hardened.cgroupUsage().oomKills!;
       const hog = await run(hardened.client, "python3", ["-c", "a=[]\nwhile True: a.append(bytearray(1<<20))"]);
       expect([hog.exitCode, hog.signal]).toEqual([137, 9]);
+      // The reason, as the host sees it: the kernel's OOM killer, not another SIGKILL.
+      expect(hardened.cgroupUsage().oomKills).toBe(before + 1);
       expect((await hardened.client.health({})).version).toBeTruthy();
     });
   });
