@@ -152,6 +152,8 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     "--unshare-net",
     "--unshare-ipc",
     "--unshare-uts",
+    // /proc/self/cgroup would otherwise name the host's cgroup path of the sandbox.
+    ...(layers.hideHostPaths ? ["--unshare-cgroup"] : []),
     "--hostname",
     options.hostname,
     "--bind",

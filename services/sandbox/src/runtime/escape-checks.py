@@ -53,6 +53,8 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
         except OSError:
             pass
 results["dataDirInProc"] = "found:" + ",".join(found) if found else "failed"
+own_cgroups = [line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup")]
+results["hostCgroupPath"] = "found:" + ",".join(c for c in own_cgroups if c != "/") if any(c != "/" for c in own_cgroups) else "failed"
 
 
 # Limits. Processes: start up to 200 sleeping children, never more (a bounded fork bomb).

@@ -127,6 +127,7 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
     it("sees none of the host's configuration and no host path in /proc", () => {
       expect(results["hostConfig"]).toBe("failed");
       expect(results["dataDirInProc"]).toBe("failed");
+      expect(results["hostCgroupPath"]).toBe("failed");
     });
 
     it("holds the process, CPU and storage limits", () => {
@@ -175,7 +176,14 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
       },
     ],
     ["privateEtc", { privateEtc: false }, (r) => expect(r["hostConfig"]).toMatch(/^found:/)],
-    ["hideHostPaths", { hideHostPaths: false }, (r) => expect(r["dataDirInProc"]).toMatch(/^found:.*(cmdline|mountinfo)/)],
+    [
+      "hideHostPaths",
+      { hideHostPaths: false },
+      (r) => {
+        expect(r["dataDirInProc"]).toMatch(/^found:.*(cmdline|mountinfo)/);
+        expect(r["hostCgroupPath"]).toMatch(/^found:.*aiem-/);
+      },
+    ],
   ];
   it.each(rows)("with %s off, the checks it guards see the difference", async (name, off, expectation) => {
     const sandbox = await sandboxWith(`off-${name.replace(/[^a-z]+/gi, "-")}`, off);
