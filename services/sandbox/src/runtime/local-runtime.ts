@@ -602,13 +602,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         entry.connection.close();
         if (running.get(sandboxId) === entry) running.delete(sandboxId);
       }
-      if (cgroup) {
-        const removal = cgroup.remove();
-        cleanups.set(sandboxId, removal);
-        void removal.then(() => {
-          if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
-        });
-      }
+      // This runtime saw the end and reports it: no later runtime is to adopt or report it.
+      if (keepRunning) fs.rmSync(path.join(dir, "sandbox.json"), { force: true });
+      removeCgroupLater(sandboxId, cgroup);
       resolveExit(exit);
       if (entry && !requested) options.onExit?.(sandboxId, exit);
     });
@@ -753,18 +749,22 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       connection.close();
       if (running.get(sandboxId) === entry) running.delete(sandboxId);
       fs.rmSync(recordPath, { force: true });
-      if (cgroup) {
-        const removal = cgroup.remove();
-        cleanups.set(sandboxId, removal);
-        void removal.then(() => {
-          if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
-        });
-      }
+      removeCgroupLater(sandboxId, cgroup);
       resolveExit(exit);
       if (!exit.requested) options.onExit?.(sandboxId, exit);
     });
     running.set(sandboxId, entry);
     return handle;
+  }
+
+  /** Removes an ended sandbox's cgroup; a new start of it waits for that. */
+  function removeCgroupLater(sandboxId: string, cgroup: SandboxCgroup | undefined): void {
+    if (!cgroup) return;
+    const removal = cgroup.remove();
+    cleanups.set(sandboxId, removal);
+    void removal.then(() => {
+      if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
+    });
   }
 
   // The agent's logs live in the sandbox's own memory: many processes' worth of output must not

@@ -105,9 +105,13 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     const error = await runtime.start("gone").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SandboxRuntimeError);
     expect((error as SandboxRuntimeError).code).toBe("agent-gone");
-    // Said once: the next start runs it afresh, on its files.
+    // Said once: the next start runs it afresh, on its files; stopping and starting it again is
+    // an ordinary start (the runtime that saw it end has nothing to report).
     const fresh = await runtime.start("gone");
     expect((await fresh.client.health({})).version).toBeTruthy();
+    await runtime.stop("gone");
+    const again = await runtime.start("gone");
+    expect((await again.client.health({})).version).toBeTruthy();
     await runtime.destroy("gone");
   });
 });
