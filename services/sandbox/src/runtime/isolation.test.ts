@@ -4,7 +4,7 @@
 // limit). With every layer on, each attempt fails. Then each layer (or the few that guard the
 // same check together) is switched off, and the checks it guards are shown to see the difference:
 // no check here passes merely because the attempt was malformed.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -68,7 +68,7 @@ function hostUids(pid: number): number[] {
 describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
   const runtimes: LocalSandboxRuntime[] = [];
   // A host process for the ptrace attempt: nothing in a sandbox may attach to it.
-  const hostProcess = spawn("sleep", ["300"], { stdio: "ignore" });
+  let hostProcess: ChildProcess;
 
   async function sandboxWith(name: string, off: Partial<IsolationLayers>, options: { useCgroups?: boolean; useStorageImages?: boolean } = {}) {
     const runtime = createLocalSandboxRuntime({ dataDir, cacheDir, uidRangeRegistry: registry, isolationLayers: off, ...options });
@@ -89,12 +89,13 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
   let results: Results;
 
   beforeAll(async () => {
+    hostProcess = spawn("sleep", ["300"], { stdio: "ignore" });
     hardened = await sandboxWith("hardened", {});
     results = await checks(hardened);
   });
 
   afterAll(async () => {
-    hostProcess.kill("SIGKILL");
+    hostProcess?.kill("SIGKILL");
     await Promise.all(runtimes.map((r) => r.close()));
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
