@@ -73,6 +73,36 @@ try {
     console.log(`start-to-ready, ${label}: ${stats(samples)}`);
   }
 
+  // What the isolation layers of issue 14 cost a start: the same runtime with them switched off
+  // (user namespace, bounding set, seccomp, private /etc, argument file) as the baseline.
+  const bare = createLocalSandboxRuntime({
+    dataDir: path.join(dataDir, "bare"),
+    cacheDir: path.join(dataDir, "agent-cache"),
+    uidRangeRegistry: path.join(dataDir, "uid-ranges"),
+    isolationLayers: { userNamespace: false, emptyBoundingSet: false, seccomp: false, privateEtc: false, hideHostPaths: false },
+  });
+  const layered = createLocalSandboxRuntime({
+    dataDir: path.join(dataDir, "layered"),
+    cacheDir: path.join(dataDir, "agent-cache"),
+    uidRangeRegistry: path.join(dataDir, "uid-ranges"),
+  });
+  const medians: Record<string, number> = {};
+  for (const [label, rt] of [["layers off", bare], ["every layer", layered]] as const) {
+    const samples: number[] = [];
+    await rt.destroy("warm").catch(() => undefined);
+    await rt.start("warm");
+    await rt.destroy("warm");
+    for (let i = 0; i < STARTS; i++) {
+      const handle = await rt.start(`start-${i}`);
+      samples.push(handle.startMs);
+      await rt.destroy(`start-${i}`);
+    }
+    medians[label] = [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
+    console.log(`start-to-ready, ${label}: ${stats(samples)}`);
+    await rt.close();
+  }
+  console.log(`isolation layers cost a start ${(medians["every layer"]! / medians["layers off"]!).toFixed(2)}x the bare start`);
+
   const sandbox = await runtime.start("bench", { limits: { memoryBytes: 1 << 30 } });
   const { client } = sandbox;
 

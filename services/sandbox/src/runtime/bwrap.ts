@@ -5,15 +5,69 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 /** Host directories shared read-only with every sandbox, when the host has them. */
-export const SYSTEM_DIRS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"] as const;
+export const SYSTEM_DIRS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
 
-/** Files in the shared /etc that hold host secrets: each sandbox sees them empty. */
-const MASKED_ETC_FILES = ["shadow", "shadow-", "gshadow", "gshadow-", "sudoers"];
-const MASKED_ETC_DIRS = ["ssh", "ssl/private", "sudoers.d"];
+/**
+ * What the sandbox's private /etc takes from the host's, read-only: package data programs need
+ * (the dynamic linker's cache, Debian's alternatives, CA certificates, time zone, locale aliases,
+ * protocol and service names, shell and language runtime defaults). Nothing naming the host's
+ * users, services or secrets; users, groups, hosts and the resolver are written per sandbox.
+ */
+export const SHARED_ETC_ENTRIES = [
+  "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ssl/certs", "ssl/openssl.cnf",
+  "ca-certificates", "localtime", "timezone", "locale.alias", "mime.types", "protocols", "services",
+  "rpc", "ethertypes", "shells", "profile", "profile.d", "bash.bashrc", "inputrc", "environment",
+  "python3", "python3.11", "fonts", "java-17-openjdk", "jupyter", "terminfo", "magic", "magic.mime",
+  "gai.conf", "host.conf", "debian_version", "os-release", "lsb-release", "vim", "X11",
+] as const;
+
+/** The files of the private /etc written for each sandbox. */
+export function privateEtcFiles(hostname: string): Record<string, string> {
+  return {
+    passwd: "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    group: "root:x:0:\nnogroup:x:65534:\n",
+    hostname: `${hostname}\n`,
+    hosts: `127.0.0.1\tlocalhost ${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+    // The sandbox has no network beyond its loopback: names resolve from /etc/hosts.
+    "resolv.conf": "options timeout:1 attempts:1\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n",
+  };
+}
 
 /** Writable or revealing kernel files in /proc, covered like container runtimes do. */
 const READ_ONLY_PROC = ["sys", "sysrq-trigger", "fs", "bus", "irq"];
 const MASKED_PROC = ["kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms"];
+
+/**
+ * The layers of a sandbox's isolation, each on by default. Switching one off is for tests that
+ * show what the layer stops; a service never does.
+ */
+export interface IsolationLayers {
+  /** Root inside is an unprivileged host uid/gid range of the sandbox's own. */
+  readonly userNamespace: boolean;
+  /** The capability bounding set is empty, so nothing inside can ever gain a capability. */
+  readonly emptyBoundingSet: boolean;
+  /** The seccomp filter of seccomp-policy.c. */
+  readonly seccomp: boolean;
+  /** /etc holds only what programs need, none of the host's configuration. */
+  readonly privateEtc: boolean;
+  /** No host path in /proc/<pid>/cmdline or mountinfo: arguments by file, agent files copied. */
+  readonly hideHostPaths: boolean;
+  /** Every capability dropped (off: the sandbox's root keeps them all). */
+  readonly dropCapabilities: boolean;
+  /** A PID namespace of its own (off: the host's processes are visible; needs the user namespace off). */
+  readonly pidNamespace: boolean;
+}
+
+export const ALL_LAYERS: IsolationLayers = {
+  userNamespace: true,
+  emptyBoundingSet: true,
+  seccomp: true,
+  privateEtc: true,
+  hideHostPaths: true,
+  dropCapabilities: true,
+  pidNamespace: true,
+};
 
 /** Where the agent's files appear inside the sandbox. */
 export const SANDBOX_AGENT_DIR = "/.aiem";
@@ -63,27 +117,43 @@ export function isUnderSystemDirs(file: string): boolean {
 export interface BwrapArgsOptions {
   /** The host directory that becomes `/`. */
   readonly root: string;
-  /** The host directory that becomes /.aiem/run (the agent's socket). */
-  readonly runDir: string;
+  /**
+   * A host directory on a tmpfs of the sandbox's launcher (see local-runtime.ts) holding
+   * agent.mjs, spawn-helper, run/ (the agent's socket) and etc/ (the private /etc files).
+   */
+  readonly stageDir: string;
+  /** Where the agent bundle and helper are bound from when host paths are not hidden. */
   readonly bundlePath: string;
   readonly helperPath: string | undefined;
   /** The node binary on the host. */
   readonly nodePath: string;
   readonly agentConfig: string;
   readonly hostname: string;
+  readonly layers: IsolationLayers;
+  /** The file descriptor the seccomp filter is read from, when the layer is on. */
+  readonly seccompFd?: number | undefined;
+  /** Whether the sandbox ends with the process that started bwrap (default true). */
+  readonly dieWithParent?: boolean | undefined;
 }
 
-/** The arguments after `bwrap`, ending with the agent's command. */
-export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
+/**
+ * The arguments of `bwrap` and the agent's command after them. `options` go before the command;
+ * with hidden host paths they are passed through a file (`--args`), so that the sandbox's pid 1,
+ * bubblewrap's reaper, shows no host path in its command line.
+ */
+export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; command: string[] } {
+  const { layers, stageDir } = options;
   const args = [
-    "--die-with-parent",
+    ...(options.dieWithParent === false ? [] : ["--die-with-parent"]),
     "--new-session",
-    "--cap-drop",
+    layers.dropCapabilities ? "--cap-drop" : "--cap-add",
     "ALL",
-    "--unshare-pid",
+    ...(layers.pidNamespace ? ["--unshare-pid"] : []),
     "--unshare-net",
     "--unshare-ipc",
     "--unshare-uts",
+    // /proc/self/cgroup would otherwise name the host's cgroup path of the sandbox.
+    ...(layers.hideHostPaths ? ["--unshare-cgroup"] : []),
     "--hostname",
     options.hostname,
     "--bind",
@@ -96,11 +166,17 @@ export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
     // replace them with links of its own.
     if (isDirectory(host)) args.push("--ro-bind", fs.realpathSync(host), host);
   }
-  for (const file of MASKED_ETC_FILES) {
-    if (exists(`/etc/${file}`) && !isDirectory(`/etc/${file}`)) args.push("--ro-bind", "/dev/null", `/etc/${file}`);
-  }
-  for (const dir of MASKED_ETC_DIRS) {
-    if (isDirectory(`/etc/${dir}`)) args.push("--tmpfs", `/etc/${dir}`, "--remount-ro", `/etc/${dir}`);
+  if (layers.privateEtc) {
+    args.push("--tmpfs", "/etc");
+    for (const name of Object.keys(privateEtcFiles(options.hostname))) {
+      args.push("--ro-bind", path.join(stageDir, "etc", name), `/etc/${name}`);
+    }
+    for (const entry of SHARED_ETC_ENTRIES) {
+      if (exists(`/etc/${entry}`)) args.push("--ro-bind", `/etc/${entry}`, `/etc/${entry}`);
+    }
+    args.push("--symlink", "../proc/self/mounts", "/etc/mtab", "--remount-ro", "/etc");
+  } else {
+    args.push("--ro-bind", fs.realpathSync("/etc"), "/etc");
   }
   args.push("--proc", "/proc");
   for (const entry of READ_ONLY_PROC) {
@@ -110,14 +186,22 @@ export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
     if (exists(`/proc/${entry}`)) args.push("--ro-bind", "/dev/null", `/proc/${entry}`);
   }
   args.push("--dev", "/dev");
-  args.push("--ro-bind", options.bundlePath, SANDBOX_AGENT_BUNDLE);
-  if (options.helperPath) args.push("--ro-bind", options.helperPath, SANDBOX_SPAWN_HELPER);
-  args.push("--bind", options.runDir, SANDBOX_RUN_DIR);
+  // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
+  // filesystem, which for the cache directory is a host path.
+  args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, "agent.mjs") : options.bundlePath, SANDBOX_AGENT_BUNDLE);
+  if (options.helperPath) {
+    args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, "spawn-helper") : options.helperPath, SANDBOX_SPAWN_HELPER);
+  }
+  args.push("--bind", path.join(stageDir, "run"), SANDBOX_RUN_DIR);
   let node = options.nodePath;
   if (!isUnderSystemDirs(node)) {
     args.push("--ro-bind", fs.realpathSync(node), SANDBOX_NODE);
     node = SANDBOX_NODE;
   }
+  if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
+  // bubblewrap, run as root, leaves the bounding set full; the agent's first step empties it,
+  // for which it keeps CAP_SETPCAP until then (the step drops it too).
+  if (layers.emptyBoundingSet && layers.dropCapabilities) args.push("--cap-add", "CAP_SETPCAP");
   args.push(
     "--clearenv",
     "--setenv",
@@ -128,9 +212,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): string[] {
     options.agentConfig,
     "--chdir",
     "/",
-    "--",
-    node,
-    SANDBOX_AGENT_BUNDLE,
   );
-  return args;
+  const command = layers.emptyBoundingSet
+    ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", node, SANDBOX_AGENT_BUNDLE]
+    : [node, SANDBOX_AGENT_BUNDLE];
+  return { options: args, command };
 }

@@ -68,6 +68,8 @@ export interface CgroupSupport {
 export interface CgroupUsage {
   readonly memoryBytes?: bigint | undefined;
   readonly cpuNanos?: bigint | undefined;
+  /** Processes the kernel killed for going over the memory limit, since the cgroup was made. */
+  readonly oomKills?: number | undefined;
 }
 
 /** A sandbox's cgroup: the files the launcher writes its pid to, and how to remove it. */
@@ -391,6 +393,15 @@ function readNumber(file: string): bigint | undefined {
 /** Memory in use (page cache included) and CPU time charged, from a sandbox's cgroup files. */
 export function readCgroupUsage(version: 1 | 2, memoryDir: string | undefined, cpuDir: string | undefined): CgroupUsage {
   const memoryBytes = memoryDir ? readNumber(path.join(memoryDir, version === 1 ? "memory.usage_in_bytes" : "memory.current")) : undefined;
+  let oomKills: number | undefined;
+  if (memoryDir) {
+    try {
+      const m = /^oom_kill (\d+)$/m.exec(fs.readFileSync(path.join(memoryDir, version === 1 ? "memory.oom_control" : "memory.events"), "utf8"));
+      if (m) oomKills = Number(m[1]);
+    } catch {
+      // an older kernel without the counter
+    }
+  }
   let cpuNanos: bigint | undefined;
   if (cpuDir && version === 1) cpuNanos = readNumber(path.join(cpuDir, "cpuacct.usage"));
   if (cpuDir && version === 2) {
@@ -401,7 +412,7 @@ export function readCgroupUsage(version: 1 | 2, memoryDir: string | undefined, c
       // no cpu.stat: no CPU figure from the cgroup
     }
   }
-  return { memoryBytes, cpuNanos };
+  return { memoryBytes, cpuNanos, oomKills };
 }
 
 /** Removes the runtime's (empty) group of sandbox cgroups, when it closes. */

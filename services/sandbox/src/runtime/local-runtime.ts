@@ -2,14 +2,29 @@
 // Layout under the data directory:
 //   sandboxes/<id>/root       the sandbox's `/` (a directory, or the mount point of root.img)
 //   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
-//   sandboxes/<id>/run/       bound at /.aiem/run: the agent's socket
+//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files,
+//                             the private /etc and run/ (bound at /.aiem/run, the agent's socket)
+//   sandboxes/<id>/boot/      what the launcher copies onto that tmpfs, and bubblewrap's arguments
+//   sandboxes/<id>/agent.sock a link to the agent's socket, through the launcher's mount namespace
+//   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
+//   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
-//   agent-cache/              the agent bundle and spawn helper, by content hash
+//   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
+import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
-import { SANDBOX_RUN_DIR, SANDBOX_SPAWN_HELPER, buildBwrapArgs, findBwrap } from "./bwrap.js";
+import {
+  ALL_LAYERS,
+  type IsolationLayers,
+  SANDBOX_RUN_DIR,
+  SANDBOX_SPAWN_HELPER,
+  buildBwrapArgs,
+  findBwrap,
+  privateEtcFiles,
+} from "./bwrap.js";
+import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
 import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
 import {
   type AppliedLimit,
@@ -33,7 +48,8 @@ export type SandboxRuntimeErrorCode =
   | "isolation-unavailable"
   | "invalid-argument"
   | "start-failed"
-  | "stopping";
+  | "stopping"
+  | "agent-gone";
 
 export class SandboxRuntimeError extends Error {
   override readonly name = "SandboxRuntimeError";
@@ -94,6 +110,28 @@ export interface LocalSandboxRuntimeOptions {
    * for tens of milliseconds); or "direct", this process.
    */
   readonly spawner?: "launcher" | "direct";
+  /**
+   * Isolation layers to switch off, for tests that show what each one stops (see bwrap.ts).
+   * Every layer is on unless named here with `false`.
+   */
+  readonly isolationLayers?: Partial<IsolationLayers>;
+  /**
+   * The host-wide registry of claimed uid ranges (see uid-ranges.ts); default /run/aiem/uid-ranges.
+   */
+  readonly uidRangeRegistry?: string;
+  /**
+   * Sandboxes outlive this process: they are not tied to it, `close()` leaves them running, and
+   * `start()` re-adopts a sandbox that is still running, with its processes and their output
+   * (see docs/decisions.md, "Sandboxes surviving a restart"). A sandbox whose agent ended while
+   * nobody held it makes `start()` fail once with `agent-gone`. Default false.
+   */
+  readonly keepRunning?: boolean;
+}
+
+/** Whether one isolation layer applies, and why not when it does not. */
+export interface LayerState {
+  readonly active: boolean;
+  readonly note?: string | undefined;
 }
 
 export interface SandboxStartOptions {
@@ -119,6 +157,10 @@ export interface SandboxHandle {
   readonly limits: AppliedLimits;
   /** The host pid of the sandbox's outermost process (bwrap, or the agent when unconfined). */
   readonly pid: number;
+  /** The isolation layers that apply to this sandbox. */
+  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>>;
+  /** The host uid (and gid) of the sandbox's root; 0 without a user namespace. */
+  readonly hostUid: number;
   /** Milliseconds from the start call until the agent answered Health. */
   readonly startMs: number;
   /** Resolves when the sandbox has ended, for whatever reason. */
@@ -140,6 +182,8 @@ export interface RuntimeCapabilities {
   readonly storage: LimitMechanismInfo;
   /** Whether exit statuses are exact for every signal (the spawn helper was built). */
   readonly exactSignals: boolean | "unknown-until-prepared";
+  /** The isolation layers sandboxes get (some are known only once the helpers are built). */
+  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>> | "unknown-until-prepared";
 }
 
 export interface LimitMechanismInfo {
@@ -171,11 +215,84 @@ export interface LocalSandboxRuntime {
 
 const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 
+/** What a runtime that keeps sandboxes running records of each, for the next one to adopt it. */
+interface SandboxRecord {
+  readonly pid: number;
+  /** The process's start time in clock ticks (/proc/<pid>/stat field 22): a reused pid differs. */
+  readonly startTime: string;
+  readonly limits: SandboxLimits;
+  readonly applied: AppliedLimits;
+  readonly layers: SandboxHandle["layers"];
+  readonly hostUid: number;
+}
+
+function writeRecord(dir: string, record: SandboxRecord): void {
+  const limits = Object.fromEntries(Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]));
+  const file = path.join(dir, "sandbox.json");
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...record, limits }));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+/** The start time of a live (not zombie) process, or undefined. */
+function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A sandbox adopted from an earlier runtime: not a child of this process, so its end is seen by
+ * polling its /proc entry (Node has no pidfd).
+ */
+class AdoptedProcess extends EventEmitter implements SpawnedProcess {
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  readonly #timer: NodeJS.Timeout;
+  constructor(
+    readonly pid: number,
+    startTime: string,
+  ) {
+    super();
+    this.#timer = setInterval(() => {
+      if (processStartTime(pid) === startTime) return;
+      clearInterval(this.#timer);
+      // How it ended is not known to anyone but its late parent: reported as killed.
+      this.signalCode = "SIGKILL";
+      this.emit("exit", null, "SIGKILL");
+    }, 200);
+    // Watching never keeps the service alive; a stop in progress holds the loop itself.
+    this.#timer.unref();
+  }
+  kill(signal: NodeJS.Signals): void {
+    if (this.signalCode !== null) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+  release(): void {
+    clearInterval(this.#timer);
+  }
+}
+
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
 }
 
-function buildArgsOrCleanUp(cgroup: SandboxCgroup | undefined, build: () => string[]): string[] {
+function buildArgsOrCleanUp<T>(cgroup: SandboxCgroup | undefined, build: () => T): T {
   try {
     return build();
   } catch (error) {
@@ -226,6 +343,28 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const cleanups = new Map<string, Promise<void>>();
   let artifacts: AgentArtifacts | undefined = options.agentArtifacts;
   const spawner = options.spawner === "direct" ? createDirectSpawner() : createLauncherSpawner();
+  const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
+  const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
+  const keepRunning = options.keepRunning === true;
+
+  /** What each layer comes to on this machine, once the helpers are built. */
+  function layerStates(art: AgentArtifacts): Record<keyof IsolationLayers, LayerState> {
+    const off = { active: false, note: "switched off in the runtime options" };
+    const state = (on: boolean, missing: string | undefined): LayerState =>
+      !on ? off : missing ? { active: false, note: missing } : { active: true };
+    return {
+      userNamespace: state(
+        wanted.userNamespace,
+        process.getuid?.() !== 0 ? "mapping a uid range needs the service to run as root" : art.enterUnavailableReason,
+      ),
+      emptyBoundingSet: state(wanted.emptyBoundingSet, fs.existsSync("/usr/bin/setpriv") ? undefined : "setpriv (util-linux) is missing"),
+      seccomp: state(wanted.seccomp, art.seccompUnavailableReason),
+      privateEtc: state(wanted.privateEtc, undefined),
+      hideHostPaths: state(wanted.hideHostPaths, undefined),
+      dropCapabilities: state(wanted.dropCapabilities, undefined),
+      pidNamespace: state(wanted.pidNamespace, undefined),
+    };
+  }
 
   const cg = support.cgroup;
   const cgMechanism = cg ? (cg.version === 1 ? "cgroup-v1" : "cgroup-v2") : undefined;
@@ -243,6 +382,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       ? { mechanism: "loop-ext4" }
       : { mechanism: "rlimit", note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}` },
     exactSignals: "unknown-until-prepared",
+    layers: "unknown-until-prepared",
   };
 
   function sandboxDir(sandboxId: string): string {
@@ -260,6 +400,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const begin = performance.now();
     if (isolation === "unavailable") throw new SandboxRuntimeError("isolation-unavailable", isolationUnavailableReason!);
     const dir = sandboxDir(sandboxId);
+    if (keepRunning && isolation === "bwrap") {
+      const adopted = await adopt(sandboxId, dir);
+      if (adopted) return adopted;
+    }
     if (!fs.existsSync(nodePath)) {
       throw new SandboxRuntimeError("start-failed", `the node binary ${nodePath} that runs the agent does not exist`);
     }
@@ -268,10 +412,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const limits = startOptions.limits ?? {};
     const root = path.join(dir, "root");
     const runDir = path.join(dir, "run");
+    const stageDir = path.join(dir, "stage");
+    const bootDir = path.join(dir, "boot");
     fs.mkdirSync(root, { recursive: true, mode: 0o755 });
     fs.rmSync(runDir, { recursive: true, force: true });
-    fs.mkdirSync(runDir, { mode: 0o700 });
-    const socketPath = path.join(runDir, "agent.sock");
+    const confined = isolation === "bwrap";
+    if (!confined) fs.mkdirSync(runDir, { mode: 0o700 });
+    const socketPath = confined ? path.join(dir, "agent.sock") : path.join(runDir, "agent.sock");
+    fs.rmSync(socketPath, { force: true });
     const logPath = path.join(dir, "agent.log");
 
     // Storage: an image when the machine can mount one, otherwise a per-file rlimit.
@@ -323,7 +471,6 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     };
     const applied: AppliedLimits = { memory, cpu, processes, storage };
 
-    const confined = isolation === "bwrap";
     const agentConfig = JSON.stringify({
       socket: confined ? `${SANDBOX_RUN_DIR}/agent.sock` : socketPath,
       root: confined ? "/" : root,
@@ -345,38 +492,92 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
     let command: string;
     let args: string[];
+    let layers: Record<keyof IsolationLayers, LayerState> | undefined;
+    let hostUid = 0;
     if (confined) {
-      command = bwrapPath!;
-      args = buildArgsOrCleanUp(cgroup, () => buildBwrapArgs({
+      layers = layerStates(art);
+      const active = Object.fromEntries(Object.entries(layers).map(([k, v]) => [k, v.active])) as unknown as IsolationLayers;
+      if (active.userNamespace) {
+        try {
+          // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
+          // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
+          for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
+            const mode = fs.statSync(d).mode & 0o7777;
+            if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+          }
+          hostUid = acquireUidRange(uidRegistry, dir).base;
+        } catch (error) {
+          void cgroup?.remove();
+          throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
+        }
+      }
+      const built = buildArgsOrCleanUp(cgroup, () => {
+        fs.rmSync(bootDir, { recursive: true, force: true });
+        fs.mkdirSync(path.join(bootDir, "etc"), { recursive: true, mode: 0o755 });
+        for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
+          fs.writeFileSync(path.join(bootDir, "etc", name), text, { mode: 0o644 });
+        }
+        fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
+        return buildBwrapArgs({
+          root,
+          stageDir,
+          bundlePath: art.bundlePath,
+          helperPath: art.helperPath,
+          nodePath,
+          agentConfig,
+          hostname: "sandbox",
+          layers: active,
+          seccompFd: 4,
+          dieWithParent: !keepRunning,
+        });
+      });
+      const argsFile = path.join(bootDir, "bwrap.args");
+      fs.writeFileSync(argsFile, active.hideHostPaths ? built.options.map((a) => `${a}\0`).join("") : "", { mode: 0o600 });
+      const bwrapArgs = active.hideHostPaths ? ["--args", "3", "--", ...built.command] : [...built.options, "--", ...built.command];
+      const enter = active.userNamespace ? [art.enterPath!, String(hostUid), "65536", root, "--"] : [];
+      // The launcher: joins the cgroups, then in a mount namespace of its own (nothing stays
+      // mounted on the host when the sandbox ends) mounts the storage image and a small tmpfs
+      // (the stage) with the agent's files, the private /etc and the socket directory, and runs
+      // bwrap, through sandbox-enter when the sandbox has a user namespace. Every step execs the
+      // next, so the pid the spawner reports is bwrap's.
+      const inner = [
+        'stage=$1 boot=$2 bundle=$3 helper=$4 image=$5 root=$6 args=$7 filter=$8 owner=$9',
+        "shift 9",
+        'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
+        'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
+        'cp -R "$boot/etc" "$stage/etc" && cp "$bundle" "$stage/agent.mjs" || exit 96',
+        'if [ -n "$helper" ]; then cp "$helper" "$stage/spawn-helper" || exit 96; fi',
+        'mkdir -m 0700 "$stage/run" && chown "$owner:$owner" "$stage/run" || exit 96',
+        'exec "$@" 3<"$args" 4<"$filter"',
+      ].join("\n");
+      const prelude = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > ${shellQuote(file)} || exit 91`);
+      command = "/bin/sh";
+      args = [
+        "-c",
+        [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join("\n"),
+        "sh",
+        stageDir,
+        bootDir,
+        art.bundlePath,
+        art.helperPath ?? "",
+        imagePath ?? "",
         root,
-        runDir,
-        bundlePath: art.bundlePath,
-        helperPath: art.helperPath,
-        nodePath,
-        agentConfig,
-        hostname: "sandbox",
-      }));
+        argsFile,
+        active.seccomp ? art.seccompFilterPath! : "/dev/null",
+        String(hostUid),
+        ...enter,
+        bwrapPath!,
+        ...bwrapArgs,
+      ];
     } else {
       command = nodePath;
       args = [art.bundlePath];
-    }
-    // A small launcher joins the cgroups and mounts the storage image before bwrap starts, so
-    // nothing in the sandbox ever runs outside them.
-    const prelude: string[] = [];
-    for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
-    if (imagePath || prelude.length > 0) {
-      const script = [...prelude];
-      if (imagePath) {
-        const mountScript =
-          'mount -o loop,nosuid,nodev "$0" "$1" || exit 92; rmdir "$1/lost+found" 2>/dev/null; shift; exec "$@"';
-        script.push(
-          `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(mountScript)} ${shellQuote(imagePath)} ${shellQuote(root)} "$@"`,
-        );
-      } else {
-        script.push('exec "$@"');
+      const prelude: string[] = [];
+      for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
+      if (prelude.length > 0) {
+        args = ["-c", [...prelude, 'exec "$@"'].join("\n"), "sh", command, ...args];
+        command = "/bin/sh";
       }
-      args = ["-c", script.join("\n"), "sh", command, ...args];
-      command = "/bin/sh";
     }
 
     const child = spawner.spawn(command, args, {
@@ -386,6 +587,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       detached: !confined,
       cwd: confined ? "/" : root,
       logPath,
+      survive: keepRunning && confined,
     });
     startOptions.onLaunched?.();
 
@@ -400,13 +602,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         entry.connection.close();
         if (running.get(sandboxId) === entry) running.delete(sandboxId);
       }
-      if (cgroup) {
-        const removal = cgroup.remove();
-        cleanups.set(sandboxId, removal);
-        void removal.then(() => {
-          if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
-        });
-      }
+      // This runtime saw the end and reports it: no later runtime is to adopt or report it.
+      if (keepRunning) fs.rmSync(path.join(dir, "sandbox.json"), { force: true });
+      removeCgroupLater(sandboxId, cgroup);
       resolveExit(exit);
       if (entry && !requested) options.onExit?.(sandboxId, exit);
     });
@@ -436,6 +634,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         const launcher: Record<number, string> = {
           91: "could not join the sandbox's cgroup",
           92: "could not mount the sandbox's storage image",
+          93: "sandbox-enter was called wrongly",
+          94: "could not give the sandbox's files to its uid range",
+          95: "could not set up the sandbox's user namespace",
+          96: "could not prepare the sandbox's stage (agent files, /etc)",
         };
         resolve(launcher[code ?? -1] ?? `the agent exited (${signal ?? `code ${code}`})`);
       });
@@ -445,6 +647,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       });
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
+    if (confined) {
+      // The socket lives on the launcher's tmpfs, in its mount namespace: reach it through
+      // bwrap's /proc entry (a link keeps the path short enough for a unix socket).
+      try {
+        fs.symlinkSync(`/proc/${child.pid}/root${stageDir}/run/agent.sock`, socketPath);
+      } catch (error) {
+        return failStart(`cannot link the agent's socket: ${String(error)}`);
+      }
+    }
 
     const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
     try {
@@ -460,6 +671,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       isolation: confined ? "bwrap" : "unconfined",
       limits: applied,
       pid: child.pid!,
+      layers: layers ?? {
+        userNamespace: { active: false, note: "unconfined" },
+        emptyBoundingSet: { active: false, note: "unconfined" },
+        seccomp: { active: false, note: "unconfined" },
+        privateEtc: { active: false, note: "unconfined" },
+        hideHostPaths: { active: false, note: "unconfined" },
+        dropCapabilities: { active: false, note: "unconfined" },
+        pidNamespace: { active: false, note: "unconfined" },
+      },
+      hostUid,
       startMs: performance.now() - begin,
       exited,
       openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
@@ -472,7 +693,78 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       return failStart("the agent exited right after it started");
     }
     running.set(sandboxId, entry);
+    if (keepRunning && confined) writeRecord(dir, { pid: child.pid!, startTime: processStartTime(child.pid!)!, limits, applied, layers: handle.layers, hostUid });
     return handle;
+  }
+
+  /** Re-adopts a sandbox a previous runtime left running; undefined when there is none. */
+  async function adopt(sandboxId: string, dir: string): Promise<SandboxHandle | undefined> {
+    const recordPath = path.join(dir, "sandbox.json");
+    let record: SandboxRecord;
+    try {
+      record = JSON.parse(fs.readFileSync(recordPath, "utf8")) as SandboxRecord;
+    } catch {
+      return undefined;
+    }
+    if (processStartTime(record.pid) !== record.startTime) {
+      fs.rmSync(recordPath, { force: true });
+      throw new SandboxRuntimeError(
+        "agent-gone",
+        `sandbox ${sandboxId}'s agent ended while no runtime held it; its processes are gone (a new start runs it afresh)`,
+      );
+    }
+    const begin = performance.now();
+    const socketPath = path.join(dir, "agent.sock");
+    fs.rmSync(socketPath, { force: true });
+    fs.symlinkSync(`/proc/${record.pid}/root${path.join(dir, "stage")}/run/agent.sock`, socketPath);
+    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
+    try {
+      await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
+    } catch (error) {
+      connection.close();
+      throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} is running but its agent does not answer: ${String(error)}`);
+    }
+    await cleanups.get(sandboxId);
+    const cgroup = support.cgroup ? createSandboxCgroup(support.cgroup, groupName, sandboxId, record.limits, maxProcesses) : undefined;
+    const child = new AdoptedProcess(record.pid, record.startTime);
+    let resolveExit!: (exit: SandboxExit) => void;
+    const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
+    const handle: SandboxHandle = {
+      sandboxId,
+      client: connection.client,
+      isolation: "bwrap",
+      limits: record.applied,
+      pid: record.pid,
+      layers: record.layers,
+      hostUid: record.hostUid,
+      startMs: performance.now() - begin,
+      exited,
+      openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
+      cgroupUsage: () => cgroup?.usage() ?? {},
+      stop: () => stop(sandboxId),
+    };
+    const entry: Running = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };
+    child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+      const exit: SandboxExit = { code, signal, requested: entry.stopRequested };
+      connection.close();
+      if (running.get(sandboxId) === entry) running.delete(sandboxId);
+      fs.rmSync(recordPath, { force: true });
+      removeCgroupLater(sandboxId, cgroup);
+      resolveExit(exit);
+      if (!exit.requested) options.onExit?.(sandboxId, exit);
+    });
+    running.set(sandboxId, entry);
+    return handle;
+  }
+
+  /** Removes an ended sandbox's cgroup; a new start of it waits for that. */
+  function removeCgroupLater(sandboxId: string, cgroup: SandboxCgroup | undefined): void {
+    if (!cgroup) return;
+    const removal = cgroup.remove();
+    cleanups.set(sandboxId, removal);
+    void removal.then(() => {
+      if (cleanups.get(sandboxId) === removal) cleanups.delete(sandboxId);
+    });
   }
 
   // The agent's logs live in the sandbox's own memory: many processes' worth of output must not
@@ -486,10 +778,21 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
   function killTree(child: SpawnedProcess, confined: boolean): void {
     try {
-      // bwrap: its namespace's init dies with it (--die-with-parent) and takes every process in
-      // the PID namespace along. Unconfined: the agent's process group.
-      if (confined) child.kill("SIGKILL");
-      else process.kill(-child.pid!, "SIGKILL");
+      // bwrap: the init of its PID namespace (its child) takes every process in the namespace
+      // along when it dies; with --die-with-parent it dies with bwrap, without (sandboxes that
+      // outlive the service) it is killed first. Unconfined: the agent's process group.
+      if (confined) {
+        if (child.pid !== undefined) {
+          for (const inner of childrenOf(child.pid)) {
+            try {
+              process.kill(inner, "SIGKILL");
+            } catch {
+              // already gone
+            }
+          }
+        }
+        child.kill("SIGKILL");
+      } else process.kill(-child.pid!, "SIGKILL");
     } catch {
       // already gone
     }
@@ -507,7 +810,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         clearTimeout(timer);
       } else {
         killTree(child, true);
-        await entry.handle.exited;
+        // The launcher's channel never keeps the process alive, so a program whose last step is
+        // a stop would exit before the exit report arrives: hold the event loop until it does.
+        const hold = setInterval(() => undefined, 60_000);
+        await entry.handle.exited.finally(() => clearInterval(hold));
       }
     } else {
       await entry.handle.exited;
@@ -517,9 +823,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function stop(sandboxId: string): Promise<void> {
-    sandboxDir(sandboxId);
+    const dir = sandboxDir(sandboxId);
     const pending = starting.get(sandboxId);
     if (pending) await pending.catch(() => undefined);
+    if (keepRunning && isolation === "bwrap" && !running.has(sandboxId)) {
+      // Left running by an earlier runtime: take it over to end it. One whose agent is gone
+      // needs nothing more than its record removed.
+      await adopt(sandboxId, dir).catch(() => undefined);
+    }
     const entry = running.get(sandboxId);
     if (!entry) return;
     entry.stopping ??= stopEntry(entry);
@@ -552,6 +863,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   async function destroy(sandboxId: string): Promise<void> {
     const dir = sandboxDir(sandboxId);
     await stop(sandboxId);
+    releaseUidRange(options.uidRangeRegistry ?? "/run/aiem/uid-ranges", dir);
     // The sandbox is stopped, so nothing can swap entries under this removal; rm never follows
     // symbolic links, so links the sandbox left pointing at host paths are removed, not followed.
     await fs.promises.rm(dir, { recursive: true, force: true });
@@ -563,6 +875,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       return {
         ...capabilities,
         exactSignals: artifacts ? artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
+        layers: artifacts && isolation === "bwrap" ? layerStates(artifacts) : ("unknown-until-prepared" as const),
       };
     },
     prepare,
@@ -573,6 +886,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     destroy,
     async close() {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
+      if (keepRunning) {
+        // Left running for the next runtime to adopt: only this runtime's hold on them ends.
+        for (const entry of running.values()) {
+          entry.connection.close();
+          if (entry.child instanceof AdoptedProcess) entry.child.release();
+        }
+        running.clear();
+        spawner.close();
+        return;
+      }
       await Promise.all([...running.keys()].map((id) => stop(id)));
       await Promise.all(cleanups.values());
       spawner.close();

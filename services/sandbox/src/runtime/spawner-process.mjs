@@ -3,11 +3,12 @@
 // in a large service it holds the event loop for tens of milliseconds; here it costs a few.
 // Plain JavaScript, so it runs without a build step.
 //
-// Messages from the runtime: {type: "spawn", id, command, args, env, cwd, detached, logPath}.
+// Messages from the runtime: {type: "spawn", id, command, args, env, cwd, detached, survive, logPath}.
 // Messages to it: {type: "spawned", id, pid}, {type: "ready", id} (the child printed "ready"),
 // {type: "exit", id, code, signal}, {type: "error", id, message}.
-// When the runtime's process goes away (the channel closes), every child is killed and the
-// launcher exits; bubblewrap's --die-with-parent follows this process.
+// When the runtime's process goes away (the channel closes), every child is killed, except those
+// started with `survive` (sandboxes meant to outlive the service), and the launcher exits;
+// bubblewrap's --die-with-parent, where it is used, follows this process.
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 
@@ -35,7 +36,7 @@ process.on("message", (m) => {
     return;
   }
   fs.closeSync(log);
-  children.set(m.id, { child, detached: m.detached });
+  children.set(m.id, { child, detached: m.detached, survive: m.survive === true });
   child.once("spawn", () => send({ type: "spawned", id: m.id, pid: child.pid }));
   let seen = "";
   let ready = false;
@@ -55,7 +56,8 @@ process.on("message", (m) => {
 });
 
 process.on("disconnect", () => {
-  for (const { child, detached } of children.values()) {
+  for (const { child, detached, survive } of children.values()) {
+    if (survive) continue;
     try {
       if (detached) process.kill(-child.pid, "SIGKILL");
       else child.kill("SIGKILL");

@@ -13,6 +13,11 @@ export interface SpawnOptions {
   readonly detached: boolean;
   /** Where the child's standard error goes. */
   readonly logPath: string;
+  /**
+   * Keep the child running when this process (or the launcher) dies: a session of its own, and
+   * the launcher leaves it alone when its channel closes.
+   */
+  readonly survive?: boolean;
 }
 
 /**
@@ -121,7 +126,17 @@ export function createLauncherSpawner(): Spawner {
       const id = ++nextId;
       const { child, live } = connect();
       live.set(id, target);
-      child.send({ type: "spawn", id, command, args, env: options.env, cwd: options.cwd, detached: options.detached, logPath: options.logPath });
+      child.send({
+        type: "spawn",
+        id,
+        command,
+        args,
+        env: options.env,
+        cwd: options.cwd,
+        detached: options.detached || options.survive === true,
+        survive: options.survive === true,
+        logPath: options.logPath,
+      });
       return target;
     },
     close() {
@@ -149,7 +164,12 @@ export function createDirectSpawner(): Spawner {
       }
       let child: ChildProcess;
       try {
-        child = spawn(command, [...args], { stdio: ["ignore", "pipe", log], env: options.env, detached: options.detached, cwd: options.cwd });
+        child = spawn(command, [...args], {
+          stdio: ["ignore", "pipe", log],
+          env: options.env,
+          detached: options.detached || options.survive === true,
+          cwd: options.cwd,
+        });
       } finally {
         fs.closeSync(log);
       }
