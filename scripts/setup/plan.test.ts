@@ -24,7 +24,7 @@ describe("planSetup for npm test", () => {
     const present = new Set(["jupyter-notebook"]);
     expect(planSetup(testDependencies, facts({ present }), testsOnly)).toEqual({
       kind: "run",
-      steps: [{ kind: "apt-install", packages: ["bubblewrap", "libseccomp-dev", "chromium"] }],
+      steps: [{ kind: "apt-install", packages: ["bubblewrap", "gcc", "libseccomp-dev", "chromium"] }],
     });
   });
 
@@ -33,14 +33,14 @@ describe("planSetup for npm test", () => {
     expect(plan).toEqual({
       kind: "blocked",
       message:
-        "setup: missing libseccomp-dev chromium jupyter-notebook; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends libseccomp-dev chromium jupyter-notebook",
+        "setup: missing gcc libseccomp-dev chromium jupyter-notebook; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends gcc libseccomp-dev chromium jupyter-notebook",
     });
   });
 
   it("names the packages when the machine has no apt-get", () => {
     const plan = planSetup(testDependencies, facts({ present: new Set(), aptGet: false }), testsOnly);
     expect(plan.kind).toBe("blocked");
-    expect(plan.kind === "blocked" && plan.message).toMatch(/^setup: missing bubblewrap libseccomp-dev chromium jupyter-notebook \(Debian/);
+    expect(plan.kind === "blocked" && plan.message).toMatch(/^setup: missing bubblewrap gcc libseccomp-dev chromium jupyter-notebook \(Debian/);
   });
 
   it("creates the venv and installs the pinned requirements when it is missing", () => {
