@@ -22,6 +22,7 @@ import { ENGINE_KINDS } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
 import { createEngineProxy, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
+import { h2oServerOf } from "./runtime/h2o-server.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
 import { loadByUid } from "./store.js";
@@ -110,6 +111,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       runtime = createLocalRuntime({
         root: path.join(deps.config.dataDir, "engines"),
         jupyterCommand: jupyter,
+        h2o: h2oServerOf(settings),
         startTimeoutMs: settings.startTimeoutMs,
         stopTimeoutMs: settings.stopTimeoutMs,
         logger,
