@@ -6,7 +6,8 @@ import type { PartName } from "./parts.js";
 /** Prefixes of plain HTTP that each part serves beside its RPCs. */
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
   catalogue: [],
-  engine: ["/engines/"],
+  // `/workspaces/`: H2O engines by name, the context path of the official client's h2o.connect config.
+  engine: ["/engines/", "/workspaces/"],
   sandbox: ["/sandboxes/"],
 };
 

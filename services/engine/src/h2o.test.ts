@@ -54,7 +54,10 @@ function alive(pid: number): boolean {
 
 function python(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(PYTHON, args, { encoding: "utf8", timeout: 90_000 }, (err, stdout, stderr) => {
+    // The h2o package can send usage telemetry; it is off unless opted into, and DO_NOT_TRACK
+    // keeps it off whatever a config file on the machine says.
+    const env = { ...process.env, DO_NOT_TRACK: "1" };
+    execFile(PYTHON, args, { encoding: "utf8", timeout: 90_000, env }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
     });
   });
@@ -85,7 +88,7 @@ class Bearer(requests.auth.AuthBase):
         return request
 
 url, token = sys.argv[1], sys.argv[2]
-h2o.connect(url=url, auth=Bearer(token), verbose=False)
+h2o.connect(url=url, auth=Bearer(token), verbose=False, telemetry=False)
 nodes = h2o.cluster().cloud_size
 rng = random.Random(7)
 with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
@@ -99,6 +102,39 @@ glm = H2OGeneralizedLinearEstimator(family="binomial")
 glm.train(x=["x1", "x2"], y="y", training_frame=frame)
 print("RESULT " + json.dumps({"nodes": nodes, "rows": frame.nrows, "auc": glm.auc(), "version": h2o.cluster().version}), flush=True)
 `;
+
+// The official client's way: H2OEngine.get_connection_config() (the engine's name as context path,
+// on the edge's host and the port given) with our bearer token added, then h2o.connect(config=).
+// It reaches the same cluster: the frame uploaded above is there.
+const OFFICIAL_SCRIPT = `
+import json, sys, types
+import requests
+import h2o
+from h2o_engine_manager.clients.h2o_engine.h2o_engine import H2OEngine
+from h2o_engine_manager.clients.h2o_engine.state import H2OEngineState
+
+class Bearer(requests.auth.AuthBase):
+    def __init__(self, token):
+        self.token = token
+    def __call__(self, request):
+        request.headers["Authorization"] = "Bearer " + self.token
+        return request
+
+name, login_url, port, token = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+engine = H2OEngine(node_count=2, cpu=1, gpu=0, memory_bytes="0", annotations={}, max_idle_duration="0s",
+                   max_running_duration="0s", display_name="", name=name, state=H2OEngineState.STATE_RUNNING,
+                   login_url=login_url, client_info=types.SimpleNamespace(ssl_ca_cert=None))
+config = engine.get_connection_config(https=False, port=port)
+config["auth"] = Bearer(token)
+h2o.connect(config=config, verbose=False, telemetry=False)
+print("RESULT " + json.dumps({"context_path": config["context_path"], "nodes": h2o.cluster().cloud_size, "frames": len(h2o.ls())}), flush=True)
+`;
+
+const resultOf = (stdout: string): any => {
+  // h2o prints its own lines too (it closes the connection at exit).
+  const line = stdout.split("\n").find((l) => l.startsWith("RESULT ")) ?? "";
+  return JSON.parse(line.slice("RESULT ".length));
+};
 
 describe("H2O engines without what they need", () => {
   let h: EngineTestHost;
@@ -185,14 +221,20 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     // Asynchronously: the edge that serves the client runs in this process.
     const run = await python(["-c", CLIENT_SCRIPT, e.apiUrl, await h.token("alice")]);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    // h2o prints its own lines too (it closes the connection at exit).
-    const line = run.stdout.split("\n").find((l) => l.startsWith("RESULT ")) ?? "";
-    const result = JSON.parse(line.slice("RESULT ".length)) as { nodes: number; rows: number; auc: number; version: string };
+    const result = resultOf(run.stdout) as { nodes: number; rows: number; auc: number; version: string };
     expect(result.nodes).toBe(2);
     expect(result.rows).toBe(500);
     expect(result.version).toBe("3.46.0.12");
     // y follows x1 + 2 x2 closely: any model that learned something scores far above chance.
     expect(result.auc).toBeGreaterThan(0.9);
+
+    const official = await python(["-c", OFFICIAL_SCRIPT, name, e.loginUrl, new URL(h.url).port, await h.token("alice")]);
+    expect(official.code, `${official.stdout}\n${official.stderr}`).toBe(0);
+    expect(resultOf(official.stdout)).toMatchObject({ context_path: name, nodes: 2 });
+    expect(resultOf(official.stdout).frames).toBeGreaterThanOrEqual(1);
+    // By name too, only the creator gets through.
+    expect((await fetch(`${h.url}/${name}/3/Cloud`)).status).toBe(401);
+    expect((await fetch(`${h.url}/${name}/3/Cloud`, { headers: { authorization: `Bearer ${await h.token("bob")}` } })).status).toBeGreaterThanOrEqual(403);
 
     const logs = await h.rest("POST", `/v1/${name}:downloadLogs`, { who: "alice", body: {} });
     expect(logs.status, logs.text).toBe(200);
