@@ -229,6 +229,15 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     // y follows x1 + 2 x2 closely: any model that learned something scores far above chance.
     expect(result.auc).toBeGreaterThan(0.9);
 
+    // The login URL opens H2O Flow, H2O-3's web UI, under the same engine path.
+    const alice = { authorization: `Bearer ${await h.token("alice")}` };
+    const login = await fetch(e.loginUrl, { headers: alice, redirect: "manual" });
+    expect(login.status).toBe(301);
+    expect(login.headers.get("location")).toBe(`/engines/${e.uid}/flow/index.html`);
+    const flow = await fetch(`${h.url}/engines/${e.uid}/flow/index.html`, { headers: alice });
+    expect(flow.status).toBe(200);
+    expect(flow.headers.get("content-type")).toContain("text/html");
+
     const official = await python(["-c", OFFICIAL_SCRIPT, name, e.loginUrl, new URL(h.url).port, await h.token("alice")]);
     expect(official.code, `${official.stdout}\n${official.stderr}`).toBe(0);
     expect(resultOf(official.stdout)).toMatchObject({ context_path: name, nodes: 2 });
