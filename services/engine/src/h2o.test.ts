@@ -43,10 +43,16 @@ async function catalogue(h: EngineTestHost): Promise<void> {
   await catalogueFixture(h, "h2oEngineVersions", "3.46.0", { image: "h2oai/h2o-open-source-k8s:3.46.0.12" });
 }
 
+/** Whether `pid` runs: a killed node whose parent is gone may stay a zombie until init reaps it. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
   } catch {
     return false;
   }
@@ -198,12 +204,12 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
   });
   afterAll(async () => h?.stop());
 
-  /** A 2-node engine of alice's with `heapMiB` per node, once RUNNING. */
-  async function runningCluster(id: string, heapMiB: number): Promise<{ name: string; e: any }> {
+  /** An engine of alice's with `nodeCount` nodes of `heapMiB` each, once RUNNING. */
+  async function runningCluster(id: string, heapMiB: number, nodeCount = 2): Promise<{ name: string; e: any }> {
     const name = `workspaces/team-a/h2oEngines/${id}`;
     const created = await h.rest("POST", `/v1/workspaces/team-a/h2oEngines?h2oEngineId=${id}`, {
       who: "alice",
-      body: { profile: PROFILE, h2oEngineVersion: VERSION, nodeCount: 2, cpu: 1, memoryBytes: String(heapMiB * MiB) },
+      body: { profile: PROFILE, h2oEngineVersion: VERSION, nodeCount, cpu: 1, memoryBytes: String(heapMiB * MiB) },
     });
     expect(created.status, created.text).toBe(200);
     return { name, e: await h.waitForState(name, "STATE_RUNNING", 120_000) };
@@ -282,6 +288,20 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     expect(failed.failureMessage).toContain(`H2O node 1 (pid ${nodes[1]!.pid}`);
     expect(failed.failureMessage).toContain("SIGKILL");
     console.log(`h2o.test.ts: a killed node was reported after ${elapsed} ms (check interval 2000 ms)`);
+    for (const node of nodes) expect(alive(node.pid), `node ${node.index}`).toBe(false);
+  });
+
+  it("ends the nodes of a cluster whose own process was killed outright, and fails the engine", { timeout: 150_000 }, async () => {
+    const { name, e } = await runningCluster("orphan", 256, 1);
+    const nodes = nodesOf(h, e.uid);
+    const supervisor = await h.runtime.inner.pid(e.uid);
+    expect(supervisor).toBeDefined();
+    process.kill(supervisor!, "SIGKILL");
+    const failed = await h.waitForState(name, "STATE_FAILED", 10_000);
+    expect(failed.failureMessage).toContain("SIGKILL");
+    // The runtime kills the nodes once the end is recorded; a JVM takes a moment to go.
+    const until = Date.now() + 10_000;
+    while (nodes.some((n) => alive(n.pid)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     for (const node of nodes) expect(alive(node.pid), `node ${node.index}`).toBe(false);
   });
 });

@@ -234,7 +234,7 @@ async function killOrphans(dir: string): Promise<number> {
   } catch {
     return 0;
   }
-  let killed = 0;
+  const killed: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cmdline = await readText(`/proc/${entry}/cmdline`);
@@ -246,9 +246,13 @@ async function killOrphans(dir: string): Promise<number> {
         process.kill(Number(entry), "SIGKILL");
       } catch {}
     }
-    killed++;
+    killed.push(Number(entry));
   }
-  return killed;
+  // A SIGKILL is delivered at once but a large process (a JVM's heap) takes a moment to go: the
+  // caller goes on to start or report, so it waits until they are gone (zombies count as gone).
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline && (await Promise.all(killed.map((pid) => isEngineProcess(pid, dir)))).some(Boolean)) await sleep(20);
+  return killed.length;
 }
 
 /** Java and the H2O-3 jar, or an error that names what is missing and the setting that points at it. */
@@ -451,6 +455,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       } catch {
         // The directory is gone (removed): nothing to record.
       }
+      // The cluster's process ends its nodes before it exits; killed outright, it cannot, and
+      // nodes without it are a cluster nobody watches. After the record, so that the reason is
+      // there for whoever looks while they go.
+      if ((await serverOf(uid).catch(() => undefined))?.server === "h2o-3") await killOrphans(dirOf(uid));
     } finally {
       if (own) {
         children.delete(uid);
@@ -725,6 +733,8 @@ export async function killEngineProcesses(root: string): Promise<number> {
   }
   for (const uid of uids) {
     const dir = path.join(root, uid);
+    // An H2O cluster's nodes outlive its process when that was killed alone.
+    if (existsSync(path.join(dir, "nodes.json"))) killed += await killOrphans(dir);
     const text = await readText(path.join(dir, "pid"));
     const pid = text === undefined ? NaN : Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !(await isEngineProcess(pid, dir))) continue;
