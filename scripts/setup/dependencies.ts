@@ -7,6 +7,7 @@ export const testDependencies: readonly Dependency[] = [
   { debianPackage: "libseccomp-dev", purpose: "the sandboxes' seccomp filter", probes: ["/usr/include/seccomp.h"] },
   { debianPackage: "chromium", purpose: "the docs site's browser tests", probes: ["/usr/bin/chromium"] },
   { debianPackage: "jupyter-notebook", purpose: "notebook engines", probes: ["jupyter-notebook"] },
+  { debianPackage: "openjdk-17-jre-headless", purpose: "H2O engines (H2O-3 runs on Java)", probes: ["java"] },
 ];
 
 /** What CI needs besides: the servers the suites also run against. */

@@ -21,7 +21,7 @@ describe("planSetup for npm test", () => {
   });
 
   it("installs the missing packages, and only those, as root with apt-get", () => {
-    const present = new Set(["jupyter-notebook"]);
+    const present = new Set(["jupyter-notebook", "openjdk-17-jre-headless"]);
     expect(planSetup(testDependencies, facts({ present }), testsOnly)).toEqual({
       kind: "run",
       steps: [{ kind: "apt-install", packages: ["bubblewrap", "gcc", "libseccomp-dev", "chromium"] }],
@@ -29,7 +29,7 @@ describe("planSetup for npm test", () => {
   });
 
   it("names the exact apt-get command when it is not root", () => {
-    const plan = planSetup(testDependencies, facts({ present: new Set(["bubblewrap"]), root: false }), testsOnly);
+    const plan = planSetup(testDependencies, facts({ present: new Set(["bubblewrap", "openjdk-17-jre-headless"]), root: false }), testsOnly);
     expect(plan).toEqual({
       kind: "blocked",
       message:
@@ -40,7 +40,7 @@ describe("planSetup for npm test", () => {
   it("names the packages when the machine has no apt-get", () => {
     const plan = planSetup(testDependencies, facts({ present: new Set(), aptGet: false }), testsOnly);
     expect(plan.kind).toBe("blocked");
-    expect(plan.kind === "blocked" && plan.message).toMatch(/^setup: missing bubblewrap gcc libseccomp-dev chromium jupyter-notebook \(Debian/);
+    expect(plan.kind === "blocked" && plan.message).toMatch(/^setup: missing bubblewrap gcc libseccomp-dev chromium jupyter-notebook openjdk-17-jre-headless \(Debian/);
   });
 
   it("creates the venv and installs the pinned requirements when it is missing", () => {

@@ -114,6 +114,8 @@ class TestServer:
             "AIEM_PORT": str(self.port),
             "AIEM_DATA_DIR": self.data_dir,
             "AIEM_SEED_DEMO": os.environ.get("AIEM_SEED_DEMO", "true"),
+            # These suites test the API and its clients, not H2O-3: H2O engines run the stand-in.
+            "AIEM_H2O_SERVER": "stand-in",
         })
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
             self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_py{suffix}"

@@ -6,7 +6,8 @@ import type { PartName } from "./parts.js";
 /** Prefixes of plain HTTP that each part serves beside its RPCs. */
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
   catalogue: [],
-  engine: ["/engines/"],
+  // `/workspaces/`: H2O engines by name, the context path of the official client's h2o.connect config.
+  engine: ["/engines/", "/workspaces/"],
   // `/v1/workspaces/`: the streaming file routes (…/filesystem:upload, …/filesystem:download),
   // which reach a module only when no REST rule matched the path.
   sandbox: ["/sandboxes/", "/v1/workspaces/"],

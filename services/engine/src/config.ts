@@ -27,6 +27,19 @@ export interface EngineSettings {
    * run the stand-in server instead of Jupyter.
    */
   readonly jupyterCommand: string | undefined;
+  /**
+   * AIEM_H2O_SERVER: what H2O engines run. `h2o-3` (the default) runs a real H2O-3 cluster, one
+   * JVM per node; an engine fails, naming what is missing, where Java or the jar is not there.
+   * `stand-in` runs the stand-in server instead, for tests and machines without Java.
+   */
+  readonly h2oServer: "h2o-3" | "stand-in";
+  /** AIEM_JAVA: the java executable for H2O engines, a path or a name on the PATH (default `java`). */
+  readonly javaCommand: string;
+  /**
+   * AIEM_H2O_JAR: the H2O-3 server jar. Unset means the one the `h2o` package installed in the
+   * repository's `.venv` (put there by `npm run setup`).
+   */
+  readonly h2oJar: string | undefined;
   /** AIEM_ENGINE_RECONCILE_INTERVAL_MS: how often the reconciler looks for due work when nothing woke it. */
   readonly reconcileIntervalMs: number;
   /** AIEM_ENGINE_CHECK_INTERVAL_MS: how often a running engine is checked (process alive, disk use, limits). */
@@ -57,6 +70,9 @@ export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineS
     runtime: "local",
     publicUrl: undefined,
     jupyterCommand: undefined,
+    h2oServer: "h2o-3",
+    javaCommand: "java",
+    h2oJar: undefined,
     ...ENGINE_SETTING_DEFAULTS,
     ...overrides,
   };
@@ -73,12 +89,21 @@ export function readEngineEnv(env: Env = process.env): EngineConfig {
     runtime,
     publicUrl: readUrl(env, "AIEM_PUBLIC_URL", { optional: true, protocols: ["http", "https"] })?.replace(/\/+$/, ""),
     jupyterCommand: readString(env, "AIEM_JUPYTER_COMMAND", { optional: true }),
+    h2oServer: readH2OServer(env),
+    javaCommand: readString(env, "AIEM_JAVA", { default: "java" }),
+    h2oJar: readString(env, "AIEM_H2O_JAR", { optional: true }),
     reconcileIntervalMs: readInt(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.reconcileIntervalMs, min: 10 }),
     checkIntervalMs: readInt(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.checkIntervalMs, min: 10 }),
     startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.startTimeoutMs, min: 100 }),
     stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs, min: 0 }),
     activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", { default: ENGINE_SETTING_DEFAULTS.activityFlushMs, min: 10 }),
   };
+}
+
+function readH2OServer(env: Env): EngineSettings["h2oServer"] {
+  const value = readString(env, "AIEM_H2O_SERVER", { default: "h2o-3" });
+  if (value !== "h2o-3" && value !== "stand-in") throw new ConfigError("AIEM_H2O_SERVER", `must be "h2o-3" or "stand-in", got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function readCoreConfig(env: Env): Record<string, string> {

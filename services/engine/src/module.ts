@@ -17,11 +17,12 @@ import { createEngineHandlers } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
 import { ENGINE_KINDS } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
-import { createEngineProxy, type EngineHttpRoute } from "./proxy.js";
+import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
+import { h2oServerOf } from "./runtime/h2o-server.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
-import { loadByUid } from "./store.js";
+import { loadByName, loadByUid } from "./store.js";
 
 export const ENGINE_SCHEMA = "engine";
 
@@ -76,6 +77,10 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     activity,
     lookup: async (uid) => (state.database ? loadByUid(state.database.db, uid) : undefined),
   });
+  const h2oByName = createH2ONameRoute(proxy, async (name) => {
+    const row = state.database ? await loadByName(state.database.db, name) : undefined;
+    return row?.type === "h2oEngines" ? row.uid : undefined;
+  });
   let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
   let ready = false;
@@ -105,6 +110,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       runtime = createLocalRuntime({
         root: path.join(deps.config.dataDir, "engines"),
         jupyterCommand: jupyter,
+        h2o: h2oServerOf(settings),
         startTimeoutMs: settings.startTimeoutMs,
         stopTimeoutMs: settings.stopTimeoutMs,
         logger,
@@ -147,7 +153,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   return {
     name: "engine",
     services: ENGINE_SERVICES,
-    httpRoutes: [proxy],
+    httpRoutes: [proxy, h2oByName],
     register,
     start: once.start,
     async stop() {

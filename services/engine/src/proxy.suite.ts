@@ -164,7 +164,7 @@ describe("the engine proxy", () => {
   describe("failures", () => {
     it("show an engine whose process died as FAILED with the reason", async () => {
       const victim = await runningEngine("h2o");
-      const r = await fetch(`${res(await get(`/v1/${victim}`, { who: "alice" })).apiUrl}/crash?code=5`, { headers: await bearer() });
+      const r = await fetch(`${res(await get(`/v1/${victim}`, { who: "alice" })).apiUrl}/api/crash?code=5`, { headers: await bearer() });
       expect(r.status).toBe(200);
       const failed = await h().waitForState(victim, "STATE_FAILED");
       expect(failed.failureMessage).toBe("the engine process exited with code 5");

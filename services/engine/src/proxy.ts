@@ -21,6 +21,10 @@ import type { EngineRuntime } from "./runtime/runtime.js";
 import type { EngineRow } from "./store.js";
 
 export const ENGINE_PATH_PREFIX = "/engines/";
+/** Where the official client's `H2OEngine.get_connection_config()` points `h2o.connect`: the engine's name as context path. */
+export const H2O_NAME_PATH_PREFIX = "/workspaces/";
+/** Stands in for an unknown name, so that it is refused exactly like an engine the caller may not see. */
+const NO_ENGINE_UID = "00000000-0000-0000-0000-000000000000";
 export const TOKEN_COOKIE = "aiem_engine_token";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -278,6 +282,41 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
         const body = JSON.stringify({ code: e.code, message: e.message, details: [] });
         socket.end(`HTTP/1.1 ${e.status} ${e.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       });
+    },
+  };
+}
+
+/**
+ * H2O engines a second time at `/workspaces/<ws>/h2oEngines/<id>/...`, the context path that the
+ * official client's `get_connection_config()` hands to `h2o.connect`. The path is rewritten to
+ * the engine's `/engines/<uid>/...` (where its H2O-3 runs with that context path) and handled
+ * by `route`, so authentication, access checks and activity are the same. H2O-3's REST answers
+ * carry no absolute paths, so the rewrite is enough for the `h2o` package; its Flow web UI is
+ * reached at the engine's own URL.
+ */
+export function createH2ONameRoute(route: EngineHttpRoute, lookupUid: (name: string) => Promise<string | undefined>): EngineHttpRoute {
+  const rewrite = async (req: IncomingMessage | Http2ServerRequest): Promise<void> => {
+    const url = req.url ?? "/";
+    const match = /^\/(workspaces\/[^/?]+\/h2oEngines\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
+    const uid = (match && (await lookupUid(match[1]!))) ?? NO_ENGINE_UID;
+    req.url = `${ENGINE_PATH_PREFIX}${uid}${match?.[2] ?? ""}${match?.[3] ?? ""}`;
+  };
+  return {
+    prefix: H2O_NAME_PATH_PREFIX,
+    handler(req, res) {
+      rewrite(req).then(
+        () => route.handler(req, res),
+        () => {
+          res.writeHead(503, { "content-type": "application/json" });
+          res.end(JSON.stringify({ code: Code.Unavailable, message: "the engine service is not ready", details: [] }));
+        },
+      );
+    },
+    upgrade(req, socket, head) {
+      rewrite(req).then(
+        () => route.upgrade(req, socket, head),
+        () => socket.destroy(),
+      );
     },
   };
 }

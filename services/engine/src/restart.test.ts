@@ -82,6 +82,7 @@ it("resumes every engine's intent after the service is killed mid-start", { time
     AIEM_POLICY_FILE: policyFile,
     AIEM_SEED_DEMO: "true",
     AIEM_JUPYTER_COMMAND: "none",
+    AIEM_H2O_SERVER: "stand-in",
     AIEM_ENGINE_RECONCILE_INTERVAL_MS: "100",
     AIEM_ENGINE_CHECK_INTERVAL_MS: "300",
     AIEM_DB_SCHEMA_SUFFIX: `_r${suffix}`,

@@ -168,7 +168,9 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     case "h2oEngines": {
       const h = e as H2OEngine;
       h.loginUrl = running ? base : "";
-      h.apiUrl = running ? `${base}api` : "";
+      // H2O-3's REST API sits at the root of its context path (`/3/Cloud`, ...): that root is
+      // what `h2o.connect(url=...)` takes.
+      h.apiUrl = running ? base.replace(/\/+$/, "") : "";
       break;
     }
     case "notebookEngines": {

@@ -11,6 +11,7 @@ import { startTestHost, type TestHost } from "../../../edge/src/testing/test-hos
 import { engineSettings, type EngineSettings } from "./config.js";
 import { createEngineModule, type EngineModule } from "./module.js";
 import type { EventBus } from "@aiem/kit/events";
+import { h2oServerOf } from "./runtime/h2o-server.js";
 import { createLocalRuntime, killEngineProcesses, type LocalRuntime } from "./runtime/local-runtime.js";
 import type { EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime/runtime.js";
 
@@ -47,6 +48,8 @@ export function testEngineSettings(overrides: Partial<EngineSettings> = {}): Eng
     stopTimeoutMs: 3_000,
     activityFlushMs: 100,
     jupyterCommand: "none",
+    // Only the suites about H2O-3 itself start JVMs; the others need an H2O engine's lifecycle only.
+    h2oServer: "stand-in",
     ...overrides,
   });
 }
@@ -208,6 +211,7 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
             createLocalRuntime({
               root: path.join(deps.config.dataDir, "engines"),
               jupyterCommand: settings.jupyterCommand && settings.jupyterCommand !== "none" ? settings.jupyterCommand : undefined,
+              h2o: h2oServerOf(settings),
               startTimeoutMs: settings.startTimeoutMs,
               stopTimeoutMs: settings.stopTimeoutMs,
               logger: deps.logger,

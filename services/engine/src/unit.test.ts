@@ -130,7 +130,7 @@ describe("local runtime", () => {
   const newRuntime = async (root?: string): Promise<LocalRuntime> => {
     const dir = root ?? (await mkdtemp(path.join(tmpdir(), "aiem-rt-")));
     if (!root) roots.push(dir);
-    return createLocalRuntime({ root: dir, startTimeoutMs: 20_000, stopTimeoutMs: 2_000, logger: silentLogger });
+    return createLocalRuntime({ root: dir, h2o: { kind: "stand-in" }, startTimeoutMs: 20_000, stopTimeoutMs: 2_000, logger: silentLogger });
   };
   const spec = (uid: string): EngineRunSpec => ({
     uid,

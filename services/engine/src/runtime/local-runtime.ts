@@ -3,8 +3,9 @@
 // (what it runs), `pid` and `port` (while it runs) and `exit.json` (why it stopped, when it stopped
 // on its own). Processes start detached in their own process group, so they outlive the engine
 // service; a restarted service adopts them again by pid (checked against the process's command
-// line, so a recycled pid is not mistaken for the engine) and a health probe. DAI and H2O engines
-// run the stand-in server; notebook engines run Jupyter Notebook when it is installed.
+// line, so a recycled pid is not mistaken for the engine) and a health probe. H2O engines run a
+// real H2O-3 cluster (h2o-cluster.mjs: one JVM per node) unless the stand-in is chosen for them;
+// DAI engines run the stand-in server; notebook engines run Jupyter Notebook when it is installed.
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants as fsConstants, existsSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { access, mkdir, open, readFile, readdir, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
@@ -18,6 +19,10 @@ import type { DiskUsage, EngineEndpoint, EngineExit, EngineRunSpec, EngineRuntim
 
 export const STAND_IN_SERVER = fileURLToPath(new URL("./stand-in-server.mjs", import.meta.url));
 export const LAUNCHER = fileURLToPath(new URL("./launcher.mjs", import.meta.url));
+export const H2O_CLUSTER = fileURLToPath(new URL("./h2o-cluster.mjs", import.meta.url));
+
+/** A file smaller than this is not the H2O-3 server jar (h2o-client ships a placeholder of a few hundred bytes). */
+const MIN_H2O_JAR_BYTES = 10 * 1024 * 1024;
 
 interface SpawnRequest {
   readonly cmd: string;
@@ -104,12 +109,18 @@ export interface LocalRuntimeOptions {
   readonly root: string;
   /** The Jupyter Notebook executable for notebook engines; undefined runs the stand-in for them too. */
   readonly jupyterCommand?: string | undefined;
+  /** What H2O engines run: real H2O-3 (Java and the server jar, checked at each start) or the stand-in. */
+  readonly h2o: H2OServer;
   /** Milliseconds a starting engine is probed for before the probe gives up (the reconciler fails it). */
   readonly startTimeoutMs: number;
   /** Milliseconds between SIGTERM and SIGKILL when stopping. */
   readonly stopTimeoutMs: number;
   readonly logger: Logger;
 }
+
+export type H2OServer =
+  | { readonly kind: "h2o-3"; /** The java executable (a path or a name on the PATH). */ readonly java: string; /** The H2O-3 server jar. */ readonly jar: string }
+  | { readonly kind: "stand-in" };
 
 export interface LocalRuntime extends EngineRuntime {
   /** The engine's directory (tests look inside). */
@@ -223,7 +234,7 @@ async function killOrphans(dir: string): Promise<number> {
   } catch {
     return 0;
   }
-  let killed = 0;
+  const killed: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cmdline = await readText(`/proc/${entry}/cmdline`);
@@ -235,9 +246,33 @@ async function killOrphans(dir: string): Promise<number> {
         process.kill(Number(entry), "SIGKILL");
       } catch {}
     }
-    killed++;
+    killed.push(Number(entry));
   }
-  return killed;
+  // A SIGKILL is delivered at once but a large process (a JVM's heap) takes a moment to go: the
+  // caller goes on to start or report, so it waits until they are gone (zombies count as gone).
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline && (await Promise.all(killed.map((pid) => isEngineProcess(pid, dir)))).some(Boolean)) await sleep(20);
+  return killed.length;
+}
+
+/** Java and the H2O-3 jar, or an error that names what is missing and the setting that points at it. */
+async function h2oPrerequisites(h2o: { java: string; jar: string }): Promise<{ java: string; jar: string }> {
+  const java = await findOnPath(h2o.java);
+  if (!java) {
+    throw new Error(
+      `H2O engines need Java, and ${JSON.stringify(h2o.java)} is not an executable (install Java 17, e.g. the Debian package openjdk-17-jre-headless, or set AIEM_JAVA)`,
+    );
+  }
+  let size: number;
+  try {
+    size = (await stat(h2o.jar)).size;
+  } catch {
+    throw new Error(`H2O engines need the H2O-3 server jar, and there is none at ${h2o.jar} (run npm run setup, which installs the h2o package, or set AIEM_H2O_JAR)`);
+  }
+  if (size < MIN_H2O_JAR_BYTES) {
+    throw new Error(`${h2o.jar} is not the H2O-3 server jar (${size} bytes; the h2o-client package ships a placeholder there): install the h2o package or set AIEM_H2O_JAR`);
+  }
+  return { java, jar: h2o.jar };
 }
 
 /** Size in bytes of everything under `dir` (files as stored, symlinks not followed). */
@@ -336,7 +371,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     const spec = JSON.parse((await readText(file(uid, "spec.json"))) ?? "{}") as { basePath?: string; server?: string };
     const base = spec.basePath ?? `/engines/${uid}/`;
     const server = spec.server ?? "stand-in";
-    const value = { health: server === "jupyter" ? `${base}api` : `${base}api/health`, server };
+    const health = server === "jupyter" ? `${base}api` : server === "h2o-3" ? `${base}3/Cloud` : `${base}api/health`;
+    const value = { health, server };
     healthPaths.set(uid, JSON.stringify(value));
     return value;
   }
@@ -408,13 +444,21 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     try {
       // A closed instance no longer speaks for its engines; the next one finds them ended.
       if (own?.stopping || closed) return;
-      const { cause, message } = describeExit(code, signal);
-      logger.warn("engine process ended", { uid, code, signal });
+      const described = describeExit(code, signal);
+      // The H2O cluster says which node ended and how; that is the reason, not its own exit code.
+      const failure = (await readText(file(uid, "failure")))?.trim();
+      const cause = described.cause;
+      const message = failure || described.message;
+      logger.warn("engine process ended", { uid, code, signal, failure });
       try {
         await writeAtomic(file(uid, "exit.json"), JSON.stringify({ cause, message, at: new Date().toISOString() } satisfies ExitRecord));
       } catch {
         // The directory is gone (removed): nothing to record.
       }
+      // The cluster's process ends its nodes before it exits; killed outright, it cannot, and
+      // nodes without it are a cluster nobody watches. After the record, so that the reason is
+      // there for whoever looks while they go.
+      if ((await serverOf(uid).catch(() => undefined))?.server === "h2o-3") await killOrphans(dirOf(uid));
     } finally {
       if (own) {
         children.delete(uid);
@@ -462,6 +506,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       });
       return { cmd: options.jupyterCommand, args, env, server: "jupyter" };
     }
+    if (spec.kind === "h2o" && options.h2o.kind === "h2o-3") {
+      const { java, jar } = await h2oPrerequisites(options.h2o);
+      Object.assign(env, { AIEM_ENGINE_JAVA: java, AIEM_ENGINE_H2O_JAR: jar });
+      return { cmd: process.execPath, args: [H2O_CLUSTER, `--engine-dir=${dir}`], env, server: "h2o-3" };
+    }
     // `--engine-dir` is not read by the server; it puts the directory in the command line so
     // that adoption can tell this process from one that merely reuses its pid.
     return { cmd: process.execPath, args: [STAND_IN_SERVER, `--engine-dir=${dir}`], env, server: "stand-in" };
@@ -481,7 +530,23 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     await rm(path.join(dir, "exit.json"), { force: true });
     await rm(path.join(dir, "port"), { force: true });
     await rm(path.join(dir, "pid"), { force: true });
-    const { cmd, args, env, server } = await command(spec, dir);
+    await rm(path.join(dir, "failure"), { force: true });
+    let prepared: Awaited<ReturnType<typeof command>>;
+    try {
+      prepared = await command(spec, dir);
+    } catch (err) {
+      // What the engine needs is not on this machine: the engine fails, saying what is missing.
+      await writeAtomic(
+        path.join(dir, "exit.json"),
+        JSON.stringify({ cause: "error", message: (err as Error).message, at: new Date().toISOString() } satisfies ExitRecord),
+      );
+      notify(spec.uid);
+      return;
+    }
+    const { cmd, args, env, server } = prepared;
+    // JVMs of an H2O cluster whose supervising process was killed outright live on: they would
+    // hold the engine's ports and data, so they go before a new cluster starts.
+    if (server === "h2o-3") await killOrphans(dir);
     await writeAtomic(
       path.join(dir, "spec.json"),
       JSON.stringify(
@@ -580,9 +645,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         while (Date.now() < hard && (await isEngineProcess(pid, dir))) await sleep(20);
       }
     }
+    if ((await serverOf(uid).catch(() => undefined))?.server === "h2o-3") await killOrphans(dir);
     ready.delete(uid);
     ports.delete(uid);
-    await Promise.all(["pid", "port", "exit.json"].map((name) => rm(path.join(dir, name), { force: true })));
+    await Promise.all(["pid", "port", "exit.json", "failure"].map((name) => rm(path.join(dir, name), { force: true })));
   }
 
   return {
@@ -667,6 +733,8 @@ export async function killEngineProcesses(root: string): Promise<number> {
   }
   for (const uid of uids) {
     const dir = path.join(root, uid);
+    // An H2O cluster's nodes outlive its process when that was killed alone.
+    if (existsSync(path.join(dir, "nodes.json"))) killed += await killOrphans(dir);
     const text = await readText(path.join(dir, "pid"));
     const pid = text === undefined ? NaN : Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !(await isEngineProcess(pid, dir))) continue;

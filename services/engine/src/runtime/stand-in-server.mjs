@@ -39,12 +39,13 @@ const server = createServer((req, res) => {
   switch (path) {
     case "":
     case "login": {
-      const html = `<!doctype html><html><head><title>${product} login</title></head><body><h1>${product} ${spec.version}</h1><form method="post" action="${base}login"><button>Log in</button></form></body></html>`;
+      // Says what it is: a person who opens it must not take it for the product.
+      const html = `<!doctype html><html><head><title>${product} login (stand-in)</title></head><body><h1>${product} ${spec.version}</h1><p>This is a stand-in server of AI Engine Manager, not ${product} itself.</p><form method="post" action="${base}login"><button>Log in</button></form></body></html>`;
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       return res.end(html);
     }
     case "api/health":
-      return json(res, 200, { status: "ok", kind, product, version: spec.version, uid: spec.uid, cpu: spec.cpu, memoryBytes: spec.memoryBytes, nodeCount: spec.nodeCount });
+      return json(res, 200, { status: "ok", standIn: true, kind, product, version: spec.version, uid: spec.uid, cpu: spec.cpu, memoryBytes: spec.memoryBytes, nodeCount: spec.nodeCount });
     case "api/config":
       return json(res, 200, spec.config ?? {});
     case "api/echo":
