@@ -1,0 +1,118 @@
+// Turns protoc-gen-openapiv2's document into the one the edge serves. The generator knows the
+// protos but not our wire format, so what it cannot say is added here from the descriptors:
+// unset Timestamp/Duration fields are sent as `null` (edge/src/transcoder/unpopulated.ts), the
+// server-streaming methods answer newline-delimited JSON, and every call needs a bearer token.
+import type { DescField, Registry } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { httpStatusOf } from "../../edge/src/transcoder/status.js";
+import { emitsNullWhenUnset } from "../../edge/src/transcoder/unpopulated.js";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+export interface ShapeOptions {
+  readonly registry: Registry;
+  readonly version: string;
+}
+
+export const NDJSON = "application/x-ndjson";
+
+/** A shaped copy of the generated Swagger 2.0 document; the input is left as it was. */
+export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): JsonObject {
+  const doc = structuredClone(generated);
+  doc["info"] = {
+    title: "AI Engine Manager",
+    version: options.version,
+    description:
+      "The REST API of AI Engine Manager, generated from its protos. JSON bodies follow the protobuf " +
+      "JSON mapping: camelCase names, enums by name, 64-bit integers as strings, unset timestamps and " +
+      "durations as null. Errors are google.rpc.Status objects; the HTTP status follows the gRPC code.",
+  };
+  doc["securityDefinitions"] = {
+    bearer: {
+      type: "apiKey",
+      in: "header",
+      name: "Authorization",
+      description: "`Bearer <token>`: an access token from the identity provider (or `npm run -s token` in embedded mode).",
+    },
+  };
+  doc["security"] = [{ bearer: [] }];
+  markNullable(objectAt(doc, "definitions"), options.registry);
+  markStreaming(objectAt(doc, "paths"), options.registry);
+  describeErrors(objectAt(doc, "paths"));
+  return doc;
+}
+
+// Definitions are named by full proto name (openapi_naming_strategy=fqn), so each one maps back
+// to its message without guessing.
+function markNullable(definitions: JsonObject, registry: Registry): void {
+  for (const [name, schema] of Object.entries(definitions)) {
+    const message = registry.getMessage(name);
+    if (!message || !isObject(schema)) continue;
+    const properties = schema["properties"];
+    if (!isObject(properties)) continue;
+    for (const field of message.fields) {
+      const property = properties[field.jsonName];
+      if (isObject(property) && emitsNullWhenUnset(field as DescField)) property["x-nullable"] = true;
+    }
+  }
+}
+
+function markStreaming(paths: JsonObject, registry: Registry): void {
+  const streaming = new Set<string>();
+  for (const type of registry) {
+    if (type.kind !== "service") continue;
+    for (const method of type.methods) {
+      if (method.methodKind === "server_streaming") streaming.add(`${type.name}_${method.name}`);
+    }
+  }
+  for (const operation of operations(paths)) {
+    if (!streaming.has(String(operation["operationId"]))) continue;
+    // A call that fails before its first message is answered with a plain JSON status.
+    operation["produces"] = [NDJSON, "application/json"];
+    const ok = objectAt(objectAt(operation, "responses"), "200");
+    ok["description"] = "One JSON object per line: `{\"result\": ...}` for each message, `{\"error\": ...}` if the stream fails after it started.";
+  }
+}
+
+function describeErrors(paths: JsonObject): void {
+  const description = `An error, as a google.rpc.Status. The HTTP status follows its gRPC code: ${codeStatuses()}.`;
+  for (const operation of operations(paths)) {
+    const fallback = objectAt(operation, "responses")["default"];
+    if (isObject(fallback)) fallback["description"] = description;
+  }
+}
+
+// From the table the edge answers with, so the document cannot drift from it.
+function codeStatuses(): string {
+  const codes = Object.values(Code).filter((c): c is Code => typeof c === "number");
+  return codes.map((c) => `${upperSnake(Code[c])} ${httpStatusOf(c)}`).join(", ");
+}
+
+function upperSnake(name: string): string {
+  return name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"];
+
+function* operations(paths: JsonObject): Generator<JsonObject> {
+  for (const item of Object.values(paths)) {
+    if (!isObject(item)) continue;
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (isObject(operation)) yield operation;
+    }
+  }
+}
+
+function objectAt(parent: JsonObject, key: string): JsonObject {
+  const value = parent[key];
+  if (isObject(value)) return value;
+  const created: JsonObject = {};
+  parent[key] = created;
+  return created;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
