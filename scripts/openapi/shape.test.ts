@@ -10,7 +10,7 @@ import { NDJSON, shapeOpenApi } from "./shape.js";
 const registry = loadImageRegistry();
 
 // The generator's output in miniature: a resource, a streaming and a plain operation.
-function generated() {
+function generated(): Parameters<typeof shapeOpenApi>[0] {
   return {
     swagger: "2.0",
     info: { title: "enginemanager/v1/dai_engine.proto", version: "version not set" },
@@ -21,6 +21,28 @@ function generated() {
       "/v1/x": {
         get: { operationId: "DAIEngineService_GetDAIEngine", responses: { "200": { description: "" }, default: { description: "" } } },
       },
+      "/v1/workspaces/{workspace}/daiEngineVersions/{daiEngineVersion}:assignAliases": {
+        post: {
+          operationId: "DAIEngineVersionService_AssignDAIEngineVersionAliases",
+          parameters: [
+            { name: "workspace", in: "path", required: true, type: "string" },
+            { name: "daiEngineVersion", in: "path", required: true, type: "string" },
+          ],
+          responses: {},
+        },
+      },
+      "/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}": {
+        get: {
+          operationId: "SecretVersionService_GetSecretVersion",
+          parameters: [
+            { name: "workspace", in: "path", required: true, type: "string" },
+            { name: "secret", in: "path", required: true, type: "string" },
+            { name: "version", in: "path", required: true, type: "string" },
+            { name: "pageSize", in: "query", type: "string", format: "int64" },
+          ],
+          responses: {},
+        },
+      },
     },
     definitions: {
       "enginemanager.v1.DAIEngine": {
@@ -30,6 +52,7 @@ function generated() {
           maxIdleDuration: { type: "string" },
           profileInfo: { $ref: "#/definitions/enginemanager.v1.DAIEngineProfile" },
           cpu: { type: "integer", format: "int32" },
+          memoryBytes: { type: "string", format: "int64" },
         },
       },
     },
@@ -37,7 +60,8 @@ function generated() {
 }
 
 describe("shapeOpenApi", () => {
-  const shaped = shapeOpenApi(generated(), { registry, version: "1.2.3" }) as ReturnType<typeof generated> & Record<string, any>;
+  // Reached into by known paths; the shapes are checked by the expectations.
+  const shaped = shapeOpenApi(generated(), { registry, version: "1.2.3" }) as Record<string, any>;
 
   it("marks the timestamp and duration fields nullable, as the edge sends them unset, and nothing else", () => {
     const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<string, Record<string, unknown>>;
@@ -45,6 +69,31 @@ describe("shapeOpenApi", () => {
     expect(props["maxIdleDuration"]?.["x-nullable"]).toBe(true);
     expect(props["profileInfo"]).not.toHaveProperty("x-nullable");
     expect(props["cpu"]).not.toHaveProperty("x-nullable");
+  });
+
+  it("gives each path id the pattern the services check it with", () => {
+    const matches = (path: string, method: "get" | "post", name: string, value: string) => {
+      const operation = (shaped.paths as Record<string, Record<string, { parameters: { name: string; pattern: string }[] }>>)[path]![method]!;
+      const pattern = operation.parameters.find((p) => p.name === name)!.pattern;
+      return new RegExp(pattern).test(value);
+    };
+    const versions = "/v1/workspaces/{workspace}/daiEngineVersions/{daiEngineVersion}:assignAliases";
+    expect(matches(versions, "post", "workspace", "team-a")).toBe(true);
+    expect(matches(versions, "post", "workspace", "0")).toBe(false);
+    expect(matches(versions, "post", "daiEngineVersion", "1.10.3")).toBe(true);
+    expect(matches(versions, "post", "daiEngineVersion", "latest")).toBe(true);
+    expect(matches(versions, "post", "daiEngineVersion", "1.10")).toBe(false);
+    const secretVersion = "/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}";
+    expect(matches(secretVersion, "get", "version", "12")).toBe(true);
+    expect(matches(secretVersion, "get", "version", "latest")).toBe(true);
+    expect(matches(secretVersion, "get", "version", "v1")).toBe(false);
+  });
+
+  it("gives 64-bit integers, sent as strings, a pattern of digits", () => {
+    const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<string, Record<string, unknown>>;
+    expect(props["memoryBytes"]?.["pattern"]).toBe("^-?[0-9]+$");
+    const query = shaped.paths["/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}"].get.parameters[3];
+    expect(query).toHaveProperty("pattern", "^-?[0-9]+$");
   });
 
   it("says that server-streaming operations answer newline-delimited JSON, or JSON when they fail first", () => {

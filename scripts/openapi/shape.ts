@@ -4,6 +4,7 @@
 // server-streaming methods answer newline-delimited JSON, and every call needs a bearer token.
 import type { DescField, Registry } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { ID_PATTERNS } from "@aiem/kit/aip";
 import { httpStatusOf } from "../../edge/src/transcoder/status.js";
 import { emitsNullWhenUnset } from "../../edge/src/transcoder/unpopulated.js";
 
@@ -38,6 +39,8 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
   };
   doc["security"] = [{ bearer: [] }];
   markNullable(objectAt(doc, "definitions"), options.registry);
+  constrainPathIds(objectAt(doc, "paths"));
+  constrainStrings(doc);
   markStreaming(objectAt(doc, "paths"), options.registry);
   describeErrors(objectAt(doc, "paths"));
   return doc;
@@ -53,7 +56,9 @@ function markNullable(definitions: JsonObject, registry: Registry): void {
     if (!isObject(properties)) continue;
     for (const field of message.fields) {
       const property = properties[field.jsonName];
-      if (isObject(property) && emitsNullWhenUnset(field as DescField)) property["x-nullable"] = true;
+      if (!isObject(property)) continue;
+      if (emitsNullWhenUnset(field as DescField)) property["x-nullable"] = true;
+      if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration") property["pattern"] = DURATION;
     }
   }
 }
@@ -93,15 +98,68 @@ function upperSnake(name: string): string {
   return name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
+// The generator knows a path parameter only as a string; the services take ids by the rules of
+// services/kit/src/aip/ids.ts, chosen here by the collection the id follows.
+const idPatternOfCollection: Record<string, RegExp | string> = {
+  daiEngineVersions: versionOrAlias(),
+  h2oEngineVersions: versionOrAlias(),
+  versions: `^(latest|${ID_PATTERNS.secretVersion.source.slice(1, -1)})$`,
+  processes: ID_PATTERNS.process,
+  ports: ID_PATTERNS.port,
+};
+
+function versionOrAlias(): string {
+  return `^(${ID_PATTERNS.version.source.slice(1, -1)}|${ID_PATTERNS.resource.source.slice(1, -1)})$`;
+}
+
+function constrainPathIds(paths: JsonObject): void {
+  for (const [template, item] of Object.entries(paths)) {
+    const segments = template.split(/[/:]/);
+    if (!isObject(item)) continue;
+    for (const operation of operationsOf(item)) {
+      const parameters = operation["parameters"];
+      if (!Array.isArray(parameters)) continue;
+      for (const parameter of parameters) {
+        if (!isObject(parameter) || parameter["in"] !== "path") continue;
+        const at = segments.indexOf(`{${String(parameter["name"])}}`);
+        const pattern = idPatternOfCollection[segments[at - 1] ?? ""] ?? ID_PATTERNS.resource;
+        parameter["pattern"] = typeof pattern === "string" ? pattern : pattern.source;
+      }
+    }
+  }
+}
+
+// protobuf JSON writes 64-bit integers and durations as strings of a fixed form; the generator
+// says only "string" (durations are matched in markNullable, where the field types are known).
+const INT64 = "^-?[0-9]+$";
+const UINT64 = "^[0-9]+$";
+const DURATION = "^-?[0-9]+(\\.[0-9]{1,9})?s$";
+
+function constrainStrings(node: Json): void {
+  if (Array.isArray(node)) {
+    for (const item of node) constrainStrings(item);
+    return;
+  }
+  if (!isObject(node)) return;
+  if (node["type"] === "string" && node["pattern"] === undefined) {
+    if (node["format"] === "int64") node["pattern"] = INT64;
+    else if (node["format"] === "uint64") node["pattern"] = UINT64;
+  }
+  for (const value of Object.values(node)) constrainStrings(value);
+}
+
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"];
 
 function* operations(paths: JsonObject): Generator<JsonObject> {
   for (const item of Object.values(paths)) {
-    if (!isObject(item)) continue;
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (isObject(operation)) yield operation;
-    }
+    if (isObject(item)) yield* operationsOf(item);
+  }
+}
+
+function* operationsOf(item: JsonObject): Generator<JsonObject> {
+  for (const method of METHODS) {
+    const operation = item[method];
+    if (isObject(operation)) yield operation;
   }
 }
 
