@@ -185,6 +185,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
         routes,
         services: [...all.services, ...remote],
         interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") })],
+        checkCredentials: async (header) => {
+          await authenticator.authenticate(header.get("authorization"));
+        },
         cors: { allowedOrigins: options.edge.corsOrigins },
         bodyLimitBytes: options.edge.bodyLimitBytes,
         logger,
