@@ -1,8 +1,10 @@
 // Turns protoc-gen-openapiv2's document into the one the edge serves. The generator knows the
-// protos but not our wire format, so what it cannot say is added here from the descriptors:
-// unset Timestamp/Duration fields are sent as `null` (edge/src/transcoder/unpopulated.ts), the
-// server-streaming methods answer newline-delimited JSON, and every call needs a bearer token.
-import type { DescField, Registry } from "@bufbuild/protobuf";
+// protos but not our wire format, so what it cannot say is added here from the descriptors and
+// the server's own rules: unset Timestamp/Duration fields are sent as `null`
+// (edge/src/transcoder/unpopulated.ts), path ids follow the services' id rules, 64-bit integers
+// and durations are strings of a fixed form, the server-streaming methods answer
+// newline-delimited JSON, errors get the edge's HTTP statuses, and every call needs a token.
+import type { Registry } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { ID_PATTERNS } from "@aiem/kit/aip";
 import { httpStatusOf } from "../../edge/src/transcoder/status.js";
@@ -38,7 +40,7 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
     },
   };
   doc["security"] = [{ bearer: [] }];
-  markNullable(objectAt(doc, "definitions"), options.registry);
+  describeWellKnownFields(objectAt(doc, "definitions"), options.registry);
   constrainPathIds(objectAt(doc, "paths"));
   constrainStrings(doc);
   markStreaming(objectAt(doc, "paths"), options.registry);
@@ -48,7 +50,7 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
 
 // Definitions are named by full proto name (openapi_naming_strategy=fqn), so each one maps back
 // to its message without guessing.
-function markNullable(definitions: JsonObject, registry: Registry): void {
+function describeWellKnownFields(definitions: JsonObject, registry: Registry): void {
   for (const [name, schema] of Object.entries(definitions)) {
     const message = registry.getMessage(name);
     if (!message || !isObject(schema)) continue;
@@ -57,7 +59,7 @@ function markNullable(definitions: JsonObject, registry: Registry): void {
     for (const field of message.fields) {
       const property = properties[field.jsonName];
       if (!isObject(property)) continue;
-      if (emitsNullWhenUnset(field as DescField)) property["x-nullable"] = true;
+      if (emitsNullWhenUnset(field)) property["x-nullable"] = true;
       if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration") property["pattern"] = DURATION;
     }
   }
@@ -130,7 +132,7 @@ function constrainPathIds(paths: JsonObject): void {
 }
 
 // protobuf JSON writes 64-bit integers and durations as strings of a fixed form; the generator
-// says only "string" (durations are matched in markNullable, where the field types are known).
+// says only "string" (durations are matched in describeWellKnownFields, where the field types are known).
 const INT64 = "^-?[0-9]+$";
 const UINT64 = "^[0-9]+$";
 const DURATION = "^-?[0-9]+(\\.[0-9]{1,9})?s$";
