@@ -42,6 +42,9 @@ function main(): void {
             "output_format=json",
             "openapi_naming_strategy=fqn",
             "expand_slashed_path_patterns=true",
+            // Our server fills no update_mask from the body, as the gateway can: it is a query
+            // parameter that PATCH must carry, so the document must show it.
+            "allow_patch_feature=false",
           ],
         },
       ],

@@ -21,6 +21,15 @@ function generated(): Parameters<typeof shapeOpenApi>[0] {
       "/v1/x": {
         get: { operationId: "DAIEngineService_GetDAIEngine", responses: { "200": { description: "" }, default: { description: "" } } },
       },
+      "/v1/workspaces/{workspace}/daiEngines/{daiEngine}": {
+        patch: {
+          operationId: "DAIEngineService_UpdateDAIEngine",
+          parameters: [
+            { name: "daiEngine", in: "body", required: true, schema: { type: "object", properties: { maxIdleDuration: { type: "string" }, cpu: { type: "integer" } } } },
+          ],
+          responses: {},
+        },
+      },
       "/v1/workspaces/{workspace}/daiEngineVersions/{daiEngineVersion}:assignAliases": {
         post: {
           operationId: "DAIEngineVersionService_AssignDAIEngineVersionAliases",
@@ -69,6 +78,15 @@ describe("shapeOpenApi", () => {
     expect(props["maxIdleDuration"]?.["x-nullable"]).toBe(true);
     expect(props["profileInfo"]).not.toHaveProperty("x-nullable");
     expect(props["cpu"]).not.toHaveProperty("x-nullable");
+  });
+
+  it("describes the well-known fields of a request body written inline, found through the HTTP rule", () => {
+    const body = shaped.paths["/v1/workspaces/{workspace}/daiEngines/{daiEngine}"].patch.parameters[0].schema.properties;
+    expect(body.maxIdleDuration).toMatchObject({ "x-nullable": true, pattern: "^-?[0-9]+(\\.[0-9]{1,9})?s$" });
+    expect(new RegExp(body.maxIdleDuration.pattern).test("3600s")).toBe(true);
+    expect(new RegExp(body.maxIdleDuration.pattern).test("1.5s")).toBe(true);
+    expect(new RegExp(body.maxIdleDuration.pattern).test("1h")).toBe(false);
+    expect(body.cpu).toEqual({ type: "integer" });
   });
 
   it("gives each path id the pattern the services check it with", () => {
@@ -132,5 +150,15 @@ describe("the generated document (proto/gen/openapi)", () => {
     );
     expect(routed.length).toBeGreaterThan(100);
     expect(routed.filter((id) => !documented.has(id))).toEqual([]);
+  });
+
+  it("asks every PATCH for its update mask, which the server does not fill in from the body", () => {
+    const patches = Object.values(doc.paths).flatMap((item) => (item["patch"] ? [item["patch"]] : [])) as unknown as {
+      parameters: { name: string; in: string; required?: boolean }[];
+    }[];
+    expect(patches.length).toBeGreaterThan(5);
+    for (const patch of patches) {
+      expect(patch.parameters).toContainEqual(expect.objectContaining({ name: "updateMask", in: "query", required: true }));
+    }
   });
 });

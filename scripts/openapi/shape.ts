@@ -4,7 +4,8 @@
 // (edge/src/transcoder/unpopulated.ts), path ids follow the services' id rules, 64-bit integers
 // and durations are strings of a fixed form, the server-streaming methods answer
 // newline-delimited JSON, errors get the edge's HTTP statuses, and every call needs a token.
-import type { Registry } from "@bufbuild/protobuf";
+import { getOption, type DescMessage, type DescMethod, type Registry } from "@bufbuild/protobuf";
+import { http } from "@aiem/proto/google/api/annotations_pb.js";
 import { Code } from "@connectrpc/connect";
 import { ID_PATTERNS } from "@aiem/kit/aip";
 import { httpStatusOf } from "../../edge/src/transcoder/status.js";
@@ -41,6 +42,7 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
   };
   doc["security"] = [{ bearer: [] }];
   describeWellKnownFields(objectAt(doc, "definitions"), options.registry);
+  describeBodies(objectAt(doc, "paths"), objectAt(doc, "definitions"), options.registry);
   constrainPathIds(objectAt(doc, "paths"));
   constrainStrings(doc);
   markStreaming(objectAt(doc, "paths"), options.registry);
@@ -53,15 +55,42 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
 function describeWellKnownFields(definitions: JsonObject, registry: Registry): void {
   for (const [name, schema] of Object.entries(definitions)) {
     const message = registry.getMessage(name);
-    if (!message || !isObject(schema)) continue;
-    const properties = schema["properties"];
-    if (!isObject(properties)) continue;
-    for (const field of message.fields) {
-      const property = properties[field.jsonName];
-      if (!isObject(property)) continue;
-      if (emitsNullWhenUnset(field)) property["x-nullable"] = true;
-      if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration") property["pattern"] = DURATION;
+    if (message && isObject(schema)) describeMessageSchema(schema, message);
+  }
+}
+
+// Request bodies are the one place the generator writes a message's fields into a schema of its
+// own (inline, or a `...Body` definition without the path fields): found through the method's
+// HTTP rule.
+function describeBodies(paths: JsonObject, definitions: JsonObject, registry: Registry): void {
+  const methods = new Map<string, DescMethod>();
+  for (const type of registry) {
+    if (type.kind !== "service") continue;
+    for (const method of type.methods) methods.set(`${type.name}_${method.name}`, method);
+  }
+  for (const operation of operations(paths)) {
+    const method = methods.get(String(operation["operationId"]));
+    const parameters = operation["parameters"];
+    if (!method || !Array.isArray(parameters)) continue;
+    const body = getOption(method, http).body;
+    const message = body === "*" ? method.input : method.input.fields.find((f) => f.name === body)?.message;
+    for (const parameter of parameters) {
+      if (!message || !isObject(parameter) || parameter["in"] !== "body" || !isObject(parameter["schema"])) continue;
+      const ref = parameter["schema"]["$ref"];
+      const schema = typeof ref === "string" ? definitions[ref.replace("#/definitions/", "")] : parameter["schema"];
+      if (isObject(schema)) describeMessageSchema(schema, message);
     }
+  }
+}
+
+function describeMessageSchema(schema: JsonObject, message: DescMessage): void {
+  const properties = schema["properties"];
+  if (!isObject(properties)) return;
+  for (const field of message.fields) {
+    const property = properties[field.jsonName];
+    if (!isObject(property)) continue;
+    if (emitsNullWhenUnset(field)) property["x-nullable"] = true;
+    if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration") property["pattern"] = DURATION;
   }
 }
 
