@@ -49,3 +49,5 @@ const run = (...args) => execFileSync(buf, args, { cwd: root, stdio: "inherit", 
 rmSync(join(root, "proto", "gen"), { recursive: true, force: true });
 run("generate");
 run("build", "-o", "proto/gen/image.binpb");
+// The OpenAPI document, from the image just built (scripts/openapi/generate.ts).
+execFileSync(join(bin, "tsx"), [join(root, "scripts", "openapi", "generate.ts")], { cwd: root, stdio: "inherit", env });

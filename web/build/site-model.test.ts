@@ -52,6 +52,14 @@ describe("the site model", () => {
     }
   });
 
+  it("ships the OpenAPI document for download, linked from the API page", () => {
+    expect(model.downloads.map((d) => d.fileName)).toEqual(["openapi.json", "openapi.yaml"]);
+    expect(JSON.parse(model.downloads[0]!.source)).toHaveProperty("swagger", "2.0");
+    const api = model.pages.find((p) => p.route === "api/")!;
+    expect(api.html).toContain('href="/ai-engine-manager/openapi.json"');
+    expect(api.html).toContain('href="/ai-engine-manager/openapi.yaml"');
+  });
+
   it("indexes pages, the API reference and the Python reference, all tagged", () => {
     const kinds = new Set(model.searchDocs.map((d) => d.kind));
     expect([...kinds].sort()).toEqual(["api", "page", "python", "section"]);
@@ -68,6 +76,11 @@ describe("the link check", () => {
 
   it("accepts links to pages and anchors that exist", () => {
     expect(() => checkLinks([{ from: "b.md", to: "a#x" }, { from: "b.md", to: "a" }], pages, routes)).not.toThrow();
+  });
+
+  it("accepts links to files shipped beside the pages", () => {
+    expect(() => checkLinks([{ from: "b.md", to: "openapi.json" }], pages, routes, ["openapi.json"])).not.toThrow();
+    expect(() => checkLinks([{ from: "b.md", to: "openapi.json" }], pages, routes)).toThrow("is not a page");
   });
 
   it("fails the build on a missing page or anchor", () => {

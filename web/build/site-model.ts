@@ -26,8 +26,16 @@ export interface SiteModel {
   sidebar: SidebarItem[];
   searchDocs: SearchDoc[];
   apiServiceModules: string[];
+  /** Files shipped as they are at the site's root, for download: the OpenAPI document. */
+  downloads: SiteDownload[];
   /** Source files the model was built from, for the dev server to watch. */
   inputs: string[];
+}
+
+export interface SiteDownload {
+  /** Relative to the site's base path, as internal links name it: "openapi.json". */
+  fileName: string;
+  source: string;
 }
 
 export interface SiteModelOptions {
@@ -80,7 +88,9 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
   ];
   const duplicate = routes.find((r, i) => routes.findIndex((o) => o.path === r.path) !== i);
   if (duplicate) throw new Error(`two pages claim the route "${duplicate.path}"`);
-  checkLinks(links, pages, routes);
+  const downloads = openApiDownloads(repoRoot);
+  inputs.push(...downloads.map((d) => join(repoRoot, OPENAPI_DIR, d.fileName)));
+  checkLinks(links, pages, routes, downloads.map((d) => d.fileName));
 
   const searchDocs: SearchDoc[] = [
     ...pages
@@ -97,13 +107,29 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
     sidebar: createSidebar(py.sidebar),
     searchDocs,
     apiServiceModules: api.serviceModules,
+    downloads,
     inputs,
   };
 }
 
+// What `npm run gen` wrote from the protos (scripts/openapi/generate.ts).
+const OPENAPI_DIR = "proto/gen/openapi";
+
+function openApiDownloads(repoRoot: string): SiteDownload[] {
+  return ["openapi.json", "openapi.yaml"].map((fileName) => ({
+    fileName,
+    source: readFileSync(join(repoRoot, OPENAPI_DIR, fileName), "utf8"),
+  }));
+}
+
 // A broken internal link fails the build, so a renamed page or heading cannot go unnoticed.
-export function checkLinks(links: { from: string; to: string }[], pages: SitePage[], routes: RouteInfo[]): void {
-  const known = new Set(routes.map((r) => r.path));
+export function checkLinks(
+  links: { from: string; to: string }[],
+  pages: SitePage[],
+  routes: RouteInfo[],
+  files: readonly string[] = [],
+): void {
+  const known = new Set([...routes.map((r) => r.path), ...files]);
   const ids = new Map(pages.map((p) => [p.route, new Set([...p.html.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1]!))]));
   const broken: string[] = [];
   for (const { from, to } of links) {

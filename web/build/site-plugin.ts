@@ -92,6 +92,12 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
           res.end(indexJson);
           return;
         }
+        const download = model?.downloads.find((d) => req.url === config.base + d.fileName);
+        if (download) {
+          res.setHeader("Content-Type", download.fileName.endsWith(".yaml") ? "application/yaml" : "application/json");
+          res.end(download.source);
+          return;
+        }
         next();
       });
       server.watcher.on("change", (file) => {
@@ -107,6 +113,7 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
     generateBundle(_, bundle) {
       const site = current();
       this.emitFile({ type: "asset", fileName: indexFile, source: indexJson });
+      for (const download of site.downloads) this.emitFile({ type: "asset", fileName: download.fileName, source: download.source });
       const chunks = new Map<string, string>();
       for (const item of Object.values(bundle)) {
         if (item.type === "chunk" && item.facadeModuleId?.startsWith(`\0${PAGE_PREFIX}`)) {

@@ -22,6 +22,7 @@ import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
 import { createOidcIssuerHandler } from "./oidc-issuer.js";
 import { partOf, publicServices, type PartName } from "./parts.js";
 import { withRequestLog } from "./request-log.js";
+import { createOpenApiHandler } from "./openapi-route.js";
 import { createVersionHandler, productVersion } from "./version-route.js";
 
 export interface ModuleFactory {
@@ -89,7 +90,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   });
 
   // What the official Python client's login functions read, all without a token: `/version`,
-  // the H2O Cloud discovery records and (embedded identity) the token issuer.
+  // the H2O Cloud discovery records and (embedded identity) the token issuer; and the OpenAPI
+  // document.
   const version = productVersion();
   const createSignInRoutes = (next: NodeHandler): NodeHandler => {
     const issuerRoutes = embeddedIssuer ? createOidcIssuerHandler(embeddedIssuer, logger.child({ component: "issuer" }), next) : next;
@@ -103,7 +105,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       },
       issuerRoutes,
     );
-    return createVersionHandler(version, discovery);
+    return createOpenApiHandler(createVersionHandler(version, discovery));
   };
 
   let bus: EventBus | undefined;
@@ -183,6 +185,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
         routes,
         services: [...all.services, ...remote],
         interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") })],
+        checkCredentials: async (header) => {
+          await authenticator.authenticate(header.get("authorization"));
+        },
         cors: { allowedOrigins: options.edge.corsOrigins },
         bodyLimitBytes: options.edge.bodyLimitBytes,
         logger,

@@ -39,6 +39,8 @@ export interface EdgeHandlerOptions {
   readonly reflection?: boolean;
   /** Serves paths that are neither RPCs nor REST routes (docs, health); default a 404 Status. */
   readonly fallback?: NodeHandler;
+  /** Checks a REST caller's credentials before saying what is wrong with its request. */
+  readonly checkCredentials?: (header: Headers) => Promise<void>;
 }
 
 export interface EdgeHandler extends NodeHandler {
@@ -57,6 +59,7 @@ export function createEdgeHandler(options: EdgeHandlerOptions): EdgeHandler {
     bodyLimitBytes: bodyLimit,
     logger: options.logger,
     fallback: options.fallback,
+    checkCredentials: options.checkCredentials,
   });
 
   const inProcess = new Set<string>();

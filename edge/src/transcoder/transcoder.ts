@@ -47,6 +47,12 @@ export interface TranscoderOptions {
   readonly logger?: EdgeLogger;
   /** Serves requests whose path matches no rule at all; without it they get 404. */
   readonly fallback?: NodeHandler;
+  /**
+   * Throws (UNAUTHENTICATED) when the request's credentials are missing or invalid. Run only
+   * when the request cannot be decoded, so that such a caller hears about its credentials, as
+   * it would for a well-formed request, and not about the request's shape.
+   */
+  readonly checkCredentials?: (header: Headers) => Promise<void>;
 }
 
 export interface Transcoder {
@@ -88,7 +94,13 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
     }
     const route = found.route;
     const bodyText = await readBody(req, bodyLimit);
-    const message = buildRequest(route.plan, found.segments, query, bodyText, registry);
+    let message: Record<string, unknown>;
+    try {
+      message = buildRequest(route.plan, found.segments, query, bodyText, registry);
+    } catch (reason) {
+      await options.checkCredentials?.(forwardedRequestHeaders(req.headers));
+      throw reason;
+    }
 
     const abort = new AbortController();
     const onClose = () => {

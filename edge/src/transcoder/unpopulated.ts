@@ -33,7 +33,8 @@ function fillObject(desc: DescMessage, value: JsonValue | undefined): void {
 }
 
 // A member of a real oneof stays absent too: naming the unset members would make the JSON ambiguous.
-function emitsNullWhenUnset(field: DescField): boolean {
+// The OpenAPI document marks the same fields nullable (scripts/openapi/shape.ts).
+export function emitsNullWhenUnset(field: DescField): boolean {
   if (field.fieldKind !== "message" || field.oneof || field.proto.proto3Optional) return false;
   return field.message.typeName.startsWith("google.protobuf.");
 }

@@ -22,6 +22,15 @@ const ANNOTATION_KEY = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 const PORT_ID = /^[1-9][0-9]{3,4}$/;
 const SECRET_VERSION_ID = /^[1-9][0-9]{0,17}$/;
 
+/** The id rules as regular expressions, for what describes the API (the OpenAPI document). */
+export const ID_PATTERNS = {
+  resource: RESOURCE_ID,
+  process: PROCESS_ID,
+  version: VERSION_ID,
+  port: PORT_ID,
+  secretVersion: SECRET_VERSION_ID,
+} as const;
+
 const RESOURCE_ID_RULE =
   "must be 1-63 characters of lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit";
 
