@@ -6,103 +6,21 @@
 // line, so a recycled pid is not mistaken for the engine) and a health probe. H2O engines run a
 // real H2O-3 cluster (h2o-cluster.mjs: one JVM per node) unless the stand-in is chosen for them;
 // DAI engines run the stand-in server; notebook engines run Jupyter Notebook when it is installed.
-import { spawn, type ChildProcess } from "node:child_process";
-import { constants as fsConstants, existsSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
-import { access, mkdir, open, readFile, readdir, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
-import { request } from "node:http";
-import { createServer } from "node:net";
+import { existsSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { mkdir, open, readdir, rm, stat, statfs } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Logger } from "@aiem/kit/logger";
+import { H2O_CLUSTER, STAND_IN_SERVER } from "./engine-programs.js";
+import { describeExit, directorySize, findOnPath, freePort, httpOk, isEngineProcess, killOrphans, readText, sleep, writeAtomic } from "./host-process.js";
+import { createLauncher } from "./launcher-client.js";
 import type { DiskUsage, EngineEndpoint, EngineExit, EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime.js";
 
-export const STAND_IN_SERVER = fileURLToPath(new URL("./stand-in-server.mjs", import.meta.url));
-export const LAUNCHER = fileURLToPath(new URL("./launcher.mjs", import.meta.url));
-export const H2O_CLUSTER = fileURLToPath(new URL("./h2o-cluster.mjs", import.meta.url));
+export { H2O_CLUSTER, LAUNCHER, STAND_IN_SERVER } from "./engine-programs.js";
+export { findOnPath } from "./host-process.js";
 
 /** A file smaller than this is not the H2O-3 server jar (h2o-client ships a placeholder of a few hundred bytes). */
 const MIN_H2O_JAR_BYTES = 10 * 1024 * 1024;
-
-interface SpawnRequest {
-  readonly cmd: string;
-  readonly args: readonly string[];
-  readonly cwd: string;
-  readonly env: NodeJS.ProcessEnv;
-  /** The engine's log file: stdout and stderr are appended to it. */
-  readonly log: string;
-  /** Where the pid is written, in the same tick as the start. */
-  readonly pidFile: string;
-}
-
-interface Launcher {
-  /** Starts a detached process; resolves with its pid once its pid file is written. */
-  spawn(request: SpawnRequest): Promise<number>;
-  close(): void;
-}
-
-/**
- * The launcher process (launcher.mjs), started on first use and again after it ends. Processes
- * start from it rather than from the service because a fork copies the page tables of the process
- * that forks: 15-50 ms each from a service with an embedded database, about 1 ms from the
- * launcher, which matters when hundreds of engines start at once.
- */
-function createLauncher(
-  logger: Logger,
-  onExit: (pid: number, code: number | null, signal: NodeJS.Signals | null) => void,
-  onGone: () => void,
-): Launcher {
-  let proc: ChildProcess | undefined;
-  let seq = 0;
-  const pending = new Map<number, { resolve: (pid: number) => void; reject: (err: Error) => void }>();
-  const idle = () => {
-    // Only an answer we wait for keeps the service's event loop alive.
-    if (pending.size === 0) proc?.channel?.unref();
-  };
-  const ensure = (): ChildProcess => {
-    if (proc?.connected) return proc;
-    const p = spawn(process.execPath, [LAUNCHER], { stdio: ["ignore", "ignore", "inherit", "ipc"], env: { PATH: process.env["PATH"] ?? "" } });
-    proc = p;
-    p.on("message", (m: { op?: string; id?: number; pid?: number; error?: string; code?: number | null; signal?: NodeJS.Signals | null }) => {
-      if (m.op === "exit") return onExit(m.pid!, m.code ?? null, m.signal ?? null);
-      const waiter = pending.get(m.id!);
-      if (!waiter) return;
-      pending.delete(m.id!);
-      if (m.error !== undefined) waiter.reject(new Error(m.error));
-      else waiter.resolve(m.pid!);
-      idle();
-    });
-    p.on("error", (err) => logger.warn("engine launcher failed", { error: err.message }));
-    p.once("exit", () => {
-      if (proc === p) proc = undefined;
-      for (const waiter of pending.values()) waiter.reject(new Error("the launcher ended"));
-      pending.clear();
-      onGone();
-    });
-    p.unref();
-    return p;
-  };
-  return {
-    spawn(request) {
-      const p = ensure();
-      const id = ++seq;
-      return new Promise<number>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        p.channel?.ref();
-        p.send({ id, op: "spawn", ...request }, (err) => {
-          if (!err) return;
-          pending.delete(id);
-          idle();
-          reject(err);
-        });
-      });
-    },
-    close() {
-      if (proc?.connected) proc.disconnect();
-      proc = undefined;
-    },
-  };
-}
 
 export interface LocalRuntimeOptions {
   /** Where engine directories live, usually `<AIEM_DATA_DIR>/engines`. */
@@ -135,126 +53,6 @@ interface ExitRecord {
   readonly at: string;
 }
 
-/** Finds an executable on the PATH, as a shell would. */
-export async function findOnPath(command: string, envPath = process.env["PATH"] ?? ""): Promise<string | undefined> {
-  if (command.includes("/")) return (await isExecutable(command)) ? command : undefined;
-  for (const dir of envPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, command);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function writeAtomic(file: string, content: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, content);
-  await rename(tmp, file);
-}
-
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** True when `pid` runs and is the engine whose directory is `dir` (not a recycled pid, not a zombie). */
-async function isEngineProcess(pid: number, dir: string): Promise<boolean> {
-  if (!processExists(pid)) return false;
-  const cmdline = await readText(`/proc/${pid}/cmdline`);
-  if (cmdline === undefined) return existsSync("/proc/self") ? false : true;
-  if (!cmdline.includes(dir)) return false;
-  const stat = await readText(`/proc/${pid}/stat`);
-  const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  return state !== "Z" && state !== "X";
-}
-
-function describeExit(code: number | null, signal: NodeJS.Signals | null): { cause: EngineExit["cause"]; message: string } {
-  if (signal === "SIGKILL") {
-    return { cause: "oom", message: "the engine process was killed (SIGKILL), most likely because it ran out of memory" };
-  }
-  if (signal) return { cause: "error", message: `the engine process was killed by ${signal}` };
-  return { cause: "error", message: code === 0 ? "the engine process exited on its own (exit code 0)" : `the engine process exited with code ${code}` };
-}
-
-function httpOk(port: number, pathname: string, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: pathname, method: "GET", timeout: timeoutMs }, (res) => {
-      res.resume();
-      resolve(res.statusCode !== undefined && res.statusCode < 400);
-    });
-    req.on("timeout", () => req.destroy());
-    req.on("error", () => resolve(false));
-    req.end();
-  });
-}
-
-/**
- * Kills processes whose command line names `dir`: what a start left behind when the service died
- * between starting the process and recording its pid. Only needed after such a crash, so the
- * scan of /proc is rare.
- */
-async function killOrphans(dir: string): Promise<number> {
-  let entries: string[];
-  try {
-    entries = await readdir("/proc");
-  } catch {
-    return 0;
-  }
-  const killed: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const cmdline = await readText(`/proc/${entry}/cmdline`);
-    if (!cmdline || !cmdline.split("\0").some((arg) => arg.includes(dir))) continue;
-    try {
-      process.kill(-Number(entry), "SIGKILL");
-    } catch {
-      try {
-        process.kill(Number(entry), "SIGKILL");
-      } catch {}
-    }
-    killed.push(Number(entry));
-  }
-  // A SIGKILL is delivered at once but a large process (a JVM's heap) takes a moment to go: the
-  // caller goes on to start or report, so it waits until they are gone (zombies count as gone).
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline && (await Promise.all(killed.map((pid) => isEngineProcess(pid, dir)))).some(Boolean)) await sleep(20);
-  return killed.length;
-}
-
 /** Java and the H2O-3 jar, or an error that names what is missing and the setting that points at it. */
 async function h2oPrerequisites(h2o: { java: string; jar: string }): Promise<{ java: string; jar: string }> {
   const java = await findOnPath(h2o.java);
@@ -273,31 +71,6 @@ async function h2oPrerequisites(h2o: { java: string; jar: string }): Promise<{ j
     throw new Error(`${h2o.jar} is not the H2O-3 server jar (${size} bytes; the h2o-client package ships a placeholder there): install the h2o package or set AIEM_H2O_JAR`);
   }
   return { java, jar: h2o.jar };
-}
-
-/** Size in bytes of everything under `dir` (files as stored, symlinks not followed). */
-async function directorySize(dir: string): Promise<bigint> {
-  let total = 0n;
-  const stack = [dir];
-  while (stack.length > 0) {
-    const current = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const p = path.join(current, entry.name);
-      if (entry.isDirectory()) stack.push(p);
-      else if (entry.isFile()) {
-        try {
-          total += BigInt((await stat(p)).size);
-        } catch {}
-      }
-    }
-  }
-  return total;
 }
 
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
