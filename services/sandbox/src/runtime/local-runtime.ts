@@ -10,11 +10,13 @@
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
-import { EventEmitter } from "node:events";
+// This file is longer than the others (about 650 lines) because launch() is one sequence whose
+// steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
+// undo the earlier ones when they fail; the types and the adoption records live beside it.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
-import { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
+import { type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
 import {
   ALL_LAYERS,
   type IsolationLayers,
@@ -29,264 +31,30 @@ import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from 
 import {
   type AppliedLimit,
   type AppliedLimits,
-  type CgroupUsage,
   type LimitSupport,
   type SandboxCgroup,
-  type SandboxLimits,
   createSandboxCgroup,
   detectLimitSupport,
   removeRuntimeCgroupGroup,
   ensureStorageImage,
   runtimeCgroupName,
 } from "./limits.js";
-import type { Duplex } from "node:stream";
-import type { CallOptions } from "@connectrpc/connect";
+import { AdoptedProcess, childrenOf, processStartTime, writeRecord, type SandboxRecord } from "./adopted-sandboxes.js";
+import {
+  SandboxRuntimeError,
+  type IsolationMode,
+  type LayerState,
+  type LocalSandboxRuntime,
+  type LocalSandboxRuntimeOptions,
+  type RuntimeCapabilities,
+  type SandboxExit,
+  type SandboxHandle,
+  type SandboxStartOptions,
+} from "./runtime-types.js";
 
-export type IsolationMode = "bwrap" | "unconfined";
-
-export type SandboxRuntimeErrorCode =
-  | "isolation-unavailable"
-  | "invalid-argument"
-  | "start-failed"
-  | "stopping"
-  | "agent-gone";
-
-export class SandboxRuntimeError extends Error {
-  override readonly name = "SandboxRuntimeError";
-  constructor(
-    readonly code: SandboxRuntimeErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface LocalSandboxRuntimeOptions {
-  /** Where sandboxes keep their files. */
-  readonly dataDir: string;
-  /**
-   * Run sandboxes without bubblewrap when it is missing: the agent and its processes then run
-   * as plain host processes with no isolation at all. An operator's explicit choice; without it
-   * the runtime refuses to start sandboxes on a machine without bwrap.
-   */
-  readonly unconfined?: boolean;
-  /** The bwrap binary; found on PATH when unset. */
-  readonly bwrapPath?: string;
-  /** The node binary that runs the agent; this process's own when unset. */
-  readonly nodePath?: string;
-  /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
-  readonly cacheDir?: string;
-  /** A prebuilt agent bundle and helper (see prepareAgentArtifacts), e.g. made at image build time. */
-  readonly agentArtifacts?: AgentArtifacts;
-  /** Use cgroups for memory, CPU and process limits where the machine allows (default true). */
-  readonly useCgroups?: boolean;
-  /** Use a loop-mounted ext4 image per sandbox for storage limits where possible (default true). */
-  readonly useStorageImages?: boolean;
-  /** Most processes and threads per sandbox when cgroups apply (default 4096). */
-  readonly maxProcesses?: number;
-  /** Bytes of output the agent keeps per process (default 16 MiB). */
-  readonly outputLimitBytes?: number;
-  /**
-   * Bytes of output the agent keeps across the processes of one sandbox; past it, the logs of
-   * ended processes are released, oldest first. Default: four times `outputLimitBytes`, at most a
-   * quarter of the sandbox's memory limit, and never less than `outputLimitBytes`.
-   */
-  readonly totalOutputLimitBytes?: number;
-  /** Interval of keep-alive messages on quiet output streams (default 5 s). */
-  readonly keepAliveMs?: number;
-  /** How long output is awaited from children still holding a finished process's pipes (default 2 s). */
-  readonly drainTimeoutMs?: number;
-  /** Most bytes one ReadFile returns (default 4 MiB). */
-  readonly maxReadBytes?: number;
-  /** Largest message on the agent channel, which bounds WriteFile (default 256 MiB). */
-  readonly maxMessageBytes?: number;
-  /** How long a start may take before it fails (default 15 s). */
-  readonly startTimeoutMs?: number;
-  /** Called when a sandbox's agent ends without stop() having been asked for it. */
-  readonly onExit?: (sandboxId: string, exit: SandboxExit) => void;
-  /**
-   * Who forks the agents: "launcher" (default), a small process forked once, so that the host
-   * process, however large, never forks (fork copies its page tables and holds its event loop
-   * for tens of milliseconds); or "direct", this process.
-   */
-  readonly spawner?: "launcher" | "direct";
-  /**
-   * Isolation layers to switch off, for tests that show what each one stops (see bwrap.ts).
-   * Every layer is on unless named here with `false`.
-   */
-  readonly isolationLayers?: Partial<IsolationLayers>;
-  /**
-   * The host-wide registry of claimed uid ranges (see uid-ranges.ts); default /run/aiem/uid-ranges.
-   */
-  readonly uidRangeRegistry?: string;
-  /**
-   * Sandboxes outlive this process: they are not tied to it, `close()` leaves them running, and
-   * `start()` re-adopts a sandbox that is still running, with its processes and their output
-   * (see docs/decisions.md, "Sandboxes surviving a restart"). A sandbox whose agent ended while
-   * nobody held it makes `start()` fail once with `agent-gone`. Default false.
-   */
-  readonly keepRunning?: boolean;
-}
-
-/** Whether one isolation layer applies, and why not when it does not. */
-export interface LayerState {
-  readonly active: boolean;
-  readonly note?: string | undefined;
-}
-
-export interface SandboxStartOptions {
-  /** The template's limits. */
-  readonly limits?: SandboxLimits;
-  /** Called once the sandbox's processes were launched, before the agent answers. */
-  readonly onLaunched?: () => void;
-}
-
-export interface SandboxExit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  /** Whether stop() (or destroy/close) ended it. */
-  readonly requested: boolean;
-}
-
-export interface SandboxHandle {
-  readonly sandboxId: string;
-  /** The typed AgentService client of this sandbox. */
-  readonly client: AgentClient;
-  readonly isolation: IsolationMode;
-  /** What limits apply to this sandbox and how. */
-  readonly limits: AppliedLimits;
-  /** The host pid of the sandbox's outermost process (bwrap, or the agent when unconfined). */
-  readonly pid: number;
-  /** The isolation layers that apply to this sandbox. */
-  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>>;
-  /** The host uid (and gid) of the sandbox's root; 0 without a user namespace. */
-  readonly hostUid: number;
-  /** Milliseconds from the start call until the agent answered Health. */
-  readonly startMs: number;
-  /** Resolves when the sandbox has ended, for whatever reason. */
-  readonly exited: Promise<SandboxExit>;
-  /** Opens a forwarded TCP connection to a port on the sandbox's own loopback interface. */
-  openTunnel(port: number, options?: CallOptions): Promise<Duplex>;
-  /** The memory and CPU time charged to the sandbox's cgroup; empty figures without one. */
-  cgroupUsage(): CgroupUsage;
-  stop(): Promise<void>;
-}
-
-export interface RuntimeCapabilities {
-  readonly isolation: IsolationMode | "unavailable";
-  /** Why sandboxes cannot start, when they cannot. */
-  readonly isolationUnavailableReason: string | undefined;
-  readonly memory: LimitMechanismInfo;
-  readonly cpu: LimitMechanismInfo;
-  readonly processes: LimitMechanismInfo;
-  readonly storage: LimitMechanismInfo;
-  /** Whether exit statuses are exact for every signal (the spawn helper was built). */
-  readonly exactSignals: boolean | "unknown-until-prepared";
-  /** The isolation layers sandboxes get (some are known only once the helpers are built). */
-  readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>> | "unknown-until-prepared";
-}
-
-export interface LimitMechanismInfo {
-  readonly mechanism: AppliedLimit["mechanism"];
-  readonly note?: string | undefined;
-}
-
-export interface LocalSandboxRuntime {
-  readonly dataDir: string;
-  /** What this machine can enforce, as detected at creation. */
-  readonly capabilities: RuntimeCapabilities;
-  /** Builds the agent bundle and spawn helper now instead of at the first start. */
-  prepare(): Promise<void>;
-  /**
-   * Starts the sandbox's agent and resolves once it answers Health. Starting a sandbox that is
-   * running returns its handle. The sandbox's files persist across stop and start.
-   */
-  start(sandboxId: string, options?: SandboxStartOptions): Promise<SandboxHandle>;
-  /** The handle of a running sandbox. */
-  get(sandboxId: string): SandboxHandle | undefined;
-  isRunning(sandboxId: string): boolean;
-  /** Stops the sandbox's agent and every process in it; its files stay. No-op when not running. */
-  stop(sandboxId: string): Promise<void>;
-  /** Stops the sandbox and deletes its files. */
-  destroy(sandboxId: string): Promise<void>;
-  /** Stops every sandbox. */
-  close(): Promise<void>;
-}
+export * from "./runtime-types.js";
 
 const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
-
-/** What a runtime that keeps sandboxes running records of each, for the next one to adopt it. */
-interface SandboxRecord {
-  readonly pid: number;
-  /** The process's start time in clock ticks (/proc/<pid>/stat field 22): a reused pid differs. */
-  readonly startTime: string;
-  readonly limits: SandboxLimits;
-  readonly applied: AppliedLimits;
-  readonly layers: SandboxHandle["layers"];
-  readonly hostUid: number;
-}
-
-function writeRecord(dir: string, record: SandboxRecord): void {
-  const limits = Object.fromEntries(Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]));
-  const file = path.join(dir, "sandbox.json");
-  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...record, limits }));
-  fs.renameSync(`${file}.tmp`, file);
-}
-
-/** The start time of a live (not zombie) process, or undefined. */
-function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * A sandbox adopted from an earlier runtime: not a child of this process, so its end is seen by
- * polling its /proc entry (Node has no pidfd).
- */
-class AdoptedProcess extends EventEmitter implements SpawnedProcess {
-  exitCode: number | null = null;
-  signalCode: NodeJS.Signals | null = null;
-  readonly #timer: NodeJS.Timeout;
-  constructor(
-    readonly pid: number,
-    startTime: string,
-  ) {
-    super();
-    this.#timer = setInterval(() => {
-      if (processStartTime(pid) === startTime) return;
-      clearInterval(this.#timer);
-      // How it ended is not known to anyone but its late parent: reported as killed.
-      this.signalCode = "SIGKILL";
-      this.emit("exit", null, "SIGKILL");
-    }, 200);
-    // Watching never keeps the service alive; a stop in progress holds the loop itself.
-    this.#timer.unref();
-  }
-  kill(signal: NodeJS.Signals): void {
-    if (this.signalCode !== null) return;
-    try {
-      process.kill(this.pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-  release(): void {
-    clearInterval(this.#timer);
-  }
-}
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;

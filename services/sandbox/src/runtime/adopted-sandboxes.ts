@@ -1,0 +1,82 @@
+// What lets a runtime adopt the sandboxes an earlier one left running: the record kept beside
+// each, and the processes' identities and ends read from /proc.
+import { EventEmitter } from "node:events";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { AppliedLimits, SandboxLimits } from "./limits.js";
+import type { SandboxHandle } from "./runtime-types.js";
+import type { SpawnedProcess } from "./spawner.js";
+
+/** What a runtime that keeps sandboxes running records of each, for the next one to adopt it. */
+export interface SandboxRecord {
+  readonly pid: number;
+  /** The process's start time in clock ticks (/proc/<pid>/stat field 22): a reused pid differs. */
+  readonly startTime: string;
+  readonly limits: SandboxLimits;
+  readonly applied: AppliedLimits;
+  readonly layers: SandboxHandle["layers"];
+  readonly hostUid: number;
+}
+
+export function writeRecord(dir: string, record: SandboxRecord): void {
+  const limits = Object.fromEntries(Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]));
+  const file = path.join(dir, "sandbox.json");
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...record, limits }));
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+/** The start time of a live (not zombie) process, or undefined. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A sandbox adopted from an earlier runtime: not a child of this process, so its end is seen by
+ * polling its /proc entry (Node has no pidfd).
+ */
+export class AdoptedProcess extends EventEmitter implements SpawnedProcess {
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  readonly #timer: NodeJS.Timeout;
+  constructor(
+    readonly pid: number,
+    startTime: string,
+  ) {
+    super();
+    this.#timer = setInterval(() => {
+      if (processStartTime(pid) === startTime) return;
+      clearInterval(this.#timer);
+      // How it ended is not known to anyone but its late parent: reported as killed.
+      this.signalCode = "SIGKILL";
+      this.emit("exit", null, "SIGKILL");
+    }, 200);
+    // Watching never keeps the service alive; a stop in progress holds the loop itself.
+    this.#timer.unref();
+  }
+  kill(signal: NodeJS.Signals): void {
+    if (this.signalCode !== null) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+  release(): void {
+    clearInterval(this.#timer);
+  }
+}
+
