@@ -170,6 +170,10 @@ class TestServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+        # Engines run detached so that a restarted server adopts them (docs/decisions.md, "Local
+        # runtime"): stopping the server, even with SIGKILL, leaves them running by design. No
+        # server will adopt these once their data directory is gone, so they are ended here.
+        self.kill_engines()
         if "AIEM_DB_SCHEMA_SUFFIX" in self.env:
             # The run's schemas and streams on the shared PostgreSQL and NATS.
             cleanup = subprocess.run(
@@ -182,6 +186,41 @@ class TestServer:
             print(f"kept the test server's data in {self.data_dir}", file=sys.stderr)
         else:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def engine_processes(self) -> list[int]:
+        """The pids of running processes started for this server's engines (Linux only)."""
+        marker = os.path.join(self.data_dir, "engines", "").encode()
+        pids = []
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not entry.isdigit():
+                continue
+            try:
+                cmdline = Path("/proc", entry, "cmdline").read_bytes()
+                stat = Path("/proc", entry, "stat").read_text()
+            except OSError:
+                continue  # it ended while being read
+            # A zombie has finished; its parent will reap it.
+            if marker in cmdline and stat[stat.rindex(")") + 2] not in "ZX":
+                pids.append(int(entry))
+        return pids
+
+    def kill_engines(self, timeout: float = 10.0) -> None:
+        """Kills the engine processes of this server, each with its process group, and waits
+        until they are gone."""
+        deadline = time.monotonic() + timeout
+        while pids := self.engine_processes():
+            for pid in pids:
+                try:
+                    # Each engine leads a process group of its own, with whatever it started.
+                    if os.getpgid(pid) == pid:
+                        os.killpg(pid, signal.SIGKILL)
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"engine processes {pids} of the test server did not end")
+            time.sleep(0.05)
 
     def token(self, user: str = "alice", admin: bool = False, *, refresh: bool = False) -> str:
         """A token for ``users/<user>`` signed with this server's key: an access token, or with
