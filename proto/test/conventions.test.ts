@@ -4,13 +4,13 @@ import { getOption, type DescMessage, type DescMethod } from "@bufbuild/protobuf
 import type { DescriptorProto, EnumDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { resource } from "@aiem/proto/google/api/resource_pb.js";
 import { field_behavior as fieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
-import { loadRegistry, ourPackages, ourServices, routesOf } from "./descriptors.js";
+import { internalPackages, loadRegistry, ourPackages, ourServices, routesOf } from "./descriptors.js";
 
 const registry = loadRegistry();
 const files = [...registry.files].filter((f) => ourPackages.includes(f.proto.package));
 const services = ourServices(registry);
 const publicMethods = services
-  .filter((s) => s.file.proto.package !== "enginemanager.agent.v1")
+  .filter((s) => !internalPackages.includes(s.file.proto.package))
   .flatMap((s) => s.methods);
 
 // Paths into FileDescriptorProto (descriptor.proto field numbers) of every element that the

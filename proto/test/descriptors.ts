@@ -15,7 +15,11 @@ export const ourPackages = [
   "enginemanager.sandbox.v1",
   "enginemanager.events.v1",
   "enginemanager.agent.v1",
+  "enginemanager.internal.v1",
 ];
+
+/** Packages only our own services call: no HTTP routes, no place in the reference. */
+export const internalPackages: readonly string[] = ["enginemanager.agent.v1", "enginemanager.internal.v1"];
 
 export function loadRegistry(): FileRegistry {
   const bytes = readFileSync(require.resolve("@aiem/proto/image.binpb"));

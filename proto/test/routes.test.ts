@@ -1,6 +1,6 @@
 // Every /v1 route of spec section 7, and nothing else. Rows marked `addition` are ours and say why.
 import { describe, expect, it } from "vitest";
-import { loadRegistry, ourServices, routesOf, type Route } from "./descriptors.js";
+import { internalPackages, loadRegistry, ourServices, routesOf, type Route } from "./descriptors.js";
 import { specRoutes as expected } from "./spec-routes.js";
 
 const key = (r: { verb: string; path: string }) => `${r.verb} ${r.path}`;
@@ -26,9 +26,9 @@ describe("HTTP routes", () => {
     expect(actual.filter((r) => !known.has(key(r))).map(key)).toEqual([]);
   });
 
-  it("gives every public method an HTTP route, and the internal agent API none", () => {
+  it("gives every public method an HTTP route, and the internal APIs none", () => {
     for (const service of ourServices(registry)) {
-      const internal = service.file.proto.package === "enginemanager.agent.v1";
+      const internal = internalPackages.includes(service.file.proto.package);
       for (const method of service.methods) {
         expect(routesOf(method).length, method.name).toBe(internal ? 0 : 1);
       }
@@ -37,7 +37,7 @@ describe("HTTP routes", () => {
 
   it("streams process output from the server, and only that", () => {
     const streaming = ourServices(registry)
-      .filter((s) => s.file.proto.package !== "enginemanager.agent.v1")
+      .filter((s) => !internalPackages.includes(s.file.proto.package))
       .flatMap((s) => s.methods)
       .filter((m) => m.methodKind !== "unary")
       .map((m) => `${m.name}:${m.methodKind}`);

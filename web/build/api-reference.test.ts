@@ -11,9 +11,10 @@ const documented = [...registry.files].filter((f) => apiPackages.some((p) => p.n
 const services = documented.flatMap((f) => f.services);
 
 describe("the API reference", () => {
-  it("documents the public packages and leaves the internal agent API out", () => {
+  it("documents the public packages and leaves the internal APIs out", () => {
     expect(services.length).toBeGreaterThan(15);
     expect(api.html).not.toContain("enginemanager.agent.v1");
+    expect(api.html).not.toContain("enginemanager.internal.v1");
   });
 
   it("has an anchor, a heading and every HTTP binding for each service and method", () => {

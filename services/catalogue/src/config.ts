@@ -12,6 +12,12 @@ export interface CatalogueSettings {
    * kept in the data directory (`keys/secrets.key`). Losing it loses every secret value.
    */
   readonly secretsKey: string | undefined;
+  /**
+   * AIEM_INTERNAL_KEY: base64 of 32 bytes that other parts of the product present to call the
+   * catalogue's internal API (secret values for a sandbox service in another process). Unset
+   * means a key kept in the data directory (`keys/internal.key`); separate processes must set it.
+   */
+  readonly internalKey?: string | undefined;
   /** AIEM_SEED_DEMO: create the demo catalogue on the first start of a database (default true). */
   readonly seedDemo: boolean;
 }
@@ -24,6 +30,7 @@ export function readCatalogueEnv(env: Env = process.env): CatalogueConfig {
     ...readCommonEnv(env),
     pageTokenKey: readKey(env, "AIEM_PAGE_TOKEN_KEY"),
     secretsKey: readKey(env, "AIEM_SECRETS_KEY"),
+    internalKey: readKey(env, "AIEM_INTERNAL_KEY"),
     seedDemo: readBool(env, "AIEM_SEED_DEMO", { default: true }),
   };
 }

@@ -18,6 +18,7 @@ import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
 import { registerCatalogueServices } from "./catalogue-service.js";
 import type { CatalogueSettings } from "./config.js";
+import { registerInternalSecretResolver } from "./internal-secret-resolver.js";
 import { ALL_KINDS } from "./kinds.js";
 import { catalogueMigrations } from "./migrations.js";
 import { createSecretCipher, createSecretHandlers, registerSecretServices, type ResolvedSecretValue, type SecretCipher } from "./secrets.js";
@@ -53,6 +54,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
   const state: ServiceCoreState = {};
   const runtime = createServiceCore({ label: "catalogue", policy: deps.policy, logger, state });
   let cipher: SecretCipher | undefined;
+  let internalKey: Uint8Array | undefined;
   const secrets = createSecretHandlers({
     runtime,
     cipher: () => {
@@ -67,6 +69,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
     const { config, catalogueConfig } = deps;
     const secretsKey = await loadSecretKey({ variable: "AIEM_SECRETS_KEY", value: catalogueConfig.secretsKey, dataDir: config.dataDir, name: "secrets" });
     cipher = createSecretCipher(secretsKey);
+    internalKey = await loadSecretKey({ variable: "AIEM_INTERNAL_KEY", value: catalogueConfig.internalKey, dataDir: config.dataDir, name: "internal" });
     const opened = (store = await openServiceStore({
       deps,
       schema: CATALOGUE_SCHEMA,
@@ -99,6 +102,14 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
     register(router: ConnectRouter) {
       registerCatalogueServices(router, runtime);
       registerSecretServices(router, runtime, secrets);
+      registerInternalSecretResolver(router, {
+        internalKey: () => {
+          if (!internalKey) throw new Error("the catalogue is not started");
+          return internalKey;
+        },
+        resolveSecretValue: (principal, name) => secrets.resolveSecretValue(principal, name),
+        guard: { logger, label: "catalogue" },
+      });
     },
     start: once.start,
     async stop() {
