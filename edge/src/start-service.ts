@@ -2,7 +2,9 @@
 // process. Service parts serve their own API (Connect, gRPC, REST) on AIEM_PORT; the edge part
 // serves the whole API and forwards each call to AIEM_CATALOGUE_URL, AIEM_ENGINE_URL and
 // AIEM_SANDBOX_URL. Separate processes share state only through PostgreSQL and NATS, so both
-// DATABASE_URL and NATS_URL are required.
+// DATABASE_URL and NATS_URL are required. The sandbox resolves secrets through the catalogue's
+// internal API at AIEM_CATALOGUE_URL, with the AIEM_INTERNAL_KEY both of them must hold.
+import { readCatalogueEnv } from "@aiem/catalogue";
 import { ConfigError, readCommonEnv, readUrl } from "@aiem/kit/config";
 import { createLogger } from "@aiem/kit/logger";
 import { createHost, notFound } from "./host/create-host.js";
@@ -29,7 +31,17 @@ try {
       if (url) remotes[name] = url;
     }
   }
-  const modules = createModuleFactories().filter((m) => m.name === part);
+  // In one process the key may live in the data directory; processes that may not share one
+  // must agree on it explicitly.
+  const needsKey = part === "catalogue" || part === "sandbox";
+  const internalKey = needsKey ? readCatalogueEnv().internalKey : undefined;
+  if (needsKey && !internalKey) {
+    throw new ConfigError("AIEM_INTERNAL_KEY", "is required when parts run as separate processes (e.g. `openssl rand -base64 32`)");
+  }
+  const catalogueUrl = part === "sandbox" ? readUrl(process.env, "AIEM_CATALOGUE_URL", { protocols: ["http"] }) : undefined;
+  const modules = createModuleFactories(catalogueUrl && internalKey ? { url: catalogueUrl, internalKey } : undefined).filter(
+    (m) => m.name === part,
+  );
   if (part !== "edge" && modules.length === 0) {
     logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
   }

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { FileRegistry } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
 import { defaultPublicUrl, type CommonConfig } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
@@ -184,7 +185,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
         registry,
         routes,
         services: [...all.services, ...remote],
-        interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") })],
+        // The internal services check the shared internal key themselves, not a user's token.
+        interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX) })],
         checkCredentials: async (header) => {
           await authenticator.authenticate(header.get("authorization"));
         },

@@ -2,15 +2,25 @@ import { createCatalogueModule, readCatalogueEnv, type CatalogueModule } from "@
 import { createEngineModule, readEngineEnv } from "@aiem/engine";
 import { createSandboxModule, readSandboxEnv } from "@aiem/sandbox";
 import type { ModuleFactory } from "./create-host.js";
+import { createRemoteSecretResolver } from "./remote-secret-resolver.js";
+
+/** Where the sandbox finds a catalogue that runs in another process. */
+export interface RemoteCatalogue {
+  /** AIEM_CATALOGUE_URL. */
+  readonly url: string;
+  /** AIEM_INTERNAL_KEY. */
+  readonly internalKey: string;
+}
 
 /**
  * The parts that have landed, as a host runs them; a part missing here is answered with
  * UNIMPLEMENTED until its service is written. Each part reads its own settings from the
  * environment; the data directory and address are always the host's. Fresh factories per host,
  * because parts in one process use each other: the sandbox resolves secrets through the
- * catalogue when both run here (the catalogue's factory comes first).
+ * catalogue when both run here (the catalogue's factory comes first), otherwise through the
+ * catalogue's internal API when `remoteCatalogue` says where it is.
  */
-export function createModuleFactories(): ModuleFactory[] {
+export function createModuleFactories(remoteCatalogue?: RemoteCatalogue): ModuleFactory[] {
   let catalogue: CatalogueModule | undefined;
   return [
     {
@@ -39,7 +49,15 @@ export function createModuleFactories(): ModuleFactory[] {
           }),
           ...(catalogue
             ? { secrets: { resolveSecretValue: (principal, name) => catalogue!.resolveSecretValue(principal, name) } }
-            : {}),
+            : remoteCatalogue
+              ? {
+                  secrets: createRemoteSecretResolver({
+                    catalogueUrl: remoteCatalogue.url,
+                    internalKey: remoteCatalogue.internalKey,
+                    logger: deps.logger,
+                  }),
+                }
+              : {}),
         }),
     },
   ];

@@ -3,15 +3,26 @@
 // and NATS_URL, as separate processes cannot share the embedded database or bus.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
+import { Action, createPolicy, Kind } from "@aiem/kit/authz";
+import { ConnectError } from "@aiem/kit/errors";
+import { loadOrCreateSigningKey, mintEmbeddedToken, principalName } from "@aiem/kit/identity";
 import { smokeTest } from "../testing/smoke.js";
 import { landedParts } from "./modules.js";
 import { PARTS } from "./parts.js";
+
+const POLICY = `
+admins: [users/root]
+workspaces:
+  team-a:
+    members: [users/alice]
+  team-b:
+    members: [users/bob]
+`;
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
 const entry = new URL("../start-service.ts", import.meta.url).pathname;
@@ -50,14 +61,30 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   const started: Started[] = [];
   let dataDir: string;
   let edgeUrl: string;
+  let policyFile: string;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "aiem-multi-"));
+    policyFile = join(dataDir, "policy.yaml");
+    await writeFile(policyFile, POLICY);
     const suffix = randomBytes(4).toString("hex");
-    const env = { AIEM_DATA_DIR: dataDir, AIEM_DB_SCHEMA_SUFFIX: `_m${suffix}`, AIEM_EVENTS_PREFIX: `m${suffix}` };
-    const parts = await Promise.all(PARTS.map((part) => startPart(part, env)));
-    started.push(...parts);
-    const remotes = Object.fromEntries(PARTS.map((part, i) => [`AIEM_${part.toUpperCase()}_URL`, parts[i]!.url]));
+    const env = {
+      AIEM_DATA_DIR: dataDir,
+      AIEM_DB_SCHEMA_SUFFIX: `_m${suffix}`,
+      AIEM_EVENTS_PREFIX: `m${suffix}`,
+      AIEM_POLICY_FILE: policyFile,
+      AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
+      AIEM_SANDBOX_WARM_POOL: "0",
+    };
+    // The sandbox reaches the catalogue (for secret values) where the edge does.
+    const catalogue = await startPart("catalogue", env);
+    started.push(catalogue);
+    const others = await Promise.all(
+      PARTS.filter((p) => p !== "catalogue").map(async (part) => [part, await startPart(part, { ...env, AIEM_CATALOGUE_URL: catalogue.url })] as const),
+    );
+    started.push(...others.map(([, s]) => s));
+    const urls = new Map<string, string>([["catalogue", catalogue.url], ...others.map(([p, s]) => [p, s.url] as [string, string])]);
+    const remotes = Object.fromEntries(PARTS.map((part) => [`AIEM_${part.toUpperCase()}_URL`, urls.get(part)!]));
     const edge = await startPart("edge", { ...env, ...remotes });
     started.push(edge);
     edgeUrl = edge.url;
@@ -74,6 +101,76 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     const token = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "root", admin: true });
     await smokeTest(edgeUrl, token, landedParts);
   });
+
+  it("gives a sandbox process its secret environment variable, with the in-process access rule", async () => {
+    const signingKey = await loadOrCreateSigningKey(dataDir);
+    const tokens = {
+      root: await mintEmbeddedToken(signingKey, { user: "root", admin: true }),
+      alice: await mintEmbeddedToken(signingKey, { user: "alice" }),
+      bob: await mintEmbeddedToken(signingKey, { user: "bob" }),
+    };
+    const rest = async (who: keyof typeof tokens, method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${edgeUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${tokens[who]}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const ok = (r: { status: number; body: any }) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body;
+    };
+    const value = `s3cr3t-${randomBytes(8).toString("hex")}`;
+    const secret = ok(await rest("alice", "POST", "/v1/workspaces/team-a/secrets?secretId=api-key", {})).secret.name as string;
+    ok(await rest("alice", "POST", `/v1/${secret}/versions`, { value: Buffer.from(value).toString("base64") }));
+
+    const sandbox = async (who: "alice" | "bob", workspace: string) => {
+      const created = ok(
+        await rest(who, "POST", `/v1/workspaces/${workspace}/sandboxEngines?sandboxEngineId=s-${who}`, {
+          sandboxEngineImage: "workspaces/global/sandboxEngineImages/default",
+          sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default",
+        }),
+      ).sandboxEngine.name as string;
+      for (const until = Date.now() + 60_000; ; ) {
+        const state = ok(await rest(who, "GET", `/v1/${created}`)).sandboxEngine.state as string;
+        if (state === "STATE_RUNNING") return created;
+        if (Date.now() > until) throw new Error(`${created} stayed ${state}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const processWith = (who: "alice" | "bob", sb: string, secretVersion: string) =>
+      rest(who, "POST", `/v1/${sb}/processes?autoRun=true`, {
+        command: "sh",
+        args: ["-c", 'printf %s "$API_KEY"'],
+        secretEnvironmentVariables: { API_KEY: { secretVersion } },
+      });
+
+    const alices = await sandbox("alice", "team-a");
+    const started = ok(await processWith("alice", alices, `${secret}/versions/latest`)).process.name as string;
+    ok(await rest("alice", "POST", `/v1/${started}:wait`, {}));
+    const out = ok(await rest("alice", "GET", `/v1/${started}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`));
+    expect(Buffer.from(out.data as string, "base64").toString()).toBe(value);
+
+    // bob is no member of team-a: the answer the policy gives in one process, and no process.
+    const bobs = await sandbox("bob", "team-b");
+    const policy = await createPolicy(policyFile);
+    const bob = { name: principalName("bob"), subject: "bob", displayName: "bob", roles: [], admin: false };
+    let expected: ConnectError | undefined;
+    try {
+      policy.check(bob, Action.GET, Kind.secretVersions, "workspaces/team-a");
+    } catch (err) {
+      expected = ConnectError.from(err);
+    }
+    const denied = await processWith("bob", bobs, `${secret}/versions/latest`);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toMatchObject({ code: expected!.code, message: expected!.rawMessage });
+    expect(ok(await rest("bob", "GET", `/v1/${bobs}/processes`)).processes ?? []).toEqual([]);
+    // A version that does not exist is NOT_FOUND, named.
+    const missing = await processWith("alice", alices, "workspaces/team-a/secrets/none/versions/latest");
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toContain("workspaces/team-a/secrets/none/versions/latest");
+  }, 120_000);
 
   it("stops each process gracefully on SIGTERM", async () => {
     const last = started.pop()!;
