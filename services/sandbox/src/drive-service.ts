@@ -156,7 +156,7 @@ export function createDriveHandlers(deps: DriveDeps) {
         const local = sandboxPath("path", req.path);
         const handle = requireRunning(deps, call);
         if (!deps.secrets) {
-          throw failedPrecondition("the secure store cannot be reached from this sandbox service: it resolves secrets only when the catalogue runs in the same process");
+          throw failedPrecondition("the secure store cannot be reached from this sandbox service: it resolves secrets when the catalogue runs in the same process, or at AIEM_CATALOGUE_URL with AIEM_INTERNAL_KEY");
         }
         const { name: resolved, value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion);
         const res = await viaAgent(deps, call, () =>

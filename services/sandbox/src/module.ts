@@ -53,8 +53,8 @@ export interface SandboxModuleDeps extends ServiceDeps {
   readonly sandboxConfig: SandboxSettings;
   /**
    * Resolves secret values for secret environment variables and RevealSecretToFile: the
-   * catalogue module's `resolveSecretValue` when the catalogue runs in this process. Without it
-   * those calls fail with FAILED_PRECONDITION.
+   * catalogue module's `resolveSecretValue` when the catalogue runs in this process, else its
+   * internal API (the host wires either). Without it those calls fail with FAILED_PRECONDITION.
    */
   readonly secrets?: SecretResolver;
   /** Outbox poll interval in ms (default 250); tests use less. */

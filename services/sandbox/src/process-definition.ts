@@ -12,7 +12,7 @@ import type { SandboxRow } from "./store.js";
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DEFAULT_WORKING_DIRECTORY = "/workspace";
 
-/** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process). */
+/** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process or over its internal API). */
 export interface SecretResolver {
   resolveSecretValue(principal: Principal, secretVersionName: string): Promise<{ readonly name: string; readonly value: Uint8Array }>;
 }
@@ -68,7 +68,7 @@ export async function processEnvironment(
   const refs = Object.entries(definition.secretEnvironmentVariables);
   if (refs.length > 0 && !secrets) {
     throw failedPrecondition(
-      "secret environment variables need the secure store, which this sandbox service cannot reach: it resolves secrets only when the catalogue runs in the same process",
+      "secret environment variables need the secure store, which this sandbox service cannot reach: it resolves secrets when the catalogue runs in the same process, or at AIEM_CATALOGUE_URL with AIEM_INTERNAL_KEY",
     );
   }
   for (const [variable, ref] of refs) {
