@@ -1,9 +1,9 @@
-// The node:http side of the transcoder: request bodies with a size limit, back-pressure, and the
+// The node:http side of the transcoder: request bodies with a size limit, and the
 // application headers a Connect response hands back.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { copyApplicationHeaders } from "../headers.js";
 import { HttpError } from "./status.js";
-import type { NodeRequest, NodeResponse } from "./transcoder.js";
+import type { NodeRequest } from "./transcoder.js";
 
 export function responseHeaders(from: Headers): Record<string, string> {
   const h = new Headers();
@@ -13,17 +13,6 @@ export function responseHeaders(from: Headers): Record<string, string> {
   return out;
 }
 
-export function drained(res: NodeResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
 
 /** Reads the body as text; rejects with 413 past `limit` bytes. */
 export function readBody(req: NodeRequest, limit: number): Promise<string> {

@@ -5,28 +5,7 @@ import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BadRequestSchema } from "@aiem/proto/google/rpc/error_details_pb.js";
 
-const httpStatusOfCode: Record<Code, number> = {
-  [Code.Canceled]: 499,
-  [Code.Unknown]: 500,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Internal]: 500,
-  [Code.Unavailable]: 503,
-  [Code.DataLoss]: 500,
-  [Code.Unauthenticated]: 401,
-};
-
-export function httpStatusOf(code: Code): number {
-  return httpStatusOfCode[code] ?? 500;
-}
+export { httpStatusOf } from "@aiem/kit/errors";
 
 const typePrefix = "type.googleapis.com/";
 

@@ -139,3 +139,27 @@ export function quote(value: string, max = 80): string {
   const cut = value.length > max ? `${value.slice(0, max)}...` : value;
   return JSON.stringify(cut);
 }
+
+const HTTP_STATUS_OF_CODE: Record<Code, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+/** The HTTP status a REST answer carries for a code (google.api's mapping; 499 for a cancelled call). */
+export function httpStatusOf(code: Code): number {
+  return HTTP_STATUS_OF_CODE[code] ?? 500;
+}

@@ -8,10 +8,10 @@
 // REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
 import { create, toJson } from "@bufbuild/protobuf";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { Code, ConnectError, invalidArgument, unauthenticated } from "@aiem/kit/errors";
+import { Code, ConnectError, httpStatusOf, invalidArgument, unauthenticated } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import type { HttpHandler, HttpRoute } from "@aiem/kit/server";
+import { drained, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
 import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -33,23 +33,8 @@ export interface FileTransferDeps extends AccessDeps {
 }
 
 // The REST API's mapping (the edge's transcoder uses the same), for the codes these routes give.
-const HTTP_STATUS: Partial<Record<Code, number>> = {
-  [Code.Canceled]: 499,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Unavailable]: 503,
-  [Code.Unauthenticated]: 401,
-};
 
-function sendError(res: NodeResponse, err: ConnectError, extra: Record<string, string> = {}, status = HTTP_STATUS[err.code] ?? 500): void {
+function sendError(res: NodeResponse, err: ConnectError, extra: Record<string, string> = {}, status = httpStatusOf(err.code)): void {
   if (res.headersSent) {
     // The status line is gone: cutting the body short is how the client learns of it.
     res.destroy();
@@ -77,17 +62,6 @@ function pathParameter(query: URLSearchParams): string {
   return sandboxPath("path", value);
 }
 
-function drained(res: NodeResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
 
 export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
   async function authenticate(req: NodeRequest): Promise<Principal> {

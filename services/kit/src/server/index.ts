@@ -8,3 +8,4 @@ export { createServiceCore, createStartOnce } from "./service-core.js";
 export type { ServiceCore, ServiceCoreState } from "./service-core.js";
 export { openServiceStore } from "./service-store.js";
 export type { ServiceStore } from "./service-store.js";
+export { drained } from "./drain.js";
