@@ -1,0 +1,84 @@
+// `npm test`: the setup step, the type check, then every suite in turn, stopping at the first
+// that fails, and a closing line that counts the tests of all of them.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { addCounts, closingLine, countUnittest, countVitest, NO_TESTS, type TestCounts } from "./counts.js";
+
+const root = resolve(import.meta.dirname, "..", "..");
+
+interface Step {
+  readonly name: string;
+  readonly command: readonly string[];
+  /** Counts of the step's tests from its output; steps that run no tests leave it out. */
+  readonly count?: (output: string) => TestCounts | undefined;
+}
+
+// Runs a command with the terminal's output, keeping the tail of stderr (where unittest reports).
+function run(command: readonly string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(command[0]!, command.slice(1), { cwd: root, stdio: ["ignore", "inherit", "pipe"] });
+    let tail = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      tail = (tail + chunk.toString("utf8")).slice(-65_536);
+    });
+    child.once("error", fail);
+    child.once("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1), stderr: tail }));
+  });
+}
+
+async function main(): Promise<number> {
+  const reportDir = mkdtempSync(join(tmpdir(), "aiem-test-"));
+  const vitestReport = join(reportDir, "vitest.json");
+  const steps: Step[] = [
+    { name: "setup", command: ["npm", "run", "-s", "setup"] },
+    { name: "typecheck", command: ["npm", "run", "-s", "typecheck"] },
+    {
+      name: "vitest",
+      command: ["npx", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestReport}`],
+      count: () => countVitest(readFileSync(vitestReport, "utf8")),
+    },
+    ...["test:python", "test:official", "test:openapi"].map((name) => ({
+      name,
+      command: ["npm", "run", "-s", name],
+      count: countUnittest,
+    })),
+  ];
+  let total = NO_TESTS;
+  try {
+    for (const step of steps) {
+      const { code, stderr } = await run(step.command);
+      let counts: TestCounts | undefined;
+      try {
+        counts = step.count?.(stderr);
+      } catch {
+        counts = undefined;
+      }
+      if (counts) total = addCounts(total, counts);
+      if (code !== 0 || (step.count && !counts)) {
+        // A step that failed without counting a failure (it did not start, or a file did not load)
+        // still has to show in the closing line.
+        if (!counts || counts.failed === 0) total = addCounts(total, { passed: 0, failed: 1, skipped: 0 });
+        console.error(`npm test: ${step.name} failed (exit ${code})`);
+        console.log(closingLine(total));
+        return code === 0 ? 1 : code;
+      }
+    }
+  } finally {
+    rmSync(reportDir, { recursive: true, force: true });
+  }
+  console.log(closingLine(total));
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
