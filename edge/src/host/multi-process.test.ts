@@ -1,19 +1,14 @@
 // The parts as separate processes (`npm run start:service -- <part>`), sharing only PostgreSQL,
 // NATS and their APIs, pass the same smoke test as the all-in-one server. Needs DATABASE_URL
 // and NATS_URL, as separate processes cannot share the embedded database or bus.
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
 import { ConnectError } from "@aiem/kit/errors";
 import { loadOrCreateSigningKey, mintEmbeddedToken, principalName } from "@aiem/kit/identity";
+import { startLayout, type Layout } from "../testing/layout.js";
 import { smokeTest } from "../testing/smoke.js";
 import { landedParts } from "./modules.js";
-import { PARTS } from "./parts.js";
 
 const POLICY = `
 admins: [users/root]
@@ -25,77 +20,19 @@ workspaces:
 `;
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
-const entry = new URL("../start-service.ts", import.meta.url).pathname;
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-}
-
-// Starts one part on a free port and resolves with its URL once it logs "ready".
-function startPart(part: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ["--import", "tsx", entry, part], {
-    env: { ...process.env, ...env, AIEM_PORT: "0" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    const lines: string[] = [];
-    const timer = setTimeout(() => reject(new Error(`${part} did not start:\n${lines.join("\n")}`)), 60_000);
-    child.once("exit", (code) => reject(new Error(`${part} exited with ${code}:\n${lines.join("\n")}`)));
-    createInterface({ input: child.stderr! }).on("line", (line) => {
-      lines.push(line);
-      try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === "ready" && entry.url) {
-          clearTimeout(timer);
-          resolve({ child, url: entry.url });
-        }
-      } catch {
-        // not a log line
-      }
-    });
-  });
-}
 
 describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
-  const started: Started[] = [];
+  let layout: Layout;
   let dataDir: string;
   let edgeUrl: string;
   let policyFile: string;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "aiem-multi-"));
-    policyFile = join(dataDir, "policy.yaml");
-    await writeFile(policyFile, POLICY);
-    const suffix = randomBytes(4).toString("hex");
-    const env = {
-      AIEM_DATA_DIR: dataDir,
-      AIEM_DB_SCHEMA_SUFFIX: `_m${suffix}`,
-      AIEM_EVENTS_PREFIX: `m${suffix}`,
-      AIEM_POLICY_FILE: policyFile,
-      AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
-      AIEM_SANDBOX_WARM_POOL: "0",
-    };
-    // The sandbox reaches the catalogue (for secret values) where the edge does.
-    const catalogue = await startPart("catalogue", env);
-    started.push(catalogue);
-    const others = await Promise.all(
-      PARTS.filter((p) => p !== "catalogue").map(async (part) => [part, await startPart(part, { ...env, AIEM_CATALOGUE_URL: catalogue.url })] as const),
-    );
-    started.push(...others.map(([, s]) => s));
-    const urls = new Map<string, string>([["catalogue", catalogue.url], ...others.map(([p, s]) => [p, s.url] as [string, string])]);
-    const remotes = Object.fromEntries(PARTS.map((part) => [`AIEM_${part.toUpperCase()}_URL`, urls.get(part)!]));
-    const edge = await startPart("edge", { ...env, ...remotes });
-    started.push(edge);
-    edgeUrl = edge.url;
+    layout = await startLayout({ policy: POLICY, env: { AIEM_SANDBOX_WARM_POOL: "0" } });
+    ({ dataDir, edgeUrl, policyFile } = layout);
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all(
-      started.map(({ child }) => new Promise<void>((resolve) => (child.once("exit", () => resolve()), child.kill("SIGTERM")))),
-    );
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => layout?.stop());
 
   it("passes the smoke test through the edge", async () => {
     const token = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "root", admin: true });
@@ -173,7 +110,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   }, 120_000);
 
   it("stops each process gracefully on SIGTERM", async () => {
-    const last = started.pop()!;
+    const last = layout.parts.at(-1)!;
     const code = await new Promise<number | null>((resolve) => {
       last.child.once("exit", (c) => resolve(c));
       last.child.kill("SIGTERM");

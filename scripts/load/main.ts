@@ -1,0 +1,86 @@
+// `npm run load`: 100 concurrent clients drive a mixed read/write workload through the edge of
+// the multi-process layout on PostgreSQL and NATS for 60 s (autocannon), then report
+// throughput, latency percentiles, errors, and each process's memory at the end against the
+// start. Exits non-zero when any request failed.
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
+import { startLayout, type Layout } from "../../edge/src/testing/layout.js";
+import { mixedWorkload, prepareWorkload } from "./workload.js";
+
+const POLICY = `
+admins: [users/root]
+workspaces:
+  team-a:
+    members: [users/alice]
+`;
+
+function rssMiB(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+  return kib / 1024;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      connections: { type: "string", default: "100" },
+      duration: { type: "string", default: "60" },
+    },
+  });
+  const connections = Number(values.connections);
+  const duration = Number(values.duration);
+  if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
+    console.error("npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)");
+    return 2;
+  }
+
+  let layout: Layout | undefined;
+  try {
+    console.log("load: starting the catalogue, engine and sandbox parts and an edge, each in its own process");
+    layout = await startLayout({ policy: POLICY, env: { AIEM_LOG_LEVEL: "warn" } });
+    const token = await mintEmbeddedToken(await loadOrCreateSigningKey(layout.dataDir), { user: "alice" });
+    const fixture = await prepareWorkload(layout.edgeUrl, token);
+    const before = new Map(layout.parts.map((p) => [p.name, rssMiB(p.child.pid)]));
+
+    const workload = mixedWorkload(fixture);
+    console.log(`load: ${connections} clients, ${duration} s, ${workload.describe}`);
+    const result = await autocannon({
+      url: layout.edgeUrl,
+      connections,
+      duration,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      requests: workload.requests,
+    });
+
+    const failed = result.non2xx + result.errors + result.timeouts;
+    const rows: [string, string][] = [
+      ["requests", String(result.requests.total)],
+      ["throughput", `${result.requests.average.toFixed(0)} req/s`],
+      ["latency p50 / p99 / max", `${result.latency.p50} / ${result.latency.p99} / ${result.latency.max} ms`],
+      ["errors (non-2xx, socket errors, timeouts)", `${failed} (${result.non2xx}, ${result.errors}, ${result.timeouts}), ${((100 * failed) / Math.max(1, result.requests.total)).toFixed(3)} %`],
+    ];
+    for (const [what, value] of rows) console.log(`load: ${what.padEnd(42)} ${value}`);
+    for (const [kind, count] of workload.counts()) console.log(`load:   ${kind.padEnd(40)} ${count.ok} ok, ${count.failed} failed`);
+    for (const sample of workload.failures()) console.log(`load:   failed: ${sample}`);
+    for (const part of layout.parts) {
+      const start = before.get(part.name)!;
+      const end = rssMiB(part.child.pid);
+      console.log(`load: memory of ${part.name.padEnd(10)} ${start.toFixed(0)} MiB at the start, ${end.toFixed(0)} MiB at the end`);
+    }
+    return failed === 0 ? 0 : 1;
+  } finally {
+    await layout?.stop();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
