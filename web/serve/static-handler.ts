@@ -70,6 +70,14 @@ export function createDocsHandler(options: DocsHandlerOptions): DocsHandler {
     return entry;
   };
 
+  const plain = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
+    res.statusCode = status;
+    res.setHeader("Content-Type", "text/plain; charset=utf-8");
+    res.setHeader("Cache-Control", REVALIDATE);
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.end(text);
+  };
+
   const send = (req: IncomingMessage, res: ServerResponse, file: FileEntry, status: number, cacheControl: string) => {
     res.setHeader("Content-Type", contentTypes[extname(file.path)] ?? "application/octet-stream");
     res.setHeader("Cache-Control", cacheControl);
@@ -90,21 +98,26 @@ export function createDocsHandler(options: DocsHandlerOptions): DocsHandler {
       body = file.encodings.gzip;
       res.setHeader("Content-Encoding", "gzip");
     }
+    // The site may be rebuilt under a running server: a file gone since the lookup is a 404,
+    // never an exception out of the request handler.
+    let size: number;
+    try {
+      size = body === file.path ? file.size : statSync(body).size;
+    } catch {
+      res.removeHeader("Content-Encoding");
+      res.removeHeader("ETag");
+      plain(res, 404, "Not Found");
+      return;
+    }
     res.statusCode = status;
-    res.setHeader("Content-Length", body === file.path ? file.size : statSync(body).size);
+    res.setHeader("Content-Length", size);
     if (req.method === "HEAD") {
       res.end();
       return;
     }
-    createReadStream(body).pipe(res);
-  };
-
-  const plain = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
-    res.statusCode = status;
-    res.setHeader("Content-Type", "text/plain; charset=utf-8");
-    res.setHeader("Cache-Control", REVALIDATE);
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.end(text);
+    createReadStream(body)
+      .on("error", () => res.destroy())
+      .pipe(res);
   };
 
   return (req, res) => {
