@@ -336,6 +336,25 @@ export async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
+/** Polls `check` until it holds; fails after `timeoutMs`. */
+export async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(20)) {
+    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${check.toString()}`);
+  }
+}
+
+/** Polls a measure that may still grow until two reads 200 ms apart agree, and returns it. */
+export async function settled(measure: () => Promise<number>, timeoutMs = 15_000): Promise<number> {
+  let last = await measure();
+  for (const deadline = Date.now() + timeoutMs; ; ) {
+    await sleep(200);
+    const now = await measure();
+    if (now === last) return now;
+    if (Date.now() > deadline) throw new Error(`still changing after ${timeoutMs} ms (${last} -> ${now})`);
+    last = now;
+  }
+}
+
 export interface ExtraModule {
   readonly module: SandboxModule;
   readonly dataDir: string;
