@@ -16,6 +16,8 @@ workspaces:
     members: [users/alice]
 `;
 
+const SETTLE_MS = 10_000;
+
 function rssMiB(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
@@ -64,10 +66,15 @@ async function main(): Promise<number> {
     for (const [what, value] of rows) console.log(`load: ${what.padEnd(42)} ${value}`);
     for (const [kind, count] of workload.counts()) console.log(`load:   ${kind.padEnd(40)} ${count.ok} ok, ${count.failed} failed`);
     for (const sample of workload.failures()) console.log(`load:   failed: ${sample}`);
+    // Memory right after the load, and once the processes had a quiet while to collect garbage:
+    // growth that stays is what to look at.
+    const after = new Map(layout.parts.map((p) => [p.name, rssMiB(p.child.pid)]));
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const part of layout.parts) {
-      const start = before.get(part.name)!;
-      const end = rssMiB(part.child.pid);
-      console.log(`load: memory of ${part.name.padEnd(10)} ${start.toFixed(0)} MiB at the start, ${end.toFixed(0)} MiB at the end`);
+      const [start, end, settled] = [before.get(part.name)!, after.get(part.name)!, rssMiB(part.child.pid)];
+      console.log(
+        `load: memory of ${part.name.padEnd(10)} ${start.toFixed(0)} MiB at the start, ${end.toFixed(0)} MiB at the end, ${settled.toFixed(0)} MiB ${SETTLE_MS / 1000} s later`,
+      );
     }
     return failed === 0 ? 0 : 1;
   } finally {
