@@ -75,6 +75,8 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
       AIEM_POLICY_FILE: policyFile,
       AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
       AIEM_SANDBOX_WARM_POOL: "0",
+      // The parts are stopped (SIGTERM) at the end; their sandboxes must not outlive the test.
+      AIEM_SANDBOX_STOP_WITH_SERVICE: "true",
     };
     // The sandbox reaches the catalogue (for secret values) where the edge does.
     const catalogue = await startPart("catalogue", env);
