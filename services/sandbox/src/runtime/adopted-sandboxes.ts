@@ -67,6 +67,29 @@ export function childrenOf(pid: number): number[] {
 }
 
 /**
+ * Ends a kept sandbox from its record alone (its agent does not answer, so it cannot be
+ * adopted): its namespace's init, then bwrap, each only if it is still the recorded process.
+ */
+export function killRecorded(dir: string): void {
+  const file = path.join(dir, "sandbox.json");
+  let record: SandboxRecord;
+  try {
+    record = JSON.parse(fs.readFileSync(file, "utf8")) as SandboxRecord;
+  } catch {
+    return;
+  }
+  killNamespaceInit(record.init);
+  if (processStartTime(record.pid) === record.startTime) {
+    try {
+      process.kill(record.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  fs.rmSync(file, { force: true });
+}
+
+/**
  * A sandbox adopted from an earlier runtime: not a child of this process, so its end is seen by
  * polling its /proc entry (Node has no pidfd).
  */

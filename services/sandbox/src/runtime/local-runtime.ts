@@ -43,6 +43,7 @@ import {
   AdoptedProcess,
   childrenOf,
   killNamespaceInit,
+  killRecorded,
   namespaceInit,
   processStartTime,
   writeRecord,
@@ -617,8 +618,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (pending) await pending.catch(() => undefined);
     if (keepRunning && isolation === "bwrap" && !running.has(sandboxId)) {
       // Left running by an earlier runtime: take it over to end it. One whose agent is gone
-      // needs nothing more than its record removed.
-      await adopt(sandboxId, dir).catch(() => undefined);
+      // needs nothing more than its record removed; one whose agent does not answer is ended
+      // from its record.
+      await adopt(sandboxId, dir).catch(() => killRecorded(dir));
     }
     const entry = running.get(sandboxId);
     if (!entry) return;
