@@ -17,6 +17,7 @@ import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { createTestDatabase } from "@aiem/kit/testing";
 import { findBwrap } from "./runtime/bwrap.js";
+import { detectLimitSupport, runtimeCgroupName } from "./runtime/limits.js";
 import { destroyLeftSandboxes, readNdjson } from "./testing.js";
 
 const MAIN = new URL("../../../edge/src/main.ts", import.meta.url).pathname;
@@ -195,11 +196,17 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
     expect(Buffer.from((await ok("GET", `/v1/${c.process}:readOutput`)).data, "base64").toString()).toBe(expected);
   }
 
-  // Deleting an adopted sandbox removes it from the host too.
+  // Deleting an adopted sandbox removes it from the host too: its files, and its cgroups, which
+  // the kernel removes only once no process is left in them. The service is a child of this
+  // process, so its sandboxes' cgroups are made under the same ones.
+  const cgroups = Object.values(detectLimitSupport({ useCgroups: true, useStorageImages: false }).cgroup?.parents ?? {});
+  const group = runtimeCgroupName(dataDir);
+  for (const c of counters) for (const parent of cgroups) expect(fs.existsSync(path.join(parent, group, c.uid))).toBe(true);
   for (const c of counters) await ok("DELETE", `/v1/${c.sandbox}`);
   for (const c of counters) {
     await until(`${c.sandbox} to be deleted`, async () => ((await rest("GET", `/v1/${c.sandbox}`)).status === 404 ? true : undefined));
     expect(fs.existsSync(path.join(dataDir, "sandboxes", c.uid))).toBe(false);
+    for (const parent of cgroups) expect(fs.existsSync(path.join(parent, group, c.uid))).toBe(false);
   }
 }
 
