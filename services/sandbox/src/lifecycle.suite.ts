@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { SandboxEngine_PendingReason, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
@@ -227,6 +228,30 @@ describe("sandbox lifecycle", () => {
     expect(unb64(ok(await h.rest("GET", `/v1/${counter.name}:readOutput`)).data).toString()).toBe(expected);
     expect(unb64(ok(await h.rest("GET", `/v1/${done.process.name}:readOutput`)).data).toString()).toBe("before\n");
     expect((await h.run(sb.name, "echo", ["after"])).output).toBe("after\n");
+  });
+
+  it("after a restart of the service, starts unconfined sandboxes again on their files: their processes ended with it", async () => {
+    const loose = await startExtraModule(h, "unconfined-restart", { bwrapPath: "/nonexistent/bwrap", unconfined: true });
+    try {
+      const c = await loose.clients("alice");
+      const sb = await createVia(c, "loose-restart");
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
+      await c.filesystem.writeFile({ name: sb.name, path: "/workspace/kept.txt", content: Buffer.from("kept"), createParentDirectories: true });
+      const p = (await c.processes.createProcess({ parent: sb.name, autoRun: true, process: { command: "sh", args: ["-c", "echo $$; exec sleep 30"] } })).process!;
+      const pid = Number(
+        await waitFor(async () => Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data).toString().trim() || undefined),
+      );
+      await loose.module.stop();
+      // Nothing unconfined outlives the service: the process is gone with its agent.
+      expect(processStartTime(pid)).toBeUndefined();
+      await loose.module.start();
+      expect(await stateOf(c, sb.name)).toBe(SandboxEngine_State.RUNNING);
+      expect((await c.processes.getProcess({ name: p.name })).process).toMatchObject({ state: Process_State.FAILED, exitCode: 137 });
+      expect(Buffer.from((await c.filesystem.readFile({ name: sb.name, path: "/workspace/kept.txt" })).content).toString()).toBe("kept");
+      await c.engines.deleteSandboxEngine({ name: sb.name });
+    } finally {
+      await loose.stop();
+    }
   });
 
   it("after a restart of the service, marks FAILED a sandbox whose agent ended while the service was down", async () => {

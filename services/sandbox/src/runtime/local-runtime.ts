@@ -678,6 +678,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     async close(closeOptions = {}) {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
       if (keepRunning && closeOptions.stopSandboxes !== true) {
+        // Unconfined sandboxes are never kept (their processes would outlive the agent's end
+        // in groups of their own): stopped as without the option.
+        await Promise.all([...running].filter(([, e]) => e.handle.isolation !== "bwrap").map(([id]) => stop(id)));
         // Left running for the next runtime to adopt: only this runtime's hold on them ends.
         for (const entry of running.values()) {
           entry.released = true;
