@@ -64,6 +64,8 @@ async function serve(options: ServerOptions): Promise<void> {
               driveDir: path.join(dataDir, "drive"),
               outputLimitBytes: 128 << 20,
               warmPoolSize: options.warmPool,
+              // Nothing a benchmark starts may outlive it.
+              stopWithService: true,
             },
           })),
       },

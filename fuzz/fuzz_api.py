@@ -46,6 +46,8 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("AIEM_")}
         self.env.update({"AIEM_HOST": "127.0.0.1", "AIEM_PORT": "0", "AIEM_DATA_DIR": self.data_dir, "AIEM_SEED_DEMO": "true"})
+        # Sandboxes outlive a stopped server by default; the data directory goes with it here.
+        self.env["AIEM_SANDBOX_STOP_WITH_SERVICE"] = "true"
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
             suffix = secrets.token_hex(4)
             self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_fz{suffix}"

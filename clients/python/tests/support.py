@@ -116,6 +116,8 @@ class TestServer:
             "AIEM_SEED_DEMO": os.environ.get("AIEM_SEED_DEMO", "true"),
             # These suites test the API and its clients, not H2O-3: H2O engines run the stand-in.
             "AIEM_H2O_SERVER": "stand-in",
+            # Sandboxes outlive a stopped server by default; the data directory goes with it here.
+            "AIEM_SANDBOX_STOP_WITH_SERVICE": "true",
         })
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
             self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_py{suffix}"

@@ -78,6 +78,8 @@ export async function startLayout(options: LayoutOptions): Promise<Layout> {
     AIEM_EVENTS_PREFIX: `m${suffix}`,
     AIEM_POLICY_FILE: policyFile,
     AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
+    // stop() ends the parts with SIGTERM; their sandboxes must not outlive the layout.
+    AIEM_SANDBOX_STOP_WITH_SERVICE: "true",
     ...options.env,
   };
   const parts: StartedPart[] = [];

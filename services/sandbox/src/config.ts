@@ -28,6 +28,12 @@ export interface SandboxSettings {
   readonly keepAliveMs?: number;
   /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
   readonly agentCacheDir?: string;
+  /**
+   * AIEM_SANDBOX_STOP_WITH_SERVICE: a normal stop of the service (SIGTERM) stops every sandbox,
+   * ending its processes. Default false: confined sandboxes run on, and the next start of the
+   * service adopts them (rolling restarts); after a crash they run on either way.
+   */
+  readonly stopWithService?: boolean;
   /** The bwrap binary (tests point it at a missing file); found on PATH when unset. */
   readonly bwrapPath?: string;
 }
@@ -53,5 +59,6 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     driveDir: path.resolve(readString(env, "AIEM_DRIVE_DIR", { default: path.join(common.dataDir, "drive") })),
     outputLimitBytes: readInt(env, "AIEM_SANDBOX_OUTPUT_LIMIT_BYTES", { default: 16 * MIB, min: 64 * 1024, max: 1024 * MIB }),
     warmPoolSize: readInt(env, "AIEM_SANDBOX_WARM_POOL", { default: 1, min: 0, max: 64 }),
+    stopWithService: readBool(env, "AIEM_SANDBOX_STOP_WITH_SERVICE", { default: false }),
   };
 }

@@ -1,13 +1,15 @@
-// The sandbox lifecycle beyond single calls: a restart of the service (sandboxes that ran run
-// again on their files), an agent that dies, a start that fails, a machine without bubblewrap
+// The sandbox lifecycle beyond single calls: a restart of the service (sandboxes that ran are
+// adopted, their processes running on; one whose agent died meanwhile is FAILED), an agent that dies, a start that fails, a machine without bubblewrap
 // (refused unless the operator opts into unconfined sandboxes, where the agent's path resolution
 // is the only wall), and warm sandboxes. Restarts the shared module, so this suite runs last.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { SandboxEngine_PendingReason, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
 import { AGENT_CACHE, b64, expectError, ok, sharedHarness, sleep, startExtraModule, unb64, WS, type ExtraClients, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
@@ -51,8 +53,13 @@ describe("sandbox lifecycle", () => {
     const sb = await h.createSandbox("crash");
     const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
     const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
-    process.kill(h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid, "SIGKILL");
+    const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
+    const inits = childrenOf(bwrapPid);
+    expect(inits.length).toBe(1);
+    process.kill(bwrapPid, "SIGKILL");
     await h.waitState(sb.name, "STATE_FAILED");
+    // Its bwrap alone was killed: the runtime ends the rest of the sandbox (its PID namespace).
+    await waitFor(async () => processStartTime(inits[0]!) === undefined);
     expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
     expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/`), "FAILED_PRECONDITION", "STATE_FAILED");
     expect(ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine.state).toBe("STATE_TERMINATING");
@@ -199,23 +206,68 @@ describe("sandbox lifecycle", () => {
     }
   });
 
-  it("after a restart of the service, runs the sandboxes that ran again, on their files; their processes ended", async () => {
+  it("after a restart of the service, adopts the sandboxes that ran: processes run on, and none of their output is lost", async () => {
     const sb = await h.createSandbox("restart");
     ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/kept.txt", content: b64("kept") } }));
-    const running = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
+    const lines = 30;
+    const counter = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, {
+        body: { command: "sh", args: ["-c", `i=0; while [ $i -lt ${lines} ]; do echo $i; i=$((i+1)); sleep 0.05; done`] },
+      }),
+    ).process;
     const done = await h.run(sb.name, "echo", ["before"]);
+    await waitFor(async () => unb64(ok(await h.rest("GET", `/v1/${counter.name}:readOutput`)).data).length > 0);
     await h.sandbox.stop();
     expectError(await h.rest("GET", `/v1/${sb.name}`), "UNAVAILABLE");
     await h.sandbox.start();
-    const stat = await waitFor(async () => {
-      const r = await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/kept.txt`);
-      return r.status === 200 ? r : undefined;
-    });
-    expect(unb64(stat.body.content).toString()).toBe("kept");
     expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
-    expect(ok(await h.rest("GET", `/v1/${running.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
-    expect(ok(await h.rest("GET", `/v1/${done.process.name}`)).process).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
-    expectError(await h.rest("GET", `/v1/${done.process.name}:readOutput`), "FAILED_PRECONDITION", "lost");
+    expect(unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/kept.txt`)).content).toString()).toBe("kept");
+    // The counter ran on through the restart; its end is recorded by the new process of the service.
+    expect(ok(await h.rest("POST", `/v1/${counter.name}:wait`, { body: {} })).process).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
+    const expected = Array.from({ length: lines }, (_, i) => `${i}\n`).join("");
+    expect(unb64(ok(await h.rest("GET", `/v1/${counter.name}:readOutput`)).data).toString()).toBe(expected);
+    expect(unb64(ok(await h.rest("GET", `/v1/${done.process.name}:readOutput`)).data).toString()).toBe("before\n");
     expect((await h.run(sb.name, "echo", ["after"])).output).toBe("after\n");
+  });
+
+  it("after a restart of the service, starts unconfined sandboxes again on their files: their processes ended with it", async () => {
+    const loose = await startExtraModule(h, "unconfined-restart", { bwrapPath: "/nonexistent/bwrap", unconfined: true });
+    try {
+      const c = await loose.clients("alice");
+      const sb = await createVia(c, "loose-restart");
+      await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
+      await c.filesystem.writeFile({ name: sb.name, path: "/workspace/kept.txt", content: Buffer.from("kept"), createParentDirectories: true });
+      const p = (await c.processes.createProcess({ parent: sb.name, autoRun: true, process: { command: "sh", args: ["-c", "echo $$; exec sleep 30"] } })).process!;
+      const pid = Number(
+        await waitFor(async () => Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data).toString().trim() || undefined),
+      );
+      await loose.module.stop();
+      // Nothing unconfined outlives the service: the process is gone with its agent.
+      expect(processStartTime(pid)).toBeUndefined();
+      await loose.module.start();
+      expect(await stateOf(c, sb.name)).toBe(SandboxEngine_State.RUNNING);
+      expect((await c.processes.getProcess({ name: p.name })).process).toMatchObject({ state: Process_State.FAILED, exitCode: 137 });
+      expect(Buffer.from((await c.filesystem.readFile({ name: sb.name, path: "/workspace/kept.txt" })).content).toString()).toBe("kept");
+      await c.engines.deleteSandboxEngine({ name: sb.name });
+    } finally {
+      await loose.stop();
+    }
+  });
+
+  it("after a restart of the service, marks FAILED a sandbox whose agent ended while the service was down", async () => {
+    const sb = await h.createSandbox("died-meanwhile");
+    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
+    const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
+    await h.sandbox.stop();
+    // The whole sandbox ends with nobody watching: its namespace's init, then bwrap.
+    for (const init of childrenOf(bwrapPid)) process.kill(init, "SIGKILL");
+    await waitFor(async () => processStartTime(bwrapPid) === undefined);
+    await h.sandbox.start();
+    await h.waitState(sb.name, "STATE_FAILED");
+    const reason = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("failure_reason").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    expect((reason as { failure_reason: string }).failure_reason).toContain("ended while the service was not running");
+    expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
+    ok(await h.rest("DELETE", `/v1/${sb.name}`));
   });
 });

@@ -1,8 +1,10 @@
 // Drives every sandbox engine from the state the API recorded towards the one it asked for:
 // starts agents through the runtime, stops and deletes them, terminates idle sandboxes and those
-// that reached their running limit (counted from when they first ran), notices
-// agents that died, and after a restart of the service starts again the sandboxes that were
-// running (their agents die with the service; their files remain). Work on one sandbox is
+// that reached their running limit (counted from when they first ran), and notices
+// agents that died. After a restart of the service it adopts the agents of the sandboxes that
+// were running (confined agents outlive the service, with their processes and output), marks
+// FAILED those whose agent ended meanwhile, and starts again, on their files, the unconfined
+// ones (their agents die with the service; their running processes end). Work on one sandbox is
 // serialised; a sweep every `intervalMs` catches everything a kick may have missed.
 //
 // Activity, which keeps a sandbox from being idle, is kept in memory (every call on the sandbox,
@@ -14,7 +16,7 @@ import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import type { LocalSandboxRuntime, SandboxHandle, SandboxLimits } from "./runtime/index.js";
+import { SandboxRuntimeError, type LocalSandboxRuntime, type SandboxHandle, type SandboxLimits } from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
 import {
   enqueueSandboxState,
@@ -82,6 +84,13 @@ export interface LifecycleOptions {
   readonly warmPoolSize: number;
   /** Called after the live processes of a sandbox were ended (its agent stopped). */
   readonly onProcessesEnded?: (uid: string) => void;
+  /** Called when the agent of a running sandbox was adopted after a restart: its processes run on. */
+  readonly onAdopted?: (uid: string) => Promise<void> | void;
+  /**
+   * Whether stop() ends every sandbox's agent (and its processes) instead of leaving them running
+   * for the next start of the service to adopt. Default false.
+   */
+  readonly stopSandboxesOnStop?: boolean;
 }
 
 export interface Lifecycle {
@@ -288,15 +297,18 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       .finally(() => failing.delete(uid));
   }
 
-  async function startAgent(row: SandboxRow): Promise<{ ok: true } | { ok: false; reason: string }> {
+  type Started = { ok: true; adopted: boolean } | { ok: false; reason: string; agentGone: boolean };
+
+  async function startAgent(row: SandboxRow): Promise<Started> {
     // The limits come from the template as it was when the sandbox was created.
     const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
     try {
-      await runtime.start(row.runtime_id, { limits, onLaunched: () => launched.add(row.uid) });
+      const handle = await runtime.start(row.runtime_id, { limits, onLaunched: () => launched.add(row.uid) });
       owners.set(row.runtime_id, row.uid);
-      return { ok: true };
+      return { ok: true, adopted: handle.adopted };
     } catch (err) {
-      return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+      const agentGone = err instanceof SandboxRuntimeError && err.code === "agent-gone";
+      return { ok: false, reason: err instanceof Error ? err.message : String(err), agentGone };
     }
   }
 
@@ -342,7 +354,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
     // desired running
     if (state === S.STARTING) {
-      const started = await startAgent(row);
+      let started = await startAgent(row);
+      // Its agent was started by a service that died before recording it running, and has ended
+      // since: no process ran in it yet, so nothing is lost by starting it afresh.
+      if (!started.ok && started.agentGone) started = await startAgent(row);
       const moved = await context
         .write(async (trx) =>
           started.ok
@@ -361,15 +376,35 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       return;
     }
     if (state === S.RUNNING && !runtime.isRunning(row.runtime_id) && !failing.has(uid)) {
-      // The agent died with an earlier process of this service: start it again on the same
-      // files; its processes were killed with it.
+      // Not held by this process of the service: an earlier one left it. Its agent is adopted
+      // when it runs on (confined sandboxes outlive the service), with its processes and their
+      // output; one whose agent ended meanwhile is FAILED, not started again with its processes
+      // lost. Only an agent that was never meant to outlive the service (unconfined, or started
+      // by a version without adoption) is started again on the same files.
       const started = await startAgent(row);
+      if (started.ok && started.adopted) {
+        touch(uid);
+        logger.info("adopted a sandbox's agent left running by an earlier process of the service", { sandbox: row.name });
+        try {
+          await options.onAdopted?.(uid);
+        } catch (err) {
+          logger.error("could not follow an adopted sandbox's processes", { sandbox: row.name, error: String(err) });
+        }
+        hub.notify(sandboxKey(uid));
+        return;
+      }
+      const reason =
+        !started.ok && started.agentGone
+          ? "the sandbox's agent ended while the service was not running; its processes ended with it"
+          : !started.ok
+            ? started.reason
+            : undefined;
       const kept = await context.write(async (trx) => {
         const at = now();
         const current = await loadSandboxByUid(trx, uid, true);
         if (!current || current.state !== sandboxStateName(S.RUNNING) || current.desired !== "running") return false;
         await failLiveProcesses(trx, current, at);
-        if (!started.ok) await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: started.reason });
+        if (reason !== undefined) await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: reason });
         else await trx.updateTable("sandbox_engines").set({ last_activity: at }).where("uid", "=", uid).execute();
         return started.ok;
       });
@@ -384,7 +419,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
         touch(uid);
         logger.info("restarted a sandbox whose agent was gone", { sandbox: row.name });
       } else {
-        logger.warn("a sandbox could not be restarted", { sandbox: row.name, reason: started.reason });
+        logger.warn(started.agentGone ? "a sandbox's agent ended while the service was not running" : "a sandbox could not be restarted", {
+          sandbox: row.name,
+          reason,
+        });
       }
       options.onProcessesEnded?.(uid);
       hub.notify(sandboxKey(uid));
@@ -423,7 +461,8 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     return entry.done;
   }
 
-  async function sweep(): Promise<void> {
+  /** One pass over every live sandbox; the passes it kicks are added to `kicked` when given. */
+  async function sweep(kicked?: Promise<void>[]): Promise<void> {
     const rows = (await db()
       .selectFrom("sandbox_engines")
       .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "max_running_ms", "start_time", "last_activity", "name"])
@@ -437,7 +476,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       if (stopped) return;
       const state = sandboxStateOf(row.state);
       if (state !== S.RUNNING || row.desired !== "running" || !runtime.isRunning(row.runtime_id)) {
-        if (!queues.has(row.uid) && !failing.has(row.uid)) void kick(row.uid);
+        if (!queues.has(row.uid) && !failing.has(row.uid)) {
+          const pass = kick(row.uid);
+          kicked?.push(pass);
+        }
         continue;
       }
       const maxIdle = Number(row.max_idle_ms);
@@ -485,7 +527,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     async start() {
       stopped = false;
       await removeStalePoolDirs();
-      await sweep();
+      // Sandboxes left running are adopted before the service says it is ready, so that no call
+      // finds a running sandbox without its agent.
+      const kicked: Promise<void>[] = [];
+      await sweep(kicked);
+      await Promise.all(kicked);
       await prewarm();
       schedule();
     },
@@ -495,7 +541,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       await sweeping;
       await Promise.all([...queues.values()].map((q) => q.done));
       pool.clear();
-      await runtime.close();
+      await runtime.close({ stopSandboxes: options.stopSandboxesOnStop === true });
     },
     kick,
     handle: (row) => runtime.get(row.runtime_id),

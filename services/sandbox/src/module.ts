@@ -92,8 +92,12 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       cacheDir: settings.agentCacheDir ?? path.join(deps.config.dataDir, "agent-cache"),
       outputLimitBytes: settings.outputLimitBytes,
       keepAliveMs: settings.keepAliveMs ?? 5_000,
+      // Confined sandboxes outlive the service and are adopted by its next start; unconfined
+      // ones cannot (the runtime ignores the option for them; see docs/decisions.md).
+      keepRunning: true,
       onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
     });
+  let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
   const life = createLifecycle({
     context,
     runtime,
@@ -101,6 +105,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     hub,
     intervalMs: settings.reconcileIntervalMs ?? 1_000,
     warmPoolSize: settings.warmPoolSize,
+    stopSandboxesOnStop: settings.stopWithService === true,
+    onAdopted: (uid) => followRunning?.(uid),
   });
   lifecycle = life;
   let catalogue: CatalogueReadModel | undefined;
@@ -119,6 +125,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
   };
+  followRunning = handlers.processes.followRunning;
 
   let store: ServiceStore | undefined;
   let ready = false;

@@ -95,6 +95,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
   const db = () => context.database().db;
   /** Watchers of running processes, by process key; resolved when the end is recorded and the output sealed. */
   const watches = new Map<string, Promise<ProcessRow | undefined>>();
+  /** The agent connection each watcher follows, by process key. */
+  const watchedWith = new Map<string, SandboxHandle>();
   /** Processes being started, so two start calls cannot both start one. */
   const starting = new Set<string>();
 
@@ -195,10 +197,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const [ended] = await Promise.all([recorded, sealed]);
       return ended;
     })().finally(() => {
-      watches.delete(key);
+      if (watches.get(key) === done) {
+        watches.delete(key);
+        watchedWith.delete(key);
+      }
       hub.notify(key);
     });
     watches.set(key, done);
+    watchedWith.set(key, handle);
   }
 
   /** Waits until the process has ended and its output is complete (or `signal` aborts). */
@@ -246,6 +252,27 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const handle = sandbox ? deps.lifecycle.handle(sandbox) : undefined;
       if (sandbox && handle && row.agent_id && !watches.has(processKey(sandboxUid, row.id))) watch(sandbox, row, handle);
     });
+  }
+
+  /**
+   * Follows again the processes of a sandbox whose agent was adopted after a restart of the
+   * service: they ran on meanwhile; their ends (also those that came during the outage) are
+   * recorded as for any other.
+   */
+  async function followRunning(sandboxUid: string): Promise<void> {
+    const sandbox = await loadSandboxByUid(db(), sandboxUid);
+    const handle = sandbox ? lifecycle.handle(sandbox) : undefined;
+    if (!sandbox || !handle) return;
+    const rows = (await db()
+      .selectFrom("processes")
+      .selectAll()
+      .where("sandbox_uid", "=", sandboxUid)
+      .where("state", "=", processStateName(P.RUNNING))
+      .execute()) as ProcessRow[];
+    for (const row of rows) {
+      // A watcher of the agent's previous hold ends as its connection closed; this one replaces it.
+      if (row.agent_id && watchedWith.get(processKey(sandboxUid, row.id)) !== handle) watch(sandbox, row, handle);
+    }
   }
 
   function outputUnavailable(call: SandboxCall, row: ProcessRow): ConnectError {
@@ -309,6 +336,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
   }
 
   return {
+    followRunning,
+
     async createProcess(req: CreateProcessRequest, ctx: HandlerContext) {
       const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.processes, Action.CREATE);
       if (!req.process) throw requiredField("process");

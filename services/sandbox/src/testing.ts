@@ -2,6 +2,7 @@
 // catalogue and the sandbox service in it (PGlite and the in-process bus, or PostgreSQL and NATS
 // when DATABASE_URL / NATS_URL are set), REST helpers, fixtures, and a record of every event and
 // log line the two modules produced, to prove what never appears in them.
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -22,6 +23,7 @@ import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_ser
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import type { SandboxSettings } from "./config.js";
 import { createSandboxModule, type SandboxModule, type SandboxModuleDeps } from "./module.js";
+import { createLocalSandboxRuntime } from "./runtime/index.js";
 
 export const TEST_POLICY = `
 admins: [users/root]
@@ -280,6 +282,8 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
     async stop() {
       await replay.stop();
       const schemas = [sandbox?.database?.schema, catalogue?.database?.schema, ...harness.extraSchemas].filter((s): s is string => !!s);
+      await host.host.stop();
+      await destroyLeftSandboxes(host.dataDir);
       await host.stop();
       if (process.env["DATABASE_URL"] && schemas.length > 0) {
         const admin = await createTestDatabase("sandbox_rest_cleanup");
@@ -330,6 +334,22 @@ export async function readNdjson(res: Response, until?: (line: any, all: any[]) 
   }
   if (pending.trim()) lines.push(JSON.parse(pending));
   return lines;
+}
+
+/**
+ * Ends and removes every sandbox under `dataDir`: a stopped service leaves its sandboxes running
+ * for its next start, and a test must not leave them behind.
+ */
+export async function destroyLeftSandboxes(dataDir: string): Promise<void> {
+  let ids: string[];
+  try {
+    ids = await fs.promises.readdir(path.join(dataDir, "sandboxes"));
+  } catch {
+    return;
+  }
+  const runtime = createLocalSandboxRuntime({ dataDir, cacheDir: AGENT_CACHE, keepRunning: true });
+  for (const id of ids) await runtime.destroy(id).catch(() => undefined);
+  await runtime.close({ stopSandboxes: true });
 }
 
 export async function sleep(ms: number): Promise<void> {
@@ -428,6 +448,9 @@ export async function startExtraModule(
         metrics: createClient(MetricsService, transport),
       };
     },
-    stop: () => module.stop(),
+    async stop() {
+      await module.stop();
+      await destroyLeftSandboxes(dataDir);
+    },
   };
 }

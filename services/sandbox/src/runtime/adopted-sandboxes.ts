@@ -16,6 +16,28 @@ export interface SandboxRecord {
   readonly applied: AppliedLimits;
   readonly layers: SandboxHandle["layers"];
   readonly hostUid: number;
+  /** The init of the sandbox's PID namespace (bwrap's child), by pid and start time. */
+  readonly init?: { readonly pid: number; readonly startTime: string } | undefined;
+}
+
+/** The init of the PID namespace under a confined sandbox's bwrap. */
+export function namespaceInit(bwrapPid: number): SandboxRecord["init"] {
+  const [pid] = childrenOf(bwrapPid);
+  const startTime = pid === undefined ? undefined : processStartTime(pid);
+  return pid === undefined || startTime === undefined ? undefined : { pid, startTime };
+}
+
+/**
+ * Ends what is left of a sandbox whose bwrap ended: without --die-with-parent its namespace's
+ * init outlives bwrap, and the kernel ends every process of the namespace with that init.
+ */
+export function killNamespaceInit(init: SandboxRecord["init"]): void {
+  if (!init || processStartTime(init.pid) !== init.startTime) return;
+  try {
+    process.kill(init.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 export function writeRecord(dir: string, record: SandboxRecord): void {
@@ -42,6 +64,29 @@ export function childrenOf(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Ends a kept sandbox from its record alone (its agent does not answer, so it cannot be
+ * adopted): its namespace's init, then bwrap, each only if it is still the recorded process.
+ */
+export function killRecorded(dir: string): void {
+  const file = path.join(dir, "sandbox.json");
+  let record: SandboxRecord;
+  try {
+    record = JSON.parse(fs.readFileSync(file, "utf8")) as SandboxRecord;
+  } catch {
+    return;
+  }
+  killNamespaceInit(record.init);
+  if (processStartTime(record.pid) === record.startTime) {
+    try {
+      process.kill(record.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  fs.rmSync(file, { force: true });
 }
 
 /**

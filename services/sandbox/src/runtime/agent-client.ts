@@ -113,7 +113,8 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
 
   close(): void {
     this.#closed = true;
-    this.#session?.destroy();
+    // With an error, so that streams in flight fail instead of waiting for an end that never comes.
+    this.#session?.destroy(new ConnectError("the connection to the sandbox agent was closed", Code.Unavailable));
     this.#session = undefined;
   }
 }

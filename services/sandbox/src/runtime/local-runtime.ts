@@ -39,7 +39,16 @@ import {
   ensureStorageImage,
   runtimeCgroupName,
 } from "./limits.js";
-import { AdoptedProcess, childrenOf, processStartTime, writeRecord, type SandboxRecord } from "./adopted-sandboxes.js";
+import {
+  AdoptedProcess,
+  childrenOf,
+  killNamespaceInit,
+  killRecorded,
+  namespaceInit,
+  processStartTime,
+  writeRecord,
+  type SandboxRecord,
+} from "./adopted-sandboxes.js";
 import {
   SandboxRuntimeError,
   type IsolationMode,
@@ -85,6 +94,8 @@ interface Running {
   cgroup: SandboxCgroup | undefined;
   stopping: Promise<void> | undefined;
   stopRequested: boolean;
+  /** Left running by close() for the next runtime: what becomes of it is no longer this runtime's. */
+  released: boolean;
 }
 
 export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): LocalSandboxRuntime {
@@ -363,9 +374,13 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
     let entry: Running | undefined;
     let startFinished = false;
+    let init: SandboxRecord["init"];
     child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+      // The launcher reports what it started as gone when it closes; a released sandbox runs on.
+      if (entry?.released) return;
       const requested = entry?.stopRequested ?? !startFinished;
       const exit: SandboxExit = { code, signal, requested };
+      if (keepRunning) killNamespaceInit(init);
       if (entry) {
         entry.connection.close();
         if (running.get(sandboxId) === entry) running.delete(sandboxId);
@@ -450,18 +465,22 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       },
       hostUid,
       startMs: performance.now() - begin,
+      adopted: false,
       exited,
       openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
       cgroupUsage: () => cgroup?.usage() ?? {},
       stop: () => stop(sandboxId),
     };
-    entry = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };
+    entry = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false, released: false };
     startFinished = true;
     if (child.exitCode !== null || child.signalCode !== null) {
       return failStart("the agent exited right after it started");
     }
     running.set(sandboxId, entry);
-    if (keepRunning && confined) writeRecord(dir, { pid: child.pid!, startTime: processStartTime(child.pid!)!, limits, applied, layers: handle.layers, hostUid });
+    if (keepRunning && confined) {
+      init = namespaceInit(child.pid!);
+      writeRecord(dir, { pid: child.pid!, startTime: processStartTime(child.pid!)!, limits, applied, layers: handle.layers, hostUid, init });
+    }
     return handle;
   }
 
@@ -475,6 +494,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       return undefined;
     }
     if (processStartTime(record.pid) !== record.startTime) {
+      killNamespaceInit(record.init);
       fs.rmSync(recordPath, { force: true });
       throw new SandboxRuntimeError(
         "agent-gone",
@@ -506,14 +526,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       layers: record.layers,
       hostUid: record.hostUid,
       startMs: performance.now() - begin,
+      adopted: true,
       exited,
       openTunnel: (port, callOptions) => openTunnel(connection.client, port, callOptions),
       cgroupUsage: () => cgroup?.usage() ?? {},
       stop: () => stop(sandboxId),
     };
-    const entry: Running = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false };
+    const entry: Running = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false, released: false };
     child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
       const exit: SandboxExit = { code, signal, requested: entry.stopRequested };
+      killNamespaceInit(record.init);
       connection.close();
       if (running.get(sandboxId) === entry) running.delete(sandboxId);
       fs.rmSync(recordPath, { force: true });
@@ -596,8 +618,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (pending) await pending.catch(() => undefined);
     if (keepRunning && isolation === "bwrap" && !running.has(sandboxId)) {
       // Left running by an earlier runtime: take it over to end it. One whose agent is gone
-      // needs nothing more than its record removed.
-      await adopt(sandboxId, dir).catch(() => undefined);
+      // needs nothing more than its record removed; one whose agent does not answer is ended
+      // from its record.
+      await adopt(sandboxId, dir).catch(() => killRecorded(dir));
     }
     const entry = running.get(sandboxId);
     if (!entry) return;
@@ -652,11 +675,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     isRunning: (sandboxId) => running.has(sandboxId),
     stop,
     destroy,
-    async close() {
+    async close(closeOptions = {}) {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
-      if (keepRunning) {
+      if (keepRunning && closeOptions.stopSandboxes !== true) {
+        // Unconfined sandboxes are never kept (their processes would outlive the agent's end
+        // in groups of their own): stopped as without the option.
+        await Promise.all([...running].filter(([, e]) => e.handle.isolation !== "bwrap").map(([id]) => stop(id)));
         // Left running for the next runtime to adopt: only this runtime's hold on them ends.
         for (const entry of running.values()) {
+          entry.released = true;
           entry.connection.close();
           if (entry.child instanceof AdoptedProcess) entry.child.release();
         }

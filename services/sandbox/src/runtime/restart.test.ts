@@ -46,7 +46,7 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
 
   afterAll(async () => {
     const runtime = adopter();
-    for (const id of ["a", "b", "c", "gone"]) await runtime.destroy(id).catch(() => undefined);
+    for (const id of ["a", "b", "c", "gone", "mute"]) await runtime.destroy(id).catch(() => undefined);
     await Promise.all(runtimes.map((r) => r.close()));
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -113,5 +113,29 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     const again = await runtime.start("gone");
     expect((await again.client.health({})).version).toBeTruthy();
     await runtime.destroy("gone");
+  });
+
+  it("ends a sandbox left running whose agent does not answer, from its record, when it is destroyed", async () => {
+    const holder = startHolder(["mute"]);
+    const pids = await holder.pids;
+    holder.child.kill("SIGKILL");
+    await holder.exited;
+    const bwrapPid = pids.get("mute")!;
+    const [init] = fs.readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8").trim().split(/\s+/).map(Number);
+    // Every process under the namespace's init is stopped: the agent cannot answer.
+    const stopped = fs.readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim().split(/\s+/).map(Number);
+    for (const pid of stopped) process.kill(pid, "SIGSTOP");
+    const runtime = createLocalSandboxRuntime({ dataDir, cacheDir, uidRangeRegistry: registry, keepRunning: true, startTimeoutMs: 500 });
+    runtimes.push(runtime);
+    const error = await runtime.start("mute").catch((e: unknown) => e);
+    expect((error as SandboxRuntimeError).code).toBe("start-failed");
+    await runtime.destroy("mute");
+    const gone = (pid: number) => !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const deadline = Date.now() + 5_000;
+    while (![bwrapPid, init!, ...stopped].every(gone)) {
+      if (Date.now() > deadline) throw new Error("the sandbox did not end");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(fs.existsSync(path.join(dataDir, "sandboxes", "mute"))).toBe(false);
   });
 });

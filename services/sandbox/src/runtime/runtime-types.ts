@@ -128,6 +128,8 @@ export interface SandboxHandle {
   readonly hostUid: number;
   /** Milliseconds from the start call until the agent answered Health. */
   readonly startMs: number;
+  /** Whether start() took over a sandbox an earlier runtime left running (`keepRunning`), processes and output included. */
+  readonly adopted: boolean;
   /** Resolves when the sandbox has ended, for whatever reason. */
   readonly exited: Promise<SandboxExit>;
   /** Opens a forwarded TCP connection to a port on the sandbox's own loopback interface. */
@@ -174,7 +176,10 @@ export interface LocalSandboxRuntime {
   stop(sandboxId: string): Promise<void>;
   /** Stops the sandbox and deletes its files. */
   destroy(sandboxId: string): Promise<void>;
-  /** Stops every sandbox. */
-  close(): Promise<void>;
+  /**
+   * Lets go of every sandbox: stops them all, or with `keepRunning` leaves them running for the
+   * next runtime to adopt, unless `stopSandboxes` asks for them to be stopped anyway.
+   */
+  close(options?: { readonly stopSandboxes?: boolean }): Promise<void>;
 }
 
