@@ -116,6 +116,10 @@ class TestServer:
             "AIEM_SEED_DEMO": os.environ.get("AIEM_SEED_DEMO", "true"),
             # These suites test the API and its clients, not H2O-3: H2O engines run the stand-in.
             "AIEM_H2O_SERVER": "stand-in",
+            # The suites open the URLs they are handed (ports, notebooks) with urllib, whose
+            # resolver here does not map `*.localhost` to loopback: the path URLs (see
+            # docs/decisions.md, "User content at origins of its own").
+            "AIEM_PATH_URLS": "true",
         })
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
             self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_py{suffix}"

@@ -46,6 +46,9 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     ...(policyFile ? { AIEM_POLICY_FILE: policyFile } : {}),
     ...(process.env["DATABASE_URL"] ? { DATABASE_URL: process.env["DATABASE_URL"] } : {}),
     ...(process.env["NATS_URL"] ? { NATS_URL: process.env["NATS_URL"] } : {}),
+    // Node's resolver here does not map `*.localhost` to loopback, so suites that open the URLs
+    // they are handed use the paths; content-origins tests set AIEM_PATH_URLS=false.
+    AIEM_PATH_URLS: "true",
     ...options.env,
   };
   const bus = await createTestEventBus(`host${suffix}`);

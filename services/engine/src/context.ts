@@ -2,6 +2,7 @@
 // model, runtime, settings, activity tracker and public URL.
 import type { Policy } from "@aiem/kit/authz";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import { createContentUrls, type ContentSettings } from "@aiem/kit/config";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { createServiceCore, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
@@ -32,6 +33,8 @@ export function createServiceContext(options: {
   activity: ActivityTracker;
   state: ServiceState;
   defaultPublicUrl: string;
+  /** AIEM_CONTENT_URL and AIEM_PATH_URLS: where engine UIs are opened. */
+  content?: ContentSettings;
 }): ServiceContext {
   const { state } = options;
   const notRunning = () => unavailable("the engine service is not running; retry shortly");
@@ -40,6 +43,7 @@ export function createServiceContext(options: {
     const url = typeof p === "function" ? p() : p;
     return (url ?? options.defaultPublicUrl).replace(/\/+$/, "");
   };
+  const content = createContentUrls(options.content ?? {}, publicUrl);
   const ctx: ServiceContext = {
     ...createServiceCore({ label: "engine service", policy: options.policy, logger: options.logger, state }),
     settings: options.settings,
@@ -53,7 +57,7 @@ export function createServiceContext(options: {
       return state.runtime;
     },
     publicUrl,
-    presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), catalogue: state.catalogue, pendingActivity: options.activity.latest }),
+    presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), engineUrl: content.engine, catalogue: state.catalogue, pendingActivity: options.activity.latest }),
   };
   return ctx;
 }

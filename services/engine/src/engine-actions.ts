@@ -183,7 +183,7 @@ export function createEngineActions(calls: EngineCalls) {
     const row = await mustLoad(db(), principal, t);
     checkTransition(kind, "access", row.name, row.state);
     ctx.activity.touch(row.uid);
-    return { uri: accessUri(row, ctx.publicUrl()) };
+    return { uri: accessUri(row, ctx.presentContext()) };
   }
 
   return { delete_, pause, resume, terminate, resizeStorage, upgradeVersion, migrateCreator, downloadLogs, access };

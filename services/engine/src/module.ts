@@ -68,6 +68,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     activity,
     state,
     defaultPublicUrl: defaultPublicUrl(deps.config.host, deps.config.port),
+    content: deps.config,
   });
   const proxy = createEngineProxy({
     authenticator: deps.authenticator,
