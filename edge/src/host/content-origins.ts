@@ -1,0 +1,134 @@
+// The edge in front of user content: a request whose Host names a content origin
+// (`{uid}.engines.<base>`, `{port}-{uid}.sandboxes.<base>`, `{port}-{uid}.public.<base>`) goes to
+// that engine's or port's route and nowhere else, so a page served there can reach neither the
+// API, the docs site, nor another engine or port at its own origin. The API's origin in turn
+// serves no user content to browsers:
+// - `/sandboxes/` (ports) only with AIEM_PATH_URLS;
+// - `/engines/` and `/workspaces/` (H2O engines by name) only with AIEM_PATH_URLS, or to a request
+//   with an Authorization header and no cookie or `?token=`, which a browser never sends when it
+//   navigates: `api_url` and the `h2o` package's context path stay usable by programs, and no
+//   engine page ever runs as a document of the API's origin.
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { parseContentHost, type ContentTarget } from "@aiem/kit/config";
+import type { HttpRoute } from "@aiem/kit/server";
+import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
+
+/** Set by the edge on requests it forwards from a port's own origin (the port proxy then adds no path prefix). */
+export const CONTENT_ORIGIN_HEADER = "x-aiem-content-origin";
+
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export interface ContentOriginOptions {
+  /** The base domain of the content origins (AIEM_CONTENT_URL's host, `localhost` by default). */
+  readonly domain: () => string;
+  /** AIEM_PATH_URLS: the path routes stay open on the API's origin. */
+  readonly pathUrls: boolean;
+  /** The routes by prefix (`/engines/`, `/workspaces/`, `/sandboxes/`), local or proxied to another process. */
+  readonly routes: readonly HttpRoute[];
+}
+
+const CONTENT_PREFIXES = ["/engines/", "/workspaces/", "/sandboxes/"];
+const PROGRAMMATIC_PREFIXES = ["/engines/", "/workspaces/"];
+
+type Decision =
+  | { readonly kind: "route"; readonly route: HttpRoute }
+  | { readonly kind: "api"; readonly programmatic?: boolean }
+  | { readonly kind: "answer"; readonly status: number; readonly message: string; readonly location?: string };
+
+function hostOf(req: NodeRequest | IncomingMessage): string | undefined {
+  return (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+}
+
+function routeFor(routes: readonly HttpRoute[], path: string): HttpRoute | undefined {
+  return routes.find((r) => path.startsWith(r.prefix));
+}
+
+/**
+ * Where a request goes, rewriting its URL for a port's origin. Exported for the unit test; the
+ * handlers below apply it.
+ */
+export function decide(options: ContentOriginOptions, req: NodeRequest | IncomingMessage): Decision {
+  // Only the edge says a request came from a content origin.
+  delete req.headers[CONTENT_ORIGIN_HEADER];
+  const target = parseContentHost(hostOf(req), options.domain());
+  const url = req.url ?? "/";
+  if (target) return decideContent(options, req, target, url);
+  if (!CONTENT_PREFIXES.some((p) => url.startsWith(p))) return { kind: "api" };
+  if (options.pathUrls) return { kind: "api" };
+  const programmatic = PROGRAMMATIC_PREFIXES.some((p) => url.startsWith(p));
+  const query = new URL(url, "http://api").searchParams;
+  if (programmatic && req.headers["authorization"] && !req.headers["cookie"] && !query.has("token")) return { kind: "api", programmatic };
+  return {
+    kind: "answer",
+    status: 404,
+    message: programmatic
+      ? "engine pages are served at their own origin (the engine's login_url); this origin answers engine paths only to an Authorization header"
+      : "sandbox ports are served at their own origin (the port's internal_url or public_url)",
+  };
+}
+
+function decideContent(options: ContentOriginOptions, req: NodeRequest | IncomingMessage, target: ContentTarget, url: string): Decision {
+  if (target.kind === "engine") {
+    // The engine keeps its context path `/engines/{uid}/` at its origin; nothing else is there.
+    const base = `/engines/${target.uid}`;
+    if (url === "/" || url.startsWith("/?")) return { kind: "answer", status: 302, message: "", location: `${base}/${url.slice(1)}` };
+    if (url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) {
+      return { kind: "answer", status: 404, message: `this origin serves only ${base}/` };
+    }
+    const route = routeFor(options.routes, url);
+    return route ? { kind: "route", route } : { kind: "answer", status: 503, message: "the engine service is not served here" };
+  }
+  req.url = `/sandboxes/${target.uid}/${target.public ? "public" : "ports"}/${target.port}${url.startsWith("/") ? url : `/${url}`}`;
+  req.headers[CONTENT_ORIGIN_HEADER] = "1";
+  const route = routeFor(options.routes, req.url);
+  return route ? { kind: "route", route } : { kind: "answer", status: 503, message: "the sandbox service is not served here" };
+}
+
+/** The edge's HTTP handler: content origins to their routes, everything else to `api`. */
+export function createContentOriginHandler(options: ContentOriginOptions, api: NodeHandler): NodeHandler {
+  return (req, res) => {
+    const decision = decide(options, req);
+    if (decision.kind === "api") {
+      if (decision.programmatic) {
+        // Should a page come back anyway, it runs with no origin of ours.
+        res.setHeader("content-security-policy", "sandbox");
+        res.setHeader("x-content-type-options", "nosniff");
+      }
+      return api(req, res);
+    }
+    if (decision.kind === "route") return decision.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+    answer(res, decision);
+  };
+}
+
+/** The edge's `upgrade` handler (WebSockets), with the same decisions. */
+export function createContentOriginUpgrade(options: ContentOriginOptions): UpgradeHandler {
+  return (req, socket, head) => {
+    const decision = decide(options, req);
+    const route = decision.kind === "route" ? decision.route : decision.kind === "api" ? routeFor(options.routes, req.url ?? "/") : undefined;
+    if (route?.upgrade) return route.upgrade(req, socket, head);
+    const status = decision.kind === "answer" ? decision.status : 404;
+    const body = JSON.stringify({ code: 5, message: decision.kind === "answer" ? decision.message : "not found", details: [] });
+    socket.end(`HTTP/1.1 ${status} Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  };
+}
+
+function answer(res: NodeResponse, decision: Extract<Decision, { kind: "answer" }>): void {
+  if (decision.location !== undefined) {
+    res.writeHead(decision.status, { location: decision.location });
+    res.end();
+    return;
+  }
+  res.writeHead(decision.status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ code: decision.status === 404 ? 5 : 14, message: decision.message, details: [] }));
+}
+
+/** The `upgrade` handler of a part behind the edge: by path prefix alone. */
+export function createPathUpgrade(routes: readonly HttpRoute[]): UpgradeHandler {
+  return (req, socket, head) => {
+    const route = routeFor(routes, req.url ?? "/");
+    if (route?.upgrade) route.upgrade(req, socket, head);
+    else socket.destroy();
+  };
+}
