@@ -18,9 +18,10 @@ describe("content origin decisions", () => {
     expect(decide(options, r)).toMatchObject({ kind: "route", route: { prefix: "/sandboxes/" } });
     expect((r as { url: string }).url).toBe(`/sandboxes/${uid}/ports/5000/a?b=1`);
     expect((r as { headers: Record<string, string> }).headers["x-aiem-content-origin"]).toBe("1");
-    const api = req("127.0.0.1:8080", "/v1/x", { "x-aiem-content-origin": "forged" });
+    const api = req("127.0.0.1:8080", "/v1/x", { "x-aiem-content-origin": "forged", cookie: "from_port=1" });
     expect(decide(options, api)).toEqual({ kind: "api" });
     expect((api as { headers: Record<string, string> }).headers["x-aiem-content-origin"]).toBeUndefined();
+    expect((api as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
   });
 
   it("serves only the engine's own context path at its origin", () => {

@@ -2,7 +2,7 @@
 // (`{uid}.engines.<base>`, `{port}-{uid}.sandboxes.<base>`, `{port}-{uid}.public.<base>`) goes to
 // that engine's or port's route and nowhere else, so a page served there can reach neither the
 // API, the docs site, nor another engine or port at its own origin. The API's origin in turn
-// serves no user content to browsers:
+// serves no user content to browsers, and reads no cookie outside the path routes:
 // - `/sandboxes/` (ports) only with AIEM_PATH_URLS;
 // - `/engines/` and `/workspaces/` (H2O engines by name) only with AIEM_PATH_URLS, or to a request
 //   with an Authorization header and no cookie or `?token=`, which a browser never sends when it
@@ -54,7 +54,12 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
   const target = parseContentHost(hostOf(req), options.domain());
   const url = req.url ?? "/";
   if (target) return decideContent(options, req, target, url);
-  if (!CONTENT_PREFIXES.some((p) => url.startsWith(p))) return { kind: "api" };
+  if (!CONTENT_PREFIXES.some((p) => url.startsWith(p))) {
+    // The API and the docs read no cookie; one a content page set for a parent domain
+    // (`Domain=localhost`, where the browser takes it) stops here.
+    delete req.headers["cookie"];
+    return { kind: "api" };
+  }
   if (options.pathUrls) return { kind: "api" };
   const programmatic = PROGRAMMATIC_PREFIXES.some((p) => url.startsWith(p));
   const query = new URL(url, "http://api").searchParams;
