@@ -1,6 +1,7 @@
 // In Chromium, against the real all-in-one server: a page that a sandbox port serves, opened at
 // the port's own origin, cannot read the docs site's storage, cannot read another engine's page
-// (even one the browser is signed in to), and the cookies it sets do not reach the API.
+// (a notebook the browser was signed in to with the ticket of its access URL), and the cookies it
+// sets do not reach the API.
 // Chromium resolves `*.localhost` to loopback by itself; the API is opened at `localhost:<port>`
 // so that a cookie set for the parent domain `localhost` would reach it but for the edge.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -11,6 +12,30 @@ import { createDocsFallback, defaultDocsDir } from "./docs.js";
 import { notFound } from "./create-host.js";
 
 const PROBE = "/cookie-probe";
+
+// The page the sandbox's program serves: what its script tries is what any page there could.
+const PAGE = `<!doctype html><title>port</title><p>port page</p>
+<script>
+async function outcome(f) {
+  try { return { ok: true, value: await f() }; } catch (err) { return { ok: false, error: String(err) }; }
+}
+async function probe(api, engineUrl, probePath) {
+  // The docs' storage: this origin's own is empty, and the docs' window is out of reach.
+  const ownStorage = localStorage.getItem("aiem-secret");
+  const frame = document.createElement("iframe");
+  frame.src = api + "/ai-engine-manager/";
+  await new Promise((resolve) => { frame.onload = resolve; document.body.append(frame); });
+  const docsStorage = await outcome(async () => frame.contentWindow.localStorage.getItem("aiem-secret"));
+  // Another engine's page, with the browser's cookies for it.
+  const engineRead = await outcome(async () => (await fetch(engineUrl, { credentials: "include" })).text());
+  // Cookies this page sets: one for this origin, one for the parent domain.
+  document.cookie = "leak=1; domain=localhost; path=/";
+  document.cookie = "own=1; path=/";
+  const cookies = document.cookie;
+  await fetch(api + probePath, { credentials: "include", mode: "no-cors" });
+  return { ownStorage, docsStorage, engineRead, cookies };
+}
+</script>`;
 
 describe("a sandbox port's page in Chromium", () => {
   let f: ContentFixture;
@@ -27,7 +52,7 @@ describe("a sandbox port's page in Chromium", () => {
   beforeAll(async () => {
     [f, browser] = await Promise.all([
       startContentFixture({
-        page: "<!doctype html><title>port</title><p>port page</p>",
+        page: PAGE,
         fallback: (req, res) => ((req.url ?? "").startsWith(PROBE) ? probe(req as IncomingMessage, res as unknown as ServerResponse) : docs(req, res)),
       }),
       chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] }),
@@ -47,12 +72,17 @@ describe("a sandbox port's page in Chromium", () => {
     // The docs site, at the API's origin, keeps something in its storage.
     const docsPage = await page.goto(`${api}/ai-engine-manager/`);
     expect(docsPage?.status()).toBe(200);
-    await page.evaluate(() => localStorage.setItem("aiem-secret", "docs-secret"));
+    await page.evaluate('localStorage.setItem("aiem-secret", "docs-secret")');
 
-    // The user opens engine A: its origin now holds the user's cookie.
+    // The user opens a notebook through the URL `:access` hands out (with its ticket): the
+    // notebook's origin now holds the user's cookie, and engine A's too.
+    const { uri } = (await f.rest("GET", `/v1/${f.notebook.name}:access`)).body;
+    const notebook = await page.goto(uri);
+    expect(notebook?.status()).toBe(200);
+    expect(page.url()).toBe(new URL(new URL(uri).pathname, uri).toString());
+    expect((await context.cookies(uri)).map((c) => [c.name, c.domain, c.httpOnly])).toEqual([["aiem_engine_token", new URL(uri).hostname, true]]);
     const engine = await page.goto(`${a.loginUrl}?token=${f.token}`);
     expect(engine?.status()).toBe(200);
-    expect(new URL(page.url()).host).toBe(new URL(a.loginUrl).host);
 
     // Then the sandbox's page, at its port's origin.
     const port = await page.goto(`${f.port.internalUrl}?token=${f.token}`);
@@ -60,35 +90,13 @@ describe("a sandbox port's page in Chromium", () => {
     expect(await page.textContent("p")).toBe("port page");
     expect(new URL(page.url()).host).toBe(new URL(f.port.internalUrl).host);
 
-    const seen = await page.evaluate(
-      async ({ api, engineUrl, probe }) => {
-        const outcome = async (f: () => Promise<unknown>) => {
-          try {
-            return { ok: true, value: await f() };
-          } catch (err) {
-            return { ok: false, error: String(err) };
-          }
-        };
-        // The docs' storage: this origin's own is empty, and the docs' window is out of reach.
-        const ownStorage = localStorage.getItem("aiem-secret");
-        const frame = document.createElement("iframe");
-        frame.src = `${api}/ai-engine-manager/`;
-        await new Promise((resolve) => {
-          frame.onload = resolve;
-          document.body.append(frame);
-        });
-        const docsStorage = await outcome(async () => frame.contentWindow!.localStorage.getItem("aiem-secret"));
-        // Another engine's page, with the browser's cookies for it.
-        const engineRead = await outcome(async () => (await fetch(engineUrl, { credentials: "include" })).text());
-        // Cookies this page sets: its server's (host-only), and one for the parent domain.
-        document.cookie = "leak=1; domain=localhost; path=/";
-        document.cookie = "own=1; path=/";
-        const cookies = document.cookie;
-        await fetch(`${api}${probe}`, { credentials: "include", mode: "no-cors" });
-        return { ownStorage, docsStorage, engineRead, cookies };
-      },
-      { api, engineUrl: a.loginUrl as string, probe: PROBE },
-    );
+    const args = JSON.stringify([api, new URL(new URL(uri).pathname, uri).toString(), PROBE]).slice(1, -1);
+    const seen = (await page.evaluate(`probe(${args})`)) as {
+      ownStorage: string | null;
+      docsStorage: { ok: boolean; error?: string };
+      engineRead: { ok: boolean; error?: string };
+      cookies: string;
+    };
     expect(seen.ownStorage).toBeNull();
     expect(seen.docsStorage.ok, JSON.stringify(seen.docsStorage)).toBe(false);
     expect(seen.docsStorage.error).toMatch(/SecurityError|cross-origin/i);
@@ -108,7 +116,7 @@ describe("a sandbox port's page in Chromium", () => {
     }
     // The docs' storage is still its own.
     await page.goto(`${api}/ai-engine-manager/`);
-    expect(await page.evaluate(() => localStorage.getItem("aiem-secret"))).toBe("docs-secret");
+    expect(await page.evaluate('localStorage.getItem("aiem-secret")')).toBe("docs-secret");
     await context.close();
   });
 });

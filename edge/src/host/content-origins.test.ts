@@ -76,6 +76,33 @@ describe("content origins through the all-in-one server", () => {
     expect((await hostRequest(f.t.url, host, "/")).headers["location"]).toBe(path);
   });
 
+  it("hands out a notebook's access URL with a single-use ticket that becomes a host-only cookie of its origin", async () => {
+    const { uri } = (await f.rest("GET", `/v1/${f.notebook.name}:access`)).body;
+    const url = new URL(uri);
+    expect(url.host).toBe(`${f.notebook.uid}.engines.localhost:${new URL(f.t.url).port}`);
+    expect(url.pathname).toBe(`/engines/${f.notebook.uid}/`);
+    const ticket = url.searchParams.get("aiem_ticket")!;
+    expect(ticket).toBeTruthy();
+    expect(uri).not.toContain(f.token);
+    const path = `${url.pathname}${url.search}`;
+    // Good at its own origin only.
+    const elsewhere = await hostRequest(f.t.url, hostOf(a.loginUrl), `/engines/${a.uid}/?aiem_ticket=${ticket}`);
+    expect(elsewhere.status).toBe(401);
+    expect(JSON.parse(elsewhere.text).message).toContain("another origin");
+    const exchanged = await hostRequest(f.t.url, url.host, path);
+    expect(exchanged.status).toBe(303);
+    expect(exchanged.headers["location"]).toBe(url.pathname);
+    const cookie = String(exchanged.headers["set-cookie"]);
+    expect(cookie).toMatch(new RegExp(`^aiem_engine_token=[^;]+; Path=/engines/${f.notebook.uid}/; HttpOnly; SameSite=Lax$`));
+    expect((await hostRequest(f.t.url, url.host, url.pathname, { cookie: cookie.split(";")[0]! })).status).toBe(200);
+    // Once only.
+    const again = await hostRequest(f.t.url, url.host, path);
+    expect(again.status).toBe(401);
+    expect(JSON.parse(again.text).message).toContain("used already");
+    // A forged or altered one is refused.
+    expect((await hostRequest(f.t.url, url.host, `${url.pathname}?aiem_ticket=${ticket.slice(0, -4)}AAAA`)).status).toBe(401);
+  });
+
   it("serves nothing else at an engine's origin: not another engine, not the API, not health", async () => {
     const host = hostOf(a.loginUrl);
     for (const other of [`/engines/${b.uid}/`, "/v1/workspaces/content/daiEngines", "/healthz", "/readyz"]) {

@@ -10,7 +10,9 @@
 //   engine page ever runs as a document of the API's origin.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { parseContentHost, type ContentTarget } from "@aiem/kit/config";
+import { openTicket, parseContentHost, TICKET_PARAM, type ContentTarget, type createTicketLedger } from "@aiem/kit/config";
+import { TOKEN_COOKIE } from "@aiem/engine";
+import { PORT_TOKEN_COOKIE } from "@aiem/sandbox";
 import type { HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 
@@ -26,6 +28,8 @@ export interface ContentOriginOptions {
   readonly pathUrls: boolean;
   /** The routes by prefix (`/engines/`, `/workspaces/`, `/sandboxes/`), local or proxied to another process. */
   readonly routes: readonly HttpRoute[];
+  /** Opens the tickets on handed-out URLs (content-ticket.ts); known once the host started. */
+  readonly tickets?: { readonly key: () => Uint8Array | undefined; readonly ledger: ReturnType<typeof createTicketLedger> };
 }
 
 const CONTENT_PREFIXES = ["/engines/", "/workspaces/", "/sandboxes/"];
@@ -34,7 +38,8 @@ const PROGRAMMATIC_PREFIXES = ["/engines/", "/workspaces/"];
 type Decision =
   | { readonly kind: "route"; readonly route: HttpRoute }
   | { readonly kind: "api"; readonly programmatic?: boolean }
-  | { readonly kind: "answer"; readonly status: number; readonly message: string; readonly location?: string };
+  | { readonly kind: "answer"; readonly status: number; readonly message: string; readonly location?: string }
+  | { readonly kind: "exchange"; readonly target: ContentTarget; readonly ticket: string; readonly rest: string };
 
 function hostOf(req: NodeRequest | IncomingMessage): string | undefined {
   return (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
@@ -74,6 +79,12 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
 }
 
 function decideContent(options: ContentOriginOptions, req: NodeRequest | IncomingMessage, target: ContentTarget, url: string): Decision {
+  const parsed = new URL(url, "http://content");
+  const ticket = parsed.searchParams.get(TICKET_PARAM);
+  if (ticket !== null) {
+    parsed.searchParams.delete(TICKET_PARAM);
+    return { kind: "exchange", target, ticket, rest: `${parsed.pathname}${parsed.search}` };
+  }
   if (target.kind === "engine") {
     // The engine keeps its context path `/engines/{uid}/` at its origin; nothing else is there.
     const base = `/engines/${target.uid}`;
@@ -103,14 +114,40 @@ export function createContentOriginHandler(options: ContentOriginOptions, api: N
       return api(req, res);
     }
     if (decision.kind === "route") return decision.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+    if (decision.kind === "exchange") return exchange(options, req, res, decision);
     answer(res, decision);
   };
+}
+
+/**
+ * A ticket for this origin, unused and in time, becomes a host-only HttpOnly cookie of this
+ * origin (no Domain: never the API's, never a parent domain's) holding the token the route
+ * checks, and the browser is sent on to the URL without the ticket.
+ */
+function exchange(options: ContentOriginOptions, req: NodeRequest, res: NodeResponse, decision: Extract<Decision, { kind: "exchange" }>): void {
+  const key = options.tickets?.key();
+  const host = hostOf(req) ?? "";
+  const opened = key ? openTicket(key, decision.ticket, host) : { refused: "tickets are not open yet" };
+  const refused = "refused" in opened ? opened.refused : options.tickets!.ledger.take(opened) ? undefined : "the ticket was used already";
+  if (refused !== undefined || "refused" in opened) {
+    res.writeHead(401, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(JSON.stringify({ code: 16, message: `${refused}: ask the API for the URL again, or send Authorization: Bearer`, details: [] }));
+    return;
+  }
+  const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
+  const cookie =
+    decision.target.kind === "engine"
+      ? `${TOKEN_COOKIE}=${opened.token}; Path=/engines/${decision.target.uid}/`
+      : `${PORT_TOKEN_COOKIE}=${encodeURIComponent(opened.token)}; Path=/`;
+  res.writeHead(303, { location: decision.rest, "set-cookie": `${cookie}; HttpOnly; SameSite=Lax${secure}`, "cache-control": "no-store", "referrer-policy": "no-referrer" });
+  res.end();
 }
 
 /** The edge's `upgrade` handler (WebSockets), with the same decisions. */
 export function createContentOriginUpgrade(options: ContentOriginOptions): UpgradeHandler {
   return (req, socket, head) => {
     const decision = decide(options, req);
+    // A ticket is exchanged by a page load, never by a WebSocket.
     const route = decision.kind === "route" ? decision.route : decision.kind === "api" ? routeFor(options.routes, req.url ?? "/") : undefined;
     if (route?.upgrade) return route.upgrade(req, socket, head);
     const status = decision.kind === "answer" ? decision.status : 404;

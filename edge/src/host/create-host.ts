@@ -3,7 +3,7 @@ import { createConnectRouter, type ConnectRouter, type Transport } from "@connec
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
-import { contentDomain, defaultPublicUrl, type CommonConfig } from "@aiem/kit/config";
+import { contentDomain, createTicketLedger, defaultPublicUrl, loadTicketKey, type CommonConfig } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
 import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
@@ -202,7 +202,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
         fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound))),
       });
       const front = options.front ?? true;
-      const content = { domain: () => contentDomain(config, publicUrl()), pathUrls: config.pathUrls ?? false, routes: httpRoutes };
+      const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
+      const content = {
+        domain: () => contentDomain(config, publicUrl()),
+        pathUrls: config.pathUrls ?? false,
+        routes: httpRoutes,
+        tickets: { key: () => ticketKey, ledger: createTicketLedger() },
+      };
       if (front && content.pathUrls) {
         logger.warn("AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights");
       }

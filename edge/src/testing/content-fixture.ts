@@ -32,6 +32,8 @@ export interface ContentFixture {
   readonly token: string;
   /** Two running DAI engines as the server returns them (loginUrl, apiUrl, uid). */
   readonly engines: readonly [any, any];
+  /** A running notebook engine (the stand-in server). */
+  readonly notebook: any;
   readonly sandbox: any;
   /** The port as the server returns it (internalUrl). */
   readonly port: any;
@@ -50,6 +52,9 @@ async function freePort(): Promise<number> {
 export async function startContentFixture(options: { page: string; fallback?: NodeHandler; env?: Record<string, string> }): Promise<ContentFixture> {
   // The parts build URLs from AIEM_PORT, as `npm start` does: it must be the real one.
   const port = await freePort();
+  // The parts read their own settings from the process's environment (modules.ts): notebooks
+  // run the stand-in, not a Jupyter that may be installed.
+  process.env["AIEM_JUPYTER_COMMAND"] = "none";
   const t = await startTestHost({
     modules: createModuleFactories(),
     env: { AIEM_PORT: String(port), AIEM_PATH_URLS: "false", AIEM_SANDBOX_WARM_POOL: "0", ...options.env },
@@ -76,7 +81,11 @@ export async function startContentFixture(options: { page: string; fallback?: No
   const ws = "workspaces/content";
   const dai = { profile: "workspaces/global/daiEngineProfiles/default", daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0" };
   const made = await Promise.all(["a", "b"].map((id) => ok(rest("POST", `/v1/${ws}/daiEngines?daiEngineId=${id}`, dai))));
+  const nb = await ok(
+    rest("POST", `/v1/${ws}/notebookEngines?notebookEngineId=n`, { profile: "workspaces/global/notebookEngineProfiles/default", notebookImage: "workspaces/global/notebookEngineImages/default" }),
+  );
   const engines = (await Promise.all(made.map((m) => until(`/v1/${m.daiEngine.name}`, "daiEngine", "STATE_RUNNING")))) as [any, any];
+  const notebook = await until(`/v1/${nb.notebookEngine.name}`, "notebookEngine", "STATE_RUNNING");
   const created = await ok(rest("POST", `/v1/${ws}/sandboxEngines?sandboxEngineId=s`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE }));
   const sandbox = await until(`/v1/${created.sandboxEngine.name}`, "sandboxEngine", "STATE_RUNNING");
   await ok(rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, { command: "node", args: ["-e", PORT_PROGRAM, options.page] }));
@@ -86,6 +95,7 @@ export async function startContentFixture(options: { page: string; fallback?: No
     t,
     token,
     engines,
+    notebook,
     sandbox,
     port: reachable,
     rest,

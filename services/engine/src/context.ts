@@ -2,7 +2,7 @@
 // model, runtime, settings, activity tracker and public URL.
 import type { Policy } from "@aiem/kit/authz";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
-import { createContentUrls, type ContentSettings } from "@aiem/kit/config";
+import { createContentUrls, withTicket, type ContentSettings } from "@aiem/kit/config";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { createServiceCore, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
@@ -14,6 +14,8 @@ import type { PresentContext } from "./store.js";
 export interface ServiceState extends ServiceCoreState {
   catalogue?: CatalogueReadModel;
   runtime?: EngineRuntime;
+  /** Seals the tickets of URLs handed out to be opened in a browser (loaded at start). */
+  ticketKey?: Uint8Array;
 }
 
 /** The kit's service core (whose write() wakes the outbox relay and the reconciler) and the engine's own parts. */
@@ -24,6 +26,12 @@ export interface ServiceContext extends ServiceCore {
   runtime(): EngineRuntime;
   publicUrl(): string;
   presentContext(): PresentContext;
+  /**
+   * The engine's URL for the caller to open in a browser now: at the engine's origin, with a
+   * single-use ticket standing for the caller's bearer token (the edge turns it into a cookie
+   * of that origin). With AIEM_PATH_URLS, the path URL as it is.
+   */
+  openUrl(uid: string, authorization: string | null): string;
 }
 
 export function createServiceContext(options: {
@@ -57,6 +65,10 @@ export function createServiceContext(options: {
       return state.runtime;
     },
     publicUrl,
+    openUrl(uid, authorization) {
+      const url = content.engine(uid);
+      return options.content?.pathUrls || !state.ticketKey ? url : withTicket(state.ticketKey, url, authorization);
+    },
     presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), engineUrl: content.engine, catalogue: state.catalogue, pendingActivity: options.activity.latest }),
   };
   return ctx;

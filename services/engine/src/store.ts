@@ -189,11 +189,6 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   return e;
 }
 
-/** The notebook URL users open (`AccessNotebookEngine`). */
-export function accessUri(row: EngineRow, ctx: Pick<PresentContext, "engineUrl">): string {
-  return ctx.engineUrl(row.uid);
-}
-
 /** The row as an entry of the mixed Engine list. */
 export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
   const kind = KIND_BY_TYPE[row.type];
