@@ -27,6 +27,9 @@ describe("content origin decisions", () => {
   it("serves only the engine's own context path at its origin", () => {
     expect(decide(options, req(`${uid}.engines.localhost`, `/engines/${uid}/x`))).toMatchObject({ kind: "route" });
     expect(decide(options, req(`${uid}.engines.localhost`, "/"))).toMatchObject({ kind: "answer", status: 302, location: `/engines/${uid}/` });
+    const byName = req(`${uid}.engines.localhost`, "/workspaces/w/h2oEngines/h/3/Cloud", { "x-aiem-engine-origin": "forged" });
+    expect(decide(options, byName)).toMatchObject({ kind: "route", route: { prefix: "/workspaces/" } });
+    expect((byName as { headers: Record<string, string> }).headers["x-aiem-engine-origin"]).toBe(uid);
     for (const other of ["/v1/workspaces/default/daiEngines", "/engines/11111111-1c2d-4e5f-8a9b-0c1d2e3f4a5b/", `/engines/${uid}x/`, "/ai-engine-manager/", "/healthz"]) {
       expect(decide(options, req(`${uid}.engines.localhost`, other)), other).toMatchObject({ kind: "answer", status: 404 });
     }
@@ -101,6 +104,18 @@ describe("content origins through the all-in-one server", () => {
     expect(JSON.parse(again.text).message).toContain("used already");
     // A forged or altered one is refused.
     expect((await hostRequest(f.t.url, url.host, `${url.pathname}?aiem_ticket=${ticket.slice(0, -4)}AAAA`)).status).toBe(401);
+  });
+
+  it("serves an H2O engine's name path (the official client's context path) at its own origin only", async () => {
+    const path = `/${f.h2o.name}/api/health`;
+    const own = await hostRequest(f.t.url, hostOf(f.h2o.loginUrl), path, bearer());
+    expect(own.status, own.text).toBe(200);
+    expect(JSON.parse(own.text)).toMatchObject({ uid: f.h2o.uid });
+    const elsewhere = await hostRequest(f.t.url, hostOf(a.loginUrl), path, bearer());
+    expect(elsewhere.status).toBe(404);
+    expect(JSON.parse(elsewhere.text).message).toBe("this origin serves only its own engine");
+    // At the API's origin it is there for programs, as api_url is.
+    expect((await hostRequest(f.t.url, hostOf(f.t.url), path, bearer())).status).toBe(200);
   });
 
   it("serves nothing else at an engine's origin: not another engine, not the API, not health", async () => {

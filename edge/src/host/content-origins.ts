@@ -18,6 +18,8 @@ import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/trans
 
 /** Set by the edge on requests it forwards from a port's own origin (the port proxy then adds no path prefix). */
 export const CONTENT_ORIGIN_HEADER = "x-aiem-content-origin";
+/** Set by the edge on requests from an engine's origin: the engine route serves that engine only. */
+export const ENGINE_ORIGIN_HEADER = "x-aiem-engine-origin";
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
@@ -56,6 +58,7 @@ function routeFor(routes: readonly HttpRoute[], path: string): HttpRoute | undef
 export function decide(options: ContentOriginOptions, req: NodeRequest | IncomingMessage): Decision {
   // Only the edge says a request came from a content origin.
   delete req.headers[CONTENT_ORIGIN_HEADER];
+  delete req.headers[ENGINE_ORIGIN_HEADER];
   const target = parseContentHost(hostOf(req), options.domain());
   const url = req.url ?? "/";
   if (target) return decideContent(options, req, target, url);
@@ -86,12 +89,17 @@ function decideContent(options: ContentOriginOptions, req: NodeRequest | Incomin
     return { kind: "exchange", target, ticket, rest: `${parsed.pathname}${parsed.search}` };
   }
   if (target.kind === "engine") {
-    // The engine keeps its context path `/engines/{uid}/` at its origin; nothing else is there.
+    // The engine keeps its context path `/engines/{uid}/` at its origin; nothing else is there
+    // but the H2O context path by name (`/workspaces/{ws}/h2oEngines/{id}/`, where the official
+    // client's get_connection_config() points h2o.connect), which the engine route serves only
+    // when the name is this engine's.
     const base = `/engines/${target.uid}`;
     if (url === "/" || url.startsWith("/?")) return { kind: "answer", status: 302, message: "", location: `${base}/${url.slice(1)}` };
-    if (url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) {
+    const byName = /^\/workspaces\/[^/?]+\/h2oEngines\/[^/?]+(\/|$)/.test(url);
+    if (!byName && url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) {
       return { kind: "answer", status: 404, message: `this origin serves only ${base}/` };
     }
+    req.headers[ENGINE_ORIGIN_HEADER] = target.uid;
     const route = routeFor(options.routes, url);
     return route ? { kind: "route", route } : { kind: "answer", status: 503, message: "the engine service is not served here" };
   }

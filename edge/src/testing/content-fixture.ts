@@ -34,6 +34,8 @@ export interface ContentFixture {
   readonly engines: readonly [any, any];
   /** A running notebook engine (the stand-in server). */
   readonly notebook: any;
+  /** A running H2O engine (the stand-in server), `workspaces/content/h2oEngines/h`. */
+  readonly h2o: any;
   readonly sandbox: any;
   /** The port as the server returns it (internalUrl). */
   readonly port: any;
@@ -55,6 +57,7 @@ export async function startContentFixture(options: { page: string; fallback?: No
   // The parts read their own settings from the process's environment (modules.ts): notebooks
   // run the stand-in, not a Jupyter that may be installed.
   process.env["AIEM_JUPYTER_COMMAND"] = "none";
+  process.env["AIEM_H2O_SERVER"] = "stand-in";
   const t = await startTestHost({
     modules: createModuleFactories(),
     env: { AIEM_PORT: String(port), AIEM_PATH_URLS: "false", AIEM_SANDBOX_WARM_POOL: "0", ...options.env },
@@ -84,7 +87,11 @@ export async function startContentFixture(options: { page: string; fallback?: No
   const nb = await ok(
     rest("POST", `/v1/${ws}/notebookEngines?notebookEngineId=n`, { profile: "workspaces/global/notebookEngineProfiles/default", notebookImage: "workspaces/global/notebookEngineImages/default" }),
   );
+  const h2oMade = await ok(
+    rest("POST", `/v1/${ws}/h2oEngines?h2oEngineId=h`, { profile: "workspaces/global/h2oEngineProfiles/default", h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0" }),
+  );
   const engines = (await Promise.all(made.map((m) => until(`/v1/${m.daiEngine.name}`, "daiEngine", "STATE_RUNNING")))) as [any, any];
+  const h2o = await until(`/v1/${h2oMade.h2oEngine.name}`, "h2oEngine", "STATE_RUNNING");
   const notebook = await until(`/v1/${nb.notebookEngine.name}`, "notebookEngine", "STATE_RUNNING");
   const created = await ok(rest("POST", `/v1/${ws}/sandboxEngines?sandboxEngineId=s`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE }));
   const sandbox = await until(`/v1/${created.sandboxEngine.name}`, "sandboxEngine", "STATE_RUNNING");
@@ -96,6 +103,7 @@ export async function startContentFixture(options: { page: string; fallback?: No
     token,
     engines,
     notebook,
+    h2o,
     sandbox,
     port: reachable,
     rest,
