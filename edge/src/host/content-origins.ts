@@ -8,7 +8,7 @@
 //   with an Authorization header and no cookie or `?token=`, which a browser never sends when it
 //   navigates: `api_url` and the `h2o` package's context path stay usable by programs, and no
 //   engine page ever runs as a document of the API's origin.
-import type { IncomingMessage } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { openTicket, parseContentHost, TICKET_PARAM, type ContentTarget, type createTicketLedger } from "@aiem/kit/config";
 import { TOKEN_COOKIE } from "@aiem/engine";
@@ -136,10 +136,10 @@ function exchange(options: ContentOriginOptions, req: NodeRequest, res: NodeResp
   const key = options.tickets?.key();
   const host = hostOf(req) ?? "";
   const opened = key ? openTicket(key, decision.ticket, host) : { refused: "tickets are not open yet" };
-  const refused = "refused" in opened ? opened.refused : options.tickets!.ledger.take(opened) ? undefined : "the ticket was used already";
-  if (refused !== undefined || "refused" in opened) {
+  if ("refused" in opened || !options.tickets!.ledger.take(opened)) {
+    const why = "refused" in opened ? opened.refused : "the ticket was used already";
     res.writeHead(401, { "content-type": "application/json", "cache-control": "no-store" });
-    res.end(JSON.stringify({ code: 16, message: `${refused}: ask the API for the URL again, or send Authorization: Bearer`, details: [] }));
+    res.end(JSON.stringify({ code: 16, message: `${why}: ask the API for the URL again, or send Authorization: Bearer`, details: [] }));
     return;
   }
   const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
@@ -160,7 +160,7 @@ export function createContentOriginUpgrade(options: ContentOriginOptions): Upgra
     if (route?.upgrade) return route.upgrade(req, socket, head);
     const status = decision.kind === "answer" ? decision.status : 404;
     const body = JSON.stringify({ code: 5, message: decision.kind === "answer" ? decision.message : "not found", details: [] });
-    socket.end(`HTTP/1.1 ${status} Not Found\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   };
 }
 
