@@ -177,5 +177,13 @@ describe("content origins through the all-in-one server", () => {
     const pub = (await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: true })).body.port;
     expect(pub.publicUrl).toBe(`http://8080-${f.sandbox.uid}.public.localhost:${new URL(f.t.url).port}/`);
     expect((await hostRequest(f.t.url, hostOf(pub.publicUrl), "/")).text).toBe("<p>port page</p>");
+    // A WebSocket through the public origin is cut when the port stops being public.
+    const upgraded = await upgradeRequest(f.t.url, hostOf(pub.publicUrl), "/ws");
+    expect(upgraded.status).toBe(101);
+    expect(await echo(upgraded.socket, "anyone")).toBe("anyone");
+    const closed = new Promise<void>((resolve) => upgraded.socket.once("close", () => resolve()));
+    expect((await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: false })).status).toBe(200);
+    await closed;
+    expect((await hostRequest(f.t.url, hostOf(pub.publicUrl), "/")).status).toBe(404);
   });
 });

@@ -99,6 +99,35 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
   /** Open forwarded requests by `<uid>/<port>`, with whether they came through the public URL. */
   const open = new Map<string, Set<{ isPublic: boolean; cut: () => void }>>();
 
+  /**
+   * One forwarded request or upgrade: open (closeConnections cuts it, and its tunnel) and
+   * keeping the sandbox in use until `finish`, which is safe to call more than once.
+   */
+  function forwarded(go: Admitted, cut: () => void): { state: { tunnel?: Duplex; finished: boolean }; finish: () => void } {
+    lifecycle.enter(go.uid);
+    const key = `${go.uid}/${go.port}`;
+    const state: { tunnel?: Duplex; finished: boolean } = { finished: false };
+    const entry = {
+      isPublic: go.isPublic,
+      cut: () => {
+        state.tunnel?.destroy();
+        cut();
+      },
+    };
+    let set = open.get(key);
+    if (!set) open.set(key, (set = new Set()));
+    set.add(entry);
+    const finish = () => {
+      if (state.finished) return;
+      state.finished = true;
+      open.get(key)?.delete(entry);
+      if (open.get(key)?.size === 0) open.delete(key);
+      state.tunnel?.destroy();
+      lifecycle.leave(go.uid);
+    };
+    return { state, finish };
+  }
+
   /** Who may go on to the port, or the answer that stops the request here. */
   async function admit(req: NodeRequest | IncomingMessage, upgrade: boolean): Promise<Admission> {
     const m = PATH.exec(req.url ?? "");
@@ -184,37 +213,19 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
       return;
     }
     const go = admission.go;
-    const { uid, port, isPublic, prefix, rest, query, agent } = go;
-    lifecycle.enter(uid);
-    const key = `${uid}/${port}`;
-    let tunnel: Duplex | undefined;
-    const entry = {
-      isPublic,
-      cut: () => {
-        tunnel?.destroy();
-        if (!res.writableEnded) (res as { destroy?: () => void }).destroy?.();
-      },
-    };
-    let set = open.get(key);
-    if (!set) open.set(key, (set = new Set()));
-    set.add(entry);
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      open.get(key)?.delete(entry);
-      if (open.get(key)?.size === 0) open.delete(key);
-      tunnel?.destroy();
-      lifecycle.leave(uid);
-    };
+    const { uid, port, prefix, rest, query, agent } = go;
+    const { state, finish } = forwarded(go, () => {
+      if (!res.writableEnded) (res as { destroy?: () => void }).destroy?.();
+    });
     res.once("close", finish);
+    let tunnel: Duplex;
     try {
-      tunnel = await agent.openTunnel(port);
+      tunnel = state.tunnel = await agent.openTunnel(port);
     } catch {
       finish();
       return status(res, 502, 14, `nothing accepts connections on port ${port} in the sandbox`);
     }
-    if (finished) {
+    if (state.finished) {
       tunnel.destroy();
       return;
     }
@@ -254,33 +265,22 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     if ("refuse" in admission) return refuseUpgrade(socket, ...admission.refuse);
     if ("redirect" in admission) return refuseUpgrade(socket, admission.redirect.status, 5, "", admission.redirect.headers);
     const go = admission.go;
-    lifecycle.enter(go.uid);
-    const key = `${go.uid}/${go.port}`;
-    let tunnel: Duplex | undefined;
-    const entry = { isPublic: go.isPublic, cut: () => socket.destroy() };
-    let set = open.get(key);
-    if (!set) open.set(key, (set = new Set()));
-    set.add(entry);
-    let finished = false;
+    const { state, finish: end } = forwarded(go, () => socket.destroy());
     const finish = () => {
-      if (finished) return;
-      finished = true;
-      open.get(key)?.delete(entry);
-      if (open.get(key)?.size === 0) open.delete(key);
-      tunnel?.destroy();
+      end();
       socket.destroy();
-      lifecycle.leave(go.uid);
     };
     socket.once("close", finish);
     socket.on("error", finish);
+    let tunnel: Duplex;
     try {
-      tunnel = await go.agent.openTunnel(go.port);
+      tunnel = state.tunnel = await go.agent.openTunnel(go.port);
     } catch {
-      if (!finished) refuseUpgrade(socket, 502, 14, `nothing accepts connections on port ${go.port} in the sandbox`);
+      if (!state.finished) refuseUpgrade(socket, 502, 14, `nothing accepts connections on port ${go.port} in the sandbox`);
       finish();
       return;
     }
-    if (finished) {
+    if (state.finished) {
       tunnel.destroy();
       return;
     }
