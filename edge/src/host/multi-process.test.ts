@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
@@ -29,15 +30,23 @@ workspaces:
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
 const entry = new URL("../start-service.ts", import.meta.url).pathname;
 
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
 interface Started {
   child: ChildProcess;
   url: string;
 }
 
-// Starts one part on a free port and resolves with its URL once it logs "ready".
+// Starts one part (on a free port unless `env` names one) and resolves with its URL once it logs "ready".
 function startPart(part: string, env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, ["--import", "tsx", entry, part], {
-    env: { ...process.env, ...env, AIEM_PORT: "0" },
+    env: { ...process.env, AIEM_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   return new Promise((resolve, reject) => {
@@ -70,7 +79,12 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     policyFile = join(dataDir, "policy.yaml");
     await writeFile(policyFile, POLICY);
     const suffix = randomBytes(4).toString("hex");
+    // Every part builds the URLs it hands out on the edge's address, as a deployment sets it.
+    const edgePort = await freePort();
     const env = {
+      AIEM_PUBLIC_URL: `http://127.0.0.1:${edgePort}`,
+      // Notebooks run the stand-in, not a Jupyter that may be installed.
+      AIEM_JUPYTER_COMMAND: "none",
       AIEM_DATA_DIR: dataDir,
       AIEM_DB_SCHEMA_SUFFIX: `_m${suffix}`,
       AIEM_EVENTS_PREFIX: `m${suffix}`,
@@ -87,7 +101,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     started.push(...others.map(([, s]) => s));
     const urls = new Map<string, string>([["catalogue", catalogue.url], ...others.map(([p, s]) => [p, s.url] as [string, string])]);
     const remotes = Object.fromEntries(PARTS.map((part) => [`AIEM_${part.toUpperCase()}_URL`, urls.get(part)!]));
-    const edge = await startPart("edge", { ...env, ...remotes });
+    const edge = await startPart("edge", { ...env, ...remotes, AIEM_PORT: String(edgePort) });
     started.push(edge);
     edgeUrl = edge.url;
   }, 120_000);
@@ -200,13 +214,26 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     await rest("POST", `/v1/${sb}/ports?portId=8080`, {});
     await until(`/v1/${sb}/ports/8080`, "port", "STATE_READY");
 
-    // The parts build URLs on their own addresses here (no AIEM_PUBLIC_URL); the edge's port is what a browser uses.
+    const notebook = (await rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=origins", {
+      profile: "workspaces/global/notebookEngineProfiles/default",
+      notebookImage: "workspaces/global/notebookEngineImages/default",
+    })).notebookEngine.name as string;
+    const port = (await rest("GET", `/v1/${sb}/ports/8080`)).port;
     const edgePort = new URL(edgeUrl).port;
-    const engineHost = `${engine.uid}.engines.localhost:${edgePort}`;
-    const portHost = `8080-${sandbox.uid}.sandboxes.localhost:${edgePort}`;
+    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/engines/${engine.uid}/`);
+    expect(port.internalUrl).toBe(`http://8080-${sandbox.uid}.sandboxes.localhost:${edgePort}/`);
+    const engineHost = new URL(engine.loginUrl).host;
+    const portHost = new URL(port.internalUrl).host;
     expect((await hostRequest(edgeUrl, engineHost, `/engines/${engine.uid}/`, bearer)).status).toBe(200);
     expect((await hostRequest(edgeUrl, portHost, "/", bearer)).text).toBe("page");
     expect((await hostRequest(edgeUrl, portHost, "/go", bearer)).headers["location"]).toBe("/landed");
+    // The ticket the engine part seals, the edge opens (AIEM_INTERNAL_KEY).
+    await until(`/v1/${notebook}`, "notebookEngine", "STATE_RUNNING");
+    const access = new URL((await rest("GET", `/v1/${notebook}:access`)).uri as string);
+    const exchanged = await hostRequest(edgeUrl, access.host, `${access.pathname}${access.search}`);
+    expect(exchanged.status, exchanged.text).toBe(303);
+    const cookie = String(exchanged.headers["set-cookie"]).split(";")[0]!;
+    expect((await hostRequest(edgeUrl, access.host, access.pathname, { cookie })).status).toBe(200);
     for (const [host, path] of [[engineHost, `/engines/${engine.uid}/ws`], [portHost, "/ws"]] as const) {
       const upgraded = await upgradeRequest(edgeUrl, host, path, bearer);
       expect(upgraded.status, host).toBe(101);
