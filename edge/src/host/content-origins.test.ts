@@ -2,6 +2,8 @@
 // `{uid}.engines.localhost:<port>`, sandbox ports at `{port}-{uid}.sandboxes.localhost:<port>`;
 // nothing else at those origins, no user content for browsers at the API's; WebSockets at both.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "@aiem/kit/logger";
+import { startTestHost } from "../testing/test-host.js";
 import { echo, hostOf, hostRequest, upgradeRequest } from "../testing/content-client.js";
 import { startContentFixture, type ContentFixture } from "../testing/content-fixture.js";
 import { decide } from "./content-origins.js";
@@ -42,6 +44,18 @@ describe("content origin decisions", () => {
     expect(decide(options, req("localhost:8080", `/engines/${uid}/?token=t`, { authorization: "Bearer x" }))).toMatchObject({ status: 404 });
     expect(decide(options, req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" }))).toMatchObject({ status: 404 });
     expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({ kind: "api" });
+  });
+});
+
+describe("the path-URL opt-in", () => {
+  it("logs a warning at start when set, and none otherwise", async () => {
+    for (const [value, warned] of [["true", true], ["false", false]] as const) {
+      const lines: string[] = [];
+      const t = await startTestHost({ env: { AIEM_PATH_URLS: value }, logger: createLogger({ write: (line) => lines.push(line) }) });
+      await t.stop();
+      const warnings = lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === "warn" && l.msg.includes("AIEM_PATH_URLS"));
+      expect(warnings.length, value).toBe(warned ? 1 : 0);
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { silentLogger } from "@aiem/kit/logger";
+import { silentLogger, type Logger } from "@aiem/kit/logger";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 
@@ -30,6 +30,8 @@ export interface TestHostOptions {
   readonly env?: Record<string, string>;
   /** Serves what is neither API nor health (the docs site). */
   readonly fallback?: NodeHandler;
+  /** Where the host logs; silent unless given. */
+  readonly logger?: Logger;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
@@ -57,7 +59,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     config: readCommonEnv(env),
     edge: { corsOrigins: "*", bodyLimitBytes: 1 << 20, publicUrl: readPublicUrl(env) },
     modules: options.modules ?? [],
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     schemaSuffix: `_t${suffix}`,
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
