@@ -185,6 +185,13 @@ describe("content origins through the all-in-one server", () => {
     const elsewhere = await upgradeRequest(f.t.url, hostOf(a.loginUrl), `/engines/${b.uid}/ws`, bearer());
     expect(elsewhere.status).toBe(404);
     elsewhere.socket.destroy();
+    // On the API's origin, an engine's WebSocket is there for programs with a bearer, as api_url is.
+    const programmatic = await upgradeRequest(f.t.url, hostOf(f.t.url), `/engines/${a.uid}/ws`, bearer());
+    expect(programmatic.status).toBe(101);
+    programmatic.socket.destroy();
+    const browser = await upgradeRequest(f.t.url, hostOf(f.t.url), `/engines/${a.uid}/ws`, { cookie: `aiem_engine_token=${f.token}` });
+    expect(browser.status).toBe(404);
+    browser.socket.destroy();
   });
 
   it("serves a public port at its public origin to anyone", async () => {
@@ -199,5 +206,30 @@ describe("content origins through the all-in-one server", () => {
     expect((await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: false })).status).toBe(200);
     await closed;
     expect((await hostRequest(f.t.url, hostOf(pub.publicUrl), "/")).status).toBe(404);
+  });
+});
+
+describe("with AIEM_PATH_URLS, the old path URLs on the API's origin", () => {
+  let f: ContentFixture;
+  beforeAll(async () => {
+    f = await startContentFixture({ page: "<p>port page</p>", env: { AIEM_PATH_URLS: "true" } });
+  }, 180_000);
+  afterAll(async () => f?.stop());
+
+  it("are handed out and served, WebSockets included, and the content origins still serve", async () => {
+    const [a] = f.engines;
+    expect(a.loginUrl).toBe(`${f.t.url}/engines/${a.uid}/`);
+    expect(f.port.internalUrl).toBe(`${f.t.url}/sandboxes/${f.sandbox.uid}/ports/8080/`);
+    const api = hostOf(f.t.url);
+    const bearer = { authorization: `Bearer ${f.token}` };
+    expect((await hostRequest(f.t.url, api, `/sandboxes/${f.sandbox.uid}/ports/8080/`, bearer)).text).toBe("<p>port page</p>");
+    for (const path of [`/engines/${a.uid}/ws`, `/sandboxes/${f.sandbox.uid}/ports/8080/ws`]) {
+      const upgraded = await upgradeRequest(f.t.url, api, path, bearer);
+      expect(upgraded.status, path).toBe(101);
+      expect(await echo(upgraded.socket, path)).toBe(path);
+      upgraded.socket.destroy();
+    }
+    const port = `8080-${f.sandbox.uid}.sandboxes.localhost:${new URL(f.t.url).port}`;
+    expect((await hostRequest(f.t.url, port, "/", bearer)).text).toBe("<p>port page</p>");
   });
 });
