@@ -10,16 +10,15 @@
 //   engine page ever runs as a document of the API's origin.
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { ENGINE_ORIGIN_HEADER, TOKEN_COOKIE } from "@aiem/engine";
 import { openTicket, parseContentHost, TICKET_PARAM, type ContentTarget, type createTicketLedger } from "@aiem/kit/config";
-import { TOKEN_COOKIE } from "@aiem/engine";
-import { PORT_TOKEN_COOKIE } from "@aiem/sandbox";
 import type { HttpRoute } from "@aiem/kit/server";
+import { CONTENT_ORIGIN_HEADER, PORT_TOKEN_COOKIE } from "@aiem/sandbox";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 
-/** Set by the edge on requests it forwards from a port's own origin (the port proxy then adds no path prefix). */
-export const CONTENT_ORIGIN_HEADER = "x-aiem-content-origin";
-/** Set by the edge on requests from an engine's origin: the engine route serves that engine only. */
-export const ENGINE_ORIGIN_HEADER = "x-aiem-engine-origin";
+// The edge, and only it, marks requests that came to a port's origin (CONTENT_ORIGIN_HEADER: the
+// port route then adds no path prefix) or to an engine's (ENGINE_ORIGIN_HEADER: the engine route
+// serves that engine only); it strips both from every incoming request.
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
