@@ -42,7 +42,9 @@ describe("content origin decisions", () => {
     expect(decide(options, req("localhost:8080", `/engines/${uid}/`))).toMatchObject({ status: 404 });
     expect(decide(options, req("localhost:8080", `/engines/${uid}/api`, { authorization: "Bearer x" }))).toEqual({ kind: "api", programmatic: true });
     expect(decide(options, req("localhost:8080", `/engines/${uid}/?token=t`, { authorization: "Bearer x" }))).toMatchObject({ status: 404 });
-    expect(decide(options, req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" }))).toMatchObject({ status: 404 });
+    const withCookie = req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" });
+    expect(decide(options, withCookie)).toEqual({ kind: "api", programmatic: true });
+    expect((withCookie as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
     expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({ kind: "api" });
   });
 });

@@ -5,9 +5,9 @@
 // serves no user content to browsers, and reads no cookie outside the path routes:
 // - `/sandboxes/` (ports) only with AIEM_PATH_URLS;
 // - `/engines/` and `/workspaces/` (H2O engines by name) only with AIEM_PATH_URLS, or to a request
-//   with an Authorization header and no cookie or `?token=`, which a browser never sends when it
-//   navigates: `api_url` and the `h2o` package's context path stay usable by programs, and no
-//   engine page ever runs as a document of the API's origin.
+//   with an Authorization header and no `?token=` (its cookies dropped), which a browser never
+//   sends when it navigates: `api_url` and the `h2o` package's context path stay usable by
+//   programs, and no engine page ever runs as a document of the API's origin.
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { ENGINE_ORIGIN_HEADER, TOKEN_COOKIE } from "@aiem/engine";
@@ -70,7 +70,11 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
   if (options.pathUrls) return { kind: "api" };
   const programmatic = PROGRAMMATIC_PREFIXES.some((p) => url.startsWith(p));
   const query = new URL(url, "http://api").searchParams;
-  if (programmatic && req.headers["authorization"] && !req.headers["cookie"] && !query.has("token")) return { kind: "api", programmatic };
+  if (programmatic && req.headers["authorization"] && !query.has("token")) {
+    // Programs' HTTP sessions may keep a cookie an engine set; the bearer alone counts here.
+    delete req.headers["cookie"];
+    return { kind: "api", programmatic };
+  }
   return {
     kind: "answer",
     status: 404,
