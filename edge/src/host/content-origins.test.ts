@@ -136,7 +136,8 @@ describe("content origins through the all-in-one server", () => {
 
   it("serves nothing else at an engine's origin: not another engine, not the API, not health", async () => {
     const host = hostOf(a.loginUrl);
-    for (const other of [`/engines/${b.uid}/`, "/v1/workspaces/content/daiEngines", "/healthz", "/readyz"]) {
+    const around = [`/engines/${a.uid}/../${b.uid}/api/health`, `/engines/${a.uid}/%2e%2e/${b.uid}/api/health`];
+    for (const other of [`/engines/${b.uid}/`, ...around, "/v1/workspaces/content/daiEngines", "/healthz", "/readyz"]) {
       const res = await hostRequest(f.t.url, host, other, bearer());
       expect(res.status, other).toBe(404);
     }
