@@ -6,14 +6,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
 import { ConnectError } from "@aiem/kit/errors";
 import { loadOrCreateSigningKey, mintEmbeddedToken, principalName } from "@aiem/kit/identity";
 import { echo, hostRequest, upgradeRequest } from "../testing/content-client.js";
-import { IMAGE, PORT_PROGRAM, TEMPLATE } from "../testing/content-fixture.js";
+import { freePort, IMAGE, PORT_PROGRAM, TEMPLATE } from "../testing/content-fixture.js";
 import { smokeTest } from "../testing/smoke.js";
 import { landedParts } from "./modules.js";
 import { PARTS } from "./parts.js";
@@ -29,14 +28,6 @@ workspaces:
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
 const entry = new URL("../start-service.ts", import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 interface Started {
   child: ChildProcess;
