@@ -54,6 +54,7 @@ try {
     // The docs are served by the edge; service parts answer only their API.
     ...(part === "edge" ? { fallback: createDocsFallback(defaultDocsDir(), notFound) } : {}),
     ...readHostIsolationEnv(),
+    front: part === "edge",
   });
   await runUntilSignal(host, logger, () => logger.info("ready", { part, url: host.url }));
 } catch (err) {

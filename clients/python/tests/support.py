@@ -118,6 +118,10 @@ class TestServer:
             "AIEM_H2O_SERVER": "stand-in",
             # Sandboxes outlive a stopped server by default; the data directory goes with it here.
             "AIEM_SANDBOX_STOP_WITH_SERVICE": "true",
+            # The suites open the URLs they are handed (ports, notebooks) with urllib, whose
+            # resolver here does not map `*.localhost` to loopback: the path URLs (see
+            # docs/decisions.md, "User content at origins of its own").
+            "AIEM_PATH_URLS": "true",
         })
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
             self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_py{suffix}"

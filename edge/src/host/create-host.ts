@@ -1,11 +1,9 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type { FileRegistry } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
-import { defaultPublicUrl, type CommonConfig } from "@aiem/kit/config";
+import { contentDomain, createTicketLedger, defaultPublicUrl, loadTicketKey, type CommonConfig } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
 import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
@@ -18,6 +16,7 @@ import { createInProcessServices } from "../server/in-process.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 import { createCloudDiscoveryHandler, PLATFORM_CLIENT_ID } from "./cloud-discovery.js";
 import type { EdgeConfig } from "./edge-config.js";
+import { createContentOriginHandler, createContentOriginUpgrade, createPathUpgrade } from "./content-origins.js";
 import { createHealthHandler, type HealthCheck } from "./health.js";
 import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
 import { createOidcIssuerHandler } from "./oidc-issuer.js";
@@ -48,6 +47,12 @@ export interface HostOptions {
   readonly eventsPrefix?: string;
   /** A bus owned by the caller (tests); the host then neither creates nor closes one. */
   readonly bus?: EventBus;
+  /**
+   * Whether users reach this process: it then serves content origins by Host and keeps user
+   * content off the API's origin. A service part behind the edge (`start:service engine`)
+   * is not: it serves the path routes the edge forwards to it. Default true.
+   */
+  readonly front?: boolean;
 }
 
 export interface Host {
@@ -181,6 +186,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
         ...Object.entries(options.remotes ?? {}).map(([name, base]) => ({ name, check: () => remoteReady(base) })),
       ];
+      const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})];
       const handler = createEdgeHandler({
         registry,
         routes,
@@ -193,18 +199,22 @@ export async function createHost(options: HostOptions): Promise<Host> {
         cors: { allowedOrigins: options.edge.corsOrigins },
         bodyLimitBytes: options.edge.bodyLimitBytes,
         logger,
-        fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(
-          [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})],
-          options.fallback ?? notFound,
-        ))),
+        fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound))),
       });
-      server = createEdgeServer(withRequestLog(handler, logger.child({ component: "edge" })));
-      const upgrades = modules.flatMap((m) => m.httpRoutes ?? []).filter((r) => r.upgrade);
-      server.http1.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-        const route = upgrades.find((r) => (req.url ?? "").startsWith(r.prefix));
-        if (route?.upgrade) route.upgrade(req, socket, head);
-        else socket.destroy();
-      });
+      const front = options.front ?? true;
+      const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
+      const content = {
+        domain: () => contentDomain(config, publicUrl()),
+        pathUrls: config.pathUrls ?? false,
+        routes: httpRoutes,
+        tickets: { key: () => ticketKey, ledger: createTicketLedger() },
+      };
+      if (front && content.pathUrls) {
+        logger.warn("AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights");
+      }
+      // A part behind the edge takes the paths as they come: the edge has applied the origin rules.
+      server = createEdgeServer(withRequestLog(front ? createContentOriginHandler(content, handler) : handler, logger.child({ component: "edge" })));
+      server.http1.on("upgrade", front ? createContentOriginUpgrade(content) : createPathUpgrade(httpRoutes));
       const address = await server.listen(config.port, config.host);
       listeningPort = address.port;
       const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;

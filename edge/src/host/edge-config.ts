@@ -11,6 +11,8 @@ export interface EdgeConfig {
    * discovery are named after it. Unset: `http://AIEM_HOST:<port listened on>`.
    */
   readonly publicUrl?: string | undefined;
+  /** AIEM_INTERNAL_KEY: the tickets of content URLs are sealed with a key derived from it (else the data directory's). */
+  readonly internalKey?: string | undefined;
 }
 
 export function readEdgeEnv(env: Env = process.env): EdgeConfig {
@@ -19,5 +21,6 @@ export function readEdgeEnv(env: Env = process.env): EdgeConfig {
     corsOrigins: origins.trim() === "*" ? "*" : origins.split(",").map((o) => o.trim()).filter(Boolean),
     bodyLimitBytes: readInt(env, "AIEM_BODY_LIMIT_BYTES", { default: 4 << 20, min: 1024, max: 1 << 30 }),
     publicUrl: readPublicUrl(env),
+    internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),
   };
 }

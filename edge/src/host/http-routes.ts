@@ -1,4 +1,6 @@
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { connect } from "node:net";
+import type { Duplex } from "node:stream";
 import type { HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 import type { PartName } from "./parts.js";
@@ -28,11 +30,13 @@ export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: Node
 /** The HTTP routes of parts in other processes, proxied to them as they are. */
 export function remoteHttpRoutes(remotes: Partial<Record<PartName, string>>): HttpRoute[] {
   return Object.entries(remotes).flatMap(([part, base]) =>
-    PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(base) })),
+    PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(base), upgrade: proxyUpgradeTo(base) })),
   );
 }
 
 // HTTP/1.1 to the part's port (it serves HTTP/1 and HTTP/2 alike); hop-by-hop headers dropped.
+// The Host header is kept: engines check a WebSocket's Origin against it, and cookies and
+// redirects are the browser's origin's.
 function proxyTo(base: string): NodeHandler {
   const target = new URL(base);
   return (req: NodeRequest, res: NodeResponse) => {
@@ -41,6 +45,8 @@ function proxyTo(base: string): NodeHandler {
       if (value === undefined || name.startsWith(":") || hopByHop.has(name)) continue;
       headers[name] = value;
     }
+    const authority = req.headers[":authority"];
+    if (typeof authority === "string") headers["host"] = authority;
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
       (answer) => {
@@ -61,4 +67,38 @@ function proxyTo(base: string): NodeHandler {
   };
 }
 
-const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host"]);
+// An upgrade request (WebSocket) replayed on a plain TCP connection to the part, then spliced:
+// the part's route answers the handshake itself.
+function proxyUpgradeTo(base: string): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const target = new URL(base);
+  return (req, socket, head) => {
+    const upstream = connect(Number(target.port || 80), target.hostname);
+    const lines = [`${req.method ?? "GET"} ${req.url ?? "/"} HTTP/1.1`];
+    // From `headers`, not `rawHeaders`: the edge may have removed or set some (content-origins.ts).
+    for (const [name, value] of Object.entries(req.headers)) {
+      for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines.push(`${name}: ${v}`);
+    }
+    upstream.once("connect", () => {
+      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    const close = () => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.once("error", () => {
+      if (upstream.bytesRead === 0 && socket.writable) {
+        const body = JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] });
+        socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      }
+      close();
+    });
+    socket.once("error", close);
+    upstream.once("close", close);
+    socket.once("close", close);
+  };
+}
+
+const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);

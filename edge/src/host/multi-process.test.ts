@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
 import { ConnectError } from "@aiem/kit/errors";
 import { loadOrCreateSigningKey, mintEmbeddedToken, principalName } from "@aiem/kit/identity";
+import { echo, hostRequest, upgradeRequest } from "../testing/content-client.js";
+import { IMAGE, PORT_PROGRAM, TEMPLATE } from "../testing/content-fixture.js";
 import { startLayout, type Layout } from "../testing/layout.js";
 import { smokeTest } from "../testing/smoke.js";
 import { landedParts } from "./modules.js";
@@ -20,7 +22,6 @@ workspaces:
 `;
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
-
 describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   let layout: Layout;
   let dataDir: string;
@@ -28,7 +29,8 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   let policyFile: string;
 
   beforeAll(async () => {
-    layout = await startLayout({ policy: POLICY, env: { AIEM_SANDBOX_WARM_POOL: "0" } });
+    // Notebooks run the stand-in, not a Jupyter that may be installed.
+    layout = await startLayout({ policy: POLICY, env: { AIEM_SANDBOX_WARM_POOL: "0", AIEM_JUPYTER_COMMAND: "none" } });
     ({ dataDir, edgeUrl, policyFile } = layout);
   }, 120_000);
 
@@ -108,6 +110,63 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.message).toContain("workspaces/team-a/secrets/none/versions/latest");
   }, 120_000);
+
+  it("serves an engine and a sandbox port at their own origins through the edge, WebSockets included", async () => {
+    const alice = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "alice" });
+    const bearer = { authorization: `Bearer ${alice}` };
+    const rest = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${edgeUrl}${path}`, { method, headers: { ...bearer, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const json = (await res.json()) as any;
+      expect(res.status, JSON.stringify(json)).toBe(200);
+      return json;
+    };
+    const until = async (path: string, field: string, state: string) => {
+      for (const deadline = Date.now() + 90_000; ; ) {
+        const got = (await rest("GET", path))[field];
+        if (got.state === state) return got;
+        if (Date.now() > deadline) throw new Error(`${path} stayed ${got.state}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const dai = { profile: "workspaces/global/daiEngineProfiles/default", daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0" };
+    const made = (await rest("POST", "/v1/workspaces/team-a/daiEngines?daiEngineId=origins", dai)).daiEngine.name as string;
+    const sb = (await rest("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=origins", { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine.name as string;
+    const engine = await until(`/v1/${made}`, "daiEngine", "STATE_RUNNING");
+    const sandbox = await until(`/v1/${sb}`, "sandboxEngine", "STATE_RUNNING");
+    await rest("POST", `/v1/${sb}/processes?autoRun=true`, { command: "node", args: ["-e", PORT_PROGRAM, "page"] });
+    await rest("POST", `/v1/${sb}/ports?portId=8080`, {});
+    await until(`/v1/${sb}/ports/8080`, "port", "STATE_READY");
+
+    const notebook = (await rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=origins", {
+      profile: "workspaces/global/notebookEngineProfiles/default",
+      notebookImage: "workspaces/global/notebookEngineImages/default",
+    })).notebookEngine.name as string;
+    const port = (await rest("GET", `/v1/${sb}/ports/8080`)).port;
+    const edgePort = new URL(edgeUrl).port;
+    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/engines/${engine.uid}/`);
+    expect(port.internalUrl).toBe(`http://8080-${sandbox.uid}.sandboxes.localhost:${edgePort}/`);
+    const engineHost = new URL(engine.loginUrl).host;
+    const portHost = new URL(port.internalUrl).host;
+    expect((await hostRequest(edgeUrl, engineHost, `/engines/${engine.uid}/`, bearer)).status).toBe(200);
+    expect((await hostRequest(edgeUrl, portHost, "/", bearer)).text).toBe("page");
+    expect((await hostRequest(edgeUrl, portHost, "/go", bearer)).headers["location"]).toBe("/landed");
+    // The ticket the engine part seals, the edge opens (AIEM_INTERNAL_KEY).
+    await until(`/v1/${notebook}`, "notebookEngine", "STATE_RUNNING");
+    const access = new URL((await rest("GET", `/v1/${notebook}:access`)).uri as string);
+    const exchanged = await hostRequest(edgeUrl, access.host, `${access.pathname}${access.search}`);
+    expect(exchanged.status, exchanged.text).toBe(303);
+    const cookie = String(exchanged.headers["set-cookie"]).split(";")[0]!;
+    expect((await hostRequest(edgeUrl, access.host, access.pathname, { cookie })).status).toBe(200);
+    for (const [host, path] of [[engineHost, `/engines/${engine.uid}/ws`], [portHost, "/ws"]] as const) {
+      const upgraded = await upgradeRequest(edgeUrl, host, path, bearer);
+      expect(upgraded.status, host).toBe(101);
+      expect(await echo(upgraded.socket, `through ${host}`)).toBe(`through ${host}`);
+      upgraded.socket.destroy();
+      const refused = await upgradeRequest(edgeUrl, host, path);
+      expect(refused.status, host).toBe(401);
+      refused.socket.destroy();
+    }
+  }, 180_000);
 
   it("stops each process gracefully on SIGTERM", async () => {
     const last = layout.parts.at(-1)!;

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { PARTS } from "../host/parts.js";
+import { freePort } from "./free-port.js";
 
 const entry = new URL("../start-service.ts", import.meta.url).pathname;
 
@@ -34,10 +35,10 @@ export interface LayoutOptions {
   readonly startTimeoutMs?: number;
 }
 
-// Starts one part on a free port and resolves with its URL once it logs "ready".
+// Starts one part (on a free port unless `env` names one) and resolves with its URL once it logs "ready".
 export function startPart(name: string, env: Record<string, string>, timeoutMs = 60_000): Promise<StartedPart> {
   const child = spawn(process.execPath, ["--import", "tsx", entry, name], {
-    env: { ...process.env, ...env, AIEM_PORT: "0" },
+    env: { ...process.env, AIEM_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   return new Promise((resolve, reject) => {
@@ -72,7 +73,10 @@ export async function startLayout(options: LayoutOptions): Promise<Layout> {
   const policyFile = join(dataDir, "policy.yaml");
   await writeFile(policyFile, options.policy);
   const suffix = randomBytes(4).toString("hex");
+  // Every part builds the URLs it hands out on the edge's address, as a deployment sets it.
+  const edgePort = await freePort();
   const env = {
+    AIEM_PUBLIC_URL: `http://127.0.0.1:${edgePort}`,
     AIEM_DATA_DIR: dataDir,
     AIEM_DB_SCHEMA_SUFFIX: `_m${suffix}`,
     AIEM_EVENTS_PREFIX: `m${suffix}`,
@@ -96,7 +100,7 @@ export async function startLayout(options: LayoutOptions): Promise<Layout> {
     );
     parts.push(...others);
     const remotes = Object.fromEntries(parts.map((p) => [`AIEM_${p.name.toUpperCase()}_URL`, p.url]));
-    const edge = await startPart("edge", { ...env, ...remotes }, options.startTimeoutMs);
+    const edge = await startPart("edge", { ...env, ...remotes, AIEM_PORT: String(edgePort) }, options.startTimeoutMs);
     parts.push(edge);
     return { edgeUrl: edge.url, dataDir, policyFile, parts, stop };
   } catch (error) {

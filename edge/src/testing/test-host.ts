@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { silentLogger } from "@aiem/kit/logger";
+import { silentLogger, type Logger } from "@aiem/kit/logger";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 
@@ -30,6 +30,8 @@ export interface TestHostOptions {
   readonly env?: Record<string, string>;
   /** Serves what is neither API nor health (the docs site). */
   readonly fallback?: NodeHandler;
+  /** Where the host logs; silent unless given. */
+  readonly logger?: Logger;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
@@ -46,6 +48,9 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     ...(policyFile ? { AIEM_POLICY_FILE: policyFile } : {}),
     ...(process.env["DATABASE_URL"] ? { DATABASE_URL: process.env["DATABASE_URL"] } : {}),
     ...(process.env["NATS_URL"] ? { NATS_URL: process.env["NATS_URL"] } : {}),
+    // Node's resolver here does not map `*.localhost` to loopback, so suites that open the URLs
+    // they are handed use the paths; content-origins tests set AIEM_PATH_URLS=false.
+    AIEM_PATH_URLS: "true",
     ...options.env,
   };
   const bus = await createTestEventBus(`host${suffix}`);
@@ -54,7 +59,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     config: readCommonEnv(env),
     edge: { corsOrigins: "*", bodyLimitBytes: 1 << 20, publicUrl: readPublicUrl(env) },
     modules: options.modules ?? [],
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     schemaSuffix: `_t${suffix}`,
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });

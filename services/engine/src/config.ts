@@ -50,6 +50,11 @@ export interface EngineSettings {
   readonly stopTimeoutMs: number;
   /** AIEM_ENGINE_ACTIVITY_FLUSH_MS: how often traffic through engine URLs is written as activity. */
   readonly activityFlushMs: number;
+  /**
+   * AIEM_INTERNAL_KEY: the tickets on notebook access URLs are sealed with a key derived from it,
+   * which the edge must share. Unset means the data directory's `keys/internal.key`.
+   */
+  readonly internalKey?: string | undefined;
 }
 
 export type EngineConfig = CommonConfig & EngineSettings;
@@ -97,6 +102,7 @@ export function readEngineEnv(env: Env = process.env): EngineConfig {
     startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.startTimeoutMs, min: 100 }),
     stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs, min: 0 }),
     activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", { default: ENGINE_SETTING_DEFAULTS.activityFlushMs, min: 10 }),
+    internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),
   };
 }
 

@@ -2,6 +2,7 @@
 // model, runtime, settings, activity tracker and public URL.
 import type { Policy } from "@aiem/kit/authz";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import { createContentUrls, withTicket, type ContentSettings } from "@aiem/kit/config";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { createServiceCore, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
@@ -13,6 +14,8 @@ import type { PresentContext } from "./store.js";
 export interface ServiceState extends ServiceCoreState {
   catalogue?: CatalogueReadModel;
   runtime?: EngineRuntime;
+  /** Seals the tickets of URLs handed out to be opened in a browser (loaded at start). */
+  ticketKey?: Uint8Array;
 }
 
 /** The kit's service core (whose write() wakes the outbox relay and the reconciler) and the engine's own parts. */
@@ -23,6 +26,12 @@ export interface ServiceContext extends ServiceCore {
   runtime(): EngineRuntime;
   publicUrl(): string;
   presentContext(): PresentContext;
+  /**
+   * The engine's URL for the caller to open in a browser now: at the engine's origin, with a
+   * single-use ticket standing for the caller's bearer token (the edge turns it into a cookie
+   * of that origin). With AIEM_PATH_URLS, the path URL as it is.
+   */
+  openUrl(uid: string, authorization: string | null): string;
 }
 
 export function createServiceContext(options: {
@@ -32,6 +41,8 @@ export function createServiceContext(options: {
   activity: ActivityTracker;
   state: ServiceState;
   defaultPublicUrl: string;
+  /** AIEM_CONTENT_URL and AIEM_PATH_URLS: where engine UIs are opened. */
+  content?: ContentSettings;
 }): ServiceContext {
   const { state } = options;
   const notRunning = () => unavailable("the engine service is not running; retry shortly");
@@ -40,6 +51,7 @@ export function createServiceContext(options: {
     const url = typeof p === "function" ? p() : p;
     return (url ?? options.defaultPublicUrl).replace(/\/+$/, "");
   };
+  const content = createContentUrls(options.content ?? {}, publicUrl);
   const ctx: ServiceContext = {
     ...createServiceCore({ label: "engine service", policy: options.policy, logger: options.logger, state }),
     settings: options.settings,
@@ -53,7 +65,11 @@ export function createServiceContext(options: {
       return state.runtime;
     },
     publicUrl,
-    presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), catalogue: state.catalogue, pendingActivity: options.activity.latest }),
+    openUrl(uid, authorization) {
+      const url = content.engine(uid);
+      return options.content?.pathUrls || !state.ticketKey ? url : withTicket(state.ticketKey, url, authorization);
+    },
+    presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), engineUrl: content.engine, catalogue: state.catalogue, pendingActivity: options.activity.latest }),
   };
   return ctx;
 }

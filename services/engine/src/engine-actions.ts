@@ -12,7 +12,7 @@ import type { NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/noteboo
 import { canSee, checkManage } from "./access.js";
 import { checkTransition, S } from "./kinds.js";
 import { compareVersions, idOf } from "./semver.js";
-import { accessUri, encodeResource, loadByName } from "./store.js";
+import { encodeResource, loadByName } from "./store.js";
 import type { EngineCalls, Req } from "./engine-calls.js";
 
 /** Largest log download (the tail of the log). */
@@ -183,7 +183,7 @@ export function createEngineActions(calls: EngineCalls) {
     const row = await mustLoad(db(), principal, t);
     checkTransition(kind, "access", row.name, row.state);
     ctx.activity.touch(row.uid);
-    return { uri: accessUri(row, ctx.publicUrl()) };
+    return { uri: ctx.openUrl(row.uid, hctx.requestHeader.get("authorization")) };
   }
 
   return { delete_, pause, resume, terminate, resizeStorage, upgradeVersion, migrateCreator, downloadLogs, access };

@@ -4,6 +4,7 @@
 import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { loadTicketKey } from "@aiem/kit/config";
 import type { Database } from "@aiem/kit/db";
 import { createStartOnce, openServiceStore, registerGuarded, type ServiceDeps, type ServiceModule, type ServiceStore } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
@@ -68,6 +69,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     activity,
     state,
     defaultPublicUrl: defaultPublicUrl(deps.config.host, deps.config.port),
+    content: deps.config,
   });
   const proxy = createEngineProxy({
     authenticator: deps.authenticator,
@@ -116,6 +118,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
         logger,
       });
     }
+    state.ticketKey = await loadTicketKey(deps.config.dataDir, settings.internalKey);
     state.tokens = opened.tokens;
     state.catalogue = catalogue;
     state.runtime = runtime;

@@ -26,6 +26,11 @@ export const H2O_NAME_PATH_PREFIX = "/workspaces/";
 /** Stands in for an unknown name, so that it is refused exactly like an engine the caller may not see. */
 const NO_ENGINE_UID = "00000000-0000-0000-0000-000000000000";
 export const TOKEN_COOKIE = "aiem_engine_token";
+/**
+ * Set by the edge, and only by it, on requests that came to an engine's own origin: only that
+ * engine is served there (the H2O name path could otherwise name another).
+ */
+export const ENGINE_ORIGIN_HEADER = "x-aiem-engine-origin";
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -116,7 +121,7 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || name.startsWith(":")) continue;
-    if (name === "authorization" || name === "cookie" || name === "host") continue;
+    if (name === "authorization" || name === "cookie" || name === "host" || name === ENGINE_ORIGIN_HEADER) continue;
     if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
     out[name] = value as string | string[];
   }
@@ -146,6 +151,8 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       const e = ConnectError.from(err);
       throw new ProxyError(e.code === Code.Unavailable ? 503 : 401, e.code, e.rawMessage);
     }
+    const pinned = req.headers[ENGINE_ORIGIN_HEADER];
+    if (pinned !== undefined && pinned !== target.uid) throw new ProxyError(404, Code.NotFound, "this origin serves only its own engine");
     const row = await options.lookup(target.uid);
     if (!row || !canSee(policy, principal, row)) throw new ProxyError(404, Code.NotFound, `engine ${target.uid} not found`);
     if (!policy.allows(principal, Action.ACCESS, row.type, row.workspace)) {

@@ -71,8 +71,10 @@ export const ENGINES = "engines";
 /** What turning a row into a resource needs besides the row. */
 export interface PresentContext {
   readonly now: Date;
-  /** Base URL of the product (no trailing slash), for engine URLs. */
+  /** Base URL of the product (no trailing slash), for `api_url`. */
   readonly publicUrl: string;
+  /** Where a browser opens an engine (its own origin, or its path with AIEM_PATH_URLS): `login_url`. */
+  readonly engineUrl: (uid: string) => string;
   readonly catalogue: CatalogueReadModel | undefined;
   /** Activity through engine URLs not written to the database yet. */
   readonly pendingActivity?: (uid: string) => Date | undefined;
@@ -155,11 +157,15 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     (e as DAIEngine | NotebookEngine).storageResizing = row.storage_resizing;
   }
   if (kind.hasNodeCount) (e as H2OEngine).nodeCount = row.node_count ?? 1;
+  // `api_url` stays on the API's origin: programmatic clients (the `h2o` package) send a bearer
+  // token there, and resolvers outside browsers often do not map `*.localhost`; see the edge's
+  // content-origins.ts for what that origin serves under `/engines/`.
   const base = `${ctx.publicUrl}${enginePath(row.uid)}`;
+  const login = ctx.engineUrl(row.uid);
   switch (row.type) {
     case "daiEngines": {
       const d = e as DAIEngine;
-      d.loginUrl = running ? base : "";
+      d.loginUrl = running ? login : "";
       d.apiUrl = running ? `${base}api` : "";
       d.upgradeAvailable = upgradeAvailable(ctx.catalogue, "daiEngineVersions", row.version_name);
       Object.assign(d, diskSizes(row));
@@ -167,7 +173,7 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     }
     case "h2oEngines": {
       const h = e as H2OEngine;
-      h.loginUrl = running ? base : "";
+      h.loginUrl = running ? login : "";
       // H2O-3's REST API sits at the root of its context path (`/3/Cloud`, ...): that root is
       // what `h2o.connect(url=...)` takes.
       h.apiUrl = running ? base.replace(/\/+$/, "") : "";
@@ -181,11 +187,6 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     }
   }
   return e;
-}
-
-/** The notebook URL users open (`AccessNotebookEngine`). */
-export function accessUri(row: EngineRow, publicUrl: string): string {
-  return `${publicUrl}${enginePath(row.uid)}`;
 }
 
 /** The row as an entry of the mixed Engine list. */
@@ -211,7 +212,7 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     deprecatedVersion: deprecated,
     deletedVersion: !versionExists,
     visitable: running,
-    loginUrl: running && row.type !== "notebookEngines" ? `${ctx.publicUrl}${enginePath(row.uid)}` : "",
+    loginUrl: running && row.type !== "notebookEngines" ? ctx.engineUrl(row.uid) : "",
     cpu: row.cpu,
     gpu: row.gpu,
     memoryBytes: row.memory_bytes,

@@ -5,6 +5,7 @@
 import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { createContentUrls } from "@aiem/kit/config";
 import type { Database } from "@aiem/kit/db";
 import {
   createServiceCore,
@@ -121,7 +122,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
     filesystem: createFilesystemHandlers(access),
     processes: createProcessHandlers({ ...access, hub, secrets: deps.secrets, keepAliveMs: settings.keepAliveMs ?? 5_000 }),
-    ports: createPortHandlers({ ...access, urls: createPortUrls(publicUrl), closeConnections: proxy.closeConnections }),
+    ports: createPortHandlers({ ...access, urls: createPortUrls(createContentUrls(deps.config, publicUrl)), closeConnections: proxy.closeConnections }),
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
   };

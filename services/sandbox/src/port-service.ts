@@ -8,6 +8,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { checkField, checkUpdateMask, paginate, portPattern, validateDisplayName, validatePortId, type FieldTable } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
+import type { ContentUrls } from "@aiem/kit/config";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
 import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import type {
@@ -31,11 +32,9 @@ export interface PortUrls {
   public(sandboxUid: string, port: number): string;
 }
 
-export function createPortUrls(base: () => string): PortUrls {
-  return {
-    internal: (uid, port) => `${base()}/sandboxes/${uid}/ports/${port}/`,
-    public: (uid, port) => `${base()}/sandboxes/${uid}/public/${port}/`,
-  };
+/** Each port at an origin of its own (`{port}-{uid}.sandboxes.<base>`), or a path with AIEM_PATH_URLS. */
+export function createPortUrls(content: ContentUrls): PortUrls {
+  return { internal: content.port, public: content.publicPort };
 }
 
 /**

@@ -1,8 +1,9 @@
 import path from "node:path";
+import { readContentEnv, type ContentSettings } from "./content-origins.js";
 import { readInt, readString, readUrl, readUrlList, type Env } from "./env.js";
 
 /** Settings every service and the launcher share. */
-export interface CommonConfig {
+export interface CommonConfig extends ContentSettings {
   /** AIEM_HOST: interface to listen on. */
   readonly host: string;
   /** AIEM_PORT: port to listen on; 0 picks a free one. */
@@ -39,5 +40,6 @@ export function readCommonEnv(env: Env = process.env): CommonConfig {
     databaseUrl: readUrl(env, "DATABASE_URL", { optional: true, protocols: ["postgres", "postgresql"] }),
     natsUrl: natsServers?.join(","),
     natsServers,
+    ...readContentEnv(env),
   };
 }

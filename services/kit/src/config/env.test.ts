@@ -93,6 +93,8 @@ describe("readCommonEnv", () => {
       databaseUrl: undefined,
       natsUrl: undefined,
       natsServers: undefined,
+      contentUrl: undefined,
+      pathUrls: false,
     });
     expect(cfg.dataDir).toBe(`${process.cwd()}/.aiem`);
   });
@@ -108,6 +110,8 @@ describe("readCommonEnv", () => {
       AIEM_OIDC_ROLES_CLAIM: "realm_access.roles",
       DATABASE_URL: "postgres://postgres@127.0.0.1:5432/test",
       NATS_URL: "nats://127.0.0.1:4222",
+      AIEM_CONTENT_URL: "https://aiem-content.example.com",
+      AIEM_PATH_URLS: "true",
     });
     expect(cfg).toEqual({
       host: "0.0.0.0",
@@ -120,6 +124,8 @@ describe("readCommonEnv", () => {
       databaseUrl: "postgres://postgres@127.0.0.1:5432/test",
       natsUrl: "nats://127.0.0.1:4222",
       natsServers: ["nats://127.0.0.1:4222"],
+      contentUrl: "https://aiem-content.example.com",
+      pathUrls: true,
     });
   });
 
