@@ -418,6 +418,20 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       expect(Date.now() - started).toBeLessThan(3000);
     });
 
+    it("wait with wait_for_output answers once the output is complete, in one call", async () => {
+      // The program ends at once; a child it left behind writes once more, then closes the pipes.
+      const script = "(sleep 0.3; echo late) & echo early";
+      await client.startProcess({ processId: "tail-writer", command: "sh", args: ["-c", script] });
+      const plain = await client.waitProcess({ processId: "tail-writer" });
+      expect(plain.exit?.exitCode).toBe(0);
+      const full = await client.waitProcess({ processId: "tail-writer", waitForOutput: true });
+      expect(full.outputComplete).toBe(true);
+      expect(full.exit).toEqual(plain.exit);
+      expect(Buffer.from((await client.readOutput({ processId: "tail-writer", stream: OutputStream.STDOUT })).data).toString()).toBe("early\nlate\n");
+      // Asked again, an ended process with complete output answers at once.
+      expect((await client.waitProcess({ processId: "tail-writer", waitForOutput: true })).outputComplete).toBe(true);
+    });
+
     it("wait returns at once for an ended process; cancelling a wait leaves the process running", async () => {
       await client.startProcess({ processId: "waited", command: "sleep", args: ["30"] });
       const running = await client.getProcess({ processId: "waited" });
