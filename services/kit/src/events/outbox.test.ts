@@ -96,6 +96,12 @@ describe("transactional outbox", () => {
     const rows = await sql<{ payload: Uint8Array }>`select payload from outbox`.execute(database.db);
     expect(rows.rows.map((r) => text(r.payload))).toEqual(["e2:RUNNING"]);
     expect(() => enqueueWhen("changed", { subject: "enginemanager.engines.>", data: bytes("") })).toThrow(/literal/);
+    // Several events of one change keep the order given.
+    await sql`truncate outbox`.execute(database.db);
+    const steps = ["A", "B", "C", "D"].map((s) => ({ subject: engineStateSubject("ws", "e2"), data: bytes(s) }));
+    await sql`with changed as (select id from engines where id = 'e2'), events as (${enqueueWhen("changed", ...steps)}) select 1`.execute(database.db);
+    const ordered = await sql<{ payload: Uint8Array }>`select payload from outbox order by seq`.execute(database.db);
+    expect(ordered.rows.map((r) => text(r.payload))).toEqual(["A", "B", "C", "D"]);
   });
 
   describe.each(kinds)("with the %s bus", (kind) => {

@@ -96,17 +96,25 @@ export async function enqueue(trx: Transaction<any> | Kysely<any>, message: Outb
 }
 
 /**
- * The outbox insert of `message` as a data-modifying WITH query that adds the row only when the
- * WITH query named `guard`, earlier in the same statement, returned a row. A change and its event
- * then commit as one statement: one round trip to the database where a transaction takes four.
+ * The outbox insert of `messages` as a data-modifying WITH query that adds the rows only when the
+ * WITH query named `guard`, earlier in the same statement, returned a row. A change and its
+ * events then commit as one statement: one round trip to the database where a transaction takes
+ * four. Several messages are one insert, in the order given (the outbox's order), since WITH
+ * queries of one statement run in no defined order.
  * `sql\`with changed as (${update}), event as (${enqueueWhen("changed", message)}) select * from changed\``.
  */
-export function enqueueWhen(guard: string, message: OutboxMessage): RawBuilder<unknown> {
-  const id = checkedId(message);
+export function enqueueWhen(guard: string, ...messages: OutboxMessage[]): RawBuilder<unknown> {
+  const rows = messages.map((message, i) => {
+    const id = checkedId(message);
+    // Typed here: the columns of a VALUES list of parameters would otherwise be text.
+    return sql`(${i}::int, ${id}::text, ${message.subject}::text, ${Buffer.from(message.data)}::bytea, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true}::boolean)`;
+  });
   return sql`
     insert into outbox (id, subject, payload, headers, tombstone)
-    select ${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true}
-    where exists (select 1 from ${sql.id(guard)})`;
+    select id, subject, payload, headers, tombstone
+    from (values ${sql.join(rows)}) as given (n, id, subject, payload, headers, tombstone)
+    where exists (select 1 from ${sql.id(guard)})
+    order by n`;
 }
 
 function checkedId(message: OutboxMessage): string {
