@@ -204,6 +204,27 @@ export async function enqueueSandboxState(
   idleMs: number,
   deleted = false,
 ): Promise<void> {
+  await enqueue(trx, sandboxStateMessage(row, previous, now, idleMs, deleted));
+}
+
+/**
+ * Inserts a new sandbox engine row with the events of the states it went through (one for a
+ * cold start's STARTING, two when a warm sandbox makes it RUNNING at once), in one statement.
+ * False when the name is taken: then nothing is written.
+ */
+export async function insertSandbox(exec: Executor, row: SandboxRow, states: readonly SandboxEngine_State[], now: Date): Promise<boolean> {
+  const insert = exec.insertInto("sandbox_engines").values(row).onConflict((oc) => oc.doNothing()).returning("uid");
+  let previous = SandboxEngine_State.UNSPECIFIED;
+  const events = states.map((state) => {
+    const message = sandboxStateMessage({ ...row, state: sandboxStateName(state) }, previous, now, 0);
+    previous = state;
+    return message;
+  });
+  const result = await sql<{ uid: string }>`with inserted as (${insert}), events as (${enqueueWhen("inserted", ...events)}) select uid from inserted`.execute(exec);
+  return result.rows.length > 0;
+}
+
+function sandboxStateMessage(row: SandboxRow, previous: SandboxEngine_State, now: Date, idleMs: number, deleted = false): OutboxMessage {
   const id = randomUUID();
   const event = create(EventSchema, {
     id,
@@ -221,7 +242,7 @@ export async function enqueueSandboxState(
       }),
     },
   });
-  await enqueue(trx, { id, subject: eventSubject("sandboxes", row.workspace, row.id, "state"), data: toBinary(EventSchema, event) });
+  return { id, subject: eventSubject("sandboxes", row.workspace, row.id, "state"), data: toBinary(EventSchema, event) };
 }
 
 // ---- processes ----------------------------------------------------------------------------------
