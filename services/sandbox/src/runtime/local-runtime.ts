@@ -36,9 +36,10 @@ import {
   createSandboxCgroup,
   detectLimitSupport,
   removeRuntimeCgroupGroup,
-  ensureStorageImage,
+  findTool,
   runtimeCgroupName,
 } from "./limits.js";
+import { MKFS_OPTIONS, createStorageImages } from "./storage-images.js";
 import { AdoptedProcess, childrenOf, processStartTime, writeRecord, type SandboxRecord } from "./adopted-sandboxes.js";
 import {
   SandboxRuntimeError,
@@ -114,6 +115,24 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
   const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
   const keepRunning = options.keepRunning === true;
+  const images = createStorageImages(
+    path.join(dataDir, "spare-images"),
+    (file) => runToEnd(findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
+  );
+
+  /** Runs a helper program through the spawner (never a fork of this process) to its end. */
+  function runToEnd(command: string, args: string[], logPath: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const child = spawner.spawn(command, args, { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, cwd: "/", detached: false, logPath });
+      child.once("error", (error: Error) => reject(error));
+      child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+        const details = tail(logPath);
+        fs.rmSync(logPath, { force: true });
+        if (code === 0) resolve();
+        else reject(new Error(`${command} failed (${signal ?? `exit code ${code}`})${details ? `: ${details}` : ""}`));
+      });
+    });
+  }
 
   /** What each layer comes to on this machine, once the helpers are built. */
   function layerStates(art: AgentArtifacts): Record<keyof IsolationLayers, LayerState> {
@@ -200,7 +219,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (hasImage || storageBytes > 0) {
       if (support.storageImages) {
         imagePath = existingImage;
-        const image = await ensureStorageImage(imagePath, storageBytes);
+        const image = await images.ensure(imagePath, storageBytes);
         storage = {
           mechanism: "loop-ext4",
           value: image.size,
@@ -623,6 +642,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     starting.set(sandboxId, promise);
     const clear = () => {
       if (starting.get(sandboxId) === promise) starting.delete(sandboxId);
+      // Once this start is over, not during it: formatting takes CPU the start needs.
+      images.replenish();
     };
     promise.then(clear, clear);
     return promise;
@@ -654,6 +675,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     destroy,
     async close() {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
+      await images.settle();
       if (keepRunning) {
         // Left running for the next runtime to adopt: only this runtime's hold on them ends.
         for (const entry of running.values()) {
