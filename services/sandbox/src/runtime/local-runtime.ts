@@ -120,12 +120,18 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     (file) => runToEnd(findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
   );
 
-  /** Runs a helper program through the spawner (never a fork of this process) to its end. */
-  function runToEnd(command: string, args: string[], logPath: string): Promise<void> {
+  /**
+   * Runs a helper program through the spawner (never a fork of this process) to its end, or
+   * kills it after `timeoutMs`. The timer also keeps this process alive meanwhile: the launcher
+   * does not.
+   */
+  function runToEnd(command: string, args: string[], logPath: string, timeoutMs = 60_000): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const child = spawner.spawn(command, args, { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, cwd: "/", detached: false, logPath });
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
       child.once("error", (error: Error) => reject(error));
       child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+        clearTimeout(timer);
         const details = tail(logPath);
         fs.rmSync(logPath, { force: true });
         if (code === 0) resolve();
