@@ -381,11 +381,20 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     });
 
     it("replay options: skip_replay tails, offsets past the end are OUT_OF_RANGE", async () => {
-      await client.startProcess({ processId: "tail", command: "sh", args: ["-c", "echo before; sleep 0.4; echo after"] });
-      await new Promise((r) => setTimeout(r, 200));
+      // "after" is written once the test says so, when the tail is known to run (its first
+      // keep-alive came): no timing to guess on a busy machine.
+      const script = "echo before; while [ ! -e /workspace/tail-go ]; do sleep 0.02; done; echo after";
+      await client.startProcess({ processId: "tail", command: "sh", args: ["-c", script] });
+      const stdout = async () => Buffer.from((await client.readOutput({ processId: "tail", stream: OutputStream.STDOUT })).data).toString();
+      while ((await stdout()) !== "before\n") await new Promise((r) => setTimeout(r, 10));
       const data: string[] = [];
+      let released = false;
       for await (const m of client.streamOutput({ processId: "tail", skipReplay: true })) {
         if (m.chunk?.data.length) data.push(Buffer.from(m.chunk.data).toString());
+        if (m.chunk?.keepAlive && !released) {
+          released = true;
+          await client.writeFile({ path: "/workspace/tail-go", content: Buffer.from("") });
+        }
       }
       expect(data.join("")).toBe("after\n");
       const consume = async (req: { startOffset?: bigint; skipReplay?: boolean }) => {
