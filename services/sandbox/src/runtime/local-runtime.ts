@@ -10,6 +10,7 @@
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
+//   spare-images/<bytes>.img  a formatted storage image per size, ready for the next start
 // This file is longer than the others (about 650 lines) because launch() is one sequence whose
 // steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
