@@ -107,9 +107,11 @@ function connectClients(ready: Ready): { processes: Client<typeof ProcessService
 
 async function createSandbox(ready: Ready, id: string): Promise<string> {
   const call = api(ready);
-  const name = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine.name;
-  while ((await call("GET", `/v1/${name}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(2);
-  return name;
+  // A create that hands out a warm sandbox answers RUNNING: nothing is left to poll.
+  const created = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine;
+  if (created.state === "STATE_RUNNING") return created.name;
+  while ((await call("GET", `/v1/${created.name}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(2);
+  return created.name;
 }
 
 /** A file of `bytes` pseudo-random bytes (no run of zeros a filesystem could skip). */

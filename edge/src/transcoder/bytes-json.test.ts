@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { TunnelRequestSchema, TunnelResponseSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { ReadFileResponseSchema, WriteFileRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { ReadProcessOutputFramesResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
-import { decodeCanonicalBase64, messageFromJson, messageToJson } from "./bytes-json.js";
+import { LARGE_BYTES, decodeCanonicalBase64, jsonPieces, largeBytes, messageFromJson, messageToJson, pieceLength } from "./bytes-json.js";
 
 /** Every byte value, then bytes from a fixed-seed generator (the same on every run). */
 function binary(length: number, seed = 1): Uint8Array {
@@ -27,6 +27,19 @@ describe("messageToJson", () => {
       expect(messageToJson(ReadFileResponseSchema, message, opts)).toEqual(expected);
       // The message itself is left as it was.
       expect(message.content).toEqual(binary(length, length));
+    }
+  });
+
+  it("leaves large values out of the text, for pieces that put together give the same JSON", () => {
+    for (const length of [LARGE_BYTES - 1, LARGE_BYTES, LARGE_BYTES + 1, 3 * LARGE_BYTES + 2]) {
+      // A path that looks like a marker of another response stays text.
+      const message = create(ReadFileResponseSchema, { content: binary(length, length), fileInfo: { path: "/workspace/@aiem-bytes-x:0@", size: BigInt(length) } });
+      const large = largeBytes();
+      const pieces = jsonPieces(JSON.stringify(messageToJson(ReadFileResponseSchema, message, opts, large)), large);
+      expect(pieces.some((p) => typeof p !== "string")).toBe(length >= LARGE_BYTES);
+      const joined = pieces.map((p) => (typeof p === "string" ? p : Buffer.from(p).toString("base64"))).join("");
+      expect(joined).toBe(JSON.stringify(toJson(ReadFileResponseSchema, message, opts)));
+      expect(pieces.reduce((n, p) => n + pieceLength(p), 0)).toBe(Buffer.byteLength(joined));
     }
   });
 

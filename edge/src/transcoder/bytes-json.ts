@@ -5,6 +5,7 @@
 // Decoding takes the fast path only for the canonical form (what toJson itself writes); anything
 // else (base64url, no padding, white space, invalid characters) is left to fromJson, so its
 // acceptance rules and its error messages stay as they are.
+import { randomUUID } from "node:crypto";
 import {
   ScalarType,
   fromJson,
@@ -93,8 +94,51 @@ interface Swap {
   readonly jsonPath: readonly Key[];
 }
 
-/** toJson, with the bytes fields encoded by Node. The message is left as it was. */
-export function messageToJson(desc: DescMessage, message: unknown, options?: Partial<JsonWriteOptions>): JsonValue {
+/**
+ * Bytes values of a JSON text that are written in pieces rather than made into one string: each
+ * stands in the JSON as `marker(i)` (inside its quotes) until `jsonPieces` puts it back.
+ */
+export interface LargeBytes {
+  readonly values: Uint8Array[];
+  readonly marker: (index: number) => string;
+  readonly pattern: RegExp;
+}
+
+/** Values from this size on are left out of the JSON string, for `jsonPieces`. */
+export const LARGE_BYTES = 1 << 20;
+
+export function largeBytes(): LargeBytes {
+  // Random per response, so no string value of the message can pass for one.
+  const token = `aiem-bytes-${randomUUID()}`;
+  return { values: [], marker: (i) => `@${token}:${i}@`, pattern: new RegExp(`@${token}:(\\d+)@`, "g") };
+}
+
+/** A JSON text in order: text, and bytes to be written there as base64 (inside their quotes). */
+export type JsonPiece = string | Uint8Array;
+
+/** Splits a JSON text written with `large` at its markers. */
+export function jsonPieces(text: string, large: LargeBytes): JsonPiece[] {
+  if (large.values.length === 0) return [text];
+  const pieces: JsonPiece[] = [];
+  let last = 0;
+  for (const m of text.matchAll(large.pattern)) {
+    pieces.push(text.slice(last, m.index), large.values[Number(m[1])]!);
+    last = m.index + m[0].length;
+  }
+  pieces.push(text.slice(last));
+  return pieces;
+}
+
+/** The length of a JSON piece as written: UTF-8 text, or the padded base64 of the bytes. */
+export function pieceLength(piece: JsonPiece): number {
+  return typeof piece === "string" ? Buffer.byteLength(piece) : 4 * Math.ceil(piece.length / 3);
+}
+
+/**
+ * toJson, with the bytes fields encoded by Node. The message is left as it was. With `large`,
+ * single values of at least LARGE_BYTES are left as markers for `jsonPieces`.
+ */
+export function messageToJson(desc: DescMessage, message: unknown, options?: Partial<JsonWriteOptions>, large?: LargeBytes): JsonValue {
   if (bytesPlan(desc).length === 0) return toJson(desc, message as never, options);
   const swaps: Swap[] = [];
   collect(desc, message as Message, [], swaps);
@@ -110,7 +154,11 @@ export function messageToJson(desc: DescMessage, message: unknown, options?: Par
     // Absent when toJson left the field out (an unset optional, or implicit values not emitted).
     if (parent === undefined || !(key in parent)) continue;
     const value = s.original;
-    (parent as Record<Key, JsonValue>)[key] = Array.isArray(value) ? value.map((b: Uint8Array) => encodeBase64(b)) : encodeBase64(value as Uint8Array);
+    (parent as Record<Key, JsonValue>)[key] = Array.isArray(value)
+      ? value.map((b: Uint8Array) => encodeBase64(b))
+      : large && (value as Uint8Array).length >= LARGE_BYTES
+        ? large.marker(large.values.push(value as Uint8Array) - 1)
+        : encodeBase64(value as Uint8Array);
   }
   return json;
 }

@@ -6,9 +6,10 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { DescMethodUnary, DescService, JsonObject, Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
+import { drained } from "@aiem/kit/server";
 import { forwardedRequestHeaders } from "../headers.js";
 import { silentLogger, type EdgeLogger } from "../logger.js";
-import { messageToJson } from "./bytes-json.js";
+import { type LargeBytes, encodeBase64, jsonPieces, largeBytes, messageToJson, pieceLength } from "./bytes-json.js";
 import { replyError } from "./error-reply.js";
 import { readBody, responseHeaders } from "./http-io.js";
 import { streamNdjson } from "./ndjson-stream.js";
@@ -67,6 +68,9 @@ export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
  * the request message (request-builder.ts), call the method, and write the response as JSON, or
  * as NDJSON for a stream (ndjson-stream.ts); a failure is answered by error-reply.ts.
  */
+/** Bytes encoded per write of a large value: a multiple of 3, so the pieces join without padding. */
+const BASE64_CHUNK = 3 << 20;
+
 export function createTranscoder(options: TranscoderOptions): Transcoder {
   const registry = options.registry;
   const logger = options.logger ?? silentLogger;
@@ -117,20 +121,32 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
         header,
         message,
       );
-      const body = encode(route, response.message);
+      // Large bytes values (a file read) go out as base64 piece by piece: never as one string,
+      // nor inside the whole JSON text, nor in the buffer that text would become.
+      const large = largeBytes();
+      const pieces = jsonPieces(encode(route, response.message, large), large);
       const out = responseHeaders(response.header);
       out["content-type"] = "application/json";
-      out["content-length"] = String(Buffer.byteLength(body));
+      out["content-length"] = String(pieces.reduce((n, p) => n + pieceLength(p), 0));
       res.writeHead(200, out);
-      res.end(body);
+      for (const piece of pieces) {
+        if (typeof piece === "string") {
+          if (!res.write(piece)) await drained(res);
+          continue;
+        }
+        for (let at = 0; at < piece.length && !res.destroyed; at += BASE64_CHUNK) {
+          if (!res.write(encodeBase64(piece.subarray(at, at + BASE64_CHUNK)))) await drained(res);
+        }
+      }
+      res.end();
       return;
     }
     await streamNdjson(route, res, abort, header, message, { encode, logger, registry });
   }
 
   // `response_body` picks one field of the response; otherwise the whole message is the body.
-  function encode(route: RouteEntry, message: unknown): string {
-    const json = fillUnpopulated(route.output, messageToJson(route.output, message, jsonWrite) as JsonObject);
+  function encode(route: RouteEntry, message: unknown, large?: LargeBytes): string {
+    const json = fillUnpopulated(route.output, messageToJson(route.output, message, jsonWrite, large) as JsonObject);
     if (!route.responseField) return JSON.stringify(json);
     return JSON.stringify(json[route.responseField.jsonName] ?? null);
   }

@@ -133,6 +133,20 @@ describe("binary content through base64 JSON", () => {
     expect(sha256((await download(h.t.url, token, sb.name, "/workspace/b64.bin")).bytes)).toBe(sha256(content));
   });
 
+  it("reads a file of several MiB through ReadFile's JSON, written in pieces, byte for byte", async () => {
+    // Over the size the edge writes as base64 piece by piece, and not a multiple of 3 bytes.
+    const content = binary((5 << 20) + 1, 78);
+    const token = await h.token("alice");
+    ok(await upload(h.t.url, token, sb.name, "path=/workspace/pieces.bin", content));
+    const res = await fetch(`${h.t.url}/v1/${sb.name}/filesystem:readFile?path=/workspace/pieces.bin`, { headers: { authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    const body = JSON.parse(text) as { content: string; fileInfo: { path: string; size: string } };
+    expect(body.fileInfo).toMatchObject({ path: "/workspace/pieces.bin", size: String(content.length) });
+    expect(body.content).toBe(content.toString("base64"));
+  });
+
   it("streams binary process output over REST NDJSON, every byte in order", async () => {
     const token = await h.token("alice");
     const content = binary(3 << 20, 91);

@@ -48,7 +48,9 @@ import type { SandboxHandle } from "./runtime/index.js";
 import {
   PROCESS_STATE_NAMES,
   encodeProcess,
+  endProcess,
   enqueueProcessState,
+  insertProcess,
   loadProcess,
   loadSandboxByUid,
   presentProcess,
@@ -71,6 +73,18 @@ export interface ProcessDeps extends AccessDeps {
 }
 
 export const processKey = (uid: string, id: string) => `process:${uid}/${id}`;
+
+const waitCancelled = () => new ConnectError("the wait was cancelled; the process was not affected", Code.Canceled);
+
+/** `work`'s result, or CANCELED once `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(waitCancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(waitCancelled());
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
 
 /** How often a wait looks at its process again even without news. */
 const RECHECK_MS = 2_000;
@@ -146,6 +160,13 @@ export function createProcessHandlers(deps: ProcessDeps) {
   function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle): void {
     const key = processKey(sandbox.uid, row.id);
     const agentId = row.agent_id!;
+    // Asked at once, beside the wait for the exit: the agent answers when the output is complete
+    // too, so no call is left to make after the exit (an agent from before `wait_for_output`
+    // answers at the exit, and the output stream's end marker is awaited instead).
+    const complete = handle.client.waitProcess({ processId: agentId, waitForOutput: true }).then(
+      (res) => res.outputComplete,
+      () => false,
+    );
     const done = (async (): Promise<ProcessRow | undefined> => {
       let exit: ProcessExit | undefined;
       for (let attempt = 0; exit === undefined; attempt++) {
@@ -162,20 +183,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const reported = exit.endTime ? timestampDate(exit.endTime) : context.now();
       const endTime = row.start_time && reported < row.start_time ? row.start_time : reported;
       const state = exit.exitCode === 0 ? P.SUCCEEDED : P.FAILED;
+      const exitCode = exit.exitCode;
       const recorded = context
-        .write(async (trx) => {
-          const current = await loadProcess(trx, sandbox.uid, row.id, true);
-          if (!current || current.agent_id !== agentId || current.state !== processStateName(P.RUNNING)) return current;
-          const ended: ProcessRow = { ...current, state: processStateName(state), exit_code: exit.exitCode, end_time: endTime };
-          await trx
-            .updateTable("processes")
-            .set({ state: ended.state, exit_code: exit.exitCode, end_time: endTime })
-            .where("sandbox_uid", "=", sandbox.uid)
-            .where("id", "=", row.id)
-            .execute();
-          await enqueueProcessState(trx, sandbox, ended, P.RUNNING, state, endTime);
-          return ended;
-        })
+        .write(async (trx) => (await endProcess(trx, sandbox, row, agentId, state, exitCode, endTime)) ?? loadProcess(trx, sandbox.uid, row.id))
         .then(
           (ended) => {
             hub.notify(key);
@@ -187,13 +197,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
           },
         );
       // The exit can come before the last output: waiters go once the log is complete too.
-      const sealed = (async () => {
+      const sealed = complete.then(async (whole) => {
+        if (whole) return;
         try {
           for await (const m of handle.client.streamOutput({ processId: agentId, skipReplay: true })) if (m.chunk?.end) break;
         } catch {
           // the agent went away; there is no more output to wait for
         }
-      })();
+      });
       const [ended] = await Promise.all([recorded, sealed]);
       return ended;
     })().finally(() => {
@@ -230,13 +241,12 @@ export function createProcessHandlers(deps: ProcessDeps) {
             throw failedPrecondition(`${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`);
           }
         }
-        const cancelled = () => new ConnectError("the wait was cancelled; the process was not affected", Code.Canceled);
-        if (signal.aborted) throw cancelled();
+        if (signal.aborted) throw waitCancelled();
         // A running process with a watcher: its result is the ended row, once the output is complete.
         // Checked again now and then, whatever was (or was not) announced.
         const recheck = new Promise<undefined>((r) => setTimeout(r, RECHECK_MS, undefined).unref());
         const ended = await Promise.race([...(watcher ? [watcher] : []), next.then(() => undefined), recheck]);
-        if (signal.aborted) throw cancelled();
+        if (signal.aborted) throw waitCancelled();
         row = ended && !watches.has(key) ? ended : undefined;
         if (row && processStateOf(row.state) !== P.SUCCEEDED && processStateOf(row.state) !== P.FAILED) row = undefined;
       } finally {
@@ -382,11 +392,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             // cannot be resolved, a missing command) is never created.
             const { agentId, startTime } = await startOnAgent(call, handle, definition);
             const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
-            const inserted = await context.write(async (trx) => {
-              const result = await trx.insertInto("processes").values(running).onConflict((oc) => oc.doNothing()).returning("id").executeTakeFirst();
-              if (result) await enqueueProcessState(trx, call.row, running, P.UNSPECIFIED, P.RUNNING, startTime);
-              return result !== undefined;
-            });
+            const inserted = await context.write((trx) => insertProcess(trx, call.row, running, startTime));
             if (!inserted) {
               await handle.client.signalProcess({ processId: agentId, signal: 9 }).catch(() => undefined);
               taken();
@@ -396,11 +402,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             hub.notify(key);
             return { process: presentProcess(running) };
           }
-          const inserted = await context.write(async (trx) => {
-            const result = await trx.insertInto("processes").values(row).onConflict((oc) => oc.doNothing()).returning("id").executeTakeFirst();
-            if (result) await enqueueProcessState(trx, call.row, row, P.UNSPECIFIED, P.PENDING, now);
-            return result !== undefined;
-          });
+          const inserted = await context.write((trx) => insertProcess(trx, call.row, row, now));
           if (!inserted) {
             taken();
             continue;
@@ -464,7 +466,18 @@ export function createProcessHandlers(deps: ProcessDeps) {
     },
 
     async waitProcess(req: WaitProcessRequest, ctx: HandlerContext) {
-      const { call, row } = await openProcess(ctx, req.name, Action.GET);
+      const { workspace, sandbox_engine, process } = processPattern.parse(req.name, "name");
+      const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, "name", WorkspaceKind.processes, Action.GET);
+      // A process this service follows needs no read: its watcher holds the ended row once the
+      // end is recorded and the output complete. Otherwise (or when that came out otherwise) the
+      // database decides.
+      const watcher = watches.get(processKey(call.row.uid, process));
+      if (watcher) {
+        const ended = await lifecycle.busy(call.row.uid, () => untilAborted(watcher, ctx.signal));
+        if (ended && (processStateOf(ended.state) === P.SUCCEEDED || processStateOf(ended.state) === P.FAILED)) return { process: presentProcess(ended) };
+      }
+      const row = await loadProcess(db(), call.row.uid, process);
+      if (!row) throw notFound(req.name, PROCESS_RESOURCE_TYPE);
       const done = await lifecycle.busy(call.row.uid, () => settled(call, row, ctx.signal));
       return { process: presentProcess(done) };
     },

@@ -46,7 +46,7 @@ import type { ServiceContext } from "./service-context.js";
 import {
   SANDBOX_STATE_NAMES,
   encodeSandbox,
-  enqueueSandboxState,
+  insertSandbox,
   loadSandbox,
   presentSandbox,
   sandboxStateName,
@@ -164,13 +164,16 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         annotations: input.annotations,
       });
       const runtimeId = lifecycle.claimRuntimeId(engine.uid, limitsOf(templateInfo));
+      // A warm sandbox's agent already answers: the sandbox is recorded RUNNING at once (its
+      // events still tell STARTING, then RUNNING), so the create itself hands it out.
+      const warm = runtimeId !== engine.uid && deps.runtime.isRunning(runtimeId);
       const row: SandboxRow = {
         workspace,
         id: req.sandboxEngineId,
         name,
         uid: engine.uid,
         display_name: engine.displayName,
-        state: sandboxStateName(S.STARTING),
+        state: sandboxStateName(warm ? S.RUNNING : S.STARTING),
         desired: "running",
         creator: principal.name,
         creator_display_name: principal.displayName,
@@ -182,16 +185,11 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         create_time: now,
         update_time: now,
         last_activity: now,
-        start_time: null,
+        start_time: warm ? now : null,
         failure_reason: null,
         resource: encodeSandbox(engine),
       };
-      const inserted = await context.write(async (trx) => {
-        const result = await trx.insertInto("sandbox_engines").values(row).onConflict((oc) => oc.doNothing()).returning("uid").executeTakeFirst();
-        if (!result) return false;
-        await enqueueSandboxState(trx, row, S.UNSPECIFIED, now, 0);
-        return true;
-      });
+      const inserted = await context.write((trx) => insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now));
       if (!inserted) {
         void deps.runtime.destroy(runtimeId).catch(() => undefined);
         throw alreadyExists(name, SANDBOX_RESOURCE_TYPE);

@@ -3,7 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { durationFromMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { eventSubject, enqueue } from "@aiem/kit/events";
+import { type OutboxMessage, eventSubject, enqueue, enqueueWhen } from "@aiem/kit/events";
+import { sql } from "kysely";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ProcessStateChangedSchema, SandboxEngineStateChangedSchema } from "@aiem/proto/enginemanager/events/v1/sandbox_events_pb.js";
 import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
@@ -203,6 +204,27 @@ export async function enqueueSandboxState(
   idleMs: number,
   deleted = false,
 ): Promise<void> {
+  await enqueue(trx, sandboxStateMessage(row, previous, now, idleMs, deleted));
+}
+
+/**
+ * Inserts a new sandbox engine row with the events of the states it went through (one for a
+ * cold start's STARTING, two when a warm sandbox makes it RUNNING at once), in one statement.
+ * False when the name is taken: then nothing is written.
+ */
+export async function insertSandbox(exec: Executor, row: SandboxRow, states: readonly SandboxEngine_State[], now: Date): Promise<boolean> {
+  const insert = exec.insertInto("sandbox_engines").values(row).onConflict((oc) => oc.doNothing()).returning("uid");
+  let previous = SandboxEngine_State.UNSPECIFIED;
+  const events = states.map((state) => {
+    const message = sandboxStateMessage({ ...row, state: sandboxStateName(state) }, previous, now, 0);
+    previous = state;
+    return message;
+  });
+  const result = await sql<{ uid: string }>`with inserted as (${insert}), events as (${enqueueWhen("inserted", ...events)}) select uid from inserted`.execute(exec);
+  return result.rows.length > 0;
+}
+
+function sandboxStateMessage(row: SandboxRow, previous: SandboxEngine_State, now: Date, idleMs: number, deleted = false): OutboxMessage {
   const id = randomUUID();
   const event = create(EventSchema, {
     id,
@@ -220,7 +242,7 @@ export async function enqueueSandboxState(
       }),
     },
   });
-  await enqueue(trx, { id, subject: eventSubject("sandboxes", row.workspace, row.id, "state"), data: toBinary(EventSchema, event) });
+  return { id, subject: eventSubject("sandboxes", row.workspace, row.id, "state"), data: toBinary(EventSchema, event) };
 }
 
 // ---- processes ----------------------------------------------------------------------------------
@@ -263,6 +285,54 @@ export async function enqueueProcessState(
   state: Process_State,
   time: Date,
 ): Promise<void> {
+  await enqueue(trx, processStateMessage(sandbox, row, previous, state, time));
+}
+
+/**
+ * Inserts a new process row and its state event in one statement (one round trip on the hot
+ * path of every process start). False when the id is taken: then neither is written.
+ */
+export async function insertProcess(exec: Executor, sandbox: Pick<SandboxRow, "workspace" | "id">, row: ProcessRow, time: Date): Promise<boolean> {
+  const insert = exec.insertInto("processes").values(row).onConflict((oc) => oc.doNothing()).returning("id");
+  const event = processStateMessage(sandbox, row, Process_State.UNSPECIFIED, processStateOf(row.state), time);
+  const result = await sql<{ id: string }>`with inserted as (${insert}), event as (${enqueueWhen("inserted", event)}) select id from inserted`.execute(exec);
+  return result.rows.length > 0;
+}
+
+/**
+ * Records the end of a running process and its state event in one statement, when the row is
+ * still the running process the agent knows as `agentId`. Returns the ended row, or undefined
+ * when it is not (ended otherwise, started again, deleted).
+ */
+export async function endProcess(
+  exec: Executor,
+  sandbox: Pick<SandboxRow, "uid" | "workspace" | "id">,
+  row: Pick<ProcessRow, "id" | "name">,
+  agentId: string,
+  state: Process_State,
+  exitCode: number,
+  endTime: Date,
+): Promise<ProcessRow | undefined> {
+  const update = exec
+    .updateTable("processes")
+    .set({ state: processStateName(state), exit_code: exitCode, end_time: endTime })
+    .where("sandbox_uid", "=", sandbox.uid)
+    .where("id", "=", row.id)
+    .where("agent_id", "=", agentId)
+    .where("state", "=", processStateName(Process_State.RUNNING))
+    .returningAll();
+  const event = processStateMessage(sandbox, { ...row, exit_code: exitCode }, Process_State.RUNNING, state, endTime);
+  const result = await sql<ProcessRow>`with ended as (${update}), event as (${enqueueWhen("ended", event)}) select * from ended`.execute(exec);
+  return result.rows[0];
+}
+
+function processStateMessage(
+  sandbox: Pick<SandboxRow, "workspace" | "id">,
+  row: Pick<ProcessRow, "id" | "name" | "exit_code">,
+  previous: Process_State,
+  state: Process_State,
+  time: Date,
+): OutboxMessage {
   const id = randomUUID();
   const event = create(EventSchema, {
     id,
@@ -279,11 +349,11 @@ export async function enqueueProcessState(
       }),
     },
   });
-  await enqueue(trx, {
+  return {
     id,
     subject: eventSubject("sandboxes", sandbox.workspace, sandbox.id, "processes", row.id, "state"),
     data: toBinary(EventSchema, event),
-  });
+  };
 }
 
 /**

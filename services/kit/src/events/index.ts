@@ -6,6 +6,7 @@ export {
   OUTBOX_TABLE,
   createOutboxRelay,
   enqueue,
+  enqueueWhen,
   outboxBacklog,
   outboxMigration,
   type OutboxMessage,

@@ -5,7 +5,7 @@ import { createTestDatabase } from "../testing/test-database.js";
 import { engineStateSubject, silentLogger, type EventBus, type EventMessage, type Subscription } from "./event-bus.js";
 import { eventMigrations } from "./migrations.js";
 import { createNatsEventBus, type NatsEventBus } from "./nats-bus.js";
-import { createOutboxRelay, enqueue, outboxBacklog, type OutboxRelay } from "./outbox.js";
+import { createOutboxRelay, enqueue, enqueueWhen, outboxBacklog, type OutboxRelay } from "./outbox.js";
 import { createTcpProxy, createTestEventBus, uniqueTestPrefix, waitFor, type TestEventBus } from "./testing.js";
 
 const NATS_URL = process.env.NATS_URL;
@@ -78,6 +78,30 @@ describe("transactional outbox", () => {
     expect(rows.rows[0]!.headers).toEqual({ "Content-Type": "text/plain" });
     expect(text(rows.rows[0]!.payload)).toBe("e1:STARTING");
     await expect(enqueue(database.db, { subject: "enginemanager.engines.*", data: bytes("") })).rejects.toThrow(/literal/);
+  });
+
+  it("enqueueWhen writes the event in the change's own statement, only when the change matched a row", async () => {
+    await setState(database, "e2", "STARTING");
+    await sql`truncate outbox`.execute(database.db);
+    const change = (from: string, to: string) => {
+      const event = { subject: engineStateSubject("ws", "e2"), data: bytes(`e2:${to}`) };
+      return sql<{ id: string; state: string }>`
+        with changed as (update engines set state = ${to} where id = 'e2' and state = ${from} returning id, state),
+        event as (${enqueueWhen("changed", event)})
+        select * from changed`.execute(database.db);
+    };
+    expect((await change("STARTING", "RUNNING")).rows).toEqual([{ id: "e2", state: "RUNNING" }]);
+    // A second change from STARTING matches nothing: no row changes and no event is written.
+    expect((await change("STARTING", "FAILED")).rows).toEqual([]);
+    const rows = await sql<{ payload: Uint8Array }>`select payload from outbox`.execute(database.db);
+    expect(rows.rows.map((r) => text(r.payload))).toEqual(["e2:RUNNING"]);
+    expect(() => enqueueWhen("changed", { subject: "enginemanager.engines.>", data: bytes("") })).toThrow(/literal/);
+    // Several events of one change keep the order given.
+    await sql`truncate outbox`.execute(database.db);
+    const steps = ["A", "B", "C", "D"].map((s) => ({ subject: engineStateSubject("ws", "e2"), data: bytes(s) }));
+    await sql`with changed as (select id from engines where id = 'e2'), events as (${enqueueWhen("changed", ...steps)}) select 1`.execute(database.db);
+    const ordered = await sql<{ payload: Uint8Array }>`select payload from outbox order by seq`.execute(database.db);
+    expect(ordered.rows.map((r) => text(r.payload))).toEqual(["A", "B", "C", "D"]);
   });
 
   describe.each(kinds)("with the %s bus", (kind) => {

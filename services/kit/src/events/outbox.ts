@@ -12,7 +12,7 @@
  * transaction (on PGlite a transaction would block every other query of the process).
  */
 import { randomUUID } from "node:crypto";
-import { sql, type Generated, type Kysely, type Migration, type Transaction } from "kysely";
+import { sql, type Generated, type Kysely, type Migration, type RawBuilder, type Transaction } from "kysely";
 import type { Database } from "../db/database.js";
 import {
   DEFAULT_BACKOFF,
@@ -88,15 +88,41 @@ export interface OutboxMessage {
  * commit or neither does. Returns the event id.
  */
 export async function enqueue(trx: Transaction<any> | Kysely<any>, message: OutboxMessage): Promise<string> {
-  if (!isLiteralSubject(message.subject) || !message.subject.startsWith(`${SUBJECT_ROOT}.`)) {
-    throw new InvalidEventError(`outbox subject ${JSON.stringify(message.subject)} must be a literal ${SUBJECT_ROOT}.* subject`);
-  }
-  checkUserHeaders(message.headers);
-  const id = message.id ?? randomUUID();
+  const id = checkedId(message);
   await sql`
     insert into outbox (id, subject, payload, headers, tombstone)
     values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true})`.execute(trx);
   return id;
+}
+
+/**
+ * The outbox insert of `messages` as a data-modifying WITH query that adds the rows only when the
+ * WITH query named `guard`, earlier in the same statement, returned a row. A change and its
+ * events then commit as one statement: one round trip to the database where a transaction takes
+ * four. Several messages are one insert, in the order given (the outbox's order), since WITH
+ * queries of one statement run in no defined order.
+ * `sql\`with changed as (${update}), event as (${enqueueWhen("changed", message)}) select * from changed\``.
+ */
+export function enqueueWhen(guard: string, ...messages: OutboxMessage[]): RawBuilder<unknown> {
+  const rows = messages.map((message, i) => {
+    const id = checkedId(message);
+    // Typed here: the columns of a VALUES list of parameters would otherwise be text.
+    return sql`(${i}::int, ${id}::text, ${message.subject}::text, ${Buffer.from(message.data)}::bytea, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true}::boolean)`;
+  });
+  return sql`
+    insert into outbox (id, subject, payload, headers, tombstone)
+    select id, subject, payload, headers, tombstone
+    from (values ${sql.join(rows)}) as given (n, id, subject, payload, headers, tombstone)
+    where exists (select 1 from ${sql.id(guard)})
+    order by n`;
+}
+
+function checkedId(message: OutboxMessage): string {
+  if (!isLiteralSubject(message.subject) || !message.subject.startsWith(`${SUBJECT_ROOT}.`)) {
+    throw new InvalidEventError(`outbox subject ${JSON.stringify(message.subject)} must be a literal ${SUBJECT_ROOT}.* subject`);
+  }
+  checkUserHeaders(message.headers);
+  return message.id ?? randomUUID();
 }
 
 /** Rows not yet published (failed rows excluded). */
@@ -164,10 +190,25 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let waker = new AbortController();
   let lastCleanup = 0;
 
-  /** Claims the next batch, or nothing when another relay is mid-batch. */
-  async function claim(): Promise<ClaimedRow[]> {
-    const pending = await sql<{ x: number }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
-    if (pending.rows.length === 0) return [];
+  /**
+   * Claims the next batch, or nothing when another relay is mid-batch. `known`: the caller knows
+   * rows are waiting (it was woken after a commit), so the look for any, which is what an idle
+   * poll costs, is skipped.
+   */
+  async function claim(known: boolean): Promise<ClaimedRow[]> {
+    if (!known) {
+      const pending = await sql<{ x: number }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
+      if (pending.rows.length === 0) return [];
+    }
+    const rows = database.kind === "pglite" ? await claimInOneStatement() : await claimAfterLock();
+    return [...rows].sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+  }
+
+  /**
+   * PostgreSQL: the lock first, then (in statements that see every claim committed before the
+   * lock was granted) the check for another relay's live lease, then the claim.
+   */
+  function claimAfterLock(): Promise<ClaimedRow[]> {
     return database.db.transaction().execute(async (trx) => {
       const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())) as ok`.execute(trx);
       if (!lock.rows[0]?.ok) return [];
@@ -182,13 +223,33 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           select id from outbox where published_at is null and failed_at is null
           order by seq limit ${batchSize} for update skip locked)
         returning id, seq, subject, payload, headers, tombstone`.execute(trx);
-      return [...rows.rows].sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+      return rows.rows;
     });
   }
 
+  /**
+   * PGlite: the same checks and claim in one statement, one round trip instead of five. PGlite is
+   * one session whose statements never overlap, so the statement's snapshot already holds every
+   * claim another relay committed; on PostgreSQL it could predate one that commits just before
+   * the lock is granted.
+   */
+  async function claimInOneStatement(): Promise<ClaimedRow[]> {
+    const rows = await sql<ClaimedRow>`
+      update outbox set locked_until = now() + ${`${lease} milliseconds`}::interval, locked_by = ${owner}, attempts = attempts + 1
+      where (select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())))
+        and not exists (
+          select 1 from outbox
+          where published_at is null and failed_at is null and locked_until > now() and locked_by <> ${owner})
+        and id in (
+          select id from outbox where published_at is null and failed_at is null
+          order by seq limit ${batchSize} for update skip locked)
+      returning id, seq, subject, payload, headers, tombstone`.execute(database.db);
+    return rows.rows;
+  }
+
   /** One round: claim, publish in order, record the outcome. Returns rows published; throws when the bus fails. */
-  async function round(): Promise<number> {
-    const rows = await claim();
+  async function round(known = false): Promise<number> {
+    const rows = await claim(known);
     if (rows.length === 0) return 0;
     const published: string[] = [];
     const invalid: Array<{ id: string; error: string }> = [];
@@ -227,8 +288,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   // One relay's rounds run one at a time, so a flush and the loop never publish the same batch.
   let lastRound: Promise<unknown> = Promise.resolve();
-  function serialRound(): Promise<number> {
-    const next = lastRound.then(round, round);
+  function serialRound(known = false): Promise<number> {
+    const next = lastRound.then(() => round(known), () => round(known));
     lastRound = next.catch(() => {});
     return next;
   }
@@ -249,10 +310,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   async function loop(signal: AbortSignal): Promise<void> {
     let failures = 0;
+    let woken = false;
     while (!signal.aborted) {
       let published = 0;
       try {
-        published = await serialRound();
+        published = await serialRound(woken);
+        woken = false;
         if (failures > 0) logger.warn("outbox relay publishing again", { after: failures });
         failures = 0;
         await cleanup();
@@ -267,9 +330,11 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       if (waker.signal.aborted) {
         // Woken during the round: the new rows may have committed after our claim, so look again.
         waker = new AbortController();
+        woken = true;
         continue;
       }
       await sleep(pollInterval, AbortSignal.any([signal, waker.signal]));
+      woken = waker.signal.aborted;
     }
   }
 

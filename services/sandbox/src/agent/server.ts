@@ -207,7 +207,10 @@ export function createAgentRoutes(options: AgentOptions): { routes: (router: Con
         return {};
       },
       async waitProcess(req, context) {
-        return { exit: exitMessage(await processes.wait(req.processId, context.signal)) };
+        const exit = await processes.wait(req.processId, context.signal);
+        const { log } = processes.get(req.processId);
+        while (req.waitForOutput && !log.sealed && !context.signal.aborted) await log.changed(context.signal);
+        return { exit: exitMessage(exit), outputComplete: log.sealed };
       },
       getProcess(req) {
         const record = processes.get(req.processId);

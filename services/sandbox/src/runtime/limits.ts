@@ -7,13 +7,9 @@
 // Without cgroups the closest is a per-process rlimit set by the spawn helper: RLIMIT_AS for
 // memory (virtual, per process) and RLIMIT_FSIZE for storage (per file); CPU and process counts
 // then go unlimited. Every sandbox reports which mechanism applies to each limit.
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { promisify } from "node:util";
-
-const execFileAsync = promisify(execFile);
 
 export type LimitMechanism = "cgroup-v1" | "cgroup-v2" | "loop-ext4" | "rlimit" | "none";
 
@@ -180,7 +176,7 @@ function detectCgroupV2(mounts: MountInfo[], own: Map<string, string>): { suppor
   }
 }
 
-function findTool(name: string): string | undefined {
+export function findTool(name: string): string | undefined {
   for (const dir of ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]) {
     const file = path.join(dir, name);
     if (fs.existsSync(file)) return file;
@@ -424,33 +420,4 @@ export function removeRuntimeCgroupGroup(support: CgroupSupport, groupName: stri
       // not there, or another runtime on the same data directory still has sandboxes in it
     }
   }
-}
-
-/**
- * Makes the ext4 image that holds a sandbox's filesystem, once. An existing image is kept as it
- * is (a template's storage size does not change under a sandbox).
- */
-export async function ensureStorageImage(imagePath: string, bytes: number): Promise<{ size: number; created: boolean }> {
-  if (fs.existsSync(imagePath)) return { size: fs.statSync(imagePath).size, created: false };
-  const size = Math.max(bytes, MIN_STORAGE_BYTES);
-  const temp = `${imagePath}.tmp`;
-  fs.rmSync(temp, { force: true });
-  const fd = fs.openSync(temp, "w", 0o600);
-  try {
-    fs.ftruncateSync(fd, size);
-  } finally {
-    fs.closeSync(fd);
-  }
-  const mkfs = findTool("mkfs.ext4") ?? "mkfs.ext4";
-  try {
-    // -m 0: the sandbox gets all of its space; lazy init keeps creation fast on large images.
-    await execFileAsync(mkfs, ["-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", temp], {
-      timeout: 60_000,
-    });
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw error;
-  }
-  fs.renameSync(temp, imagePath);
-  return { size, created: true };
 }

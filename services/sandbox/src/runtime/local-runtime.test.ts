@@ -381,11 +381,20 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     });
 
     it("replay options: skip_replay tails, offsets past the end are OUT_OF_RANGE", async () => {
-      await client.startProcess({ processId: "tail", command: "sh", args: ["-c", "echo before; sleep 0.4; echo after"] });
-      await new Promise((r) => setTimeout(r, 200));
+      // "after" is written once the test says so, when the tail is known to run (its first
+      // keep-alive came): no timing to guess on a busy machine.
+      const script = "echo before; while [ ! -e /workspace/tail-go ]; do sleep 0.02; done; echo after";
+      await client.startProcess({ processId: "tail", command: "sh", args: ["-c", script] });
+      const stdout = async () => Buffer.from((await client.readOutput({ processId: "tail", stream: OutputStream.STDOUT })).data).toString();
+      while ((await stdout()) !== "before\n") await new Promise((r) => setTimeout(r, 10));
       const data: string[] = [];
+      let released = false;
       for await (const m of client.streamOutput({ processId: "tail", skipReplay: true })) {
         if (m.chunk?.data.length) data.push(Buffer.from(m.chunk.data).toString());
+        if (m.chunk?.keepAlive && !released) {
+          released = true;
+          await client.writeFile({ path: "/workspace/tail-go", content: Buffer.from("") });
+        }
       }
       expect(data.join("")).toBe("after\n");
       const consume = async (req: { startOffset?: bigint; skipReplay?: boolean }) => {
@@ -416,6 +425,20 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       for await (const m of client.streamOutput({ processId: "holder" })) text += Buffer.from(m.chunk!.data).toString();
       expect(text).toBe("parent-done\n");
       expect(Date.now() - started).toBeLessThan(3000);
+    });
+
+    it("wait with wait_for_output answers once the output is complete, in one call", async () => {
+      // The program ends at once; a child it left behind writes once more, then closes the pipes.
+      const script = "(sleep 0.3; echo late) & echo early";
+      await client.startProcess({ processId: "tail-writer", command: "sh", args: ["-c", script] });
+      const plain = await client.waitProcess({ processId: "tail-writer" });
+      expect(plain.exit?.exitCode).toBe(0);
+      const full = await client.waitProcess({ processId: "tail-writer", waitForOutput: true });
+      expect(full.outputComplete).toBe(true);
+      expect(full.exit).toEqual(plain.exit);
+      expect(Buffer.from((await client.readOutput({ processId: "tail-writer", stream: OutputStream.STDOUT })).data).toString()).toBe("early\nlate\n");
+      // Asked again, an ended process with complete output answers at once.
+      expect((await client.waitProcess({ processId: "tail-writer", waitForOutput: true })).outputComplete).toBe(true);
     });
 
     it("wait returns at once for an ended process; cancelling a wait leaves the process running", async () => {

@@ -10,6 +10,7 @@
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
+//   spare-images/<bytes>.img  a formatted storage image per size, ready for the next start
 // This file is longer than the others (about 650 lines) because launch() is one sequence whose
 // steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
@@ -36,9 +37,10 @@ import {
   createSandboxCgroup,
   detectLimitSupport,
   removeRuntimeCgroupGroup,
-  ensureStorageImage,
+  findTool,
   runtimeCgroupName,
 } from "./limits.js";
+import { MKFS_OPTIONS, createStorageImages } from "./storage-images.js";
 import {
   AdoptedProcess,
   childrenOf,
@@ -125,6 +127,30 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
   const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
   const keepRunning = options.keepRunning === true;
+  const images = createStorageImages(
+    path.join(dataDir, "spare-images"),
+    (file) => runToEnd(findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
+  );
+
+  /**
+   * Runs a helper program through the spawner (never a fork of this process) to its end, or
+   * kills it after `timeoutMs`. The timer also keeps this process alive meanwhile: the launcher
+   * does not.
+   */
+  function runToEnd(command: string, args: string[], logPath: string, timeoutMs = 60_000): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const child = spawner.spawn(command, args, { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, cwd: "/", detached: false, logPath });
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      child.once("error", (error: Error) => reject(error));
+      child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+        clearTimeout(timer);
+        const details = tail(logPath);
+        fs.rmSync(logPath, { force: true });
+        if (code === 0) resolve();
+        else reject(new Error(`${command} failed (${signal ?? `exit code ${code}`})${details ? `: ${details}` : ""}`));
+      });
+    });
+  }
 
   /** What each layer comes to on this machine, once the helpers are built. */
   function layerStates(art: AgentArtifacts): Record<keyof IsolationLayers, LayerState> {
@@ -211,7 +237,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (hasImage || storageBytes > 0) {
       if (support.storageImages) {
         imagePath = existingImage;
-        const image = await ensureStorageImage(imagePath, storageBytes);
+        const image = await images.ensure(imagePath, storageBytes);
         storage = {
           mechanism: "loop-ext4",
           value: image.size,
@@ -646,6 +672,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     starting.set(sandboxId, promise);
     const clear = () => {
       if (starting.get(sandboxId) === promise) starting.delete(sandboxId);
+      // Once this start is over, not during it: formatting takes CPU the start needs.
+      images.replenish();
     };
     promise.then(clear, clear);
     return promise;
@@ -677,6 +705,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     destroy,
     async close(closeOptions = {}) {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
+      await images.settle();
       if (keepRunning && closeOptions.stopSandboxes !== true) {
         // Unconfined sandboxes are never kept (their processes would outlive the agent's end
         // in groups of their own): stopped as without the option.

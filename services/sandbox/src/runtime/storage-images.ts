@@ -1,0 +1,104 @@
+// The ext4 images that hold sandboxes' files, made ahead of the starts that need them.
+// Formatting an image (mkfs.ext4) was part of every cold start: 30-60 ms of the program itself,
+// plus the fork of the service's process that ran it, which in a large process holds the event
+// loop for tens of milliseconds more. So one formatted, empty image per size is kept ready in
+// `<dataDir>/spare-images/<bytes>.img`: a start takes it by renaming it to the sandbox's
+// directory (the same filesystem, so instant and atomic: two starts cannot both get it), and a
+// new spare is made in the background through the runtime's launcher, never by forking the
+// service. A start that finds no spare formats its own image, as before, also through the
+// launcher. Spares are only ever complete (formatted under a temporary name, then renamed), and
+// never mounted before a sandbox takes one.
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { MIN_STORAGE_BYTES } from "./limits.js";
+
+/** Runs mkfs.ext4 (or a stand-in) on `file` to its end; rejects when it fails. */
+export type FormatImage = (file: string) => Promise<void>;
+
+export interface StorageImages {
+  /**
+   * The image at `imagePath`: kept when it exists (a template's storage size does not change
+   * under a sandbox), otherwise a spare of the size moved there, otherwise formatted now.
+   */
+  ensure(imagePath: string, bytes: number): Promise<{ size: number; created: boolean; spare: boolean }>;
+  /**
+   * Makes a spare of every size used so far, in the background, unless one is there or on its
+   * way. Called once a start is over, so that formatting does not take CPU from that start.
+   */
+  replenish(): void;
+  /** Resolves once the spares being made are done (a close, tests). */
+  settle(): Promise<void>;
+}
+
+/** The options of mkfs.ext4 for a sandbox image: all space to the sandbox, lazy initialisation. */
+export const MKFS_OPTIONS = ["-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1"] as const;
+
+export function createStorageImages(dir: string, format: FormatImage): StorageImages {
+  /** Spares being made, by size. */
+  const making = new Map<number, Promise<void>>();
+  /** The sizes sandboxes have needed: a spare of each is kept. */
+  const sizes = new Set<number>();
+  let cleaned = false;
+
+  /** Temporary files of a process that ended while it formatted are never completed: removed. */
+  function cleanOnce(): void {
+    if (cleaned) return;
+    cleaned = true;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const name of fs.readdirSync(dir)) if (name.endsWith(".tmp")) fs.rmSync(path.join(dir, name), { force: true });
+  }
+
+  async function make(target: string, size: number): Promise<void> {
+    const temp = `${target}.${randomBytes(4).toString("hex")}.tmp`;
+    const fd = fs.openSync(temp, "w", 0o600);
+    try {
+      fs.ftruncateSync(fd, size);
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      await format(temp);
+      fs.renameSync(temp, target);
+    } catch (error) {
+      fs.rmSync(temp, { force: true });
+      throw error;
+    }
+  }
+
+  function refill(size: number): void {
+    if (making.has(size)) return;
+    const spare = path.join(dir, `${size}.img`);
+    if (fs.existsSync(spare)) return;
+    // A spare that cannot be made is no failure: the next start formats its own image, and
+    // reports what stops that.
+    const done = make(spare, size)
+      .catch(() => undefined)
+      .finally(() => making.delete(size));
+    making.set(size, done);
+  }
+
+  return {
+    async ensure(imagePath, bytes) {
+      if (fs.existsSync(imagePath)) return { size: fs.statSync(imagePath).size, created: false, spare: false };
+      cleanOnce();
+      const size = Math.max(bytes, MIN_STORAGE_BYTES);
+      sizes.add(size);
+      let spare = true;
+      try {
+        fs.renameSync(path.join(dir, `${size}.img`), imagePath);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        spare = false;
+      }
+      if (!spare) await make(imagePath, size);
+      return { size, created: true, spare };
+    },
+    replenish() {
+      for (const size of sizes) refill(size);
+    },
+    async settle() {
+      await Promise.all(making.values());
+    },
+  };
+}
