@@ -4,6 +4,7 @@ import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { ConnectError, internalError, invalidArgument } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { forwardable } from "./forwarding.js";
 
 export interface GuardOptions {
   readonly logger: Logger;
@@ -44,14 +45,16 @@ export function guardHandler<I, O>(
 /**
  * Registers `service` with every method guarded. Handlers are looked up by the method's local
  * name (`createProcess`) or, failing that, its proto name (`CreateProcess`); a method without
- * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED.
+ * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED. A
+ * handler that throws ServedElsewhere has its call carried out by the replica that owns the work.
  */
 export function registerGuarded(router: ConnectRouter, service: DescService, handlers: Readonly<Record<string, unknown>>, options: GuardOptions): void {
   const impl: Record<string, unknown> = {};
   for (const method of service.methods) {
     const handler = handlers[method.localName] ?? handlers[method.name];
     if (typeof handler !== "function") throw new Error(`no handler for ${service.typeName}.${method.name}`);
-    impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, handler as (req: unknown, ctx: HandlerContext) => unknown);
+    const forwarded = forwardable(method, handler as (req: unknown, ctx: HandlerContext) => unknown);
+    impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, forwarded);
   }
   router.service(service, impl as never);
 }
