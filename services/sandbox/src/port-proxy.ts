@@ -12,7 +12,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHead
 import type { Duplex } from "node:stream";
 import type { Authenticator } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import type { HttpHandler, HttpRoute } from "@aiem/kit/server";
+import { forwardHttp, ServedElsewhere, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { ServiceContext } from "./service-context.js";
@@ -87,6 +87,15 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     const sandbox = await loadSandboxByUid(db, uid);
     const row = sandbox ? await loadPort(db, uid, port) : undefined;
     if (!sandbox || !row || (isPublic && !row.public)) return status(res, 404, 5, `no reachable port ${port} in this sandbox`);
+    if (sandbox.placement !== null && sandbox.placement !== lifecycle.placement) {
+      // Its agent runs on another replica's host: the request goes there whole, token and all.
+      const url = await lifecycle.requireServedHere(sandbox).then(
+        () => undefined,
+        (err: unknown) => (err instanceof ServedElsewhere ? err.url : undefined),
+      );
+      if (url && forwardHttp(req, res, url)) return;
+      return status(res, 503, 14, `the replica running ${sandbox.name} is unavailable; retry shortly`);
+    }
 
     const query = new URLSearchParams(search?.slice(1) ?? "");
     if (!isPublic) {

@@ -184,6 +184,8 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         last_activity: now,
         start_time: null,
         failure_reason: null,
+        // This replica runs it: the warm agent it may have claimed is here, and so is the kick below.
+        placement: lifecycle.placement,
         resource: encodeSandbox(engine),
       };
       const inserted = await context.write(async (trx) => {
