@@ -4,7 +4,7 @@ import type { Policy } from "@aiem/kit/authz";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
-import { createServiceCore, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
+import { createServiceCore, ServedElsewhere, type ReplicaRegistry, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
 import type { ActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
@@ -13,6 +13,8 @@ import type { PresentContext } from "./store.js";
 export interface ServiceState extends ServiceCoreState {
   catalogue?: CatalogueReadModel;
   runtime?: EngineRuntime;
+  /** This replica among the engine service's replicas (its id is the runtime's placement). */
+  replicas?: ReplicaRegistry;
 }
 
 /** The kit's service core (whose write() wakes the outbox relay and the reconciler) and the engine's own parts. */
@@ -23,6 +25,13 @@ export interface ServiceContext extends ServiceCore {
   runtime(): EngineRuntime;
   publicUrl(): string;
   presentContext(): PresentContext;
+  /**
+   * Where calls that need the engine's host (logs, its web server) are served: undefined when
+   * here; the URL of the live replica running it; UNAVAILABLE while that replica is down.
+   */
+  servedAt(row: { name: string; placement: string | null }): Promise<string | undefined>;
+  /** Throws ServedElsewhere (the call is carried out by the owner) unless this replica runs the engine. */
+  requireServedHere(row: { name: string; placement: string | null }): Promise<void>;
 }
 
 export function createServiceContext(options: {
@@ -53,6 +62,17 @@ export function createServiceContext(options: {
       return state.runtime;
     },
     publicUrl,
+    async servedAt(row) {
+      const here = state.runtime?.placement;
+      if (row.placement === null || row.placement === here || !state.replicas) return undefined;
+      const url = await state.replicas.urlOf(row.placement);
+      if (!url) throw unavailable(`the replica running ${row.name} is down; retry once it is back`);
+      return url;
+    },
+    async requireServedHere(row) {
+      const url = await ctx.servedAt(row);
+      if (url) throw new ServedElsewhere(url, row.name);
+    },
     presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), catalogue: state.catalogue, pendingActivity: options.activity.latest }),
   };
   return ctx;

@@ -13,7 +13,7 @@ import { Action, type Policy } from "@aiem/kit/authz";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import type { HttpRoute } from "@aiem/kit/server";
+import { forwardHttp, type HttpRoute } from "@aiem/kit/server";
 import { canSee } from "./access.js";
 import type { ActivityTracker } from "./activity.js";
 import { S } from "./kinds.js";
@@ -41,9 +41,11 @@ export interface EngineProxyOptions {
   readonly policy: Policy;
   readonly logger: Logger;
   /** The engine with this uid, if any (the database, once started). */
-  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state"> | undefined>;
+  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state" | "placement"> | undefined>;
   readonly runtime: () => EngineRuntime | undefined;
   readonly activity: ActivityTracker;
+  /** The URL of the replica running the engine when it is not this one (see ServiceContext.servedAt). */
+  readonly servedAt?: (row: { name: string; placement: string | null }) => Promise<string | undefined>;
 }
 
 const HOP_BY_HOP = new Set([
@@ -189,6 +191,12 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       return;
     }
     const { token, row } = await authorize(req, target);
+    const owner = await options.servedAt?.(row).catch((err: unknown) => {
+      throw new ProxyError(503, Code.Unavailable, err instanceof Error ? err.message : String(err));
+    });
+    // The engine runs on another replica's host: the request goes there as it came, token included.
+    if (owner && forwardHttp(req, res, owner)) return;
+    if (owner) throw new ProxyError(503, Code.Unavailable, `${row.name} is served by another replica; retry shortly`);
     if (target.queryToken !== undefined) {
       // Keep the token out of the address bar and history; the cookie carries it from now on.
       const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
