@@ -2,6 +2,7 @@ import { request as httpRequest } from "node:http";
 import type { HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 import type { PartName } from "./parts.js";
+import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
 
 /** Prefixes of plain HTTP that each part serves beside its RPCs. */
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
@@ -25,17 +26,22 @@ export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: Node
   };
 }
 
-/** The HTTP routes of parts in other processes, proxied to them as they are. */
-export function remoteHttpRoutes(remotes: Partial<Record<PartName, string>>): HttpRoute[] {
-  return Object.entries(remotes).flatMap(([part, base]) =>
-    PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(base) })),
-  );
+/**
+ * The HTTP routes of parts in other processes, proxied to them as they are. A part's value is its
+ * URL, or its replicas' URLs comma-separated (or their pool, when the caller keeps one).
+ */
+export function remoteHttpRoutes(remotes: Partial<Record<PartName, string | ReplicaPool>>): HttpRoute[] {
+  return Object.entries(remotes).flatMap(([part, base]) => {
+    const pool = typeof base === "string" ? createReplicaPool(base) : base;
+    return PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(pool) }));
+  });
 }
 
 // HTTP/1.1 to the part's port (it serves HTTP/1 and HTTP/2 alike); hop-by-hop headers dropped.
-function proxyTo(base: string): NodeHandler {
-  const target = new URL(base);
+function proxyTo(pool: ReplicaPool): NodeHandler {
   return (req: NodeRequest, res: NodeResponse) => {
+    const base = pool.pick();
+    const target = new URL(base);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || name.startsWith(":") || hopByHop.has(name)) continue;
@@ -53,6 +59,7 @@ function proxyTo(base: string): NodeHandler {
       },
     );
     upstream.on("error", () => {
+      pool.markDown(base);
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] }));
     });
