@@ -49,6 +49,19 @@ function refuseSecondHop(ctx: HandlerContext, err: ServedElsewhere): void {
 
 type AnyClient = Client<any>;
 
+/**
+ * The owner's answers pass through as they are; an owner that does not take the connection (killed,
+ * not yet restarted, its lease not yet run out) is said in the caller's terms.
+ */
+function ownerSilent(e: unknown, elsewhere: ServedElsewhere): unknown {
+  for (let c: unknown = e, depth = 0; c && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    if ((c as NodeJS.ErrnoException).code === "ECONNREFUSED") {
+      return new ConnectError(`${elsewhere.message}, which does not answer (down or restarting); retry shortly`, Code.Unavailable);
+    }
+  }
+  return e;
+}
+
 function clientFor(method: DescMethod, url: string): AnyClient {
   return createClient(method.parent, transportTo(url));
 }
@@ -67,7 +80,9 @@ export function forwardable(method: DescMethod, fn: (req: unknown, ctx: HandlerC
         if (!(err instanceof ServedElsewhere)) throw err;
         refuseSecondHop(ctx, err);
         const call = clientFor(method, err.url)[method.localName] as (req: unknown, opts: object) => Promise<unknown>;
-        return await call(req, { headers: forwardHeaders(ctx), signal: ctx.signal });
+        return await call(req, { headers: forwardHeaders(ctx), signal: ctx.signal }).catch((e: unknown) => {
+          throw ownerSilent(e, err);
+        });
       }
     };
   }
@@ -86,7 +101,11 @@ async function* forwardStream(method: DescMethod, source: AsyncIterable<unknown>
     if (!(err instanceof ServedElsewhere)) throw err;
     refuseSecondHop(ctx, err);
     const call = clientFor(method, err.url)[method.localName] as (req: unknown, opts: object) => AsyncIterable<unknown>;
-    yield* call(req, { headers: forwardHeaders(ctx), signal: ctx.signal });
+    try {
+      yield* call(req, { headers: forwardHeaders(ctx), signal: ctx.signal });
+    } catch (e) {
+      throw ownerSilent(e, err);
+    }
     return;
   }
   try {
