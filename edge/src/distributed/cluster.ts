@@ -28,6 +28,8 @@ export interface Replica {
   child: ChildProcess | undefined;
   /** Its last log lines, for failure messages. */
   readonly log: string[];
+  /** Ends it came to on its own (not stopped by the cluster), with the log lines before. */
+  readonly crashes: string[];
 }
 
 export interface ClusterOptions {
@@ -103,7 +105,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     const dataDir = join(root, name);
     await mkdir(dataDir, { recursive: true });
     await cp(join(keys, "keys"), join(dataDir, "keys"), { recursive: true });
-    return { part, index, name, url: `http://127.0.0.1:${await freePort()}`, dataDir, child: undefined, log: [] };
+    return { part, index, name, url: `http://127.0.0.1:${await freePort()}`, dataDir, child: undefined, log: [], crashes: [] };
   }
 
   const replicas: Replica[] = [];
@@ -145,6 +147,9 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
         }
         clearTimeout(timer);
         child.off("exit", onExit);
+        child.once("exit", (code, signal) => {
+          if (replica.child === child) replica.crashes.push(`${replica.name} ended by itself (${signal ?? code}):\n${replica.log.slice(-15).join("\n")}`);
+        });
         resolve();
       });
     });
@@ -153,11 +158,11 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   async function stop(replica: Replica, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     const child = replica.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    replica.child = undefined;
     await new Promise<void>((resolve) => {
       child.once("exit", () => resolve());
       child.kill(signal);
     });
-    replica.child = undefined;
   }
 
   const cluster: Cluster = {
