@@ -2,7 +2,7 @@
 // with any failure that is not already a ConnectError logged and answered as INTERNAL.
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { ConnectError, internalError, invalidArgument } from "../errors.js";
+import { Code, ConnectError, internalError, invalidArgument } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { forwardable } from "./forwarding.js";
 
@@ -26,6 +26,10 @@ export function guardHandler<I, O>(
 ): (req: I, ctx: HandlerContext) => O {
   const fail = (err: unknown): never => {
     if (err instanceof ConnectError) throw err;
+    if (databaseUnavailable(err)) {
+      options.logger.warn(`${options.label} call failed: the database is unavailable`, { method, error: describeError(err) });
+      throw new ConnectError("the database is unavailable; retry shortly", Code.Unavailable);
+    }
     options.logger.error(`${options.label} call failed`, { method, error: describeError(err) });
     throw internalError("internal error", err);
   };
@@ -57,6 +61,21 @@ export function registerGuarded(router: ConnectRouter, service: DescService, han
     impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, forwarded);
   }
   router.service(service, impl as never);
+}
+
+/**
+ * The database went away under a call (restarting, unreachable): UNAVAILABLE, which clients retry,
+ * rather than INTERNAL. PostgreSQL's class 08 (connection exception) and 57P01-57P03 (shutting
+ * down, cannot connect now), and the driver's own words for a dropped or refused connection.
+ */
+export function databaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && (code.startsWith("08") || ["57P01", "57P02", "57P03", "ECONNREFUSED", "ECONNRESET"].includes(code))) return true;
+    const message = e instanceof Error ? e.message : "";
+    if (/^Connection terminated|^Client has encountered a connection error|timeout exceeded when trying to connect/.test(message)) return true;
+  }
+  return false;
 }
 
 /** Throws INVALID_ARGUMENT naming the first string field, list item or map key holding U+0000. */
