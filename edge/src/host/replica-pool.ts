@@ -1,10 +1,10 @@
 // The replicas of one part in other processes (AIEM_<PART>_URL may list several, comma-separated).
 // Calls go round-robin to the replicas that answered their last readiness check; a replica whose
-// call fails as unavailable is left out at once, until a check finds it ready again, so a killed
+// connection fails is left out at once, until a check finds it ready again, so a killed
 // replica costs the calls already sent to it, not the ones after. The replicas share their work
 // through PostgreSQL and NATS, and forward calls about work pinned to another one themselves.
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import { type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 export interface ReplicaPool {
@@ -22,10 +22,11 @@ export interface ReplicaPool {
 
 const CHECK_MS = 1_000;
 
-/** Whether a call failed because nothing listened at the replica's address. */
-function refused(err: unknown): boolean {
+/** Whether a call failed on its connection with one of `codes` (ECONNREFUSED: nothing listened). */
+function connectionFailed(err: unknown, codes: readonly string[]): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as NodeJS.ErrnoException).code === "ECONNREFUSED") return true;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && codes.includes(code)) return true;
   }
   return false;
 }
@@ -64,7 +65,9 @@ export function createReplicaPool(list: string): ReplicaPool {
 
   function noting<T>(url: string, call: Promise<T>): Promise<T> {
     return call.catch((err: unknown) => {
-      if (ConnectError.from(err).code === Code.Unavailable) markDown(url);
+      // Only the connection: an UNAVAILABLE the replica answered itself (its database restarting,
+      // a sandbox's replica down) says nothing about this replica.
+      if (connectionFailed(err, ["ECONNREFUSED", "ECONNRESET"])) markDown(url);
       throw err;
     });
   }
@@ -84,7 +87,7 @@ export function createReplicaPool(list: string): ReplicaPool {
         try {
           return await noting(url, transports.get(url)!.unary(method, signal, timeoutMs, header, input, contextValues));
         } catch (err) {
-          if (left > 1 && refused(err)) return attempt(left - 1);
+          if (left > 1 && connectionFailed(err, ["ECONNREFUSED"])) return attempt(left - 1);
           throw err;
         }
       };
