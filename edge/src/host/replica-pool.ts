@@ -42,11 +42,12 @@ export function createReplicaPool(list: string): ReplicaPool {
   async function check(url: string): Promise<boolean> {
     const ok = await fetch(new URL("/readyz", url), { signal: AbortSignal.timeout(2_000) }).then(
       (res) => res.ok,
-      () => false,
+      // A check that timed out is a slow replica (a loaded machine), not a dead one: it keeps its turn.
+      (err: unknown) => ((err as Error).name === "TimeoutError" ? undefined : false),
     );
-    if (ok) up.add(url);
-    else up.delete(url);
-    return ok;
+    if (ok === true) up.add(url);
+    else if (ok === false) up.delete(url);
+    return ok ?? up.has(url);
   }
 
   // One replica needs no checks: it gets every call whatever its state, as before there were pools.
