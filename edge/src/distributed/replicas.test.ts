@@ -3,6 +3,7 @@
 // taken twice), calls about an engine or sandbox reach the replica running it, and when a
 // replica of each service is SIGKILLed the others carry on; back, it finds its work again.
 import { access } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -88,6 +89,34 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     return Buffer.from(out.data as string, "base64").toString();
   }
 
+  /** Opens a WebSocket-style upgrade at `base` + `path`, sends `text` and resolves with what comes back. */
+  async function wsEcho(base: string, path: string, text: string): Promise<string> {
+    const token = await cluster.token("root", true);
+    const url = new URL(base);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(
+          [`GET ${path} HTTP/1.1`, `host: ${url.host}`, "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: c2FtcGxlIG5vbmNlIDEyMw==", `authorization: Bearer ${token}`, "", ""].join("\r\n"),
+        );
+      });
+      let seen = "";
+      socket.on("data", (d: Buffer) => {
+        seen += d.toString("latin1");
+        const end = seen.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        if (!seen.startsWith("HTTP/1.1 101")) return reject(new Error(seen.slice(0, 300)));
+        const rest = seen.slice(end + 4);
+        if (rest === "") return void socket.write(text);
+        if (rest.length >= text.length) {
+          socket.destroy();
+          resolve(rest);
+        }
+      });
+      socket.on("error", reject);
+      setTimeout(() => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))), 15_000).unref();
+    });
+  }
+
   /** Engine processes by engine uid, over every replica's directory. */
   async function engineProcesses(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
@@ -124,6 +153,11 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     // Logs live on the host running the engine; the edge picks replicas in turn, so some of
     // these are carried out by the other replica.
     for (const e of engines) for (let k = 0; k < 2; k++) expect((await api.ok("POST", `/v1/${e.name}:downloadLogs`, {})).logs).toBeDefined();
+    // A WebSocket to an engine at either engine replica reaches it (the edge's own upgrade path
+    // to separate parts is other work): the stand-in echoes what it is sent.
+    for (const e of engines) {
+      for (const r of ["engine-0", "engine-1"]) expect(await wsEcho(replica(r).url, `/engines/${e.uid}/ws`, `ping-${r}`), `${e.name} via ${r}`).toBe(`ping-${r}`);
+    }
     await expect.poll(() => events.filter((e) => e.state !== 0).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(engines.length * 2);
     expectEachStepOnce();
   }, 240_000);

@@ -13,7 +13,7 @@ import { Action, type Policy } from "@aiem/kit/authz";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import { forwardHttp, type HttpRoute } from "@aiem/kit/server";
+import { FORWARDED_HEADER, forwardHttp, type HttpRoute } from "@aiem/kit/server";
 import { canSee } from "./access.js";
 import type { ActivityTracker } from "./activity.js";
 import { S } from "./kinds.js";
@@ -245,6 +245,10 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     const target = parseTarget(req.url ?? "/");
     if (!target) throw new ProxyError(404, Code.NotFound, "no engine at this path");
     const { row } = await authorize(req, target);
+    const owner = await options.servedAt?.(row).catch((err: unknown) => {
+      throw new ProxyError(503, Code.Unavailable, err instanceof Error ? err.message : String(err));
+    });
+    if (owner) return tunnelTo(owner, req, socket, head);
     const endpoint = await endpointOf(row.uid);
     options.activity.touch(row.uid);
     const upstream = connect(endpoint.port, endpoint.host);
@@ -269,6 +273,32 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     };
     upstream.on("data", touch);
     socket.on("data", touch);
+    const close = () => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.on("error", close);
+    socket.on("error", close);
+    upstream.on("close", close);
+    socket.on("close", close);
+  }
+
+  /**
+   * A WebSocket (or other upgrade) for an engine another replica runs: the request goes to that
+   * replica as it came (its token, cookie and upgrade headers), and the two sockets are joined.
+   */
+  function tunnelTo(url: string, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (req.headers[FORWARDED_HEADER] !== undefined) throw new ProxyError(503, Code.Unavailable, "the engine moved between replicas; retry shortly");
+    const target = new URL(url);
+    const lines = [`${req.method ?? "GET"} ${req.url ?? "/"} HTTP/1.1`, `${FORWARDED_HEADER}: 1`];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    const upstream = connect(Number(target.port), target.hostname);
+    upstream.on("connect", () => {
+      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
     const close = () => {
       upstream.destroy();
       socket.destroy();
