@@ -5,7 +5,7 @@
 // DATABASE_URL and NATS_URL are required. The sandbox resolves secrets through the catalogue's
 // internal API at AIEM_CATALOGUE_URL, with the AIEM_INTERNAL_KEY both of them must hold.
 import { readCatalogueEnv } from "@aiem/catalogue";
-import { ConfigError, readCommonEnv, readUrl } from "@aiem/kit/config";
+import { ConfigError, readCommonEnv, readUrlList } from "@aiem/kit/config";
 import { createLogger } from "@aiem/kit/logger";
 import { createHost, notFound } from "./host/create-host.js";
 import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
@@ -27,8 +27,9 @@ try {
   const remotes: Partial<Record<PartName, string>> = {};
   if (part === "edge") {
     for (const name of PARTS) {
-      const url = readUrl(process.env, `AIEM_${name.toUpperCase()}_URL`, { optional: true, protocols: ["http"] });
-      if (url) remotes[name] = url;
+      // Several replicas of a part: their URLs comma-separated.
+      const urls = readUrlList(process.env, `AIEM_${name.toUpperCase()}_URL`, { optional: true, protocols: ["http"] });
+      if (urls && urls.length > 0) remotes[name] = urls.join(",");
     }
   }
   // In one process the key may live in the data directory; processes that may not share one
@@ -38,7 +39,7 @@ try {
   if (needsKey && !internalKey) {
     throw new ConfigError("AIEM_INTERNAL_KEY", "is required when parts run as separate processes (e.g. `openssl rand -base64 32`)");
   }
-  const catalogueUrl = part === "sandbox" ? readUrl(process.env, "AIEM_CATALOGUE_URL", { protocols: ["http"] }) : undefined;
+  const catalogueUrl = part === "sandbox" ? readUrlList(process.env, "AIEM_CATALOGUE_URL", { protocols: ["http"] }).join(",") : undefined;
   const modules = createModuleFactories(catalogueUrl && internalKey ? { url: catalogueUrl, internalKey } : undefined).filter(
     (m) => m.name === part,
   );

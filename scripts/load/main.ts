@@ -1,12 +1,12 @@
 // `npm run load`: 100 concurrent clients drive a mixed read/write workload through the edge of
-// the multi-process layout on PostgreSQL and NATS for 60 s (autocannon), then report
+// the multi-process layout (two replicas of each part) on PostgreSQL and NATS for 60 s
+// (autocannon), then report
 // throughput, latency percentiles, errors, and each process's memory at the end against the
 // start. Exits non-zero when any request failed.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { startLayout, type Layout } from "../../edge/src/testing/layout.js";
+import { createCluster, type Cluster } from "../../edge/src/distributed/cluster.js";
 import { mixedWorkload, prepareWorkload } from "./workload.js";
 
 const POLICY = `
@@ -29,27 +29,37 @@ async function main(): Promise<number> {
     options: {
       connections: { type: "string", default: "100" },
       duration: { type: "string", default: "60" },
+      replicas: { type: "string", default: "2" },
     },
   });
   const connections = Number(values.connections);
   const duration = Number(values.duration);
+  const replicas = Number(values.replicas);
   if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
     console.error("npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)");
     return 2;
   }
 
-  let layout: Layout | undefined;
+  let cluster: Cluster | undefined;
   try {
-    console.log("load: starting the catalogue, engine and sandbox parts and an edge, each in its own process");
-    layout = await startLayout({ policy: POLICY, env: { AIEM_LOG_LEVEL: "warn" } });
-    const token = await mintEmbeddedToken(await loadOrCreateSigningKey(layout.dataDir), { user: "alice" });
-    const fixture = await prepareWorkload(layout.edgeUrl, token);
-    const before = new Map(layout.parts.map((p) => [p.name, rssMiB(p.child.pid)]));
+    console.log(`load: starting ${replicas} replica(s) of the catalogue, engine and sandbox parts and an edge, each in its own process`);
+    cluster = await createCluster({
+      replicas,
+      databaseUrl: process.env["DATABASE_URL"]!,
+      natsUrl: process.env["NATS_URL"]!,
+      policy: POLICY,
+      env: { AIEM_LOG_LEVEL: "warn" },
+    });
+    const parts = [...cluster.replicas, cluster.edge];
+    const token = await cluster.token("alice");
+    const edgeUrl = cluster.edge.url;
+    const fixture = await prepareWorkload(edgeUrl, token);
+    const before = new Map(parts.map((p) => [p.name, rssMiB(p.child?.pid)]));
 
     const workload = mixedWorkload(fixture);
     console.log(`load: ${connections} clients, ${duration} s, ${workload.describe}`);
     const result = await autocannon({
-      url: layout.edgeUrl,
+      url: edgeUrl,
       connections,
       duration,
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -68,17 +78,17 @@ async function main(): Promise<number> {
     for (const sample of workload.failures()) console.log(`load:   failed: ${sample}`);
     // Memory right after the load, and once the processes had a quiet while to collect garbage:
     // growth that stays is what to look at.
-    const after = new Map(layout.parts.map((p) => [p.name, rssMiB(p.child.pid)]));
+    const after = new Map(parts.map((p) => [p.name, rssMiB(p.child?.pid)]));
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const part of layout.parts) {
-      const [start, end, settled] = [before.get(part.name)!, after.get(part.name)!, rssMiB(part.child.pid)];
+    for (const part of parts) {
+      const [start, end, settled] = [before.get(part.name)!, after.get(part.name)!, rssMiB(part.child?.pid)];
       console.log(
-        `load: memory of ${part.name.padEnd(10)} ${start.toFixed(0)} MiB at the start, ${end.toFixed(0)} MiB at the end, ${settled.toFixed(0)} MiB ${SETTLE_MS / 1000} s later`,
+        `load: memory of ${part.name.padEnd(12)} ${start.toFixed(0)} MiB at the start, ${end.toFixed(0)} MiB at the end, ${settled.toFixed(0)} MiB ${SETTLE_MS / 1000} s later`,
       );
     }
     return failed === 0 ? 0 : 1;
   } finally {
-    await layout?.stop();
+    await cluster?.close();
   }
 }
 

@@ -1,6 +1,5 @@
 import type { FileRegistry } from "@bufbuild/protobuf";
-import { createConnectRouter, type ConnectRouter, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
 import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
 import { contentDomain, createTicketLedger, defaultPublicUrl, loadTicketKey, type CommonConfig } from "@aiem/kit/config";
@@ -19,6 +18,7 @@ import type { EdgeConfig } from "./edge-config.js";
 import { createContentOriginHandler, createContentOriginUpgrade, createPathUpgrade } from "./content-origins.js";
 import { createHealthHandler, type HealthCheck } from "./health.js";
 import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
+import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
 import { createOidcIssuerHandler } from "./oidc-issuer.js";
 import { partOf, publicServices, type PartName } from "./parts.js";
 import { withRequestLog } from "./request-log.js";
@@ -35,7 +35,10 @@ export interface HostOptions {
   readonly edge: EdgeConfig;
   /** Parts that run in this process. */
   readonly modules: readonly ModuleFactory[];
-  /** Parts served by other processes, by their base URL (gRPC over HTTP/2). */
+  /**
+   * Parts served by other processes, by their base URL (gRPC over HTTP/2); several replicas of a
+   * part as their URLs comma-separated.
+   */
   readonly remotes?: Partial<Record<PartName, string>>;
   readonly logger?: Logger;
   /** Paths that are neither RPCs, REST routes nor health (the docs site). */
@@ -116,6 +119,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
   let bus: EventBus | undefined;
   let server: EdgeServer | undefined;
+  let pools: Partial<Record<PartName, ReplicaPool>> = {};
   let url = "";
   const modules: ServiceModule[] = [];
 
@@ -160,17 +164,13 @@ export async function createHost(options: HostOptions): Promise<Host> {
       const probe = createConnectRouter();
       local(probe);
       const served = new Set(probe.handlers.map((h) => h.service.typeName));
-      const remoteTransports = new Map<PartName, Transport>();
+      // A part in other processes may have several replicas (comma-separated URLs): one pool each.
+      pools = Object.fromEntries(Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]));
       const remote = publicServices(registry).flatMap((service) => {
-        const base = options.remotes?.[partOf(service)];
-        if (!base || served.has(service.typeName)) return [];
-        let transport = remoteTransports.get(partOf(service));
-        if (!transport) {
-          transport = createGrpcTransport({ baseUrl: base });
-          remoteTransports.set(partOf(service), transport);
-        }
+        const pool = pools[partOf(service)];
+        if (!pool || served.has(service.typeName)) return [];
         served.add(service.typeName);
-        return [{ service, transport }];
+        return [{ service, transport: pool.transport }];
       });
       const missing = publicServices(registry).filter((s) => !served.has(s.typeName));
       const unimplemented = (router: ConnectRouter) => {
@@ -184,9 +184,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
       const checks: HealthCheck[] = [
         ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
-        ...Object.entries(options.remotes ?? {}).map(([name, base]) => ({ name, check: () => remoteReady(base) })),
+        ...Object.entries(pools).map(([name, pool]) => ({ name, check: () => pool.ready() })),
       ];
-      const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(options.remotes ?? {})];
+      const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(pools)];
       const handler = createEdgeHandler({
         registry,
         routes,
@@ -223,6 +223,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
     async stop() {
       await server?.close();
+      for (const pool of Object.values(pools)) pool.close();
       for (const module of [...modules].reverse()) {
         await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));
       }
@@ -237,8 +238,3 @@ export const notFound: NodeHandler = (_req, res) => {
   res.writeHead(404, { "content-type": "application/json" });
   res.end(JSON.stringify({ code: 5, message: "not found", details: [] }));
 };
-
-async function remoteReady(base: string): Promise<boolean> {
-  const res = await fetch(new URL("/readyz", base), { signal: AbortSignal.timeout(2000) });
-  return res.ok;
-}

@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import type { HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 import type { PartName } from "./parts.js";
+import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
 
 /** Prefixes of plain HTTP that each part serves beside its RPCs. */
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
@@ -27,19 +28,24 @@ export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: Node
   };
 }
 
-/** The HTTP routes of parts in other processes, proxied to them as they are. */
-export function remoteHttpRoutes(remotes: Partial<Record<PartName, string>>): HttpRoute[] {
-  return Object.entries(remotes).flatMap(([part, base]) =>
-    PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(base), upgrade: proxyUpgradeTo(base) })),
-  );
+/**
+ * The HTTP routes of parts in other processes, proxied to them as they are. A part's value is its
+ * URL, or its replicas' URLs comma-separated (or their pool, when the caller keeps one).
+ */
+export function remoteHttpRoutes(remotes: Partial<Record<PartName, string | ReplicaPool>>): HttpRoute[] {
+  return Object.entries(remotes).flatMap(([part, base]) => {
+    const pool = typeof base === "string" ? createReplicaPool(base) : base;
+    return PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(pool), upgrade: proxyUpgradeTo(pool) }));
+  });
 }
 
 // HTTP/1.1 to the part's port (it serves HTTP/1 and HTTP/2 alike); hop-by-hop headers dropped.
 // The Host header is kept: engines check a WebSocket's Origin against it, and cookies and
 // redirects are the browser's origin's.
-function proxyTo(base: string): NodeHandler {
-  const target = new URL(base);
+function proxyTo(pool: ReplicaPool): NodeHandler {
   return (req: NodeRequest, res: NodeResponse) => {
+    const base = pool.pick();
+    const target = new URL(base);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || name.startsWith(":") || hopByHop.has(name)) continue;
@@ -59,6 +65,7 @@ function proxyTo(base: string): NodeHandler {
       },
     );
     upstream.on("error", () => {
+      pool.markDown(base);
       if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
       res.end(JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] }));
     });
@@ -69,9 +76,10 @@ function proxyTo(base: string): NodeHandler {
 
 // An upgrade request (WebSocket) replayed on a plain TCP connection to the part, then spliced:
 // the part's route answers the handshake itself.
-function proxyUpgradeTo(base: string): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const target = new URL(base);
+function proxyUpgradeTo(pool: ReplicaPool): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
+    const base = pool.pick();
+    const target = new URL(base);
     const upstream = connect(Number(target.port || 80), target.hostname);
     const lines = [`${req.method ?? "GET"} ${req.url ?? "/"} HTTP/1.1`];
     // From `headers`, not `rawHeaders`: the edge may have removed or set some (content-origins.ts).
@@ -89,6 +97,7 @@ function proxyUpgradeTo(base: string): (req: IncomingMessage, socket: Duplex, he
       socket.destroy();
     };
     upstream.once("error", () => {
+      pool.markDown(base);
       if (upstream.bytesRead === 0 && socket.writable) {
         const body = JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] });
         socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);

@@ -5,10 +5,10 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
 import { ConnectError } from "@aiem/kit/errors";
-import { loadOrCreateSigningKey, mintEmbeddedToken, principalName } from "@aiem/kit/identity";
+import { principalName } from "@aiem/kit/identity";
+import { createCluster, type Cluster } from "../distributed/cluster.js";
 import { echo, hostRequest, upgradeRequest } from "../testing/content-client.js";
 import { IMAGE, PORT_PROGRAM, TEMPLATE } from "../testing/content-fixture.js";
-import { startLayout, type Layout } from "../testing/layout.js";
 import { smokeTest } from "../testing/smoke.js";
 import { landedParts } from "./modules.js";
 
@@ -23,31 +23,31 @@ workspaces:
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
 describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
-  let layout: Layout;
-  let dataDir: string;
+  let cluster: Cluster;
   let edgeUrl: string;
-  let policyFile: string;
 
   beforeAll(async () => {
-    // Notebooks run the stand-in, not a Jupyter that may be installed.
-    layout = await startLayout({ policy: POLICY, env: { AIEM_SANDBOX_WARM_POOL: "0", AIEM_JUPYTER_COMMAND: "none" } });
-    ({ dataDir, edgeUrl, policyFile } = layout);
+    // One replica of each part (two are the replicas test's); notebooks run the stand-in, not a
+    // Jupyter that may be installed.
+    cluster = await createCluster({
+      replicas: 1,
+      databaseUrl: process.env["DATABASE_URL"]!,
+      natsUrl: process.env["NATS_URL"]!,
+      policy: POLICY,
+      env: { AIEM_JUPYTER_COMMAND: "none" },
+    });
+    edgeUrl = cluster.edge.url;
   }, 120_000);
 
-  afterAll(() => layout?.stop());
+  afterAll(() => cluster?.close());
 
   it("passes the smoke test through the edge", async () => {
-    const token = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "root", admin: true });
+    const token = await cluster.token("root", true);
     await smokeTest(edgeUrl, token, landedParts);
   });
 
   it("gives a sandbox process its secret environment variable, with the in-process access rule", async () => {
-    const signingKey = await loadOrCreateSigningKey(dataDir);
-    const tokens = {
-      root: await mintEmbeddedToken(signingKey, { user: "root", admin: true }),
-      alice: await mintEmbeddedToken(signingKey, { user: "alice" }),
-      bob: await mintEmbeddedToken(signingKey, { user: "bob" }),
-    };
+    const tokens = { root: await cluster.token("root", true), alice: await cluster.token("alice"), bob: await cluster.token("bob") };
     const rest = async (who: keyof typeof tokens, method: string, path: string, body?: unknown) => {
       const res = await fetch(`${edgeUrl}${path}`, {
         method,
@@ -93,7 +93,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
 
     // bob is no member of team-a: the answer the policy gives in one process, and no process.
     const bobs = await sandbox("bob", "team-b");
-    const policy = await createPolicy(policyFile);
+    const policy = await createPolicy(cluster.policyFile);
     const bob = { name: principalName("bob"), subject: "bob", displayName: "bob", roles: [], admin: false };
     let expected: ConnectError | undefined;
     try {
@@ -112,7 +112,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   }, 120_000);
 
   it("serves an engine and a sandbox port at their own origins through the edge, WebSockets included", async () => {
-    const alice = await mintEmbeddedToken(await loadOrCreateSigningKey(dataDir), { user: "alice" });
+    const alice = await cluster.token("alice");
     const bearer = { authorization: `Bearer ${alice}` };
     const rest = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${edgeUrl}${path}`, { method, headers: { ...bearer, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
@@ -169,10 +169,10 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   }, 180_000);
 
   it("stops each process gracefully on SIGTERM", async () => {
-    const last = layout.parts.at(-1)!;
+    const edge = cluster.edge.child!;
     const code = await new Promise<number | null>((resolve) => {
-      last.child.once("exit", (c) => resolve(c));
-      last.child.kill("SIGTERM");
+      edge.once("exit", (c) => resolve(c));
+      edge.kill("SIGTERM");
     });
     expect(code).toBe(0);
   });

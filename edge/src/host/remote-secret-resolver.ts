@@ -4,7 +4,6 @@
 // NOT_FOUND, INVALID_ARGUMENT), so a caller sees what it would see in one process.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { INTERNAL_KEY_HEADER } from "@aiem/catalogue";
 import { internalError, unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
@@ -13,9 +12,10 @@ import {
   SecretResolverService,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import type { SecretResolver } from "@aiem/sandbox";
+import { createReplicaPool } from "./replica-pool.js";
 
 export interface RemoteSecretResolverOptions {
-  /** The catalogue's base URL (AIEM_CATALOGUE_URL). */
+  /** The catalogue's base URL (AIEM_CATALOGUE_URL), or its replicas' comma-separated. */
   readonly catalogueUrl: string;
   /** AIEM_INTERNAL_KEY as set (base64). */
   readonly internalKey: string;
@@ -25,7 +25,8 @@ export interface RemoteSecretResolverOptions {
 }
 
 export function createRemoteSecretResolver(options: RemoteSecretResolverOptions): SecretResolver {
-  const client = createClient(SecretResolverService, createGrpcTransport({ baseUrl: options.catalogueUrl }));
+  // Several catalogue replicas: any of them answers.
+  const client = createClient(SecretResolverService, createReplicaPool(options.catalogueUrl).transport);
   return {
     async resolveSecretValue(principal, secretVersionName) {
       try {

@@ -5,7 +5,7 @@ import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { createContentUrls, withTicket, type ContentSettings } from "@aiem/kit/config";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
-import { createServiceCore, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
+import { createServiceCore, ServedElsewhere, type ReplicaRegistry, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
 import type { ActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
@@ -16,6 +16,8 @@ export interface ServiceState extends ServiceCoreState {
   runtime?: EngineRuntime;
   /** Seals the tickets of URLs handed out to be opened in a browser (loaded at start). */
   ticketKey?: Uint8Array;
+  /** This replica among the engine service's replicas (its id is the runtime's placement). */
+  replicas?: ReplicaRegistry;
 }
 
 /** The kit's service core (whose write() wakes the outbox relay and the reconciler) and the engine's own parts. */
@@ -32,6 +34,13 @@ export interface ServiceContext extends ServiceCore {
    * of that origin). With AIEM_PATH_URLS, the path URL as it is.
    */
   openUrl(uid: string, authorization: string | null): string;
+  /**
+   * Where calls that need the engine's host (logs, its web server) are served: undefined when
+   * here; the URL of the live replica running it; UNAVAILABLE while that replica is down.
+   */
+  servedAt(row: { name: string; placement: string | null }): Promise<string | undefined>;
+  /** Throws ServedElsewhere (the call is carried out by the owner) unless this replica runs the engine. */
+  requireServedHere(row: { name: string; placement: string | null }): Promise<void>;
 }
 
 export function createServiceContext(options: {
@@ -68,6 +77,17 @@ export function createServiceContext(options: {
     openUrl(uid, authorization) {
       const url = content.engine(uid);
       return options.content?.pathUrls || !state.ticketKey ? url : withTicket(state.ticketKey, url, authorization);
+    },
+    async servedAt(row) {
+      const here = state.runtime?.placement;
+      if (row.placement === null || row.placement === here || !state.replicas) return undefined;
+      const url = await state.replicas.urlOf(row.placement);
+      if (!url) throw unavailable(`the replica running ${row.name} is down; retry once it is back`);
+      return url;
+    },
+    async requireServedHere(row) {
+      const url = await ctx.servedAt(row);
+      if (url) throw new ServedElsewhere(url, row.name);
     },
     presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), engineUrl: content.engine, catalogue: state.catalogue, pendingActivity: options.activity.latest }),
   };

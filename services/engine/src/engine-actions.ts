@@ -172,6 +172,7 @@ export function createEngineActions(calls: EngineCalls) {
     const row = await mustLoad(db(), principal, t);
     checkManage(policy, principal, row);
     checkTransition(kind, "downloadLogs", row.name, row.state);
+    await ctx.requireServedHere(row);
     if (row.state === S.RUNNING) ctx.activity.touch(row.uid);
     return { logs: { contentType: "text/plain; charset=utf-8", data: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) } };
   }

@@ -5,6 +5,7 @@
 // frozen once released: add new ones, never edit these.
 import { sql, type Kysely, type Migration } from "kysely";
 import { outboxMigration } from "@aiem/kit/events";
+import { replicasMigration } from "@aiem/kit/server";
 
 const engineTable: Migration = {
   async up(db: Kysely<any>) {
@@ -80,4 +81,6 @@ const engineTable: Migration = {
 export const engineMigrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_engines": engineTable,
+  // Where each replica answers, for calls about engines pinned to it (their logs, their web server).
+  "0003_replicas": replicasMigration,
 };

@@ -1,12 +1,13 @@
 // The engine service as a ServiceModule: DAI, H2O and notebook engines and the mixed Engine list
 // in its own schema `engine`, the catalogue read model it validates against, the reconciler and
 // runtime that run the engines, and the `/engines/<uid>/` HTTP route to their web servers.
+import * as fs from "node:fs";
 import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { loadTicketKey } from "@aiem/kit/config";
-import type { Database } from "@aiem/kit/db";
-import { createStartOnce, openServiceStore, registerGuarded, type ServiceDeps, type ServiceModule, type ServiceStore } from "@aiem/kit/server";
+import { loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
+import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
+import { createReplicaRegistry, createStartOnce, openServiceStore, registerGuarded, type ServiceDeps, type ServiceModule, type ServiceStore } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
@@ -78,6 +79,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     runtime: () => state.runtime,
     activity,
     lookup: async (uid) => (state.database ? loadByUid(state.database.db, uid) : undefined),
+    servedAt: (row) => ctx.servedAt(row),
   });
   const h2oByName = createH2ONameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;
@@ -85,6 +87,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   });
   let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
+  let placementLock: DirectoryLock | undefined;
   let ready = false;
 
   async function start(): Promise<void> {
@@ -105,6 +108,10 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     await catalogue.ready;
     let runtime = deps.runtime;
     if (!runtime) {
+      // One engine service per directory: a second would be the same placement and adopt (or
+      // stop) the first one's engines. It stops with a clear error instead.
+      await fs.promises.mkdir(deps.config.dataDir, { recursive: true });
+      placementLock = acquireDirectoryLock(path.join(deps.config.dataDir, "engines"), "the engines of this directory");
       const jupyter = settings.jupyterCommand === "none" ? undefined : await findOnPath(settings.jupyterCommand ?? "jupyter-notebook");
       if (settings.jupyterCommand && settings.jupyterCommand !== "none" && !jupyter) {
         logger.warn("AIEM_JUPYTER_COMMAND is not an executable; notebook engines run the stand-in server", { command: settings.jupyterCommand });
@@ -123,6 +130,8 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     state.catalogue = catalogue;
     state.runtime = runtime;
     state.database = db;
+    state.replicas = createReplicaRegistry({ database: () => state.database, id: runtime.placement, url: () => replicaUrlOf(deps.config), logger });
+    await state.replicas.start();
     activity.start();
     reconciler = createReconciler({
       database: db,
@@ -164,11 +173,15 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       state.afterWrite = undefined;
       await reconciler?.stop();
       reconciler = undefined;
+      await state.replicas?.stop();
+      state.replicas = undefined;
       await activity.stop();
       await state.catalogue?.stop();
       state.catalogue = undefined;
       await state.runtime?.close();
       state.runtime = undefined;
+      placementLock?.release();
+      placementLock = undefined;
       state.database = undefined;
       once.reset();
       const closing = store;

@@ -6,14 +6,14 @@
 // token and the cookie never reach the engine. Traffic counts as activity on the engine.
 import { request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { connect } from "node:net";
 import type { Duplex } from "node:stream";
+import { connect } from "node:net";
 import { ConnectError } from "@connectrpc/connect";
 import { Action, type Policy } from "@aiem/kit/authz";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import type { HttpRoute } from "@aiem/kit/server";
+import { forwardHttp, forwardUpgrade, type HttpRoute } from "@aiem/kit/server";
 import { canSee } from "./access.js";
 import type { ActivityTracker } from "./activity.js";
 import { S } from "./kinds.js";
@@ -46,9 +46,11 @@ export interface EngineProxyOptions {
   readonly policy: Policy;
   readonly logger: Logger;
   /** The engine with this uid, if any (the database, once started). */
-  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state"> | undefined>;
+  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state" | "placement"> | undefined>;
   readonly runtime: () => EngineRuntime | undefined;
   readonly activity: ActivityTracker;
+  /** The URL of the replica running the engine when it is not this one (see ServiceContext.servedAt). */
+  readonly servedAt?: (row: { name: string; placement: string | null }) => Promise<string | undefined>;
 }
 
 const HOP_BY_HOP = new Set([
@@ -196,6 +198,12 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       return;
     }
     const { token, row } = await authorize(req, target);
+    const owner = await options.servedAt?.(row).catch((err: unknown) => {
+      throw new ProxyError(503, Code.Unavailable, err instanceof Error ? err.message : String(err));
+    });
+    // The engine runs on another replica's host: the request goes there as it came, token included.
+    if (owner && forwardHttp(req, res, owner)) return;
+    if (owner) throw new ProxyError(503, Code.Unavailable, `${row.name} is served by another replica; retry shortly`);
     if (target.queryToken !== undefined) {
       // Keep the token out of the address bar and history; the cookie carries it from now on.
       const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
@@ -244,6 +252,13 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     const target = parseTarget(req.url ?? "/");
     if (!target) throw new ProxyError(404, Code.NotFound, "no engine at this path");
     const { row } = await authorize(req, target);
+    const owner = await options.servedAt?.(row).catch((err: unknown) => {
+      throw new ProxyError(503, Code.Unavailable, err instanceof Error ? err.message : String(err));
+    });
+    if (owner) {
+      if (forwardUpgrade(req, socket, head, owner)) return;
+      throw new ProxyError(503, Code.Unavailable, "the engine moved between replicas; retry shortly");
+    }
     const endpoint = await endpointOf(row.uid);
     options.activity.touch(row.uid);
     const upstream = connect(endpoint.port, endpoint.host);

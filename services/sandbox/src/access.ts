@@ -60,6 +60,7 @@ export async function authorizeSandboxFor(
       `permission denied: only the creator of ${name} may use its files, processes, ports, drive and secure store`,
     );
   }
+  await deps.lifecycle.requireServedHere(row);
   deps.lifecycle.touch(row.uid);
   return { principal, row, workspace, sandboxId };
 }

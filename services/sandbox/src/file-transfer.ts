@@ -8,10 +8,10 @@
 // REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
 import { create, toJson } from "@bufbuild/protobuf";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { Code, ConnectError, httpStatusOf, invalidArgument, unauthenticated } from "@aiem/kit/errors";
+import { Code, ConnectError, httpStatusOf, invalidArgument, unauthenticated, unavailable } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import { drained, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
+import { drained, forwardHttp, ServedElsewhere, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
 import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -166,7 +166,10 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
     });
     const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
     const work = verb === "upload" ? upload(req, res, decodeURIComponent(name), query, abort.signal) : download(req, res, decodeURIComponent(name), query, abort.signal);
-    work.catch((reason: unknown) => {
+    work.catch(async (reason: unknown) => {
+      // Checked before the body is read, so an upload goes on whole to the replica running the sandbox.
+      if (reason instanceof ServedElsewhere && forwardHttp(req, res, reason.url)) return;
+      if (reason instanceof ServedElsewhere) reason = unavailable(`${reason.message}; retry shortly`);
       if (!(reason instanceof ConnectError)) deps.logger.error("file transfer failed", { error: String(reason) });
       const err = reason instanceof ConnectError ? reason : new ConnectError("internal error", Code.Internal);
       // An upload refused before its body was read: the rest of the body is not waited for.

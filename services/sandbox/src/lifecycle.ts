@@ -10,11 +10,19 @@
 // Activity, which keeps a sandbox from being idle, is kept in memory (every call on the sandbox,
 // every byte through its ports, and as long as a wait or an output stream is open) and written
 // to the database now and then, so the idle limit survives a restart roughly.
+//
+// Replicas: a sandbox is pinned to the replica whose host runs its agent (`placement`). Each
+// replica reconciles only its own sandboxes (and takes unpinned ones); calls about a sandbox
+// pinned elsewhere are carried out by its owner (ServedElsewhere), or answered UNAVAILABLE while
+// the owner is down. An owner that comes back (same host and data directory) starts its running
+// sandboxes again, as after any restart.
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
+import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
+import { ServedElsewhere, type ReplicaRegistry } from "@aiem/kit/server";
 import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { SandboxRuntimeError, type LocalSandboxRuntime, type SandboxHandle, type SandboxLimits } from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
@@ -80,6 +88,8 @@ export interface LifecycleOptions {
   readonly runtime: LocalSandboxRuntime;
   readonly logger: Logger;
   readonly hub: ChangeHub;
+  /** This replica: its id is the placement of the sandboxes it runs. */
+  readonly replicas: ReplicaRegistry;
   readonly intervalMs: number;
   readonly warmPoolSize: number;
   /** Called after the live processes of a sandbox were ended (its agent stopped). */
@@ -94,6 +104,13 @@ export interface LifecycleOptions {
 }
 
 export interface Lifecycle {
+  /** This replica's placement: sandboxes pinned to it run here. */
+  readonly placement: string;
+  /**
+   * Throws ServedElsewhere when another live replica runs the sandbox, UNAVAILABLE when that
+   * replica is down; returns when this one serves it.
+   */
+  requireServedHere(row: Pick<SandboxRow, "name" | "placement">): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Reconciles one sandbox soon; resolves when that pass (and any it triggered) is done. */
@@ -135,7 +152,8 @@ function limitsKey(limits: SandboxLimits): string {
 }
 
 export function createLifecycle(options: LifecycleOptions): Lifecycle {
-  const { context, runtime, logger, hub } = options;
+  const { context, runtime, logger, hub, replicas } = options;
+  const placement = replicas.id;
   const queues = new Map<string, { again: boolean; done: Promise<void> }>();
   const activity = new Map<string, number>();
   const busyCount = new Map<string, number>();
@@ -312,6 +330,14 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     }
   }
 
+  /** Whether this replica runs the sandbox, taking it when no replica does yet. */
+  async function ours(row: SandboxRow): Promise<boolean> {
+    if (row.placement === placement) return true;
+    if (row.placement !== null) return false;
+    const taken = await db().updateTable("sandbox_engines").set({ placement }).where("uid", "=", row.uid).where("placement", "is", null).executeTakeFirst();
+    return taken.numUpdatedRows > 0n;
+  }
+
   async function reconcile(uid: string): Promise<void> {
     const row = await loadSandboxByUid(db(), uid);
     if (!row) {
@@ -319,6 +345,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       busyCount.delete(uid);
       return;
     }
+    if (!(await ours(row))) return;
     const state = sandboxStateOf(row.state);
 
     if (row.desired === "deleted") {
@@ -461,25 +488,24 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     return entry.done;
   }
 
-  /** One pass over every live sandbox; the passes it kicks are added to `kicked` when given. */
-  async function sweep(kicked?: Promise<void>[]): Promise<void> {
+  /** Looks at every live sandbox of this replica; returns the passes it started. */
+  async function sweep(): Promise<Promise<void>[]> {
+    const kicks: Promise<void>[] = [];
     const rows = (await db()
       .selectFrom("sandbox_engines")
       .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "max_running_ms", "start_time", "last_activity", "name"])
       .where("state", "in", [S.STARTING, S.RUNNING, S.TERMINATING, S.DELETING].map(sandboxStateName))
+      .where((eb) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]))
       .execute()) as Pick<
       SandboxRow,
       "uid" | "state" | "desired" | "runtime_id" | "max_idle_ms" | "max_running_ms" | "start_time" | "last_activity" | "name"
     >[];
     const at = Date.now();
     for (const row of rows) {
-      if (stopped) return;
+      if (stopped) return kicks;
       const state = sandboxStateOf(row.state);
       if (state !== S.RUNNING || row.desired !== "running" || !runtime.isRunning(row.runtime_id)) {
-        if (!queues.has(row.uid) && !failing.has(row.uid)) {
-          const pass = kick(row.uid);
-          kicked?.push(pass);
-        }
+        if (!queues.has(row.uid) && !failing.has(row.uid)) kicks.push(kick(row.uid));
         continue;
       }
       const maxIdle = Number(row.max_idle_ms);
@@ -498,7 +524,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
           const { message, ...detail } = reason;
           logger.info(message, { sandbox: row.name, ...detail });
           hub.notify(sandboxKey(row.uid));
-          void kick(row.uid);
+          kicks.push(kick(row.uid));
         }
         continue;
       }
@@ -508,12 +534,14 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
         await db().updateTable("sandbox_engines").set({ last_activity: new Date(effective) }).where("uid", "=", row.uid).execute();
       }
     }
+    return kicks;
   }
 
   function schedule(): void {
     if (stopped) return;
     timer = setTimeout(() => {
       sweeping = sweep()
+        .then(() => undefined)
         .catch((err: unknown) => logger.error("sandbox sweep failed", { error: err instanceof Error ? err.message : String(err) }))
         .finally(() => {
           sweeping = undefined;
@@ -524,14 +552,19 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   }
 
   return {
+    placement,
+    async requireServedHere(row) {
+      if (row.placement === null || row.placement === placement) return;
+      const url = await replicas.urlOf(row.placement);
+      if (!url) throw unavailable(`the replica running ${row.name} is down; retry once it is back`);
+      throw new ServedElsewhere(url, row.name);
+    },
     async start() {
       stopped = false;
       await removeStalePoolDirs();
-      // Sandboxes left running are adopted before the service says it is ready, so that no call
-      // finds a running sandbox without its agent.
-      const kicked: Promise<void>[] = [];
-      await sweep(kicked);
-      await Promise.all(kicked);
+      // Sandboxes left running are adopted (and those that ran before run again) before the
+      // service says it is ready, so that no call routed here finds a sandbox without its agent.
+      await Promise.all(await sweep());
       await prewarm();
       schedule();
     },

@@ -6,6 +6,7 @@
 // frozen once released: add new ones, never edit these.
 import { sql, type Kysely, type Migration } from "kysely";
 import { eventMigrations } from "@aiem/kit/events";
+import { replicasMigration } from "@aiem/kit/server";
 
 const sandboxTables: Migration = {
   async up(db: Kysely<any>) {
@@ -78,8 +79,23 @@ const runningLimit: Migration = {
   },
 };
 
+// Replicas: each sandbox is pinned to the replica whose host runs its agent (null: not yet, or
+// from before replicas; the first replica to reconcile it takes it), and replicas record where
+// they answer so that the others can send them calls for their sandboxes.
+const placement: Migration = {
+  async up(db: Kysely<any>) {
+    await sql`alter table sandbox_engines add column placement text collate "C"`.execute(db);
+    await replicasMigration.up(db);
+  },
+  async down(db: Kysely<any>) {
+    await replicasMigration.down!(db);
+    await sql`alter table sandbox_engines drop column placement`.execute(db);
+  },
+};
+
 export const sandboxMigrations: Record<string, Migration> = {
   ...eventMigrations,
   "0001_sandbox_tables": sandboxTables,
   "0002_running_limit": runningLimit,
+  "0003_placement": placement,
 };

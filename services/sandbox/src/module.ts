@@ -2,12 +2,15 @@
 // ports, drive and secure-store transfers and metrics, in its own schema `sandbox`; its
 // sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, and
 // their ports are served under `/sandboxes/` beside the RPCs.
+import * as fs from "node:fs";
+import { hostname } from "node:os";
 import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { createContentUrls } from "@aiem/kit/config";
-import type { Database } from "@aiem/kit/db";
+import { createContentUrls, replicaUrlOf } from "@aiem/kit/config";
+import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
+  createReplicaRegistry,
   createServiceCore,
   createStartOnce,
   openServiceStore,
@@ -99,11 +102,20 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
     });
   let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
+  // The runtime's data directory is this host's, so it names the replica (and stays its name
+  // across restarts, which is how a replica finds its sandboxes again).
+  const replicas = createReplicaRegistry({
+    database: () => state.database,
+    id: `local:${hostname()}:${runtime.dataDir}`,
+    url: () => replicaUrlOf(deps.config),
+    logger,
+  });
   const life = createLifecycle({
     context,
     runtime,
     logger,
     hub,
+    replicas,
     intervalMs: settings.reconcileIntervalMs ?? 1_000,
     warmPoolSize: settings.warmPoolSize,
     stopSandboxesOnStop: settings.stopWithService === true,
@@ -130,8 +142,13 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
 
   let store: ServiceStore | undefined;
   let ready = false;
+  let placementLock: DirectoryLock | undefined;
 
   async function start(): Promise<void> {
+    // Two replicas in one data directory would be one placement: each would take the other's
+    // sandboxes for its own. The second stops with a clear error instead.
+    await fs.promises.mkdir(runtime.dataDir, { recursive: true });
+    placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
     const opened = (store = await openServiceStore({
       deps,
       schema: SANDBOX_SCHEMA,
@@ -154,6 +171,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       runtime.prepare().catch((err: unknown) => logger.error("could not prepare the sandbox agent", { error: err instanceof Error ? err.message : String(err) }));
     }
     await life.start();
+    // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).
+    await replicas.start();
     ready = true;
     logger.info("sandbox service started", { schema: db.schema, isolation: runtime.capabilities.isolation });
   }
@@ -180,6 +199,9 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     async stop() {
       ready = false;
       await life.stop();
+      await replicas.stop();
+      placementLock?.release();
+      placementLock = undefined;
       state.database = undefined;
       state.afterWrite = undefined;
       await catalogue?.stop();

@@ -17,7 +17,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage,
 import type { Duplex } from "node:stream";
 import type { Authenticator } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import type { HttpHandler, HttpRoute } from "@aiem/kit/server";
+import { forwardHttp, forwardUpgrade, ServedElsewhere, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { ServiceContext } from "./service-context.js";
@@ -85,7 +85,9 @@ interface Admitted {
 type Admission =
   | { readonly refuse: [http: number, code: number, message: string, extra?: Record<string, string>] }
   | { readonly redirect: { readonly status: number; readonly headers: Record<string, string> } }
-  | { readonly go: Admitted };
+  | { readonly go: Admitted }
+  /** The URL of the replica that runs the sandbox's agent, which takes the request as it came. */
+  | { readonly elsewhere: string };
 
 function refuseUpgrade(socket: Duplex, http: number, code: number, message: string, extra: Record<string, string> = {}): void {
   const body = JSON.stringify({ code, message, details: [] });
@@ -143,6 +145,14 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     const sandbox = await loadSandboxByUid(db, uid);
     const row = sandbox ? await loadPort(db, uid, port) : undefined;
     if (!sandbox || !row || (isPublic && !row.public)) return { refuse: [404, 5, `no reachable port ${port} in this sandbox`] };
+    if (sandbox.placement !== null && sandbox.placement !== lifecycle.placement) {
+      // Its agent runs on another replica's host: the request goes there whole, token and all.
+      const url = await lifecycle.requireServedHere(sandbox).then(
+        () => undefined,
+        (err: unknown) => (err instanceof ServedElsewhere ? err.url : undefined),
+      );
+      return url ? { elsewhere: url } : { refuse: [503, 14, `the replica running ${sandbox.name} is unavailable; retry shortly`] };
+    }
 
     const query = new URLSearchParams(search?.slice(1) ?? "");
     if (!isPublic) {
@@ -207,6 +217,10 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
   async function handle(req: NodeRequest, res: NodeResponse): Promise<void> {
     const admission = await admit(req, false);
     if ("refuse" in admission) return status(res, ...admission.refuse);
+    if ("elsewhere" in admission) {
+      if (forwardHttp(req, res, admission.elsewhere)) return;
+      return status(res, 503, 14, "the sandbox moved between replicas; retry shortly");
+    }
     if ("redirect" in admission) {
       res.writeHead(admission.redirect.status, admission.redirect.headers);
       res.end();
@@ -263,6 +277,10 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
   async function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const admission = await admit(req, true);
     if ("refuse" in admission) return refuseUpgrade(socket, ...admission.refuse);
+    if ("elsewhere" in admission) {
+      if (forwardUpgrade(req, socket, head, admission.elsewhere)) return;
+      return refuseUpgrade(socket, 503, 14, "the sandbox moved between replicas; retry shortly");
+    }
     if ("redirect" in admission) return refuseUpgrade(socket, admission.redirect.status, 5, "", admission.redirect.headers);
     const go = admission.go;
     const { state, finish: end } = forwarded(go, () => socket.destroy());

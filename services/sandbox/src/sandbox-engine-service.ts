@@ -187,6 +187,8 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         last_activity: now,
         start_time: warm ? now : null,
         failure_reason: null,
+        // This replica runs it: the warm agent it may have claimed is here, and so is the kick below.
+        placement: lifecycle.placement,
         resource: encodeSandbox(engine),
       };
       const inserted = await context.write((trx) => insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now));

@@ -45,6 +45,8 @@ export interface SandboxRow {
   /** When the sandbox first became RUNNING; its running limit counts from here. */
   start_time: Date | null;
   failure_reason: string | null;
+  /** The replica whose host runs the agent (its runtime's placement); null until one takes it. */
+  placement: string | null;
   resource: Uint8Array;
 }
 

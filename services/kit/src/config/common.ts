@@ -24,6 +24,19 @@ export interface CommonConfig extends ContentSettings {
   readonly natsUrl: string | undefined;
   /** NATS_URL split into its comma-separated servers (the form nats.js `servers` takes). */
   readonly natsServers: string[] | undefined;
+  /**
+   * AIEM_REPLICA_URL: where the other replicas of this service reach this one's API (calls about
+   * work pinned to it). Default `http://AIEM_HOST:AIEM_PORT` (127.0.0.1 for a wildcard host).
+   */
+  readonly replicaUrl?: string;
+}
+
+/** This replica's URL for the others, or undefined when it cannot be known yet (port 0). */
+export function replicaUrlOf(config: CommonConfig): string | undefined {
+  if (config.replicaUrl) return config.replicaUrl;
+  if (config.port === 0) return undefined;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
 }
 
 export function readCommonEnv(env: Env = process.env): CommonConfig {
@@ -41,5 +54,6 @@ export function readCommonEnv(env: Env = process.env): CommonConfig {
     natsUrl: natsServers?.join(","),
     natsServers,
     ...readContentEnv(env),
+    replicaUrl: readUrl(env, "AIEM_REPLICA_URL", { optional: true, protocols: ["http", "https"] }),
   };
 }

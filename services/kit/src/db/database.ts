@@ -80,6 +80,10 @@ async function openPostgres<DB>(url: string, options: OpenDatabaseOptions): Prom
   });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on("error", () => {});
+  // Nor a client checked out between two statements (a transaction awaiting other work) when the
+  // server restarts: the pool listens only to idle clients, and an unheard 'error' ends the
+  // process. The statement that uses it next fails, and the pool replaces it.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   try {
     await ensureSchema(db, schema);

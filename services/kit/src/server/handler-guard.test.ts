@@ -74,6 +74,27 @@ describe("guardHandler", () => {
     expect((await codeOf(() => throwsAtOnce(request({}), ctx))).code).toBe(Code.Internal);
   });
 
+  it("answers a database that went away under the call as UNAVAILABLE, which clients retry", async () => {
+    const { logger, lines } = capture();
+    // What the pg driver throws when the server shuts down, drops the connection, or refuses it.
+    const shutdown = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    for (const thrown of [shutdown, new Error("Connection terminated unexpectedly"), refused]) {
+      const guarded = guardHandler({ logger, label: "test" }, "P/Create", CreateProcessRequestSchema, async () => {
+        throw thrown;
+      });
+      const err = await codeOf(() => guarded(request({}), ctx));
+      expect(err.code, thrown.message).toBe(Code.Unavailable);
+      expect(err.rawMessage).toBe("the database is unavailable; retry shortly");
+    }
+    expect(lines).toHaveLength(3);
+    // Anything else from the database stays INTERNAL.
+    const broken = guardHandler({ logger, label: "test" }, "P/Create", CreateProcessRequestSchema, async () => {
+      throw Object.assign(new Error("relation does not exist"), { code: "42P01" });
+    });
+    expect((await codeOf(() => broken(request({}), ctx))).code).toBe(Code.Internal);
+  });
+
   it("guards a server stream: items pass, a failure midway becomes INTERNAL", async () => {
     const { logger } = capture();
     const streaming = guardHandler({ logger, label: "test" }, "P/Stream", CreateProcessRequestSchema, async function* () {

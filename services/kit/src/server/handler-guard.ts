@@ -2,8 +2,9 @@
 // with any failure that is not already a ConnectError logged and answered as INTERNAL.
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
-import { ConnectError, internalError, invalidArgument } from "../errors.js";
+import { Code, ConnectError, internalError, invalidArgument } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { forwardable } from "./forwarding.js";
 
 export interface GuardOptions {
   readonly logger: Logger;
@@ -25,6 +26,10 @@ export function guardHandler<I, O>(
 ): (req: I, ctx: HandlerContext) => O {
   const fail = (err: unknown): never => {
     if (err instanceof ConnectError) throw err;
+    if (databaseUnavailable(err)) {
+      options.logger.warn(`${options.label} call failed: the database is unavailable`, { method, error: describeError(err) });
+      throw new ConnectError("the database is unavailable; retry shortly", Code.Unavailable);
+    }
     options.logger.error(`${options.label} call failed`, { method, error: describeError(err) });
     throw internalError("internal error", err);
   };
@@ -44,16 +49,33 @@ export function guardHandler<I, O>(
 /**
  * Registers `service` with every method guarded. Handlers are looked up by the method's local
  * name (`createProcess`) or, failing that, its proto name (`CreateProcess`); a method without
- * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED.
+ * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED. A
+ * handler that throws ServedElsewhere has its call carried out by the replica that owns the work.
  */
 export function registerGuarded(router: ConnectRouter, service: DescService, handlers: Readonly<Record<string, unknown>>, options: GuardOptions): void {
   const impl: Record<string, unknown> = {};
   for (const method of service.methods) {
     const handler = handlers[method.localName] ?? handlers[method.name];
     if (typeof handler !== "function") throw new Error(`no handler for ${service.typeName}.${method.name}`);
-    impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, handler as (req: unknown, ctx: HandlerContext) => unknown);
+    const forwarded = forwardable(method, handler as (req: unknown, ctx: HandlerContext) => unknown);
+    impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, forwarded);
   }
   router.service(service, impl as never);
+}
+
+/**
+ * The database went away under a call (restarting, unreachable): UNAVAILABLE, which clients retry,
+ * rather than INTERNAL. PostgreSQL's class 08 (connection exception) and 57P01-57P03 (shutting
+ * down, cannot connect now), and the driver's own words for a dropped or refused connection.
+ */
+export function databaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && (code.startsWith("08") || ["57P01", "57P02", "57P03", "ECONNREFUSED", "ECONNRESET"].includes(code))) return true;
+    const message = e instanceof Error ? e.message : "";
+    if (/^Connection terminated|^Client has encountered a connection error|timeout exceeded when trying to connect/.test(message)) return true;
+  }
+  return false;
 }
 
 /** Throws INVALID_ARGUMENT naming the first string field, list item or map key holding U+0000. */

@@ -1,0 +1,213 @@
+// Two replicas of each service against one PostgreSQL and NATS, behind one edge: the work is
+// shared without doubles (one process per engine, each state change published once, no step
+// taken twice), calls about an engine or sandbox reach the replica running it, and when a
+// replica of each service is SIGKILLed the others carry on; back, it finds its work again.
+import { access } from "node:fs/promises";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createEventBus, type EventBus, type Replay } from "@aiem/kit/events";
+import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import { createCluster, processesUnder, type Cluster, type Replica } from "./cluster.js";
+import { createRestClient, DAI_PROFILE, DAI_VERSION, SANDBOX_IMAGE, SANDBOX_TEMPLATE, type RestClient } from "./rest-client.js";
+
+const databaseUrl = process.env["DATABASE_URL"];
+const natsUrl = process.env["NATS_URL"];
+
+const POLICY = `
+admins: [users/root]
+workspaces:
+  team-a:
+    members: [users/alice]
+`;
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+interface StateEvent {
+  id: string;
+  uid: string;
+  previous: number;
+  state: number;
+  reconciling: boolean;
+}
+
+describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => {
+  let cluster: Cluster;
+  let api: RestClient;
+  let bus: EventBus;
+  let replay: Replay;
+  const events: StateEvent[] = [];
+  let messages = 0;
+
+  beforeAll(async () => {
+    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
+    api = createRestClient(cluster.edge.url, await cluster.token("root", true));
+    bus = await createEventBus({ natsUrl, prefix: `c${cluster.suffix}` });
+    replay = bus.replay({ subjects: "enginemanager.engines.>" }, async (msg) => {
+      messages++;
+      const event = fromBinary(EventSchema, msg.data);
+      if (event.payload.case !== "engineStateChanged") return;
+      const p = event.payload.value;
+      events.push({ id: event.id, uid: p.uid, previous: p.previousState, state: p.state, reconciling: p.reconciling });
+    });
+    await replay.ready;
+  }, 240_000);
+
+  afterEach((ctx) => {
+    // The replicas' last log lines when a test failed: what the processes saw.
+    if (ctx.task.result?.state !== "fail") return;
+    for (const r of [...cluster.replicas, cluster.edge]) console.error(`--- ${r.name}\n${r.log.slice(-30).join("\n")}`);
+  });
+
+  afterAll(async () => {
+    await replay?.stop();
+    await bus?.close();
+    await cluster?.close();
+  }, 120_000);
+
+  const replica = (name: string): Replica => cluster.replicas.find((r) => r.name === name)!;
+
+  async function createEngine(id: string): Promise<{ name: string; uid: string }> {
+    const body = await api.ok("POST", `/v1/workspaces/team-a/daiEngines?daiEngineId=${id}`, { profile: DAI_PROFILE, daiEngineVersion: DAI_VERSION });
+    return { name: body.daiEngine.name, uid: body.daiEngine.uid };
+  }
+
+  async function createSandbox(id: string): Promise<string> {
+    const body = await api.ok("POST", `/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=${id}`, {
+      sandboxEngineImage: SANDBOX_IMAGE,
+      sandboxEngineTemplate: SANDBOX_TEMPLATE,
+    });
+    return body.sandboxEngine.name;
+  }
+
+  /** Runs `echo` in the sandbox and reads its output back, through whichever replica the edge picks. */
+  async function echoIn(sandbox: string, text: string): Promise<string> {
+    const started = await api.ok("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "sh", args: ["-c", `printf %s '${text}'`] });
+    await api.ok("POST", `/v1/${started.process.name}:wait`, {});
+    const out = await api.ok("GET", `/v1/${started.process.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`);
+    return Buffer.from(out.data as string, "base64").toString();
+  }
+
+  /** Opens a WebSocket-style upgrade at `base` + `path`, sends `text` and resolves with what comes back. */
+  async function wsEcho(base: string, path: string, text: string): Promise<string> {
+    const token = await cluster.token("root", true);
+    const url = new URL(base);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(
+          [`GET ${path} HTTP/1.1`, `host: ${url.host}`, "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: c2FtcGxlIG5vbmNlIDEyMw==", `authorization: Bearer ${token}`, "", ""].join("\r\n"),
+        );
+      });
+      let seen = "";
+      socket.on("data", (d: Buffer) => {
+        seen += d.toString("latin1");
+        const end = seen.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        if (!seen.startsWith("HTTP/1.1 101")) return reject(new Error(seen.slice(0, 300)));
+        const rest = seen.slice(end + 4);
+        if (rest === "") return void socket.write(text);
+        if (rest.length >= text.length) {
+          socket.destroy();
+          resolve(rest);
+        }
+      });
+      socket.on("error", reject);
+      setTimeout(() => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))), 15_000).unref();
+    });
+  }
+
+  /** Engine processes by engine uid, over every replica's directory. */
+  async function engineProcesses(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const { cwd } of await processesUnder(cluster.root)) {
+      const uid = /\/engines\/([^/]+)\/data$/.exec(cwd)?.[1];
+      if (uid) counts.set(uid, (counts.get(uid) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** No step published twice: an engine's events never repeat the same change back to back. */
+  function expectEachStepOnce(): void {
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    const byUid = new Map<string, StateEvent[]>();
+    for (const e of events) byUid.set(e.uid, [...(byUid.get(e.uid) ?? []), e]);
+    for (const [uid, list] of byUid) {
+      for (let i = 1; i < list.length; i++) {
+        const [a, b] = [list[i - 1]!, list[i]!];
+        expect(`${uid}: ${a.previous}->${a.state}/${a.reconciling} then ${b.previous}->${b.state}/${b.reconciling}`).not.toBe(
+          `${uid}: ${a.previous}->${a.state}/${a.reconciling} then ${a.previous}->${a.state}/${a.reconciling}`,
+        );
+      }
+    }
+  }
+
+  const engines: Array<{ name: string; uid: string }> = [];
+  const sandboxes: string[] = [];
+
+  it("runs each engine once, and answers for it from either replica", async () => {
+    for (let i = 0; i < 4; i++) engines.push(await createEngine(`e${i}`));
+    for (const e of engines) await api.waitFor(e.name, "state", ["STATE_RUNNING"], 90_000);
+    const processes = await engineProcesses();
+    for (const e of engines) expect(processes.get(e.uid), e.name).toBe(1);
+    // Logs live on the host running the engine; the edge picks replicas in turn, so some of
+    // these are carried out by the other replica.
+    for (const e of engines) for (let k = 0; k < 2; k++) expect((await api.ok("POST", `/v1/${e.name}:downloadLogs`, {})).logs).toBeDefined();
+    // A WebSocket to an engine at either engine replica reaches it (the edge's own upgrade path
+    // to separate parts is other work): the stand-in echoes what it is sent.
+    for (const e of engines) {
+      for (const r of ["engine-0", "engine-1"]) expect(await wsEcho(replica(r).url, `/engines/${e.uid}/ws`, `ping-${r}`), `${e.name} via ${r}`).toBe(`ping-${r}`);
+    }
+    await expect.poll(() => events.filter((e) => e.state !== 0).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(engines.length * 2);
+    expectEachStepOnce();
+  }, 240_000);
+
+  it("runs each sandbox's calls on the replica running it", async () => {
+    for (let i = 0; i < 4; i++) sandboxes.push(await createSandbox(`s${i}`));
+    const uids = [];
+    for (const s of sandboxes) uids.push((await api.waitFor(s, "state", ["STATE_RUNNING"], 90_000)).uid as string);
+    // The edge takes turns, so both replicas run some: half of the calls below are forwarded.
+    const hosts = await Promise.all(uids.map(async (uid) => (await Promise.all(["sandbox-0", "sandbox-1"].map((r) => exists(join(cluster.root, r, "sandboxes", uid))))).indexOf(true)));
+    expect(new Set(hosts)).toEqual(new Set([0, 1]));
+    for (const [i, s] of sandboxes.entries()) for (let k = 0; k < 2; k++) expect(await echoIn(s, `out-${i}-${k}`)).toBe(`out-${i}-${k}`);
+  }, 240_000);
+
+  it("carries on when a replica of each service is SIGKILLed, and the replica finds its work when back", async () => {
+    const killed = ["catalogue-0", "engine-0", "sandbox-0"].map(replica);
+    await Promise.all(killed.map((r) => cluster.stop(r, "SIGKILL")));
+
+    // New work goes to the replicas left, at once: no call fails for the dead ones.
+    const more = [await createEngine("after-0"), await createEngine("after-1")];
+    const moreSandboxes = [await createSandbox("after-s0"), await createSandbox("after-s1")];
+    await api.ok("POST", "/v1/workspaces/team-a/daiEngineVersions?daiEngineVersionId=9.9.9", { image: "example/dai:9.9.9" });
+    for (const e of more) await api.waitFor(e.name, "state", ["STATE_RUNNING"], 90_000);
+    for (const s of moreSandboxes) {
+      await api.waitFor(s, "state", ["STATE_RUNNING"], 90_000);
+      expect(await echoIn(s, "still")).toBe("still");
+    }
+    engines.push(...more);
+    sandboxes.push(...moreSandboxes);
+
+    await Promise.all(killed.map((r) => cluster.start(r)));
+    // Every engine runs, once; the replica back adopted the processes that outlived it.
+    for (const e of engines) await api.waitFor(e.name, "state", ["STATE_RUNNING"], 90_000);
+    const processes = await engineProcesses();
+    for (const e of engines) expect(processes.get(e.uid), e.name).toBe(1);
+    for (const e of engines) expect((await api.ok("POST", `/v1/${e.name}:downloadLogs`, {})).logs).toBeDefined();
+    // Sandboxes of the replica back run again (their agents died with it) and take new work.
+    for (const [i, s] of sandboxes.entries()) {
+      await api.waitFor(s, "state", ["STATE_RUNNING"], 90_000);
+      expect(await echoIn(s, `back-${i}`)).toBe(`back-${i}`);
+    }
+    // Paused and deleted through either replica, each exactly once.
+    for (const e of engines.slice(0, 3)) await api.ok("POST", `/v1/${e.name}:pause`, {});
+    for (const e of engines.slice(0, 3)) await api.waitFor(e.name, "state", ["STATE_PAUSED"], 60_000);
+    for (const e of engines.slice(3)) await api.ok("DELETE", `/v1/${e.name}`);
+    for (const e of engines.slice(3)) {
+      await expect.poll(async () => (await api.call("GET", `/v1/${e.name}`)).status, { timeout: 60_000 }).toBe(404);
+    }
+    const after = await engineProcesses();
+    for (const e of engines) expect(after.get(e.uid) ?? 0, e.name).toBe(0);
+    expectEachStepOnce();
+  }, 480_000);
+});
