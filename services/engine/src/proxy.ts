@@ -13,7 +13,7 @@ import { Action, type Policy } from "@aiem/kit/authz";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import { forwardHttp, forwardUpgrade, type HttpRoute } from "@aiem/kit/server";
+import { forwardHttp, forwardUpgrade, spliceUpgrade, type HttpRoute } from "@aiem/kit/server";
 import { canSee } from "./access.js";
 import type { ActivityTracker } from "./activity.js";
 import { S } from "./kinds.js";
@@ -267,12 +267,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     for (const [name, value] of Object.entries(headers)) {
       for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
     }
-    upstream.on("connect", () => {
-      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
-    });
+    spliceUpgrade(upstream, socket, lines, head);
     let touched = 0;
     const touch = () => {
       const now = Date.now();
@@ -283,14 +278,6 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     };
     upstream.on("data", touch);
     socket.on("data", touch);
-    const close = () => {
-      upstream.destroy();
-      socket.destroy();
-    };
-    upstream.on("error", close);
-    socket.on("error", close);
-    upstream.on("close", close);
-    socket.on("close", close);
   }
 
   return {

@@ -4,7 +4,7 @@
 // forwarded call is never forwarded again (ownership moving meanwhile answers UNAVAILABLE), so two
 // replicas that disagree cannot bounce a call between them.
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type HandlerContext, type Transport } from "@connectrpc/connect";
@@ -156,7 +156,15 @@ export function forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffe
   const target = new URL(url);
   const lines = [`${req.method ?? "GET"} ${req.url ?? "/"} HTTP/1.1`, `${FORWARDED_HEADER}: 1`];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-  const upstream = connect(Number(target.port), target.hostname);
+  spliceUpgrade(connect(Number(target.port), target.hostname), socket, lines, head);
+  return true;
+}
+
+/**
+ * Sends an upgrade request's head (`lines`, then what the client sent past it) on `upstream` once
+ * it connects, and joins the two sockets: whatever ends one ends both.
+ */
+export function spliceUpgrade(upstream: Socket, socket: Duplex, lines: readonly string[], head: Buffer): void {
   upstream.on("connect", () => {
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
     if (head.length > 0) upstream.write(head);
@@ -171,5 +179,4 @@ export function forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffe
   socket.on("error", close);
   upstream.on("close", close);
   socket.on("close", close);
-  return true;
 }
