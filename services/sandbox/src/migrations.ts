@@ -93,9 +93,20 @@ const placement: Migration = {
   },
 };
 
+// Why a failed process ended, where more is known than its exit code (out of memory, its sandbox stopped).
+const failureReason: Migration = {
+  async up(db: Kysely<any>) {
+    await sql`alter table processes add column failure_reason text`.execute(db);
+  },
+  async down(db: Kysely<any>) {
+    await sql`alter table processes drop column failure_reason`.execute(db);
+  },
+};
+
 export const sandboxMigrations: Record<string, Migration> = {
   ...eventMigrations,
   "0001_sandbox_tables": sandboxTables,
   "0002_running_limit": runningLimit,
   "0003_placement": placement,
+  "0004_process_failure_reason": failureReason,
 };

@@ -89,6 +89,15 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 /** How often a wait looks at its process again even without news. */
 const RECHECK_MS = 2_000;
 
+/** The failure reason of a process the kernel killed at the sandbox's memory limit. */
+export const OUT_OF_MEMORY = "out of memory: the kernel killed it when the sandbox reached its memory limit";
+
+/** Whether the sandbox's cgroup counted an OOM kill since `before` (unknown without a memory cgroup). */
+function oomKilled(handle: SandboxHandle, before: number | undefined): boolean {
+  const after = handle.cgroupUsage().oomKills;
+  return before !== undefined && after !== undefined && after > before;
+}
+
 const processTable: FieldTable = {
   state: { type: "enum", sql: sql.ref("state"), enumValues: PROCESS_STATE_NAMES },
   create_time: { type: "timestamp", sql: sql.ref("create_time") },
@@ -167,6 +176,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
       (res) => res.outputComplete,
       () => false,
     );
+    // The sandbox's OOM kills so far: one more by the time this process dies of SIGKILL means
+    // the kernel chose it when the sandbox reached its memory limit.
+    const oomKillsBefore = handle.cgroupUsage().oomKills;
     const done = (async (): Promise<ProcessRow | undefined> => {
       let exit: ProcessExit | undefined;
       for (let attempt = 0; exit === undefined; attempt++) {
@@ -184,8 +196,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const endTime = row.start_time && reported < row.start_time ? row.start_time : reported;
       const state = exit.exitCode === 0 ? P.SUCCEEDED : P.FAILED;
       const exitCode = exit.exitCode;
+      const failureReason = exitCode === 137 && oomKilled(handle, oomKillsBefore) ? OUT_OF_MEMORY : undefined;
       const recorded = context
-        .write(async (trx) => (await endProcess(trx, sandbox, row, agentId, state, exitCode, endTime)) ?? loadProcess(trx, sandbox.uid, row.id))
+        .write(async (trx) => (await endProcess(trx, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(trx, sandbox.uid, row.id))
         .then(
           (ended) => {
             hub.notify(key);
@@ -382,6 +395,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
           create_time: now,
           start_time: null,
           end_time: null,
+          failure_reason: null,
           resource: encodeProcess(definition),
         };
         starting.add(key);

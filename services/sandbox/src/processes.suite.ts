@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
+import { OUT_OF_MEMORY } from "./process-service.js";
 import { expectError, ok, readNdjson, settled, sharedHarness, sleep, unb64, until, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
@@ -237,6 +238,27 @@ describe("processes: wait and signals", () => {
     ok(await h.rest("POST", `/v1/${parent.name}:sendSignal`, { body: { signal: 15 } }));
     expect(await wait(parent.name)).toMatchObject({ state: "STATE_FAILED", exitCode: 143 });
     expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+
+  it("says why a process failed when the kernel killed it at the sandbox's memory limit, and not for a SIGKILL sent", async () => {
+    const { template } = await h.catalogueFixture("oom-96", { memoryBytesLimit: String(96 << 20) });
+    const small = await h.createSandbox("oom", { template });
+    const hog = ok(
+      await h.rest("POST", `/v1/${small.name}/processes?autoRun=true`, {
+        body: { command: "python3", args: ["-c", "a=[]\nwhile True: a.append(bytearray(1<<20))"] },
+      }),
+    ).process;
+    expect(await wait(hog.name)).toMatchObject({ state: "STATE_FAILED", exitCode: 137, failureReason: OUT_OF_MEMORY });
+    expect(ok(await h.rest("GET", `/v1/${hog.name}`)).process.failureReason).toBe(OUT_OF_MEMORY);
+    // The sandbox and its agent live on.
+    const after = ok(await h.rest("POST", `/v1/${small.name}/processes?autoRun=true`, { body: { command: "true" } })).process;
+    expect(await wait(after.name)).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
+
+    const killed = await create({ command: "sleep", args: ["30"] });
+    ok(await h.rest("POST", `/v1/${killed.name}:sendSignal`, { body: { signal: 9 } }));
+    const ended = await wait(killed.name);
+    expect(ended).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
+    expect(ended.failureReason ?? "").toBe("");
   });
 
   it("refuses signals outside 1-64 and signals to processes that do not run", async () => {

@@ -60,6 +60,8 @@ export interface ProcessRow {
   create_time: Date;
   start_time: Date | null;
   end_time: Date | null;
+  /** Why a failed process ended, where more is known than its exit code. */
+  failure_reason: string | null;
   resource: Uint8Array;
 }
 
@@ -257,6 +259,7 @@ export function presentProcess(row: ProcessRow): Process {
   p.createTime = timestampFromDate(row.create_time);
   p.startTime = row.start_time ? timestampFromDate(row.start_time) : undefined;
   p.endTime = row.end_time ? timestampFromDate(row.end_time) : undefined;
+  p.failureReason = row.failure_reason ?? "";
   return p;
 }
 
@@ -314,10 +317,11 @@ export async function endProcess(
   state: Process_State,
   exitCode: number,
   endTime: Date,
+  failureReason?: string,
 ): Promise<ProcessRow | undefined> {
   const update = exec
     .updateTable("processes")
-    .set({ state: processStateName(state), exit_code: exitCode, end_time: endTime })
+    .set({ state: processStateName(state), exit_code: exitCode, end_time: endTime, failure_reason: failureReason ?? null })
     .where("sandbox_uid", "=", sandbox.uid)
     .where("id", "=", row.id)
     .where("agent_id", "=", agentId)
@@ -358,6 +362,9 @@ function processStateMessage(
   };
 }
 
+/** The failure reason of a process that was running when its sandbox stopped. */
+export const SANDBOX_STOPPED = "its sandbox stopped while it ran (the process was killed with it)";
+
 /**
  * Ends every running process of a sandbox whose agent stopped: they were killed with it (SIGKILL,
  * exit code 137). Pending processes stay pending; they cannot start until the sandbox runs.
@@ -371,10 +378,10 @@ export async function failLiveProcesses(trx: Executor, sandbox: SandboxRow, now:
     .forUpdate()
     .execute()) as ProcessRow[];
   for (const row of rows) {
-    const ended: ProcessRow = { ...row, state: processStateName(Process_State.FAILED), exit_code: 137, end_time: now };
+    const ended: ProcessRow = { ...row, state: processStateName(Process_State.FAILED), exit_code: 137, end_time: now, failure_reason: SANDBOX_STOPPED };
     await trx
       .updateTable("processes")
-      .set({ state: ended.state, exit_code: 137, end_time: now })
+      .set({ state: ended.state, exit_code: 137, end_time: now, failure_reason: SANDBOX_STOPPED })
       .where("sandbox_uid", "=", row.sandbox_uid)
       .where("id", "=", row.id)
       .execute();

@@ -54,6 +54,7 @@ def process_from_api(data: dict[str, Any]) -> Process:
         create_time=_c.time_from_api(data.get("createTime")),
         start_time=_c.time_from_api(data.get("startTime")),
         end_time=_c.time_from_api(data.get("endTime")),
+        failure_reason=_c.string(data.get("failureReason")),
     )
 
 

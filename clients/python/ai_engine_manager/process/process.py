@@ -85,3 +85,11 @@ class Process:
 
     Read-only: set by the server.
     """
+
+    failure_reason: str = ""
+    """Why a failed process ended, where more is known than its exit code: for example that the
+    kernel killed it when the sandbox reached its memory limit, or that its sandbox stopped.
+    Empty otherwise.
+
+    Read-only: set by the server.
+    """
