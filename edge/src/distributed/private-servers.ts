@@ -5,26 +5,16 @@
 // process is root (PostgreSQL refuses to run as root).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmod, chown, mkdir, readdir, readFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { userInfo } from "node:os";
+import { freePort } from "../testing/free-port.js";
 
 export interface PrivateServer {
   readonly url: string;
   /** Stops it abruptly (SIGKILL for NATS, PostgreSQL's immediate shutdown) and starts it again. */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 async function untilAccepting(port: number, what: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {

@@ -264,24 +264,44 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
       let messages: ConsumerMessages | undefined;
 
       const loop = (async () => {
-        const consumer = await js.consumers.get(stream, {
-          filter_subjects: wireFilters.length === 1 ? wireFilters[0]! : [...wireFilters],
-          deliver_policy: DeliverPolicy.All,
-        });
         // Caught up once the newest message matching the filters when we began has been handled (or
         // a later one on its subject, if it was superseded meanwhile). The server's pending count is
         // not used: it keeps counting messages removed before delivery, and then never reaches 0.
         const target = await lastSequence(stream, wireFilters);
         if (target === 0) ready.resolve();
-        if (abort.signal.aborted) return;
-        messages = await consumer.consume({ max_messages: 256 });
-        // close() settles only once the iterator has been drained, which the loop below does.
-        if (abort.signal.aborted) void messages.close().catch(() => {});
-        for await (const m of messages) {
-          if (abort.signal.aborted) break;
-          const event = toEvent(m, 1);
-          await handleUntilDone(handler, event, { backoff, signal: abort.signal, logger });
-          if (m.seq >= target) ready.resolve();
+        // The sequence after the last message handled, where a new consumer takes over.
+        let next = 0;
+        while (!abort.signal.aborted) {
+          const consumer = await js.consumers.get(stream, {
+            filter_subjects: wireFilters.length === 1 ? wireFilters[0]! : [...wireFilters],
+            ...(next === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }),
+          });
+          if (abort.signal.aborted) return;
+          const current = await consumer.consume({ max_messages: 256 });
+          messages = current;
+          // close() settles only once the iterator has been drained, which the loop below does.
+          if (abort.signal.aborted) void current.close().catch(() => {});
+          // When the server loses the consumer (a restart), the client recreates it but then pulls
+          // one message per request expiry (30 s): a stall. Start a consumer of our own instead.
+          let reset = false;
+          void (async () => {
+            for await (const s of current.status()) {
+              if (s.type === "reset" || s.type === "ordered_consumer_recreated") {
+                reset = true;
+                void current.close().catch(() => {});
+                return;
+              }
+            }
+          })().catch(() => {});
+          for await (const m of current) {
+            if (abort.signal.aborted || reset) break;
+            const event = toEvent(m, 1);
+            await handleUntilDone(handler, event, { backoff, signal: abort.signal, logger });
+            next = m.seq + 1;
+            if (m.seq >= target) ready.resolve();
+          }
+          if (!reset) return;
+          logger.warn("replay consumer lost by the server; resuming", { stream, from: next });
         }
       })()
         .catch((err: unknown) => {
