@@ -97,13 +97,18 @@ class SandboxEngineClientTest(unittest.TestCase):
             parent=parent, sandbox_engine_image=IMAGE, sandbox_engine_template=TEMPLATE, display_name="Agent Run"
         )
         self.assertEqual(sandbox.sandbox_engine_id, "agent-run")
-        self.assertEqual(sandbox.state, SandboxEngineState.STATE_STARTING)
         self.assertEqual((sandbox.sandbox_engine_image, sandbox.sandbox_engine_template), (IMAGE, TEMPLATE))
         self.assertEqual(sandbox.sandbox_engine_template_info.memory_bytes_limit, "2Gi")
         self.assertEqual(sandbox.sandbox_engine_template_info.max_running_duration, "8h")
         self.assertEqual(sandbox.sandbox_engine_image_info.name, IMAGE)
-        self.assertIn(sandbox.pending_reason, (SandboxEnginePendingReason.PENDING_REASON_CREATING_RESOURCES,
-                                               SandboxEnginePendingReason.PENDING_REASON_WAITING_READINESS))
+        # STARTING with what it waits for; or, handed a warm sandbox of the template (an earlier
+        # test used it), RUNNING at once.
+        if sandbox.state == SandboxEngineState.STATE_STARTING:
+            self.assertIn(sandbox.pending_reason, (SandboxEnginePendingReason.PENDING_REASON_CREATING_RESOURCES,
+                                                   SandboxEnginePendingReason.PENDING_REASON_WAITING_READINESS))
+        else:
+            self.assertEqual((sandbox.state, sandbox.pending_reason),
+                             (SandboxEngineState.STATE_RUNNING, SandboxEnginePendingReason.PENDING_REASON_UNSPECIFIED))
 
         sandbox.wait(timeout_seconds=WAIT)
         self.assertEqual(sandbox.state, SandboxEngineState.STATE_RUNNING)
