@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import type { Duplex } from "node:stream";
-import type { HttpRoute } from "@aiem/kit/server";
+import { spliceUpgrade, type HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 import type { PartName } from "./parts.js";
 import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
@@ -86,27 +86,11 @@ function proxyUpgradeTo(pool: ReplicaPool): (req: IncomingMessage, socket: Duple
     for (const [name, value] of Object.entries(req.headers)) {
       for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines.push(`${name}: ${v}`);
     }
-    upstream.once("connect", () => {
-      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
+    upstream.once("error", () => pool.markDown(base));
+    spliceUpgrade(upstream, socket, lines, head, () => {
+      const body = JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] });
+      socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
-    const close = () => {
-      upstream.destroy();
-      socket.destroy();
-    };
-    upstream.once("error", () => {
-      pool.markDown(base);
-      if (upstream.bytesRead === 0 && socket.writable) {
-        const body = JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] });
-        socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-      }
-      close();
-    });
-    socket.once("error", close);
-    upstream.once("close", close);
-    socket.once("close", close);
   };
 }
 

@@ -162,9 +162,10 @@ export function forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffe
 
 /**
  * Sends an upgrade request's head (`lines`, then what the client sent past it) on `upstream` once
- * it connects, and joins the two sockets: whatever ends one ends both.
+ * it connects, and joins the two sockets: whatever ends one ends both. `unreachable` may answer
+ * the client when the upstream failed before sending anything back.
  */
-export function spliceUpgrade(upstream: Socket, socket: Duplex, lines: readonly string[], head: Buffer): void {
+export function spliceUpgrade(upstream: Socket, socket: Duplex, lines: readonly string[], head: Buffer, unreachable?: () => void): void {
   upstream.on("connect", () => {
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
     if (head.length > 0) upstream.write(head);
@@ -175,7 +176,10 @@ export function spliceUpgrade(upstream: Socket, socket: Duplex, lines: readonly 
     upstream.destroy();
     socket.destroy();
   };
-  upstream.on("error", close);
+  upstream.on("error", () => {
+    if (upstream.bytesRead === 0 && socket.writable) unreachable?.();
+    close();
+  });
   socket.on("error", close);
   upstream.on("close", close);
   socket.on("close", close);
