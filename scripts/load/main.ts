@@ -30,11 +30,14 @@ async function main(): Promise<number> {
       connections: { type: "string", default: "100" },
       duration: { type: "string", default: "60" },
       replicas: { type: "string", default: "2" },
+      // Requests per second over all clients; 0 sends as fast as the product answers.
+      rate: { type: "string", default: "0" },
     },
   });
   const connections = Number(values.connections);
   const duration = Number(values.duration);
   const replicas = Number(values.replicas);
+  const rate = Number(values.rate);
   if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
     console.error("npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)");
     return 2;
@@ -57,11 +60,12 @@ async function main(): Promise<number> {
     const before = new Map(parts.map((p) => [p.name, rssMiB(p.child?.pid)]));
 
     const workload = mixedWorkload(fixture);
-    console.log(`load: ${connections} clients, ${duration} s, ${workload.describe}`);
+    console.log(`load: ${connections} clients, ${duration} s${rate > 0 ? `, ${rate} req/s in all` : ""}, ${workload.describe}`);
     const result = await autocannon({
       url: edgeUrl,
       connections,
       duration,
+      overallRate: rate,
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       requests: workload.requests,
     });
