@@ -50,6 +50,8 @@ export interface FaultReport {
   readonly lost: string[];
   readonly stuck: string[];
   readonly catalogueMismatches: string[];
+  /** Catalogue entries checked, summed over the replicas holding a copy. */
+  readonly catalogueChecks: number;
   readonly duplicateProcesses: string[];
   /** Outputs of processes whose sandbox's agent died with its killed replica (agents do not survive that yet). */
   readonly outputLostWithAgent: number;
@@ -112,7 +114,7 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
   const engines = new Map<string, EngineExpect>();
   const sandboxes = new Set<string>();
   const processes: ProcessExpect[] = [];
-  const versions = new Map<string, boolean>(); // name -> should exist
+  const catalogue = new Map<string, boolean>(); // name -> should exist
   const killedSandboxReplicaAt = new Map<string, number>(); // replica name -> last kill time
   let seq = 0;
   const next = (prefix: string) => `${prefix}-${(seq++).toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -153,18 +155,21 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     if (waited.status === 200 && waited.body.process?.exitCode === 0) processes.push({ name: made.body.process.name, sandbox, text, finishedAt: Date.now() });
   }
 
+  // Catalogue writes of two kinds: DAI versions (read by the engine replicas' copies) and sandbox
+  // images (read by the sandbox replicas' copies).
   async function catalogueStep(): Promise<void> {
-    const existing = [...versions].filter(([, keep]) => keep).map(([n]) => n);
+    const kind = seq % 2 === 0 ? "daiEngineVersions" : "sandboxEngineImages";
+    const existing = [...catalogue].filter(([n, keep]) => keep && n.includes(`/${kind}/`)).map(([n]) => n);
     if (existing.length > 3 && Math.random() < 0.3) {
       const name = pick(existing)!;
       const a = await call("DELETE", `/v1/${name}`);
-      if (a.status === 200) versions.set(name, false);
-      else if (a.status === 0 || a.status >= 500) versions.delete(name); // unknown outcome: not checked
+      if (a.status === 200) catalogue.set(name, false);
+      else if (a.status === 0 || a.status >= 500) catalogue.delete(name); // unknown outcome: not checked
       return;
     }
-    const id = `9.${seq++}.0`;
-    const a = await call("POST", `/v1/${WS}/daiEngineVersions?daiEngineVersionId=${id}`, { image: `example/dai:${id}` });
-    if (a.status === 200) versions.set(`${WS}/daiEngineVersions/${id}`, true);
+    const [id, body] = kind === "daiEngineVersions" ? [`9.${seq++}.0`, { image: `example/dai:${seq}` }] : [next("img"), { image: `example/sandbox:${seq}`, enabled: true }];
+    const a = await call("POST", `/v1/${WS}/${kind}?${kind.slice(0, -1)}Id=${id}`, body);
+    if (a.status === 200) catalogue.set(`${WS}/${kind}/${id}`, true);
   }
 
   let running = true;
@@ -254,17 +259,36 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     else lost.push(`${p.name}: output ${a.status} ${JSON.stringify(a.body).slice(0, 120)}`);
   }
 
-  // Every engine replica's copy of the catalogue: versions created are there, deleted ones gone.
+  // Every replica's copy of the catalogue: entries created are there, deleted ones gone. A copy is
+  // read through the create that checks against it: an engine create with validateOnly names the
+  // version; a sandbox create names the image with a template that does not exist, so it is
+  // refused either way and the field it is refused for tells whether the copy has the image.
   const catalogueMismatches: string[] = [];
-  for (const replica of cluster.replicas.filter((r) => r.part === "engine")) {
+  let catalogueChecks = 0;
+  const probes = {
+    engine: async (direct: RestClient, name: string) => {
+      const a = await direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, { profile: DAI_PROFILE, daiEngineVersion: name });
+      return { has: a.status === 200 ? true : /dai_engine_version: .* does not exist/.test(String(a.body?.message)) ? false : undefined, answer: a };
+    },
+    sandbox: async (direct: RestClient, name: string) => {
+      const a = await direct.call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=probe`, { sandboxEngineImage: name, sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/absent` });
+      const message = String(a.body?.message);
+      return { has: a.status !== 400 ? undefined : /sandbox_engine_template:/.test(message) ? true : /sandbox_engine_image: .* does not exist/.test(message) ? false : undefined, answer: a };
+    },
+  };
+  for (const replica of cluster.replicas) {
+    if (replica.part !== "engine" && replica.part !== "sandbox") continue;
     const direct = createRestClient(replica.url, token);
-    for (const [version, exists] of versions) {
-      const check = () => direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, { profile: DAI_PROFILE, daiEngineVersion: version });
-      let a = await check();
+    const probe = probes[replica.part];
+    const kind = replica.part === "engine" ? "/daiEngineVersions/" : "/sandboxEngineImages/";
+    for (const [name, exists] of catalogue) {
+      if (!name.includes(kind)) continue;
+      let seen = await probe(direct, name);
       // The copy follows the stream: give it the time a replay takes after the last fault.
-      for (const end = Date.now() + 30_000; (a.status === 200) !== exists && Date.now() < end; a = await check()) await new Promise((r) => setTimeout(r, 250));
-      if ((a.status === 200) !== exists) catalogueMismatches.push(`${replica.name}: ${version} ${exists ? "missing" : "still there"} (${a.status} ${String(a.body?.message ?? "").slice(0, 80)})`);
+      for (const end = Date.now() + 30_000; seen.has !== exists && Date.now() < end; seen = await probe(direct, name)) await new Promise((r) => setTimeout(r, 250));
+      if (seen.has !== exists) catalogueMismatches.push(`${replica.name}: ${name} ${exists ? "missing" : "still there"} (${seen.answer.status} ${String(seen.answer.body?.message ?? "").slice(0, 80)})`);
     }
+    catalogueChecks += [...catalogue.keys()].filter((n) => n.includes(kind)).length;
   }
 
   // One process per running engine, none for the others.
@@ -290,6 +314,7 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     lost,
     stuck,
     catalogueMismatches,
+    catalogueChecks,
     duplicateProcesses,
     outputLostWithAgent,
     outputsRead,
@@ -304,7 +329,7 @@ export function formatReport(r: FaultReport): string {
     ...Object.entries(r.errorsByKind).map(([k, n]) => `  error ${k}: ${n}`),
     `lost: ${r.lost.length}${r.lost.length ? `\n  ${r.lost.join("\n  ")}` : ""}`,
     `stuck in a transitional state: ${r.stuck.length}${r.stuck.length ? `\n  ${r.stuck.join("\n  ")}` : ""}`,
-    `catalogue copies differing from the database: ${r.catalogueMismatches.length}${r.catalogueMismatches.length ? `\n  ${r.catalogueMismatches.join("\n  ")}` : ""}`,
+    `catalogue entries checked in the replicas' copies: ${r.catalogueChecks}; differing from the database: ${r.catalogueMismatches.length}${r.catalogueMismatches.length ? `\n  ${r.catalogueMismatches.join("\n  ")}` : ""}`,
     `engine process mismatches: ${r.duplicateProcesses.length}${r.duplicateProcesses.length ? `\n  ${r.duplicateProcesses.join("\n  ")}` : ""}`,
     `process outputs read back: ${r.outputsRead}; lost with a killed sandbox replica's agent: ${r.outputLostWithAgent}`,
     `processes that ended by themselves: ${r.crashes.length}${r.crashes.length ? `\n${r.crashes.join("\n")}` : ""}`,

@@ -16,5 +16,6 @@ it.skipIf(!real)("loses nothing a client was told succeeded while replicas, NATS
   expect(report.lost).toEqual([]);
   expect(report.stuck).toEqual([]);
   expect(report.catalogueMismatches).toEqual([]);
+  expect(report.catalogueChecks).toBeGreaterThan(0);
   expect(report.duplicateProcesses).toEqual([]);
 }, 300_000);
