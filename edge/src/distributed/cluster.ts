@@ -87,6 +87,8 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
     AIEM_PAGE_TOKEN_KEY: randomBytes(32).toString("base64"),
     AIEM_SANDBOX_WARM_POOL: "0",
+    // Workspace drives on storage every sandbox replica reaches, as a deployment has them.
+    AIEM_DRIVE_DIR: join(root, "drive"),
     // close() ends the processes with SIGTERM; their sandboxes must not outlive the cluster
     // (a SIGKILLed replica's are adopted by its next start all the same).
     AIEM_SANDBOX_STOP_WITH_SERVICE: "true",

@@ -170,6 +170,16 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     const hosts = await Promise.all(uids.map(async (uid) => (await Promise.all(["sandbox-0", "sandbox-1"].map((r) => exists(join(cluster.root, r, "sandboxes", uid))))).indexOf(true)));
     expect(new Set(hosts)).toEqual(new Set([0, 1]));
     for (const [i, s] of sandboxes.entries()) for (let k = 0; k < 2; k++) expect(await echoIn(s, `out-${i}-${k}`)).toBe(`out-${i}-${k}`);
+
+    // One workspace drive whichever replica runs the sandbox: a file put there from a sandbox on
+    // one replica is taken into a sandbox on the other.
+    const from = sandboxes[hosts.indexOf(0)]!;
+    const to = sandboxes[hosts.indexOf(1)]!;
+    await api.ok("POST", `/v1/${from}/processes?autoRun=true`, { command: "sh", args: ["-c", "printf shared > /workspace/drive-note"] }).then((b) => api.ok("POST", `/v1/${b.process.name}:wait`, {}));
+    await api.ok("POST", `/v1/${from}/h2oDrive:uploadFile`, { localPath: "/workspace/drive-note", remotePath: "notes/from-replica-0.txt" });
+    await api.ok("POST", `/v1/${to}/h2oDrive:downloadFile`, { remotePath: "notes/from-replica-0.txt", localPath: "/workspace/drive-note" });
+    const read = await api.ok("GET", `/v1/${to}/filesystem:readFile?path=/workspace/drive-note`);
+    expect(Buffer.from(read.content as string, "base64").toString()).toBe("shared");
   }, 240_000);
 
   it("carries on when a replica of each service is SIGKILLed, and the replica finds its work when back", async () => {
