@@ -1,7 +1,7 @@
 """Fuzzes the REST API with schemathesis against a live all-in-one server.
 
-Starts the repository's server (``node --import tsx edge/src/main.ts``) on port 0 with a data
-directory of its own and the demo data, reads the address it got from its "listening" log line,
+Starts the repository's all-in-one server the way the Python client suites do
+(``clients/python/tests/support.py``: a free port, a data directory of its own, the demo data),
 mints an administrator's token for it (the code of ``npm run -s token``), and runs schemathesis on
 the OpenAPI document the server serves at ``/openapi.json``: every operation, positive and
 negative examples, every check but ``positive_data_acceptance`` (see docs/decisions.md).
@@ -16,16 +16,12 @@ The exit code is schemathesis's: 0 when no check failed.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import secrets
-import shutil
-import signal
+import importlib.util
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from types import ModuleType
 from typing import Sequence
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,84 +32,16 @@ CONFIG = Path(__file__).resolve().parent / "schemathesis.toml"
 EXCLUDED_CHECKS = "positive_data_acceptance"
 
 
-class Server:
-    """The all-in-one server on a port the system picks."""
-
-    def __init__(self) -> None:
-        self.data_dir = tempfile.mkdtemp(prefix="aiem-fuzz-")
-        self.log_path = Path(self.data_dir) / "server.log"
-        self.url = ""
-        self.process: subprocess.Popen[bytes] | None = None
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AIEM_")}
-        self.env.update({"AIEM_HOST": "127.0.0.1", "AIEM_PORT": "0", "AIEM_DATA_DIR": self.data_dir, "AIEM_SEED_DEMO": "true"})
-        # Sandboxes outlive a stopped server by default; the data directory goes with it here.
-        self.env["AIEM_SANDBOX_STOP_WITH_SERVICE"] = "true"
-        if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
-            suffix = secrets.token_hex(4)
-            self.env["AIEM_DB_SCHEMA_SUFFIX"] = f"_fz{suffix}"
-            self.env["AIEM_EVENTS_PREFIX"] = f"fz{suffix}"
-
-    def start(self, timeout: float = 90.0) -> None:
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                ["node", "--import", "tsx", str(REPO_ROOT / "edge" / "src" / "main.ts")],
-                cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}:\n{self.log_tail()}")
-            self.url = self._listening_url()
-            if self.url:
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"the server did not listen within {timeout} s:\n{self.log_tail()}")
-
-    def _listening_url(self) -> str:
-        for line in self.log_path.read_text(errors="replace").splitlines():
-            if '"failed to start"' in line:
-                raise RuntimeError(f"the server failed to start:\n{self.log_tail()}")
-            if '"listening"' in line:
-                try:
-                    return str(json.loads(line)["url"])
-                except (ValueError, KeyError):
-                    continue
-        return ""
-
-    def token(self) -> str:
-        """An administrator's token; the CLI names the issuer after the port the server got."""
-        env = {**self.env, "AIEM_PORT": self.url.rsplit(":", 1)[1]}
-        result = subprocess.run(
-            ["node", str(REPO_ROOT / "services" / "kit" / "bin" / "token.mjs"), "--user", "fuzzer", "--admin"],
-            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"minting a token failed: {result.stderr}")
-        return result.stdout.strip()
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
-        if "AIEM_DB_SCHEMA_SUFFIX" in self.env:
-            cleanup = subprocess.run(
-                ["node", "--import", "tsx", str(REPO_ROOT / "clients" / "python" / "tests" / "cleanup_shared.mts")],
-                cwd=REPO_ROOT, env=self.env, capture_output=True, text=True, timeout=60,
-            )
-            if cleanup.returncode != 0:
-                print(f"cleaning up PostgreSQL/NATS failed: {cleanup.stderr.strip()}", file=sys.stderr)
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+def load_test_server() -> ModuleType:
+    """The Python client suites' test server (``clients/python/tests/support.py``), by path: one
+    way to start the product for every Python suite."""
+    path = REPO_ROOT / "clients" / "python" / "tests" / "support.py"
+    spec = importlib.util.spec_from_file_location("aiem_python_test_support", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def schemathesis_args(url: str, token: str, options: argparse.Namespace) -> list[str]:
@@ -146,20 +74,16 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str]) -> int:
     options = parse(argv)
-    server = Server()
-    try:
-        server.start()
-        token = server.token()
-        print(f"fuzzing {server.url} (server log: {server.log_path})", flush=True)
-        # Hypothesis keeps its example database in the working directory: a scratch one per run.
-        with tempfile.TemporaryDirectory(prefix="aiem-fuzz-work-") as work:
-            code = subprocess.run(schemathesis_args(server.url, token, options), cwd=work).returncode
-        if code != 0:
-            print(f"\nthe server's log, last lines:\n{server.log_tail()}", file=sys.stderr)
-        return code
-    finally:
-        server.stop()
-
+    support = load_test_server()
+    server = support.server()  # stopped, and its data removed, when this process exits
+    token = server.token("fuzzer", admin=True)
+    print(f"fuzzing {server.url} (server log: {server.log_path})", flush=True)
+    # Hypothesis keeps its example database in the working directory: a scratch one per run.
+    with tempfile.TemporaryDirectory(prefix="aiem-fuzz-work-") as work:
+        code = subprocess.run(schemathesis_args(server.url, token, options), cwd=work).returncode
+    if code != 0:
+        print(f"\nthe server's log, last lines:\n{server.log_tail()}", file=sys.stderr)
+    return code
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
