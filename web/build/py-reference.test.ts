@@ -1,8 +1,8 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { buildPythonReference, findPythonPackage, formatSignature, pyRoute, readPythonPackage } from "./py-reference.js";
 
 const fixture = fileURLToPath(new URL("../test/fixtures/py/ai_engine_manager", import.meta.url));
@@ -156,7 +156,8 @@ describe("the reference of the real client", () => {
 
 describe("finding the package", () => {
   it("finds ai_engine_manager in a src layout and skips virtual environments", () => {
-    const root = mkdtempSync(join(tmpdir(), "aiem-py-"));
+    const root = mkdtempSync(join(tmpdir(), "aiem-py-layout-"));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
     mkdirSync(join(root, "clients/python/.venv/lib/ai_engine_manager"), { recursive: true });
     writeFileSync(join(root, "clients/python/.venv/lib/ai_engine_manager/__init__.py"), "");
     expect(findPythonPackage(root, "")).toBeUndefined();
