@@ -37,7 +37,10 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  rmSync(dist, { recursive: true, force: true });
+});
 
 const get = (path: string, init?: RequestInit) => fetch(origin + path, { redirect: "manual", ...init });
 

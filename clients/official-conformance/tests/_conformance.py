@@ -15,9 +15,11 @@ with a schema suffix and events prefix of its own).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +54,7 @@ def _isolate_environment() -> None:
     issuer), no proxy for the local server.
     """
     config_dir = tempfile.mkdtemp(prefix="aiem-official-")
+    atexit.register(shutil.rmtree, config_dir, ignore_errors=True)
     config = Path(config_dir) / "h2o-cli-config.toml"
     config.write_text("")
     for key in [k for k in os.environ if k.startswith("H2O_CLOUD_")]:

@@ -1,17 +1,22 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createDatabase } from "./database.js";
 import { acquireDirectoryLock, DirectoryLockedError } from "./directory-lock.js";
 
 const lockModule = fileURLToPath(new URL("./directory-lock.ts", import.meta.url));
 const children: ChildProcess[] = [];
+const dirs: string[] = [];
 
 afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
+});
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Another process that takes the lock on `dir` and holds it until killed. */
@@ -28,7 +33,9 @@ acquireDirectoryLock(${JSON.stringify(dir)}); console.log("held"); setInterval((
 }
 
 function freshDir(): string {
-  return mkdtempSync(join(tmpdir(), "aiem-lock-"));
+  const dir = mkdtempSync(join(tmpdir(), "aiem-lock-"));
+  dirs.push(dir);
+  return dir;
 }
 
 describe("acquireDirectoryLock", () => {
