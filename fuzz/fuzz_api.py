@@ -16,12 +16,10 @@ The exit code is schemathesis's: 0 when no check failed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 from typing import Sequence
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -30,18 +28,6 @@ CONFIG = Path(__file__).resolve().parent / "schemathesis.toml"
 # Found a schema-valid request that the server turns down for reasons the document cannot state
 # (an id already taken, a profile's bounds): not a disagreement with the document.
 EXCLUDED_CHECKS = "positive_data_acceptance"
-
-
-def load_test_server() -> ModuleType:
-    """The Python client suites' test server (``clients/python/tests/support.py``), by path: one
-    way to start the product for every Python suite."""
-    path = REPO_ROOT / "clients" / "python" / "tests" / "support.py"
-    spec = importlib.util.spec_from_file_location("aiem_python_test_support", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def schemathesis_args(url: str, token: str, options: argparse.Namespace) -> list[str]:
@@ -74,7 +60,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str]) -> int:
     options = parse(argv)
-    support = load_test_server()
+    # The Python client suites' test server: one way to start the product for every Python suite.
+    sys.path.insert(0, str(REPO_ROOT / "clients" / "python" / "tests"))
+    import support
+
     server = support.server()  # stopped, and its data removed, when this process exits
     token = server.token("fuzzer", admin=True)
     print(f"fuzzing {server.url} (server log: {server.log_path})", flush=True)
