@@ -59,7 +59,7 @@ describe.each(targets)("database on %s", (_kind, target) => {
     expect(rows.map((r) => r.id)).toEqual(["a", "b"]);
     const { rows: tables } = await sql<{ table_name: string }>`
       select table_name from information_schema.tables where table_schema = ${database.schema} order by table_name`.execute(database.db);
-    expect(tables.map((t) => t.table_name)).toEqual(["counter", "kysely_migration", "kysely_migration_lock"]);
+    expect(tables.map((t) => t.table_name)).toEqual(["counter", "kysely_migration"]);
   });
 
   it("keeps each schema to itself", async () => {
@@ -150,10 +150,41 @@ describe.each(targets)("database on %s", (_kind, target) => {
     expect(applied).toHaveLength(2);
   });
 
+  it.skipIf(target.kind !== "pg")("migrates while other schemas come and go", async () => {
+    // Other suites create and drop their schemas all the time. kysely's migrator read every
+    // schema's tables and looked each one up again by name, failing with "schema ... does not
+    // exist" when a drop committed in between.
+    const churn = await openTest();
+    let churning = true;
+    const churner = (async () => {
+      for (let i = 0; churning; i++) {
+        const schema = sql.id(`${churn.schema}_${i}`);
+        await sql`create schema ${schema}`.execute(churn.db);
+        await sql`create table ${schema}.t (id serial primary key, a text, b text, c text, d text)`.execute(churn.db);
+        await sql`drop schema ${schema} cascade`.execute(churn.db);
+      }
+    })();
+    try {
+      for (let i = 0; i < 20; i++) await migrateToLatest(await openTest(), counters);
+    } finally {
+      churning = false;
+      await churner;
+    }
+  });
+
   it("names the failing migration", async () => {
     const other = await openTest();
     const broken = { ...counters, "2026-11-03T00:00:00_broken": { up: (db: Kysely<any>) => sql`select * from missing`.execute(db).then(() => {}) } };
     await expect(migrateToLatest(other, broken)).rejects.toThrow(/migration 2026-11-03T00:00:00_broken failed in schema t_db_/);
+  });
+
+  it("refuses a schema a newer version migrated, and a new migration that sorts before applied ones", async () => {
+    const other = await openTest();
+    const newer = { ...counters, "2026-11-09T00:00:00_newer": { up: async () => {} } };
+    await migrateToLatest(other, newer);
+    await expect(migrateToLatest(other, counters)).rejects.toThrow(/holds migrations this version does not know \(2026-11-09T00:00:00_newer\)/);
+    const late = { ...newer, "2026-11-05T00:00:00_late": { up: async () => {} } };
+    await expect(migrateToLatest(other, late)).rejects.toThrow(/2026-11-05T00:00:00_late sort before 2026-11-09T00:00:00_newer/);
   });
 
   it("rejects unsafe schema names", async () => {

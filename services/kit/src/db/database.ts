@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { Kysely, Migrator, PostgresDialect, sql, type Migration } from "kysely";
+import { Kysely, PostgresDialect, sql, type Migration } from "kysely";
 import { assertSchemaName } from "./identifiers.js";
 import { acquireSharedPglite, parseInt8Array, PgliteDialect, releaseSharedPglite } from "./pglite-dialect.js";
 
@@ -148,26 +148,47 @@ async function ensureSchema(db: Kysely<any>, schema: string): Promise<void> {
 /** First key of our advisory locks ("AIEM"); the second is the schema's hash. */
 const ADVISORY_LOCK_CLASS = 0x4149454d;
 
+/** kysely's table of applied migrations, kept so that databases migrated before carry on. */
+const MIGRATION_TABLE = "kysely_migration";
+
 /**
- * Applies every pending migration, in name order, inside the service schema (the
- * kysely_migration tables live there too). Several replicas may start at once: on pg a
- * session advisory lock per schema is held around the whole run, on one extra connection;
- * on PGlite the migration run holds the only session anyway.
+ * Applies every pending migration, in name order, in one transaction inside the service schema
+ * (its table of applied migrations too). Several replicas may start at once: on pg a session
+ * advisory lock per schema is held around the whole run, on one extra connection; on PGlite the
+ * run holds the only session anyway.
+ *
+ * Our own runner rather than kysely's Migrator: that one decides whether its table exists by
+ * reading the columns of every table in every schema, looking each table up again by name, so a
+ * schema dropped meanwhile (another suite, another service's tenant) failed the start with
+ * "schema ... does not exist"; and it reads more the more schemas there are.
  */
 export async function migrateToLatest(database: Database, migrations: Record<string, Migration>): Promise<void> {
-  const migrator = new Migrator({
-    db: database.db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableSchema: database.schema,
-  });
-  const run = async () => {
-    const { error, results } = await migrator.migrateToLatest();
-    if (error === undefined) return;
-    const failed = results?.find((r) => r.status === "Error")?.migrationName;
-    const what = failed ? `migration ${failed}` : "migrations";
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${what} failed in schema ${database.schema}: ${message}`, { cause: error });
-  };
+  const table = sql.id(database.schema, MIGRATION_TABLE);
+  const run = () =>
+    database.db.transaction().execute(async (trx) => {
+      await sql`create table if not exists ${table} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(trx);
+      const { rows } = await sql<{ name: string }>`select name from ${table} order by name`.execute(trx);
+      const applied = rows.map((r) => r.name);
+      const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
+      if (unknown.length > 0) {
+        throw new Error(`schema ${database.schema} holds migrations this version does not know (${unknown.join(", ")}): a newer version ran on it`);
+      }
+      const last = applied.at(-1) ?? "";
+      const pending = Object.keys(migrations).sort().filter((name) => !applied.includes(name));
+      const early = pending.filter((name) => name < last);
+      if (early.length > 0) {
+        throw new Error(`migrations ${early.join(", ")} sort before ${last}, which schema ${database.schema} already has: new migrations go last`);
+      }
+      for (const name of pending) {
+        try {
+          await migrations[name]!.up(trx);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          throw new Error(`migration ${name} failed in schema ${database.schema}: ${message}`, { cause: error });
+        }
+        await sql`insert into ${table} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(trx);
+      }
+    });
   if (database.kind !== "pg") return run();
   await database.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${ADVISORY_LOCK_CLASS}, hashtext(${database.schema}))`.execute(conn);
