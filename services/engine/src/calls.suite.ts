@@ -214,7 +214,16 @@ describe.concurrent("actions", () => {
     expect(grown.storageBytes).toBe(String(20 * GiB));
     expect(grown.storageResizing).toBe(true);
     await waitUntil(async () => res(await get(`/v1/${name}`, { who: "alice" })).storageResizing === false);
-    expectError(await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(20 * GiB) } }), "INVALID_ARGUMENT", "new_storage_bytes");
+    // One resize at a time: while one runs (held here), another is refused for the state.
+    h().runtime.hold(name, "resize");
+    const again = res(await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(21 * GiB) } }));
+    expect(again.storageResizing).toBe(true);
+    const refused = await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(22 * GiB) } });
+    expectError(refused, "FAILED_PRECONDITION");
+    expect(refused.body.message).toContain("a resize is already running");
+    h().runtime.release(name, "resize");
+    await waitUntil(async () => res(await get(`/v1/${name}`, { who: "alice" })).storageResizing === false);
+    expectError(await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(21 * GiB) } }), "INVALID_ARGUMENT", "new_storage_bytes");
     expectError(await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(10 * GiB) } }), "INVALID_ARGUMENT", "new_storage_bytes");
     const over = await post(`/v1/${name}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(65 * GiB) } });
     expectError(over, "INVALID_ARGUMENT", "new_storage_bytes");
@@ -222,9 +231,9 @@ describe.concurrent("actions", () => {
     if (kind === "dai") {
       const e = await waitUntil(async () => {
         const x = res(await get(`/v1/${name}`, { who: "alice" }));
-        return x.totalDiskSizeBytes === String(20 * GiB) ? x : undefined;
+        return x.totalDiskSizeBytes === String(21 * GiB) ? x : undefined;
       });
-      expect(BigInt(e.freeDiskSizeBytes) <= BigInt(20 * GiB)).toBe(true);
+      expect(BigInt(e.freeDiskSizeBytes) <= BigInt(21 * GiB)).toBe(true);
     }
   });
 

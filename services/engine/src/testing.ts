@@ -70,13 +70,13 @@ export interface CallOptions {
 }
 
 /** Operations of a GatedRuntime that a test can hold, to keep an engine in a passing state. */
-export type GatedOp = "start" | "ready" | "stop" | "remove";
+export type GatedOp = "start" | "ready" | "stop" | "remove" | "resize";
 
 /**
  * The local runtime with gates: while a gate is held for an engine (by resource name or uid),
- * `start`, `stop` and `remove` wait, and `inspect` reports a ready engine as still starting. The
- * reconciler then leaves the engine in STARTING, CONNECTING, PAUSING, TERMINATING or DELETING
- * until the test releases the gate.
+ * `start`, `stop`, `remove` and `resizeStorage` wait, and `inspect` reports a ready engine as
+ * still starting. The reconciler then leaves the engine in STARTING, CONNECTING, PAUSING,
+ * TERMINATING or DELETING, or with its storage resizing, until the test releases the gate.
  */
 export interface GatedRuntime extends EngineRuntime {
   readonly inner: LocalRuntime;
@@ -145,7 +145,10 @@ export function createGatedRuntime(inner: LocalRuntime): GatedRuntime {
       await pass(uid, "remove");
       return inner.remove(uid);
     },
-    resizeStorage: (uid, bytes) => inner.resizeStorage(uid, bytes),
+    async resizeStorage(uid, bytes) {
+      await pass(uid, "resize");
+      return inner.resizeStorage(uid, bytes);
+    },
     diskUsage: (uid, bytes) => inner.diskUsage(uid, bytes),
     logs: (uid, max) => inner.logs(uid, max),
     endpoint: (uid) => inner.endpoint(uid),
