@@ -123,6 +123,101 @@ export async function createHost(options: HostOptions): Promise<Host> {
   let url = "";
   const modules: ServiceModule[] = [];
 
+  let starting: Promise<void> | undefined;
+  let stopRequested = false;
+
+  async function startHost(): Promise<void> {
+    bus =
+      options.bus ??
+      (await createEventBus({
+        natsUrl: config.natsUrl,
+        prefix: options.eventsPrefix,
+        logger: logger.child({ component: "events" }),
+      }));
+    const openDatabase = (schema: string) =>
+      createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
+    for (const factory of options.modules) {
+      if (stopRequested) return;
+      const deps: ServiceDeps = {
+        config,
+        bus,
+        policy,
+        authenticator,
+        logger: logger.child({ service: factory.name }),
+        openDatabase,
+      };
+      modules.push(await factory.create(deps));
+    }
+    for (const module of modules) {
+      if (stopRequested) return;
+      await module.start();
+    }
+
+    const local = (router: ConnectRouter) => {
+      for (const module of modules) module.register(router);
+    };
+    const probe = createConnectRouter();
+    local(probe);
+    const served = new Set(probe.handlers.map((h) => h.service.typeName));
+    // A part in other processes may have several replicas (comma-separated URLs): one pool each.
+    pools = Object.fromEntries(Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]));
+    const remote = publicServices(registry).flatMap((service) => {
+      const pool = pools[partOf(service)];
+      if (!pool || served.has(service.typeName)) return [];
+      served.add(service.typeName);
+      return [{ service, transport: pool.transport }];
+    });
+    const missing = publicServices(registry).filter((s) => !served.has(s.typeName));
+    const unimplemented = (router: ConnectRouter) => {
+      for (const service of missing) router.service(service, {});
+    };
+    const routes = (router: ConnectRouter) => {
+      local(router);
+      unimplemented(router);
+    };
+    const all = createInProcessServices(routes, registry);
+
+    const checks: HealthCheck[] = [
+      ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
+      ...Object.entries(pools).map(([name, pool]) => ({ name, check: () => pool.ready() })),
+    ];
+    const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(pools)];
+    const handler = createEdgeHandler({
+      registry,
+      routes,
+      services: [...all.services, ...remote],
+      // The internal services check the shared internal key themselves, not a user's token.
+      interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX) })],
+      checkCredentials: async (header) => {
+        await authenticator.authenticate(header.get("authorization"));
+      },
+      cors: { allowedOrigins: options.edge.corsOrigins },
+      bodyLimitBytes: options.edge.bodyLimitBytes,
+      logger,
+      fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound))),
+    });
+    const front = options.front ?? true;
+    const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
+    const content = {
+      domain: () => contentDomain(config, publicUrl()),
+      pathUrls: config.pathUrls ?? false,
+      routes: httpRoutes,
+      tickets: { key: () => ticketKey, ledger: createTicketLedger() },
+    };
+    if (front && content.pathUrls) {
+      logger.warn("AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights");
+    }
+    if (stopRequested) return;
+    // A part behind the edge takes the paths as they come: the edge has applied the origin rules.
+    server = createEdgeServer(withRequestLog(front ? createContentOriginHandler(content, handler) : handler, logger.child({ component: "edge" })));
+    server.http1.on("upgrade", front ? createContentOriginUpgrade(content) : createPathUpgrade(httpRoutes));
+    const address = await server.listen(config.port, config.host);
+    listeningPort = address.port;
+    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    url = `http://${shownHost}:${address.port}`;
+    logger.info("listening", { url, modules: modules.map((m) => m.name), remotes: options.remotes ?? {} });
+  }
+
   const host: Host = {
     get url() {
       return url;
@@ -135,93 +230,16 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
     policy,
     modules,
-    async start() {
-      bus =
-        options.bus ??
-        (await createEventBus({
-        natsUrl: config.natsUrl,
-        prefix: options.eventsPrefix,
-        logger: logger.child({ component: "events" }),
-      }));
-      const openDatabase = (schema: string) =>
-        createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
-      for (const factory of options.modules) {
-        const deps: ServiceDeps = {
-          config,
-          bus,
-          policy,
-          authenticator,
-          logger: logger.child({ service: factory.name }),
-          openDatabase,
-        };
-        modules.push(await factory.create(deps));
-      }
-      for (const module of modules) await module.start();
-
-      const local = (router: ConnectRouter) => {
-        for (const module of modules) module.register(router);
-      };
-      const probe = createConnectRouter();
-      local(probe);
-      const served = new Set(probe.handlers.map((h) => h.service.typeName));
-      // A part in other processes may have several replicas (comma-separated URLs): one pool each.
-      pools = Object.fromEntries(Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]));
-      const remote = publicServices(registry).flatMap((service) => {
-        const pool = pools[partOf(service)];
-        if (!pool || served.has(service.typeName)) return [];
-        served.add(service.typeName);
-        return [{ service, transport: pool.transport }];
-      });
-      const missing = publicServices(registry).filter((s) => !served.has(s.typeName));
-      const unimplemented = (router: ConnectRouter) => {
-        for (const service of missing) router.service(service, {});
-      };
-      const routes = (router: ConnectRouter) => {
-        local(router);
-        unimplemented(router);
-      };
-      const all = createInProcessServices(routes, registry);
-
-      const checks: HealthCheck[] = [
-        ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
-        ...Object.entries(pools).map(([name, pool]) => ({ name, check: () => pool.ready() })),
-      ];
-      const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(pools)];
-      const handler = createEdgeHandler({
-        registry,
-        routes,
-        services: [...all.services, ...remote],
-        // The internal services check the shared internal key themselves, not a user's token.
-        interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX) })],
-        checkCredentials: async (header) => {
-          await authenticator.authenticate(header.get("authorization"));
-        },
-        cors: { allowedOrigins: options.edge.corsOrigins },
-        bodyLimitBytes: options.edge.bodyLimitBytes,
-        logger,
-        fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound))),
-      });
-      const front = options.front ?? true;
-      const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
-      const content = {
-        domain: () => contentDomain(config, publicUrl()),
-        pathUrls: config.pathUrls ?? false,
-        routes: httpRoutes,
-        tickets: { key: () => ticketKey, ledger: createTicketLedger() },
-      };
-      if (front && content.pathUrls) {
-        logger.warn("AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights");
-      }
-      // A part behind the edge takes the paths as they come: the edge has applied the origin rules.
-      server = createEdgeServer(withRequestLog(front ? createContentOriginHandler(content, handler) : handler, logger.child({ component: "edge" })));
-      server.http1.on("upgrade", front ? createContentOriginUpgrade(content) : createPathUpgrade(httpRoutes));
-      const address = await server.listen(config.port, config.host);
-      listeningPort = address.port;
-      const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-      url = `http://${shownHost}:${address.port}`;
-      logger.info("listening", { url, modules: modules.map((m) => m.name), remotes: options.remotes ?? {} });
+    start() {
+      starting ??= startHost();
+      return starting;
     },
     async stop() {
+      // A stop while the host starts (a SIGTERM during start-up) waits for the start to settle,
+      // which then leaves out what is left of it, and undoes what it did: stopping half-way would
+      // leave running what the start went on to open, the server first.
+      stopRequested = true;
+      await starting?.catch(() => undefined);
       await server?.close();
       for (const pool of Object.values(pools)) pool.close();
       for (const module of [...modules].reverse()) {

@@ -31,5 +31,7 @@ export async function runUntilSignal(host: Host, logger: Logger, onStarted?: () 
     await host.stop().catch(() => {});
     throw err;
   }
+  // A signal during the start has stopped what the start did: not ready, and nothing to wait for.
+  if (stopping) return;
   onStarted?.();
 }
