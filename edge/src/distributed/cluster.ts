@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
+import { destroyLeftSandboxes } from "@aiem/sandbox/runtime";
 import { freePort } from "../testing/free-port.js";
 
 export type ServicePart = "catalogue" | "engine" | "sandbox";
@@ -185,6 +186,8 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
           // already gone
         }
       }
+      // A replica down at the end (killed and not started again) left its sandboxes running.
+      for (const replica of replicas.filter((r) => r.part === "sandbox")) await destroyLeftSandboxes(replica.dataDir);
       await rm(root, { recursive: true, force: true });
     },
   };

@@ -9,6 +9,7 @@ import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
+import { destroyLeftSandboxes } from "@aiem/sandbox/runtime";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 
@@ -84,6 +85,8 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     },
     async stop() {
       await host.stop();
+      // A stopped sandbox part keeps its sandboxes for its next start; there is none here.
+      await destroyLeftSandboxes(dataDir);
       await bus.destroy();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -2,7 +2,6 @@
 // catalogue and the sandbox service in it (PGlite and the in-process bus, or PostgreSQL and NATS
 // when DATABASE_URL / NATS_URL are set), REST helpers, fixtures, and a record of every event and
 // log line the two modules produced, to prove what never appears in them.
-import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -23,7 +22,7 @@ import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_ser
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import type { SandboxSettings } from "./config.js";
 import { createSandboxModule, type SandboxModule, type SandboxModuleDeps } from "./module.js";
-import { createLocalSandboxRuntime } from "./runtime/index.js";
+import { destroyLeftSandboxes } from "./runtime/index.js";
 
 export const TEST_POLICY = `
 admins: [users/root]
@@ -334,22 +333,6 @@ export async function readNdjson(res: Response, until?: (line: any, all: any[]) 
   }
   if (pending.trim()) lines.push(JSON.parse(pending));
   return lines;
-}
-
-/**
- * Ends and removes every sandbox under `dataDir`: a stopped service leaves its sandboxes running
- * for its next start, and a test must not leave them behind.
- */
-export async function destroyLeftSandboxes(dataDir: string): Promise<void> {
-  let ids: string[];
-  try {
-    ids = await fs.promises.readdir(path.join(dataDir, "sandboxes"));
-  } catch {
-    return;
-  }
-  const runtime = createLocalSandboxRuntime({ dataDir, cacheDir: AGENT_CACHE, keepRunning: true });
-  for (const id of ids) await runtime.destroy(id).catch(() => undefined);
-  await runtime.close({ stopSandboxes: true });
 }
 
 export async function sleep(ms: number): Promise<void> {
