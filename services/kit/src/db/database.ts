@@ -167,8 +167,9 @@ export async function migrateToLatest(database: Database, migrations: Record<str
   const run = () =>
     database.db.transaction().execute(async (trx) => {
       await sql`create table if not exists ${table} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(trx);
-      const { rows } = await sql<{ name: string }>`select name from ${table} order by name`.execute(trx);
-      const applied = rows.map((r) => r.name);
+      const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(trx);
+      // Ordered here, as the pending ones are: the database's collation may order names otherwise.
+      const applied = rows.map((r) => r.name).sort();
       const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
       if (unknown.length > 0) {
         throw new Error(`schema ${database.schema} holds migrations this version does not know (${unknown.join(", ")}): a newer version ran on it`);
