@@ -53,7 +53,7 @@ export interface FaultReport {
   /** Catalogue entries checked, summed over the replicas holding a copy. */
   readonly catalogueChecks: number;
   readonly duplicateProcesses: string[];
-  /** Outputs of processes whose sandbox's agent died with its killed replica (agents do not survive that yet). */
+  /** Outputs of processes whose sandbox's agent ended after they ran (the service says they were lost). */
   readonly outputLostWithAgent: number;
   readonly outputsRead: number;
   readonly durationMs: number;
@@ -265,30 +265,35 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
   // refused either way and the field it is refused for tells whether the copy has the image.
   const catalogueMismatches: string[] = [];
   let catalogueChecks = 0;
-  const probes = {
-    engine: async (direct: RestClient, name: string) => {
-      const a = await direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, { profile: DAI_PROFILE, daiEngineVersion: name });
-      return { has: a.status === 200 ? true : /dai_engine_version: .* does not exist/.test(String(a.body?.message)) ? false : undefined, answer: a };
+  const copies: Partial<Record<Replica["part"], { kind: string; probe: (direct: RestClient, name: string) => Promise<{ has: boolean | undefined; answer: Answer }> }>> = {
+    engine: {
+      kind: "/daiEngineVersions/",
+      probe: async (direct, name) => {
+        const a = await direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, { profile: DAI_PROFILE, daiEngineVersion: name });
+        return { has: a.status === 200 ? true : /dai_engine_version: .* does not exist/.test(String(a.body?.message)) ? false : undefined, answer: a };
+      },
     },
-    sandbox: async (direct: RestClient, name: string) => {
-      const a = await direct.call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=probe`, { sandboxEngineImage: name, sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/absent` });
-      const message = String(a.body?.message);
-      return { has: a.status !== 400 ? undefined : /sandbox_engine_template:/.test(message) ? true : /sandbox_engine_image: .* does not exist/.test(message) ? false : undefined, answer: a };
+    sandbox: {
+      kind: "/sandboxEngineImages/",
+      probe: async (direct, name) => {
+        const a = await direct.call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=probe`, { sandboxEngineImage: name, sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/absent` });
+        const message = String(a.body?.message);
+        return { has: a.status !== 400 ? undefined : /sandbox_engine_template:/.test(message) ? true : /sandbox_engine_image: .* does not exist/.test(message) ? false : undefined, answer: a };
+      },
     },
   };
   for (const replica of cluster.replicas) {
-    if (replica.part !== "engine" && replica.part !== "sandbox") continue;
+    const copy = copies[replica.part];
+    if (!copy) continue;
     const direct = createRestClient(replica.url, token);
-    const probe = probes[replica.part];
-    const kind = replica.part === "engine" ? "/daiEngineVersions/" : "/sandboxEngineImages/";
     for (const [name, exists] of catalogue) {
-      if (!name.includes(kind)) continue;
-      let seen = await probe(direct, name);
+      if (!name.includes(copy.kind)) continue;
+      catalogueChecks++;
+      let seen = await copy.probe(direct, name);
       // The copy follows the stream: give it the time a replay takes after the last fault.
-      for (const end = Date.now() + 30_000; seen.has !== exists && Date.now() < end; seen = await probe(direct, name)) await new Promise((r) => setTimeout(r, 250));
+      for (const end = Date.now() + 30_000; seen.has !== exists && Date.now() < end; seen = await copy.probe(direct, name)) await new Promise((r) => setTimeout(r, 250));
       if (seen.has !== exists) catalogueMismatches.push(`${replica.name}: ${name} ${exists ? "missing" : "still there"} (${seen.answer.status} ${String(seen.answer.body?.message ?? "").slice(0, 80)})`);
     }
-    catalogueChecks += [...catalogue.keys()].filter((n) => n.includes(kind)).length;
   }
 
   // One process per running engine, none for the others.
