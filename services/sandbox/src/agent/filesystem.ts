@@ -48,6 +48,14 @@ export interface ReadResult {
   readonly fileInfo?: FileInfo | undefined;
 }
 
+/** A regular file opened for reading; the caller closes `fd`. */
+export interface OpenedFile {
+  readonly fd: number;
+  /** The sandbox path as asked for, for messages and the file's description. */
+  readonly display: string;
+  readonly stats: fs.BigIntStats;
+}
+
 export interface Filesystem {
   stat(path: string): FileInfo;
   listDirectory(path: string): FileInfo[];
@@ -56,6 +64,8 @@ export interface Filesystem {
   /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
   writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
+  /** Opens a regular file for a streamed read, after the same checks as readFile. */
+  openForRead(path: string): Promise<OpenedFile>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
 }
@@ -247,9 +257,12 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     });
   }
 
-  async function readFile(path: string, offset: number, limit: number): Promise<ReadResult> {
-    if (offset < 0) throw invalidArgument("offset: must not be negative");
-    if (limit < 0) throw invalidArgument("limit: must not be negative");
+  /**
+   * Resolves and opens a regular file for reading, with the checks every read makes (inside the
+   * sandbox, not the agent's directory, a regular file, no named pipe swapped in). The caller
+   * owns the descriptor.
+   */
+  async function openForRead(path: string): Promise<OpenedFile> {
     const segments = pathSegments(path);
     const display = joinSegments(segments);
     return withLocationAsync(segments, { followFinal: true, createParents: false, display }, async (loc) => {
@@ -272,24 +285,36 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       try {
         const st = fs.fstatSync(fd, { bigint: true });
         if (!st.isFile()) throw failedPrecondition(`${display}: is not a regular file`);
-        const want = limit === 0 ? maxReadBytes : Math.min(limit, maxReadBytes);
-        const size = Number(st.size);
-        const expected = size > 0 ? Math.max(0, Math.min(want, size - offset)) : want;
-        const buffer = Buffer.allocUnsafe(expected);
-        let got = 0;
-        while (got < expected) {
-          const { bytesRead: n } = await fsRead(fd, buffer, got, expected - got, offset + got);
-          if (n === 0) break;
-          got += n;
-        }
-        const eof = got < want || (size > 0 && offset + got >= size);
-        return { content: buffer.subarray(0, got), eof, fileInfo: offset === 0 ? toFileInfo(display, st) : undefined };
+        return { fd, display, stats: st };
       } catch (error) {
-        throw fsError(error, display);
-      } finally {
         closeQuietly(fd);
+        throw fsError(error, display);
       }
     });
+  }
+
+  async function readFile(path: string, offset: number, limit: number): Promise<ReadResult> {
+    if (offset < 0) throw invalidArgument("offset: must not be negative");
+    if (limit < 0) throw invalidArgument("limit: must not be negative");
+    const { fd, display, stats: st } = await openForRead(path);
+    try {
+      const want = limit === 0 ? maxReadBytes : Math.min(limit, maxReadBytes);
+      const size = Number(st.size);
+      const expected = size > 0 ? Math.max(0, Math.min(want, size - offset)) : want;
+      const buffer = Buffer.allocUnsafe(expected);
+      let got = 0;
+      while (got < expected) {
+        const { bytesRead: n } = await fsRead(fd, buffer, got, expected - got, offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const eof = got < want || (size > 0 && offset + got >= size);
+      return { content: buffer.subarray(0, got), eof, fileInfo: offset === 0 ? toFileInfo(display, st) : undefined };
+    } catch (error) {
+      throw fsError(error, display);
+    } finally {
+      closeQuietly(fd);
+    }
   }
 
   async function removeTree(parent: number, name: string): Promise<void> {
@@ -408,5 +433,5 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     });
   }
 
-  return { stat, listDirectory, makeDirectory, writeFile, readFile, remove, move };
+  return { stat, listDirectory, makeDirectory, writeFile, readFile, openForRead, remove, move };
 }
