@@ -70,6 +70,15 @@ export interface Filesystem {
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
 }
 
+/** A descriptor that keeps the regular file at `path` alive, or undefined (none there, or not one). */
+function holdOpen(path: string): number | undefined {
+  try {
+    return fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+}
+
 export function createFilesystem(options: FilesystemOptions): Filesystem {
   const { root, maxReadBytes, maxFileBytes } = options;
   const { entryPath, withLocation, withLocationAsync, denyAgentDir, denyReadOnly } = createPathResolver(root);
@@ -224,8 +233,12 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
           fs.closeSync(fd);
         }
         if (overwrite) {
+          const replaced = holdOpen(at(loc.parent, name));
           fs.renameSync(tempPath, at(loc.parent, name));
           linked = true;
+          // The replaced file's blocks are freed when its last reference goes, which for a large
+          // file takes tens of milliseconds: that happens in this close, off the call's path.
+          if (replaced !== undefined) fs.close(replaced, () => undefined);
         } else {
           // link() refuses an existing destination atomically, so a file that appeared since the
           // check above is not replaced.
