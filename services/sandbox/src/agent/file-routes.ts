@@ -33,7 +33,30 @@ export const ERROR_MESSAGE_HEADER = "aiem-error-message";
 /** Bytes read from the file per chunk: large, so a transfer is few system calls and frames. */
 const READ_CHUNK_BYTES = 1 << 20;
 
+/** Bytes gathered from the request before they are written: DATA frames are often 16-64 KiB. */
+const WRITE_BATCH_BYTES = 1 << 20;
+
 type Request = http2.Http2ServerRequest;
+
+/**
+ * The request's chunks in batches of about WRITE_BATCH_BYTES, each written with one writev:
+ * far fewer system calls (and waits on the disk's writeback) than one write per frame,
+ * without copying. The HTTP/2 window keeps the transfer going while a batch is written.
+ */
+async function* batches(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array[]> {
+  let batch: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of source) {
+    batch.push(chunk);
+    size += chunk.length;
+    if (size >= WRITE_BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      size = 0;
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
 type Response = http2.Http2ServerResponse;
 
 function flag(query: URLSearchParams, name: string): boolean {
@@ -95,7 +118,7 @@ export function createFileRoutes(filesystem: Filesystem) {
     if (mode !== undefined && !Number.isInteger(mode)) throw invalidArgument("mode: must be a number");
     const info = await filesystem.writeFile(
       query.get("path") ?? "",
-      req as AsyncIterable<Uint8Array>,
+      batches(req as AsyncIterable<Uint8Array>),
       flag(query, "create_parents"),
       flag(query, "overwrite"),
       mode,

@@ -27,6 +27,7 @@ export { octalMode, toFileInfo } from "./file-info.js";
 
 const fsRead = promisify(fs.read);
 const fsWrite = promisify(fs.write);
+const fsWritev = promisify(fs.writev);
 
 const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 const DIR_MODE = 0o755;
@@ -62,12 +63,24 @@ export interface Filesystem {
   makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo;
   /** `mode` undefined: 0644 for a new file, the old mode for a replaced one. */
   /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
-  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
+  /** A stream may give batches of chunks, each written with one system call. */
+  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
   /** Opens a regular file for a streamed read, after the same checks as readFile. */
   openForRead(path: string): Promise<OpenedFile>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
+}
+
+/** Writes every byte of `buffers` at the descriptor's position: one writev while it takes them all. */
+async function writeAll(fd: number, buffers: readonly Uint8Array[]): Promise<void> {
+  let pending = buffers.filter((b) => b.length > 0);
+  while (pending.length > 0) {
+    let written = pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;
+    // A short write (a signal, a full disk on the way to ENOSPC): go on after what was taken.
+    while (pending.length > 0 && written >= pending[0]!.length) written -= pending.shift()!.length;
+    if (written > 0) pending[0] = pending[0]!.subarray(written);
+  }
 }
 
 /** A descriptor that keeps the regular file at `path` alive, or undefined (none there, or not one). */
@@ -175,7 +188,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
 
   async function writeFile(
     path: string,
-    content: Uint8Array | AsyncIterable<Uint8Array>,
+    content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>,
     createParents: boolean,
     overwrite: boolean,
     mode?: number,
@@ -220,13 +233,11 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       try {
         try {
           let total = 0;
-          for await (const chunk of chunks) {
-            total += chunk.length;
+          for await (const item of chunks) {
+            const batch = item instanceof Uint8Array ? [item] : item;
+            for (const chunk of batch) total += chunk.length;
             if (maxFileBytes !== undefined && total > maxFileBytes) throw tooLarge();
-            let written = 0;
-            while (written < chunk.length) {
-              written += (await fsWrite(fd, chunk, written, chunk.length - written)).bytesWritten;
-            }
+            await writeAll(fd, batch);
           }
           fs.fchmodSync(fd, finalMode);
         } finally {
