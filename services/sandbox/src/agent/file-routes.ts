@@ -43,10 +43,10 @@ type Request = http2.Http2ServerRequest;
  * far fewer system calls (and waits on the disk's writeback) than one write per frame,
  * without copying. The HTTP/2 window keeps the transfer going while a batch is written.
  */
-async function* batches(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array[]> {
+async function* batches(req: Request): AsyncGenerator<Uint8Array[]> {
   let batch: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of source) {
+  for await (const chunk of req as AsyncIterable<Uint8Array>) {
     batch.push(chunk);
     size += chunk.length;
     if (size >= WRITE_BATCH_BYTES) {
@@ -55,6 +55,9 @@ async function* batches(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8
       size = 0;
     }
   }
+  // A stream the client reset ends the request's body like a finished one: only `aborted`
+  // tells them apart, and a body cut short must not be renamed into place as the file.
+  if (req.aborted) throw new ConnectError("the upload was cancelled before its end", Code.Canceled);
   if (batch.length > 0) yield batch;
 }
 type Response = http2.Http2ServerResponse;
@@ -118,7 +121,7 @@ export function createFileRoutes(filesystem: Filesystem) {
     if (mode !== undefined && !Number.isInteger(mode)) throw invalidArgument("mode: must be a number");
     const info = await filesystem.writeFile(
       query.get("path") ?? "",
-      batches(req as AsyncIterable<Uint8Array>),
+      batches(req),
       flag(query, "create_parents"),
       flag(query, "overwrite"),
       mode,

@@ -245,11 +245,14 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
         }
         if (overwrite) {
           const replaced = holdOpen(at(loc.parent, name));
-          fs.renameSync(tempPath, at(loc.parent, name));
-          linked = true;
-          // The replaced file's blocks are freed when its last reference goes, which for a large
-          // file takes tens of milliseconds: that happens in this close, off the call's path.
-          if (replaced !== undefined) fs.close(replaced, () => undefined);
+          try {
+            fs.renameSync(tempPath, at(loc.parent, name));
+            linked = true;
+          } finally {
+            // The replaced file's blocks are freed when its last reference goes, which for a
+            // large file takes tens of milliseconds: that happens in this close, off the call's path.
+            if (replaced !== undefined) fs.close(replaced, () => undefined);
+          }
         } else {
           // link() refuses an existing destination atomically, so a file that appeared since the
           // check above is not replaced.
