@@ -124,6 +124,32 @@ describe("raw-body file upload and download", () => {
     expect([back.status, back.bytes.length, back.headers.get("content-length")]).toEqual([200, 0, "0"]);
   });
 
+  it("leaves no file, partial or temporary, when the client goes away mid-upload", async () => {
+    const token = await h.token("alice");
+    const listing = async () => (await h.run(sb.name, "ls", ["-A", "/workspace/cut"])).output.split("\n").filter((n) => n !== "");
+    const until = async (what: string, test: (names: string[]) => boolean) => {
+      for (let i = 0; i < 200; i++) {
+        const names = await listing();
+        if (test(names)) return names;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the upload's directory never ${what}`);
+    };
+    ok(await upload(h.t.url, token, sb.name, "path=/workspace/cut/placeholder&createParentDirectories=true", Buffer.from("x")));
+    const url = new URL(`${h.t.url}/v1/${sb.name}/filesystem:upload?path=/workspace/cut/half.bin`);
+    const req = http.request(url, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream", "content-length": String(64 << 20) },
+    });
+    req.on("error", () => undefined);
+    req.write(binary(2 << 20, 3));
+    // The agent is writing its temporary file: the upload is under way, then the client vanishes.
+    await until("got a temporary file", (names) => names.some((n) => n.startsWith(".aiem-tmp-")));
+    req.destroy();
+    const after = await until("lost its temporary file", (names) => !names.some((n) => n.startsWith(".aiem-tmp-")));
+    expect(after).toEqual(["placeholder"]);
+  });
+
   it("answers bad requests with the REST API's errors", async () => {
     const token = await h.token("alice");
     expectError(await upload(h.t.url, token, sb.name, "", Buffer.from("x")), "INVALID_ARGUMENT", "path");

@@ -9,7 +9,8 @@
 //   GET /aiem.agent.files/probe                      204: this agent has these routes
 //   GET /aiem.agent.files/read?path=P                200, the bytes; header aiem-file-info
 //   PUT /aiem.agent.files/write?path=P&create_parents=0|1&overwrite=0|1[&mode=N]
-//                                                    body: the bytes; 200, header aiem-file-info
+//                                                    body: the bytes, then the trailer
+//                                                    aiem-complete: 1; 200, header aiem-file-info
 // aiem-file-info is the FileInfo message, binary, in base64. A read of a file with a size sends
 // that many bytes with a Content-Length, and resets the stream should the file shrink meanwhile
 // (a short body is never passed off as the file); a file of size 0 (as /proc's are) is read to
@@ -29,6 +30,8 @@ export const FILE_ROUTES_PREFIX = "/aiem.agent.files/";
 export const FILE_INFO_HEADER = "aiem-file-info";
 export const ERROR_CODE_HEADER = "aiem-error-code";
 export const ERROR_MESSAGE_HEADER = "aiem-error-message";
+/** The trailer with which a client says a write's body is whole. */
+export const COMPLETE_TRAILER = "aiem-complete";
 
 /** Bytes read from the file per chunk: large, so a transfer is few system calls and frames. */
 const READ_CHUNK_BYTES = 1 << 20;
@@ -55,9 +58,10 @@ async function* batches(req: Request): AsyncGenerator<Uint8Array[]> {
       size = 0;
     }
   }
-  // A stream the client reset ends the request's body like a finished one: only `aborted`
-  // tells them apart, and a body cut short must not be renamed into place as the file.
-  if (req.aborted) throw new ConnectError("the upload was cancelled before its end", Code.Canceled);
+  // A body cut short must not be renamed into place as the file, and the end of the body does
+  // not tell: a client's stream.close() ends its side before it resets the stream, so a cancelled
+  // upload can arrive as a body that ended. The client marks a body it sent whole with a trailer.
+  if (req.trailers[COMPLETE_TRAILER] !== "1") throw new ConnectError("the upload was cancelled before its end", Code.Canceled);
   if (batch.length > 0) yield batch;
 }
 type Response = http2.Http2ServerResponse;

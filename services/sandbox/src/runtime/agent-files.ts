@@ -8,10 +8,15 @@ import { Readable } from "node:stream";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type FileInfo, FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
-import { ERROR_CODE_HEADER, ERROR_MESSAGE_HEADER, FILE_INFO_HEADER, FILE_ROUTES_PREFIX } from "../agent/file-routes.js";
+import { COMPLETE_TRAILER, ERROR_CODE_HEADER, ERROR_MESSAGE_HEADER, FILE_INFO_HEADER, FILE_ROUTES_PREFIX } from "../agent/file-routes.js";
 
 /** Opens a stream on the agent's connection (the session manager's `request`). */
-export type AgentRequest = (method: string, path: string, headers: http2.OutgoingHttpHeaders, options: { endStream: boolean }) => Promise<http2.ClientHttp2Stream>;
+export type AgentRequest = (
+  method: string,
+  path: string,
+  headers: http2.OutgoingHttpHeaders,
+  options: { endStream: boolean; waitForTrailers?: boolean },
+) => Promise<http2.ClientHttp2Stream>;
 
 export interface RawRead {
   readonly fileInfo: FileInfo | undefined;
@@ -144,8 +149,16 @@ export function createAgentFiles(agentRequest: AgentRequest): AgentFiles {
         overwrite: options.overwrite ? "1" : "0",
         ...(options.mode === undefined ? {} : { mode: String(options.mode) }),
       });
-      const stream = await request("PUT", `${FILE_ROUTES_PREFIX}write?${query}`, {}, { endStream: false });
+      const stream = await request("PUT", `${FILE_ROUTES_PREFIX}write?${query}`, {}, { endStream: false, waitForTrailers: true });
       const source = body instanceof Readable ? body : Readable.from(body, { objectMode: false });
+      // The agent keeps the file only with this trailer: the stream's side also ends when it is
+      // closed early, which would otherwise look like a whole body.
+      let whole = false;
+      source.once("end", () => (whole = true));
+      stream.once("wantTrailers", () => {
+        if (whole) stream.sendTrailers({ [COMPLETE_TRAILER]: "1" });
+        else stream.close(h2.NGHTTP2_CANCEL);
+      });
       // pipe, not pipeline: a refusal must leave the source to its owner (an HTTP request still
       // to be answered), and a source that fails cancels the write so no partial file is kept.
       const onSourceError = () => stream.close(h2.NGHTTP2_CANCEL);
