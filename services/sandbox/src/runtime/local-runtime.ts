@@ -477,6 +477,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const handle: SandboxHandle = {
       sandboxId,
       client: connection.client,
+      files: connection.files,
       isolation: confined ? "bwrap" : "unconfined",
       limits: applied,
       pid: child.pid!,
@@ -546,6 +547,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const handle: SandboxHandle = {
       sandboxId,
       client: connection.client,
+      files: connection.files,
       isolation: "bwrap",
       limits: record.applied,
       pid: record.pid,
