@@ -198,7 +198,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function prepare(): Promise<void> {
-    artifacts ??= await prepareAgentArtifacts(cacheDir);
+    artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
   }
 
   async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
@@ -327,6 +327,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           root,
           stageDir,
           bundlePath: art.bundlePath,
+          snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
           nodePath,
           agentConfig,
@@ -346,11 +347,11 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       // bwrap, through sandbox-enter when the sandbox has a user namespace. Every step execs the
       // next, so the pid the spawner reports is bwrap's.
       const inner = [
-        'stage=$1 boot=$2 bundle=$3 helper=$4 image=$5 root=$6 args=$7 filter=$8 owner=$9',
-        "shift 9",
+        'stage=$1 boot=$2 agent=$3 helper=$4 image=$5 root=$6 args=$7 filter=$8 owner=$9 staged=${10}',
+        "shift 10",
         'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
         'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
-        'cp -R "$boot/etc" "$stage/etc" && cp "$bundle" "$stage/agent.mjs" || exit 96',
+        'cp -R "$boot/etc" "$stage/etc" && cp "$agent" "$stage/$staged" || exit 96',
         'if [ -n "$helper" ]; then cp "$helper" "$stage/spawn-helper" || exit 96; fi',
         'mkdir -m 0700 "$stage/run" && chown "$owner:$owner" "$stage/run" || exit 96',
         'exec "$@" 3<"$args" 4<"$filter"',
@@ -363,20 +364,21 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         "sh",
         stageDir,
         bootDir,
-        art.bundlePath,
+        art.snapshotPath ?? art.bundlePath,
         art.helperPath ?? "",
         imagePath ?? "",
         root,
         argsFile,
         active.seccomp ? art.seccompFilterPath! : "/dev/null",
         String(hostUid),
+        art.snapshotPath ? "agent.blob" : "agent.cjs",
         ...enter,
         bwrapPath!,
         ...bwrapArgs,
       ];
     } else {
       command = nodePath;
-      args = [art.bundlePath];
+      args = art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
       const prelude: string[] = [];
       for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
       if (prelude.length > 0) {
