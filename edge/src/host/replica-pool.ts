@@ -36,7 +36,8 @@ export function createReplicaPool(list: string): ReplicaPool {
   const urls = list.split(",").map((u) => u.trim()).filter((u) => u !== "");
   if (urls.length === 0) throw new Error("a replica pool needs at least one URL");
   const up = new Set(urls);
-  const transports = new Map(urls.map((url) => [url, createGrpcTransport({ baseUrl: url })]));
+  // Replicas are on the same network: compressing would only burn CPU on both ends (issue 15).
+  const transports = new Map(urls.map((url) => [url, createGrpcTransport({ baseUrl: url, acceptCompression: [] })]));
   let next = 0;
 
   async function check(url: string): Promise<boolean> {

@@ -50,6 +50,16 @@ export interface EdgeHandler extends NodeHandler {
   readonly serviceNames: readonly string[];
 }
 
+/** `/package.Service/Method`: the calls of Connect, gRPC and gRPC-Web (REST paths start with /v1/). */
+const RPC_PATH = /^\/[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
+
+// The headers by which a client offers to take a compressed response. The edge answers
+// uncompressed whatever is offered (compressed requests are still accepted): gzip runs at a few
+// tens of MB/s per core here, far below any link the API is used over, and the large responses
+// (file contents, process output) are mostly incompressible or already compressed. A 64 MiB
+// ReadFile took 4-5 times as long gzipped (docs/decisions.md, issue 15).
+const RESPONSE_COMPRESSION_HEADERS = ["accept-encoding", "connect-accept-encoding", "grpc-accept-encoding"] as const;
+
 export function createEdgeHandler(options: EdgeHandlerOptions): EdgeHandler {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const transcoder = createTranscoder({
@@ -90,6 +100,9 @@ export function createEdgeHandler(options: EdgeHandlerOptions): EdgeHandler {
   const cors = createCors(options.cors);
   const handle: NodeHandler = (req, res) => {
     if (cors.handle(req, res)) return;
+    if (RPC_PATH.test(req.url ?? "")) {
+      for (const name of RESPONSE_COMPRESSION_HEADERS) delete req.headers[name];
+    }
     connect(req, res);
   };
   return Object.assign(handle, { restRoutes: transcoder.routes, serviceNames });

@@ -4,9 +4,10 @@ import { connect as netConnect } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { compressionGzip, createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLibraryFixture, type LibraryFixture } from "../testing/library-fixture.js";
@@ -49,7 +50,7 @@ afterAll(async () => {
 });
 
 // The fixture service is dynamic, so its client is untyped here.
-type AnyClient = Record<string, (input: object) => any>;
+type AnyClient = Record<string, (input: object, options?: object) => any>;
 
 function grpcUnary(url: string, method: string, input: DescMessage, output: DescMessage, message: object, metadata = new grpc.Metadata()) {
   const client = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
@@ -134,6 +135,31 @@ describe.each([
     });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "not_found" });
+  });
+
+  it("answers uncompressed whatever the client offers, and still takes a compressed request", async () => {
+    // Large enough (> 1 KiB) that Connect would compress it, given the chance.
+    const name = `shelves/z/books/${"b".repeat(4000)}`;
+    const offered = await fetch(`${url()}/edgetest.v1.LibraryService/GetBook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "accept-encoding": "gzip, br", "connect-accept-encoding": "gzip, br" },
+      body: JSON.stringify({ name }),
+    });
+    expect(offered.status).toBe(200);
+    expect(offered.headers.get("content-encoding")).toBeNull();
+    expect(((await offered.json()) as { name: string }).name).toBe(name);
+    const compressed = await fetch(`${url()}/edgetest.v1.LibraryService/GetBook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      body: gzipSync(JSON.stringify({ name: "shelves/z/books/2" })),
+    });
+    expect(compressed.status).toBe(200);
+    expect(((await compressed.json()) as { name: string }).name).toBe("shelves/z/books/2");
+    // gRPC offers its own way; the answer is identity there too.
+    const client = createClient(fixture.service, createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1", acceptCompression: [compressionGzip] })) as unknown as AnyClient;
+    let encoding: string | null = "unset";
+    await client["getBook"]!({ name }, { onHeader: (h: Headers) => (encoding = h.get("grpc-encoding")) });
+    expect(encoding === null || encoding === "identity").toBe(true);
   });
 
   it("serves Connect over h2c and gRPC-Web over HTTP/1.1", async () => {

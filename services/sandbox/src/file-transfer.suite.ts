@@ -1,6 +1,6 @@
 // Files as raw HTTP bodies (…/filesystem:upload and …/filesystem:download) through the edge, and
 // binary content through the base64 JSON paths (ReadFile, WriteFile, NDJSON output streams).
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
@@ -86,6 +86,30 @@ describe("raw-body file upload and download", () => {
     expect(sum.output.split(" ")[0]).toBe(sha256(content));
   });
 
+  it("moves a file larger than the sandbox's memory limit in and out: nothing on the way holds it whole", async (ctx) => {
+    // The agent runs in the sandbox's cgroup: had it gathered the file, the kernel would have
+    // killed it. The service's own memory is the bench's to measure (bench/sandbox-data-path).
+    if (!h.sandbox.runtime.capabilities.memory.mechanism.startsWith("cgroup")) ctx.skip();
+    const limit = 128 << 20;
+    const small = (await h.catalogueFixture("transfer-small-memory", { memoryBytesLimit: String(limit) })).template;
+    const tight = await h.createSandbox("transfer-tight", { template: small });
+    const token = await h.token("alice");
+    const content = randomBytes(limit + (32 << 20));
+    ok(await upload(h.t.url, token, tight.name, "path=/workspace/larger-than-memory.bin", content));
+    const got = await download(h.t.url, token, tight.name, "/workspace/larger-than-memory.bin");
+    expect(got.status).toBe(200);
+    expect(sha256(got.bytes)).toBe(sha256(content));
+    // The same agent is still there: it was not killed and restarted on the way.
+    expect(ok(await h.rest("GET", `/v1/${tight.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
+    expect((await h.run(tight.name, "sha256sum", ["/workspace/larger-than-memory.bin"])).output.split(" ")[0]).toBe(sha256(content));
+  });
+
+  it("reads a file that gives no size (as /proc's) to its end through ReadFile", async () => {
+    const res = ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/proc/self/status`));
+    expect(unb64(res.content).toString()).toMatch(/^Name:/);
+    expect(Number(res.fileInfo.size)).toBe(unb64(res.content).length);
+  });
+
   it("keeps WriteFile's rules: overwrite, mode, parents, empty files, POST as well as PUT", async () => {
     const token = await h.token("alice");
     ok(await upload(h.t.url, token, sb.name, "path=/workspace/u.txt", Buffer.from("one")));
@@ -98,6 +122,32 @@ describe("raw-body file upload and download", () => {
     expect(ok(empty).fileInfo.size).toBe("0");
     const back = await download(h.t.url, token, sb.name, "/workspace/empty.bin");
     expect([back.status, back.bytes.length, back.headers.get("content-length")]).toEqual([200, 0, "0"]);
+  });
+
+  it("leaves no file, partial or temporary, when the client goes away mid-upload", async () => {
+    const token = await h.token("alice");
+    const listing = async () => (await h.run(sb.name, "ls", ["-A", "/workspace/cut"])).output.split("\n").filter((n) => n !== "");
+    const until = async (what: string, test: (names: string[]) => boolean) => {
+      for (let i = 0; i < 200; i++) {
+        const names = await listing();
+        if (test(names)) return names;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the upload's directory never ${what}`);
+    };
+    ok(await upload(h.t.url, token, sb.name, "path=/workspace/cut/placeholder&createParentDirectories=true", Buffer.from("x")));
+    const url = new URL(`${h.t.url}/v1/${sb.name}/filesystem:upload?path=/workspace/cut/half.bin`);
+    const req = http.request(url, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream", "content-length": String(64 << 20) },
+    });
+    req.on("error", () => undefined);
+    req.write(binary(2 << 20, 3));
+    // The agent is writing its temporary file: the upload is under way, then the client vanishes.
+    await until("got a temporary file", (names) => names.some((n) => n.startsWith(".aiem-tmp-")));
+    req.destroy();
+    const after = await until("lost its temporary file", (names) => !names.some((n) => n.startsWith(".aiem-tmp-")));
+    expect(after).toEqual(["placeholder"]);
   });
 
   it("answers bad requests with the REST API's errors", async () => {
@@ -176,7 +226,8 @@ describe("streaming, not buffering", () => {
 
   beforeAll(async () => {
     // A channel to the agent that carries at most 1 MiB per message and returns 256 KiB per
-    // read: a file 8 times that size passes only if nothing holds it whole.
+    // read: a file 8 times that size passes only if it never travels as one message (the raw
+    // file routes carry it as a stream; an older agent's WriteFileStream in pieces).
     const runtime = createLocalSandboxRuntime({
       dataDir: path.join(h.t.dataDir, "small-channel-rt"),
       cacheDir: AGENT_CACHE,

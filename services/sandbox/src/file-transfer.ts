@@ -2,10 +2,11 @@
 // WriteFile (whose base64 content is bounded by the per-request body limit):
 //   PUT|POST /v1/workspaces/{w}/sandboxEngines/{s}/filesystem:upload?path=...   body: the bytes
 //   GET      /v1/workspaces/{w}/sandboxEngines/{s}/filesystem:download?path=... answer: the bytes
-// Both stream: an upload goes to the agent's WriteFileStream as it arrives (the HTTP/2 window to
-// the agent bounds what is held), a download is read from the agent a few MiB at a time and
-// written as the client takes it. Memory stays a few MiB whatever the file's size. Errors are the
-// REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
+// Both stream through the agent's raw file routes (agent/file-routes.ts): the body is piped to and
+// from one HTTP/2 stream on the agent's socket, the HTTP/2 windows bounding what is held, so
+// memory stays a few MiB whatever the file's size. An agent from before those routes gets the
+// body as WriteFileStream messages and is read a few MiB at a time through ReadFile. Errors are
+// the REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
 import { create, toJson } from "@bufbuild/protobuf";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { Code, ConnectError, httpStatusOf, invalidArgument, unauthenticated, unavailable } from "@aiem/kit/errors";
@@ -15,7 +16,8 @@ import { drained, forwardHttp, ServedElsewhere, type HttpHandler, type HttpRoute
 import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { type AccessDeps, authorizeSandboxFor, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { pipeline } from "node:stream/promises";
+import { type AccessDeps, agentError, authorizeSandboxFor, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
 
 type NodeRequest = Parameters<HttpHandler>[0];
@@ -99,7 +101,15 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
       if (size > 0) yield { data: Buffer.concat(parts, size) };
     }
     const written = await deps.lifecycle.busy(call.row.uid, () =>
-      viaAgent(deps, call, () => handle.client.writeFileStream(messages(), { signal }), parentMissing(path)),
+      viaAgent(
+        deps,
+        call,
+        async () =>
+          (await handle.files.supported())
+            ? { fileInfo: await handle.files.write(path, req, { createParents, overwrite, mode, signal }) }
+            : handle.client.writeFileStream(messages(), { signal }),
+        parentMissing(path),
+      ),
     );
     const body = JSON.stringify(toJson(WriteFileResponseSchema, create(WriteFileResponseSchema, { fileInfo: written.fileInfo }), { alwaysEmitImplicit: true }));
     res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
@@ -112,18 +122,38 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
     const path = pathParameter(query);
     const handle = requireRunning(deps, call);
     const read = (offset: number) => viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
-    await deps.lifecycle.busy(call.row.uid, async () => {
-      const first = await read(0);
-      // The file as it was when the download began: its size then is the Content-Length, and a
-      // file that shrinks meanwhile cuts the body short rather than passing off a partial file.
-      const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
-      const base = path.slice(path.lastIndexOf("/") + 1);
+    const base = path.slice(path.lastIndexOf("/") + 1);
+    const head = (size: number) =>
       res.writeHead(200, {
         "content-type": "application/octet-stream",
         "content-length": String(size),
         "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(base)}`,
         "cache-control": "no-store",
       });
+    await deps.lifecycle.busy(call.row.uid, async () => {
+      if (await viaAgent(deps, call, () => handle.files.supported())) {
+        const file = await viaAgent(deps, call, () => handle.files.read(path, { signal }));
+        // The agent sends exactly the size the file had when it was opened, and resets the
+        // stream should it shrink: a short body is cut, never passed off as the file.
+        head(file.size);
+        if (file.size === 0) {
+          file.body.destroy();
+          res.end();
+          return;
+        }
+        try {
+          await pipeline(file.body, res);
+        } catch (error) {
+          if (signal.aborted) return;
+          throw agentError(deps, call, new ConnectError(`${path}: the transfer broke off: ${String(error)}`, Code.Aborted));
+        }
+        return;
+      }
+      const first = await read(0);
+      // The file as it was when the download began: its size then is the Content-Length, and a
+      // file that shrinks meanwhile cuts the body short rather than passing off a partial file.
+      const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
+      head(size);
       let offset = 0;
       let next: ReturnType<typeof read> | undefined = Promise.resolve(first);
       while (next) {

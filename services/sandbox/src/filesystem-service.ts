@@ -41,6 +41,7 @@ export async function readWholeFile(
   path: string,
   maxBytes = MAX_FILE_BYTES,
 ): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
+  if (await viaAgent(deps, call, () => handle.files.supported())) return readRaw(deps, call, handle, path, maxBytes);
   const parts: Uint8Array[] = [];
   let offset = 0;
   let fileInfo: FileInfo | undefined;
@@ -58,6 +59,48 @@ export async function readWholeFile(
   // The file may have changed between the parts: describe what was returned.
   if (fileInfo) fileInfo.size = BigInt(content.length);
   return { content, fileInfo };
+}
+
+/**
+ * readWholeFile through the agent's raw route: the bytes land in one buffer of the file's size
+ * as they arrive (no pieces to join), and a file over the limit is refused before it is read.
+ */
+async function readRaw(
+  deps: AccessDeps,
+  call: SandboxCall,
+  handle: SandboxHandle,
+  path: string,
+  maxBytes: number,
+): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
+  const tooLarge = () => resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
+  return viaAgent(deps, call, async () => {
+    const { fileInfo, size, body } = await handle.files.read(path);
+    if (size > maxBytes) {
+      body.destroy();
+      throw tooLarge();
+    }
+    let content: Buffer;
+    if (size > 0) {
+      content = Buffer.allocUnsafe(size);
+      let offset = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        chunk.copy(content, offset);
+        offset += chunk.length;
+      }
+    } else {
+      // A file that gives no size (as /proc's) is read to its end.
+      const parts: Buffer[] = [];
+      let offset = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        parts.push(chunk);
+        offset += chunk.length;
+        if (offset > maxBytes) throw tooLarge();
+      }
+      content = Buffer.concat(parts, offset);
+      if (fileInfo) fileInfo.size = BigInt(offset);
+    }
+    return { content, fileInfo };
+  });
 }
 
 export function createFilesystemHandlers(deps: AccessDeps) {

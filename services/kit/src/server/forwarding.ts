@@ -30,7 +30,8 @@ const transports = new Map<string, Transport>();
 function transportTo(url: string): Transport {
   let transport = transports.get(url);
   if (!transport) {
-    transport = createGrpcTransport({ baseUrl: url });
+    // A hop between replicas: compressing would only burn CPU on both ends (issue 15).
+    transport = createGrpcTransport({ baseUrl: url, acceptCompression: [] });
     transports.set(url, transport);
   }
   return transport;

@@ -27,6 +27,7 @@ export { octalMode, toFileInfo } from "./file-info.js";
 
 const fsRead = promisify(fs.read);
 const fsWrite = promisify(fs.write);
+const fsWritev = promisify(fs.writev);
 
 const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 const DIR_MODE = 0o755;
@@ -48,16 +49,47 @@ export interface ReadResult {
   readonly fileInfo?: FileInfo | undefined;
 }
 
+/** A regular file opened for reading; the caller closes `fd`. */
+export interface OpenedFile {
+  readonly fd: number;
+  /** The sandbox path as asked for, for messages and the file's description. */
+  readonly display: string;
+  readonly stats: fs.BigIntStats;
+}
+
 export interface Filesystem {
   stat(path: string): FileInfo;
   listDirectory(path: string): FileInfo[];
   makeDirectory(path: string, createParents: boolean, existOk: boolean): FileInfo;
   /** `mode` undefined: 0644 for a new file, the old mode for a replaced one. */
   /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
-  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
+  /** A stream may give batches of chunks, each written with one system call. */
+  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
+  /** Opens a regular file for a streamed read, after the same checks as readFile. */
+  openForRead(path: string): Promise<OpenedFile>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
+}
+
+/** Writes every byte of `buffers` at the descriptor's position: one writev while it takes them all. */
+async function writeAll(fd: number, buffers: readonly Uint8Array[]): Promise<void> {
+  let pending = buffers.filter((b) => b.length > 0);
+  while (pending.length > 0) {
+    let written = pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;
+    // A short write (a signal, a full disk on the way to ENOSPC): go on after what was taken.
+    while (pending.length > 0 && written >= pending[0]!.length) written -= pending.shift()!.length;
+    if (written > 0) pending[0] = pending[0]!.subarray(written);
+  }
+}
+
+/** A descriptor that keeps the regular file at `path` alive, or undefined (none there, or not one). */
+function holdOpen(path: string): number | undefined {
+  try {
+    return fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
 }
 
 export function createFilesystem(options: FilesystemOptions): Filesystem {
@@ -156,7 +188,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
 
   async function writeFile(
     path: string,
-    content: Uint8Array | AsyncIterable<Uint8Array>,
+    content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>,
     createParents: boolean,
     overwrite: boolean,
     mode?: number,
@@ -201,21 +233,26 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       try {
         try {
           let total = 0;
-          for await (const chunk of chunks) {
-            total += chunk.length;
+          for await (const item of chunks) {
+            const batch = item instanceof Uint8Array ? [item] : item;
+            for (const chunk of batch) total += chunk.length;
             if (maxFileBytes !== undefined && total > maxFileBytes) throw tooLarge();
-            let written = 0;
-            while (written < chunk.length) {
-              written += (await fsWrite(fd, chunk, written, chunk.length - written)).bytesWritten;
-            }
+            await writeAll(fd, batch);
           }
           fs.fchmodSync(fd, finalMode);
         } finally {
           fs.closeSync(fd);
         }
         if (overwrite) {
-          fs.renameSync(tempPath, at(loc.parent, name));
-          linked = true;
+          const replaced = holdOpen(at(loc.parent, name));
+          try {
+            fs.renameSync(tempPath, at(loc.parent, name));
+            linked = true;
+          } finally {
+            // The replaced file's blocks are freed when its last reference goes, which for a
+            // large file takes tens of milliseconds: that happens in this close, off the call's path.
+            if (replaced !== undefined) fs.close(replaced, () => undefined);
+          }
         } else {
           // link() refuses an existing destination atomically, so a file that appeared since the
           // check above is not replaced.
@@ -247,9 +284,12 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     });
   }
 
-  async function readFile(path: string, offset: number, limit: number): Promise<ReadResult> {
-    if (offset < 0) throw invalidArgument("offset: must not be negative");
-    if (limit < 0) throw invalidArgument("limit: must not be negative");
+  /**
+   * Resolves and opens a regular file for reading, with the checks every read makes (inside the
+   * sandbox, not the agent's directory, a regular file, no named pipe swapped in). The caller
+   * owns the descriptor.
+   */
+  async function openForRead(path: string): Promise<OpenedFile> {
     const segments = pathSegments(path);
     const display = joinSegments(segments);
     return withLocationAsync(segments, { followFinal: true, createParents: false, display }, async (loc) => {
@@ -272,24 +312,36 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       try {
         const st = fs.fstatSync(fd, { bigint: true });
         if (!st.isFile()) throw failedPrecondition(`${display}: is not a regular file`);
-        const want = limit === 0 ? maxReadBytes : Math.min(limit, maxReadBytes);
-        const size = Number(st.size);
-        const expected = size > 0 ? Math.max(0, Math.min(want, size - offset)) : want;
-        const buffer = Buffer.allocUnsafe(expected);
-        let got = 0;
-        while (got < expected) {
-          const { bytesRead: n } = await fsRead(fd, buffer, got, expected - got, offset + got);
-          if (n === 0) break;
-          got += n;
-        }
-        const eof = got < want || (size > 0 && offset + got >= size);
-        return { content: buffer.subarray(0, got), eof, fileInfo: offset === 0 ? toFileInfo(display, st) : undefined };
+        return { fd, display, stats: st };
       } catch (error) {
-        throw fsError(error, display);
-      } finally {
         closeQuietly(fd);
+        throw fsError(error, display);
       }
     });
+  }
+
+  async function readFile(path: string, offset: number, limit: number): Promise<ReadResult> {
+    if (offset < 0) throw invalidArgument("offset: must not be negative");
+    if (limit < 0) throw invalidArgument("limit: must not be negative");
+    const { fd, display, stats: st } = await openForRead(path);
+    try {
+      const want = limit === 0 ? maxReadBytes : Math.min(limit, maxReadBytes);
+      const size = Number(st.size);
+      const expected = size > 0 ? Math.max(0, Math.min(want, size - offset)) : want;
+      const buffer = Buffer.allocUnsafe(expected);
+      let got = 0;
+      while (got < expected) {
+        const { bytesRead: n } = await fsRead(fd, buffer, got, expected - got, offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const eof = got < want || (size > 0 && offset + got >= size);
+      return { content: buffer.subarray(0, got), eof, fileInfo: offset === 0 ? toFileInfo(display, st) : undefined };
+    } catch (error) {
+      throw fsError(error, display);
+    } finally {
+      closeQuietly(fd);
+    }
   }
 
   async function removeTree(parent: number, name: string): Promise<void> {
@@ -408,5 +460,5 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     });
   }
 
-  return { stat, listDirectory, makeDirectory, writeFile, readFile, remove, move };
+  return { stat, listDirectory, makeDirectory, writeFile, readFile, openForRead, remove, move };
 }

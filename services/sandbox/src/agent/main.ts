@@ -1,8 +1,11 @@
 // Entry point of the sandbox agent, bundled into one file and run inside the sandbox. The host
 // passes its settings as JSON in AIEM_AGENT_CONFIG; the agent answers on a unix socket and
-// prints "ready" on standard output once it does.
+// prints "ready" on standard output once it does. The same bundle also builds the agent's V8
+// startup snapshot (see runtime/agent-artifacts.ts): then every module is evaluated at build
+// time and main runs when a sandbox starts from the snapshot.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { startupSnapshot } from "node:v8";
 import { installMinimalHeaders } from "./fast-headers.js";
 import { type AgentOptions, listenAgent } from "./server.js";
 
@@ -47,7 +50,12 @@ async function main(): Promise<void> {
   process.stdout.write("ready\n");
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`agent failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+function run(): void {
+  main().catch((error: unknown) => {
+    process.stderr.write(`agent failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
+
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(run);
+else run();

@@ -12,6 +12,7 @@ import {
   type ProcessExitSchema,
 } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { OutputStream } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { createFileRoutes } from "./file-routes.js";
 import { createFilesystem } from "./filesystem.js";
 import { type ProcessExitInfo, type ProcessManager, createProcessManager } from "./processes.js";
 import { tunnel } from "./tunnel.js";
@@ -125,7 +126,12 @@ async function* streamOutput(
 }
 
 /** Registers the AgentService on a Connect router. */
-export function createAgentRoutes(options: AgentOptions): { routes: (router: ConnectRouter) => void; processes: ProcessManager } {
+export function createAgentRoutes(options: AgentOptions): {
+  routes: (router: ConnectRouter) => void;
+  processes: ProcessManager;
+  /** The raw file routes (file-routes.ts): true when it served the request. */
+  fileRoutes: ReturnType<typeof createFileRoutes>;
+} {
   const startedAt = performance.now();
   const keepAliveMs = options.keepAliveMs ?? AGENT_DEFAULTS.keepAliveMs;
   const filesystem = createFilesystem({
@@ -246,7 +252,7 @@ export function createAgentRoutes(options: AgentOptions): { routes: (router: Con
         return tunnel(requests, context);
       },
     });
-  return { routes, processes };
+  return { routes, processes, fileRoutes: createFileRoutes(filesystem) };
 }
 
 export interface AgentServer {
@@ -256,12 +262,12 @@ export interface AgentServer {
 
 /** Serves the AgentService over HTTP/2 (gRPC and Connect) on a unix socket. */
 export async function listenAgent(socketPath: string, options: AgentOptions): Promise<AgentServer> {
-  const { routes, processes } = createAgentRoutes(options);
+  const { routes, processes, fileRoutes } = createAgentRoutes(options);
   const maxMessageBytes = options.maxMessageBytes ?? AGENT_DEFAULTS.maxMessageBytes;
-  const server = http2.createServer(
-    { settings: { initialWindowSize: WINDOW_BYTES, maxFrameSize: FRAME_BYTES } },
-    connectNodeAdapter({ routes, readMaxBytes: maxMessageBytes, writeMaxBytes: maxMessageBytes, acceptCompression: [] }),
-  );
+  const connect = connectNodeAdapter({ routes, readMaxBytes: maxMessageBytes, writeMaxBytes: maxMessageBytes, acceptCompression: [] });
+  const server = http2.createServer({ settings: { initialWindowSize: WINDOW_BYTES, maxFrameSize: FRAME_BYTES } }, (req, res) => {
+    if (!fileRoutes(req, res)) connect(req, res);
+  });
   // Bulk transfers (WriteFile content, output streams) should not wait on window updates.
   server.on("session", (session) => session.setLocalWindowSize(WINDOW_BYTES));
   try {

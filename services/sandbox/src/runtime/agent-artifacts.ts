@@ -1,12 +1,13 @@
-// The files the runtime needs for every sandbox: the agent bundled into one ES module, the spawn
-// helper compiled from C, and, on the host side, the user-namespace entry program and the seccomp
-// filter (both from C; the filter is the output of seccomp-policy.c, built with libseccomp). All
-// are built on first use, named by a hash of their source and kept in a cache directory, so a
-// sandbox start never waits for a build and sandboxes started from different builds of the
-// service never see each other's agent.
-import { execFile } from "node:child_process";
+// The files the runtime needs for every sandbox: the agent bundled into one script and a V8
+// startup snapshot of it, the spawn helper compiled from C, and, on the host side, the
+// user-namespace entry program and the seccomp filter (both from C; the filter is the output of
+// seccomp-policy.c, built with libseccomp). All are built on first use, named by a hash of their
+// source and kept in a cache directory, so a sandbox start never waits for a build and sandboxes
+// started from different builds of the service never see each other's agent.
+import { execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -17,8 +18,14 @@ const agentSourceDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "
 const runtimeSourceDir = path.dirname(fileURLToPath(import.meta.url));
 
 export interface AgentArtifacts {
-  /** The bundled agent, one self-contained ES module. */
+  /** The bundled agent, one self-contained script (run as CommonJS). */
   readonly bundlePath: string;
+  /**
+   * A V8 startup snapshot of the bundle with every module evaluated, for the node binary it was
+   * built with (`node --snapshot-blob`); undefined when it could not be built.
+   */
+  readonly snapshotPath?: string | undefined;
+  readonly snapshotUnavailableReason?: string | undefined;
   /** The compiled spawn helper; undefined when no C compiler was found. */
   readonly helperPath: string | undefined;
   /** Why there is no helper, when there is none. */
@@ -56,26 +63,101 @@ function readVersion(): string {
   }
 }
 
+/**
+ * Built-in modules whose load creates native state a startup snapshot cannot hold (Node 20 aborts
+ * building one that loaded them): the bundle gets stand-ins that load the real module on first
+ * use, which in the agent is always after the snapshot was taken. child_process is listed as
+ * Node marks it not verified in snapshots. Their export names come from this process's Node.
+ */
+const DEFERRED_BUILTINS = ["http", "https", "http2", "tls", "child_process"];
+
+function deferredBuiltins(): import("esbuild").Plugin {
+  const require = createRequire(import.meta.url);
+  const filter = new RegExp(`^(node:)?(${DEFERRED_BUILTINS.join("|")})$`);
+  return {
+    name: "aiem-deferred-builtins",
+    setup(build) {
+      build.onResolve({ filter }, (args) =>
+        args.namespace === "aiem-deferred"
+          ? { path: args.path, external: true }
+          : { path: args.path.replace(/^node:/, ""), namespace: "aiem-deferred" },
+      );
+      build.onLoad({ filter: /.*/, namespace: "aiem-deferred" }, (args) => {
+        const names = Object.getOwnPropertyNames(require(`node:${args.path}`) as object).filter((n) => n !== "default");
+        const getters = names.map((n) => `${JSON.stringify(n)}:{enumerable:true,get:()=>load()[${JSON.stringify(n)}]}`);
+        return {
+          loader: "js",
+          contents: `let m;const load=()=>m??=require(${JSON.stringify(`node:${args.path}`)});module.exports=Object.defineProperties({},{${getters.join(",")}});`,
+        };
+      });
+    },
+  };
+}
+
 async function bundleAgent(cacheDir: string, version: string): Promise<string> {
   const { build } = await import("esbuild");
   const result = await build({
     entryPoints: [path.join(agentSourceDir, "main.ts")],
     bundle: true,
     platform: "node",
-    format: "esm",
+    // A script, not an ES module: Node 20 builds a startup snapshot from one script only.
+    format: "iife",
     target: "node20",
     write: false,
     minify: true,
     legalComments: "none",
     logLevel: "silent",
     define: { AIEM_AGENT_VERSION: JSON.stringify(version) },
-    // Some dependencies call require(); give the ES module bundle one.
-    banner: { js: 'import{createRequire as __aiemCreateRequire}from"node:module";const require=__aiemCreateRequire(import.meta.url);' },
+    plugins: [deferredBuiltins()],
   });
   const code = result.outputFiles[0]!.contents;
-  const file = path.join(cacheDir, `agent-${hash(code)}.mjs`);
+  const file = path.join(cacheDir, `agent-${hash(code)}.cjs`);
   writeOnce(file, code, 0o644);
   return file;
+}
+
+/** What identifies a node binary well enough for its snapshots: a blob runs only on its builder. */
+function binaryIdentity(nodePath: string): string {
+  const stat = fs.statSync(nodePath);
+  return `${fs.realpathSync(nodePath)}:${stat.size}:${stat.mtimeMs}`;
+}
+
+/**
+ * Builds the startup snapshot of the bundle with `nodePath`. The blob records the command line
+ * that built it, so that names no host path: the script is read from standard input, and the
+ * output is named relative to the cache directory.
+ */
+async function buildSnapshot(cacheDir: string, bundlePath: string, nodePath: string): Promise<{ path?: string; reason?: string }> {
+  let file: string;
+  try {
+    file = `${bundlePath.replace(/\.cjs$/, "")}-${hash(binaryIdentity(nodePath))}.blob`;
+  } catch (error) {
+    return { reason: `the node binary ${nodePath} cannot be read: ${String(error)}` };
+  }
+  if (fs.existsSync(file)) return { path: file };
+  const temp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+  const input = fs.openSync(bundlePath, "r");
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(nodePath, ["--snapshot-blob", path.basename(temp), "--build-snapshot", "/dev/stdin"], {
+        cwd: cacheDir,
+        stdio: [input, "ignore", "pipe"],
+        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
+        timeout: 60_000,
+      });
+      let text = "";
+      child.stderr!.on("data", (chunk: Buffer) => (text = (text + chunk.toString("utf8")).slice(-4000)));
+      child.once("error", reject);
+      child.once("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${signal ?? `exit code ${code}`}: ${text.trim().split("\n").slice(-3).join(" ")}`))));
+    });
+    fs.renameSync(temp, file);
+    return { path: file };
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    return { reason: `the agent's startup snapshot could not be built with ${nodePath}: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    fs.closeSync(input);
+  }
 }
 
 async function compile(
@@ -122,22 +204,28 @@ async function buildSeccompFilter(cacheDir: string): Promise<{ path?: string; re
 
 const prepared = new Map<string, Promise<AgentArtifacts>>();
 
-/** Builds (or finds in `cacheDir`) the agent bundle and spawn helper; memoised per directory. */
-export function prepareAgentArtifacts(cacheDir: string): Promise<AgentArtifacts> {
-  const key = path.resolve(cacheDir);
+/**
+ * Builds (or finds in `cacheDir`) the agent bundle, its startup snapshot for `nodePath` and the
+ * helpers; memoised per directory and node binary.
+ */
+export function prepareAgentArtifacts(cacheDir: string, nodePath: string = process.execPath): Promise<AgentArtifacts> {
+  const key = `${path.resolve(cacheDir)}\0${nodePath}`;
   let promise = prepared.get(key);
   if (promise === undefined) {
     promise = (async () => {
-      fs.mkdirSync(key, { recursive: true });
+      const dir = path.resolve(cacheDir);
+      fs.mkdirSync(dir, { recursive: true });
       const version = readVersion();
-      const [bundlePath, helper, enter, seccomp] = await Promise.all([
-        bundleAgent(key, version),
-        compile(key, "spawn-helper", path.join(agentSourceDir, "spawn-helper.c")),
-        compile(key, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),
-        buildSeccompFilter(key),
+      const [bundle, helper, enter, seccomp] = await Promise.all([
+        bundleAgent(dir, version).then(async (bundlePath) => ({ bundlePath, snapshot: await buildSnapshot(dir, bundlePath, nodePath) })),
+        compile(dir, "spawn-helper", path.join(agentSourceDir, "spawn-helper.c")),
+        compile(dir, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),
+        buildSeccompFilter(dir),
       ]);
       return {
-        bundlePath,
+        bundlePath: bundle.bundlePath,
+        snapshotPath: bundle.snapshot.path,
+        snapshotUnavailableReason: bundle.snapshot.reason,
         helperPath: helper.path,
         helperUnavailableReason: helper.reason,
         version,

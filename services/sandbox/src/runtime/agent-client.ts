@@ -9,11 +9,14 @@ import * as http2 from "node:http2";
 import { type CallOptions, type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { type GrpcTransportOptions, createGrpcTransport } from "@connectrpc/connect-node";
 import { AgentService, type TunnelRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
+import { type AgentFiles, createAgentFiles } from "./agent-files.js";
 
 export type AgentClient = Client<typeof AgentService>;
 
 export interface AgentConnection {
   readonly client: AgentClient;
+  /** Files as raw HTTP/2 bodies on the same connection (agent-files.ts). */
+  readonly files: AgentFiles;
   /** Closes the HTTP/2 connection; calls in flight fail. */
   close(): void;
 }
@@ -139,6 +142,7 @@ export function connectAgent(socketPath: string, options: AgentConnectionOptions
   });
   return {
     client: createClient(AgentService, transport),
+    files: createAgentFiles((method, path, headers, options) => sessionManager.request(method, path, headers, options)),
     close() {
       sessionManager.close();
       if (dirFd !== undefined) {

@@ -71,7 +71,8 @@ export const ALL_LAYERS: IsolationLayers = {
 
 /** Where the agent's files appear inside the sandbox. */
 export const SANDBOX_AGENT_DIR = "/.aiem";
-export const SANDBOX_AGENT_BUNDLE = "/.aiem/agent.mjs";
+export const SANDBOX_AGENT_BUNDLE = "/.aiem/agent.cjs";
+export const SANDBOX_AGENT_SNAPSHOT = "/.aiem/agent.blob";
 export const SANDBOX_SPAWN_HELPER = "/.aiem/spawn-helper";
 export const SANDBOX_RUN_DIR = "/.aiem/run";
 export const SANDBOX_NODE = "/.aiem/node";
@@ -119,11 +120,14 @@ export interface BwrapArgsOptions {
   readonly root: string;
   /**
    * A host directory on a tmpfs of the sandbox's launcher (see local-runtime.ts) holding
-   * agent.mjs, spawn-helper, run/ (the agent's socket) and etc/ (the private /etc files).
+   * agent.cjs or agent.blob, spawn-helper, run/ (the agent's socket) and etc/ (the private /etc
+   * files).
    */
   readonly stageDir: string;
   /** Where the agent bundle and helper are bound from when host paths are not hidden. */
   readonly bundlePath: string;
+  /** The agent's startup snapshot, run instead of the bundle when there is one. */
+  readonly snapshotPath?: string | undefined;
   readonly helperPath: string | undefined;
   /** The node binary on the host. */
   readonly nodePath: string;
@@ -188,7 +192,10 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   args.push("--dev", "/dev");
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
   // filesystem, which for the cache directory is a host path.
-  args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, "agent.mjs") : options.bundlePath, SANDBOX_AGENT_BUNDLE);
+  const agent = options.snapshotPath
+    ? { host: options.snapshotPath, staged: "agent.blob", inside: SANDBOX_AGENT_SNAPSHOT, args: ["--snapshot-blob", SANDBOX_AGENT_SNAPSHOT] }
+    : { host: options.bundlePath, staged: "agent.cjs", inside: SANDBOX_AGENT_BUNDLE, args: [SANDBOX_AGENT_BUNDLE] };
+  args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, agent.staged) : agent.host, agent.inside);
   if (options.helperPath) {
     args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, "spawn-helper") : options.helperPath, SANDBOX_SPAWN_HELPER);
   }
@@ -214,7 +221,7 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     "/",
   );
   const command = layers.emptyBoundingSet
-    ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", node, SANDBOX_AGENT_BUNDLE]
-    : [node, SANDBOX_AGENT_BUNDLE];
+    ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", node, ...agent.args]
+    : [node, ...agent.args];
   return { options: args, command };
 }

@@ -4,12 +4,13 @@
 //   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
 //   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files,
 //                             the private /etc and run/ (bound at /.aiem/run, the agent's socket)
-//   sandboxes/<id>/boot/      what the launcher copies onto that tmpfs, and bubblewrap's arguments
+//   sandboxes/<id>/boot/      stage/, what the launcher copies onto that tmpfs (the agent and
+//                             helper as hard links into agent-cache/), and bubblewrap's arguments
 //   sandboxes/<id>/agent.sock a link to the agent's socket, through the launcher's mount namespace
 //   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
-//   agent-cache/              the agent bundle, helpers and seccomp filter, by content hash
+//   agent-cache/              the agent bundle and snapshot, helpers and seccomp filter, by hash
 //   spare-images/<bytes>.img  a formatted storage image per size, ready for the next start
 // This file is longer than the others (about 650 lines) because launch() is one sequence whose
 // steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
@@ -77,6 +78,15 @@ function buildArgsOrCleanUp<T>(cgroup: SandboxCgroup | undefined, build: () => T
   } catch (error) {
     void cgroup?.remove();
     throw error;
+  }
+}
+
+/** A hard link where the file system allows one (the cache and the sandbox on one), else a copy. */
+function linkOrCopy(from: string, to: string): void {
+  try {
+    fs.linkSync(from, to);
+  } catch {
+    fs.copyFileSync(from, to);
   }
 }
 
@@ -198,7 +208,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function prepare(): Promise<void> {
-    artifacts ??= await prepareAgentArtifacts(cacheDir);
+    artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
   }
 
   async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
@@ -318,15 +328,24 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       }
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
-        fs.mkdirSync(path.join(bootDir, "etc"), { recursive: true, mode: 0o755 });
+        // What the launcher copies onto the stage, laid out as it is to be there, so that one
+        // `cp -a` does it: every process the launcher runs is a fork and exec on a start's path.
+        const staged = path.join(bootDir, "stage");
+        fs.mkdirSync(path.join(staged, "etc"), { recursive: true, mode: 0o755 });
         for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
-          fs.writeFileSync(path.join(bootDir, "etc", name), text, { mode: 0o644 });
+          fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
+        linkOrCopy(art.snapshotPath ?? art.bundlePath, path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"));
+        if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
+        fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
+        fs.chmodSync(path.join(staged, "run"), 0o700);
+        if (hostUid !== 0) fs.chownSync(path.join(staged, "run"), hostUid, hostUid);
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
           root,
           stageDir,
           bundlePath: art.bundlePath,
+          snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
           nodePath,
           agentConfig,
@@ -346,13 +365,11 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       // bwrap, through sandbox-enter when the sandbox has a user namespace. Every step execs the
       // next, so the pid the spawner reports is bwrap's.
       const inner = [
-        'stage=$1 boot=$2 bundle=$3 helper=$4 image=$5 root=$6 args=$7 filter=$8 owner=$9',
-        "shift 9",
+        'stage=$1 boot=$2 image=$3 root=$4 args=$5 filter=$6',
+        "shift 6",
         'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
         'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
-        'cp -R "$boot/etc" "$stage/etc" && cp "$bundle" "$stage/agent.mjs" || exit 96',
-        'if [ -n "$helper" ]; then cp "$helper" "$stage/spawn-helper" || exit 96; fi',
-        'mkdir -m 0700 "$stage/run" && chown "$owner:$owner" "$stage/run" || exit 96',
+        'cp -a "$boot/stage/." "$stage/" || exit 96',
         'exec "$@" 3<"$args" 4<"$filter"',
       ].join("\n");
       const prelude = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > ${shellQuote(file)} || exit 91`);
@@ -363,20 +380,17 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         "sh",
         stageDir,
         bootDir,
-        art.bundlePath,
-        art.helperPath ?? "",
         imagePath ?? "",
         root,
         argsFile,
         active.seccomp ? art.seccompFilterPath! : "/dev/null",
-        String(hostUid),
         ...enter,
         bwrapPath!,
         ...bwrapArgs,
       ];
     } else {
       command = nodePath;
-      args = [art.bundlePath];
+      args = art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
       const prelude: string[] = [];
       for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
       if (prelude.length > 0) {
@@ -477,6 +491,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const handle: SandboxHandle = {
       sandboxId,
       client: connection.client,
+      files: connection.files,
       isolation: confined ? "bwrap" : "unconfined",
       limits: applied,
       pid: child.pid!,
@@ -546,6 +561,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const handle: SandboxHandle = {
       sandboxId,
       client: connection.client,
+      files: connection.files,
       isolation: "bwrap",
       limits: record.applied,
       pid: record.pid,

@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import type { CallOptions } from "@connectrpc/connect";
 import type { AgentArtifacts } from "./agent-artifacts.js";
 import type { AgentClient } from "./agent-client.js";
+import type { AgentFiles } from "./agent-files.js";
 import type { IsolationLayers } from "./bwrap.js";
 import type { AppliedLimit, AppliedLimits, CgroupUsage, SandboxLimits } from "./limits.js";
 
@@ -117,6 +118,8 @@ export interface SandboxHandle {
   readonly sandboxId: string;
   /** The typed AgentService client of this sandbox. */
   readonly client: AgentClient;
+  /** The agent's raw file routes: a file's bytes as one stream (see agent-files.ts). */
+  readonly files: AgentFiles;
   readonly isolation: IsolationMode;
   /** What limits apply to this sandbox and how. */
   readonly limits: AppliedLimits;

@@ -1,0 +1,182 @@
+// The client of the agent's raw file routes (agent/file-routes.ts): a file's bytes as one HTTP/2
+// stream on the agent's connection, without protobuf messages. An agent started before these
+// routes existed (a sandbox adopted across an upgrade) answers the probe with 404; the callers
+// then use ReadFile and WriteFileStream as before.
+import type * as http2 from "node:http2";
+import { constants as h2 } from "node:http2";
+import { Readable } from "node:stream";
+import { fromBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type FileInfo, FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { COMPLETE_TRAILER, ERROR_CODE_HEADER, ERROR_MESSAGE_HEADER, FILE_INFO_HEADER, FILE_ROUTES_PREFIX } from "../agent/file-routes.js";
+
+/** Opens a stream on the agent's connection (the session manager's `request`). */
+export type AgentRequest = (
+  method: string,
+  path: string,
+  headers: http2.OutgoingHttpHeaders,
+  options: { endStream: boolean; waitForTrailers?: boolean },
+) => Promise<http2.ClientHttp2Stream>;
+
+export interface RawRead {
+  readonly fileInfo: FileInfo | undefined;
+  /** The file's size when it was opened; the body has exactly these bytes, unless it is 0 (a file like /proc's), when it runs to the file's end. */
+  readonly size: number;
+  /** The bytes; fails should the file shrink meanwhile. Destroy it to stop early. */
+  readonly body: Readable;
+}
+
+export interface RawWriteOptions {
+  readonly createParents: boolean;
+  readonly overwrite: boolean;
+  readonly mode?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface AgentFiles {
+  /** Whether the agent serves the raw routes; asked once per connection. */
+  supported(): Promise<boolean>;
+  read(path: string, options?: { signal?: AbortSignal | undefined }): Promise<RawRead>;
+  /** Writes `body` as the whole file. `body` is never destroyed here: after a refusal its owner decides. */
+  write(path: string, body: Readable | AsyncIterable<Uint8Array>, options: RawWriteOptions): Promise<FileInfo | undefined>;
+}
+
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function fileInfoOf(headers: http2.IncomingHttpHeaders): FileInfo | undefined {
+  const text = one(headers[FILE_INFO_HEADER]);
+  return text === undefined ? undefined : fromBinary(FileInfoSchema, Buffer.from(text, "base64"));
+}
+
+function errorOf(headers: http2.IncomingHttpHeaders): ConnectError {
+  const code = Number(one(headers[ERROR_CODE_HEADER]));
+  const message = one(headers[ERROR_MESSAGE_HEADER]);
+  if (!Number.isInteger(code) || message === undefined) {
+    return new ConnectError(`the sandbox agent answered ${String(headers[":status"])}`, Code.Internal);
+  }
+  return new ConnectError(decodeURIComponent(message), code as Code);
+}
+
+/** The response headers of `stream`; cancels the stream when `signal` aborts first. */
+function response(stream: http2.ClientHttp2Stream, signal: AbortSignal | undefined): Promise<http2.IncomingHttpHeaders> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      stream.off("response", onResponse);
+      stream.off("error", onError);
+      stream.off("close", onClose);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const onResponse = (headers: http2.IncomingHttpHeaders) => {
+      cleanup();
+      resolve(headers);
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(new ConnectError(`the sandbox agent's stream failed: ${error.message}`, Code.Unavailable));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new ConnectError("the sandbox agent closed the stream before answering", Code.Unavailable));
+    };
+    const onAbort = () => {
+      cleanup();
+      stream.close(h2.NGHTTP2_CANCEL);
+      reject(ConnectError.from(signal!.reason, Code.Canceled));
+    };
+    if (signal?.aborted) return onAbort();
+    stream.once("response", onResponse);
+    stream.once("error", onError);
+    stream.once("close", onClose);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Cancels `stream` when `signal` aborts, until the stream closes. */
+function cancelOnAbort(stream: http2.ClientHttp2Stream, signal: AbortSignal | undefined): void {
+  if (!signal) return;
+  const onAbort = () => stream.close(h2.NGHTTP2_CANCEL);
+  signal.addEventListener("abort", onAbort, { once: true });
+  stream.once("close", () => signal.removeEventListener("abort", onAbort));
+}
+
+export function createAgentFiles(agentRequest: AgentRequest): AgentFiles {
+  let probe: Promise<boolean> | undefined;
+
+  // A stream's failure reaches the caller through response() or through whoever reads the
+  // body; this listener only keeps one nobody waits on any more (the connection closing under
+  // an abandoned read) from being an uncaught error.
+  const request: AgentRequest = async (...args) => {
+    const stream = await agentRequest(...args);
+    stream.on("error", () => undefined);
+    return stream;
+  };
+
+  async function ask(): Promise<boolean> {
+    const stream = await request("GET", `${FILE_ROUTES_PREFIX}probe`, {}, { endStream: true });
+    const headers = await response(stream, undefined);
+    stream.resume();
+    return Number(headers[":status"]) === 204;
+  }
+
+  return {
+    supported() {
+      probe ??= ask().catch((error: unknown) => {
+        // Not known yet (the agent was not reachable): ask again next time.
+        probe = undefined;
+        throw error;
+      });
+      return probe;
+    },
+
+    async read(path, options = {}) {
+      const stream = await request("GET", `${FILE_ROUTES_PREFIX}read?${new URLSearchParams({ path })}`, {}, { endStream: true });
+      const headers = await response(stream, options.signal);
+      if (Number(headers[":status"]) !== 200) {
+        stream.resume();
+        throw errorOf(headers);
+      }
+      cancelOnAbort(stream, options.signal);
+      const length = one(headers["content-length"]);
+      return { fileInfo: fileInfoOf(headers), size: length === undefined ? 0 : Number(length), body: stream };
+    },
+
+    async write(path, body, options) {
+      const query = new URLSearchParams({
+        path,
+        create_parents: options.createParents ? "1" : "0",
+        overwrite: options.overwrite ? "1" : "0",
+        ...(options.mode === undefined ? {} : { mode: String(options.mode) }),
+      });
+      const stream = await request("PUT", `${FILE_ROUTES_PREFIX}write?${query}`, {}, { endStream: false, waitForTrailers: true });
+      const source = body instanceof Readable ? body : Readable.from(body, { objectMode: false });
+      // The agent keeps the file only with this trailer: the stream's side also ends when it is
+      // closed early, which would otherwise look like a whole body.
+      let whole = false;
+      source.once("end", () => (whole = true));
+      stream.once("wantTrailers", () => {
+        if (whole) stream.sendTrailers({ [COMPLETE_TRAILER]: "1" });
+        else stream.close(h2.NGHTTP2_CANCEL);
+      });
+      // pipe, not pipeline: a refusal must leave the source to its owner (an HTTP request still
+      // to be answered), and a source that fails cancels the write so no partial file is kept.
+      const onSourceError = () => stream.close(h2.NGHTTP2_CANCEL);
+      source.once("error", onSourceError);
+      source.pipe(stream);
+      try {
+        const headers = await response(stream, options.signal);
+        stream.resume();
+        if (Number(headers[":status"]) !== 200) throw errorOf(headers);
+        return fileInfoOf(headers);
+      } catch (error) {
+        // Whatever of the body is still unsent is not wanted any more.
+        if (!stream.closed) stream.close(h2.NGHTTP2_CANCEL);
+        throw error;
+      } finally {
+        source.off("error", onSourceError);
+        source.unpipe(stream);
+      }
+    },
+  };
+}
