@@ -334,7 +334,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         continue;
       }
       await sleep(pollInterval, AbortSignal.any([signal, waker.signal]));
+      // A wake that ended the sleep is answered by the round that follows (its claim comes after
+      // the commit that woke it): a fresh waker, or the same wake would call for a second round.
       woken = waker.signal.aborted;
+      if (woken) waker = new AbortController();
     }
   }
 
