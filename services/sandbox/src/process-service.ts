@@ -198,7 +198,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const exitCode = exit.exitCode;
       const failureReason = exitCode === 137 && oomKilled(handle, oomKillsBefore) ? OUT_OF_MEMORY : undefined;
       const recorded = context
-        .write(async (trx) => (await endProcess(trx, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(trx, sandbox.uid, row.id))
+        .writeStatement(async (db) => (await endProcess(db, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(db, sandbox.uid, row.id))
         .then(
           (ended) => {
             hub.notify(key);
@@ -406,7 +406,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             // cannot be resolved, a missing command) is never created.
             const { agentId, startTime } = await startOnAgent(call, handle, definition);
             const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
-            const inserted = await context.write((trx) => insertProcess(trx, call.row, running, startTime));
+            const inserted = await context.writeStatement((db) => insertProcess(db, call.row, running, startTime));
             if (!inserted) {
               await handle.client.signalProcess({ processId: agentId, signal: 9 }).catch(() => undefined);
               taken();
@@ -416,7 +416,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             hub.notify(key);
             return { process: presentProcess(running) };
           }
-          const inserted = await context.write((trx) => insertProcess(trx, call.row, row, now));
+          const inserted = await context.writeStatement((db) => insertProcess(db, call.row, row, now));
           if (!inserted) {
             taken();
             continue;
