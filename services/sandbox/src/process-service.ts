@@ -72,6 +72,13 @@ export interface ProcessDeps extends AccessDeps {
   readonly keepAliveMs: number;
 }
 
+/** What the agent was asked about a process it started (see askAgent). */
+interface AgentAnswers {
+  readonly exit: Promise<{ exit?: ProcessExit | undefined }>;
+  readonly complete: Promise<boolean>;
+  readonly oomKillsBefore: number | undefined;
+}
+
 export const processKey = (uid: string, id: string) => `process:${uid}/${id}`;
 
 const waitCancelled = () => new ConnectError("the wait was cancelled; the process was not affected", Code.Canceled);
@@ -166,24 +173,37 @@ export function createProcessHandlers(deps: ProcessDeps) {
     return running;
   }
 
-  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle): void {
+  /**
+   * Asks the agent for a process's exit and, beside it, for the moment its output is complete
+   * too, so no call is left to make after the exit (an agent from before `wait_for_output`
+   * answers at the exit, and the output stream's end marker is awaited instead). Asked as soon as
+   * the agent has started the process, so the round trips overlap the recording of the start.
+   */
+  function askAgent(handle: SandboxHandle, agentId: string): AgentAnswers {
+    const exit = handle.client.waitProcess({ processId: agentId });
+    // Never awaited when the start is not recorded (the process is killed instead).
+    exit.catch(() => undefined);
+    return {
+      exit,
+      complete: handle.client.waitProcess({ processId: agentId, waitForOutput: true }).then(
+        (res) => res.outputComplete,
+        () => false,
+      ),
+      // The sandbox's OOM kills so far: one more by the time this process dies of SIGKILL means
+      // the kernel chose it when the sandbox reached its memory limit.
+      oomKillsBefore: handle.cgroupUsage().oomKills,
+    };
+  }
+
+  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle, asked = askAgent(handle, row.agent_id!)): void {
     const key = processKey(sandbox.uid, row.id);
     const agentId = row.agent_id!;
-    // Asked at once, beside the wait for the exit: the agent answers when the output is complete
-    // too, so no call is left to make after the exit (an agent from before `wait_for_output`
-    // answers at the exit, and the output stream's end marker is awaited instead).
-    const complete = handle.client.waitProcess({ processId: agentId, waitForOutput: true }).then(
-      (res) => res.outputComplete,
-      () => false,
-    );
-    // The sandbox's OOM kills so far: one more by the time this process dies of SIGKILL means
-    // the kernel chose it when the sandbox reached its memory limit.
-    const oomKillsBefore = handle.cgroupUsage().oomKills;
+    const { complete, oomKillsBefore } = asked;
     const done = (async (): Promise<ProcessRow | undefined> => {
       let exit: ProcessExit | undefined;
       for (let attempt = 0; exit === undefined; attempt++) {
         try {
-          exit = (await handle.client.waitProcess({ processId: agentId })).exit;
+          exit = (await (attempt === 0 ? asked.exit : handle.client.waitProcess({ processId: agentId }))).exit;
           if (!exit) return undefined;
         } catch {
           // The agent went away (the lifecycle ends the process's record), or the call broke
@@ -405,6 +425,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             // Started first and recorded once running: a process that cannot start (a secret that
             // cannot be resolved, a missing command) is never created.
             const { agentId, startTime } = await startOnAgent(call, handle, definition);
+            const asked = askAgent(handle, agentId);
             const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
             const inserted = await context.writeStatement((db) => insertProcess(db, call.row, running, startTime));
             if (!inserted) {
@@ -412,7 +433,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
               taken();
               continue;
             }
-            watch(call.row, running, handle);
+            watch(call.row, running, handle, asked);
             hub.notify(key);
             return { process: presentProcess(running) };
           }
