@@ -138,12 +138,15 @@ export function createProcessHandlers(deps: ProcessDeps) {
     return { call, row, key: processKey(call.row.uid, process) };
   }
 
-  /** Runs a process's definition on the agent; the secret values go there and nowhere else. */
-  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date }> {
+  /**
+   * Runs a process's definition on the agent; the secret values go there and nowhere else. The
+   * agent is asked for the process's end in the same breath (see askAgent).
+   */
+  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date; asked: AgentAnswers }> {
     const environment = await processEnvironment(deps.secrets, call.principal, call.row, definition);
     const agentId = randomUUID();
     const startTime = context.now();
-    await viaAgent(deps, call, () =>
+    const started = viaAgent(deps, call, () =>
       handle.client.startProcess({
         processId: agentId,
         command: definition.command,
@@ -152,12 +155,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
         environment,
       }),
     );
-    return { agentId, startTime };
+    const asked = askAgent(handle, agentId, started);
+    await started;
+    return { agentId, startTime, asked };
   }
 
   /** Starts a pending process row on the agent and records it running. */
   async function launch(call: SandboxCall, handle: SandboxHandle, row: ProcessRow): Promise<ProcessRow> {
-    const { agentId, startTime } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
+    const { agentId, startTime, asked } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
     const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
     await context.write(async (trx) => {
       await trx
@@ -168,7 +173,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
         .execute();
       await enqueueProcessState(trx, call.row, running, P.PENDING, P.RUNNING, startTime);
     });
-    watch(call.row, running, handle);
+    watch(call.row, running, handle, asked);
     hub.notify(processKey(row.sandbox_uid, row.id));
     return running;
   }
@@ -176,16 +181,24 @@ export function createProcessHandlers(deps: ProcessDeps) {
   /**
    * Asks the agent for a process's exit and, beside it, for the moment its output is complete
    * too, so no call is left to make after the exit (an agent from before `wait_for_output`
-   * answers at the exit, and the output stream's end marker is awaited instead). Asked as soon as
-   * the agent has started the process, so the round trips overlap the recording of the start.
+   * answers at the exit, and the output stream's end marker is awaited instead). With `started`,
+   * asked together with the start, which the agent answers first: its round trips then overlap
+   * the start's and the recording of it. An agent that does not wait for a process being started
+   * (from before that) answers NOT_FOUND; then the question is asked again once it started.
    */
-  function askAgent(handle: SandboxHandle, agentId: string): AgentAnswers {
-    const exit = handle.client.waitProcess({ processId: agentId });
-    // Never awaited when the start is not recorded (the process is killed instead).
+  function askAgent(handle: SandboxHandle, agentId: string, started?: Promise<unknown>): AgentAnswers {
+    const ask = (waitForOutput: boolean) =>
+      handle.client.waitProcess({ processId: agentId, waitForOutput }).catch(async (err: unknown) => {
+        if (!started || ConnectError.from(err).code !== Code.NotFound) throw err;
+        await started;
+        return handle.client.waitProcess({ processId: agentId, waitForOutput });
+      });
+    const exit = ask(false);
+    // Never awaited when the start failed or is not recorded (the process is killed then).
     exit.catch(() => undefined);
     return {
       exit,
-      complete: handle.client.waitProcess({ processId: agentId, waitForOutput: true }).then(
+      complete: ask(true).then(
         (res) => res.outputComplete,
         () => false,
       ),
@@ -424,8 +437,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
             if (req.processId !== "" && (await loadProcess(db(), call.row.uid, id))) throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
             // Started first and recorded once running: a process that cannot start (a secret that
             // cannot be resolved, a missing command) is never created.
-            const { agentId, startTime } = await startOnAgent(call, handle, definition);
-            const asked = askAgent(handle, agentId);
+            const { agentId, startTime, asked } = await startOnAgent(call, handle, definition);
             const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
             const inserted = await context.writeStatement((db) => insertProcess(db, call.row, running, startTime));
             if (!inserted) {
