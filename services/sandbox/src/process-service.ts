@@ -525,6 +525,10 @@ export function createProcessHandlers(deps: ProcessDeps) {
       }
       const row = await loadProcess(db(), call.row.uid, process);
       if (!row) throw notFound(req.name, PROCESS_RESOURCE_TYPE);
+      // Ended and followed by no watcher (the common case: the exit was asked for with the start):
+      // settled() would answer the same at once, after setting up a wait for news.
+      const state = processStateOf(row.state);
+      if ((state === P.SUCCEEDED || state === P.FAILED) && !watches.has(processKey(call.row.uid, process))) return { process: presentProcess(row) };
       const done = await lifecycle.busy(call.row.uid, () => settled(call, row, ctx.signal));
       return { process: presentProcess(done) };
     },
