@@ -72,6 +72,13 @@ export interface ProcessDeps extends AccessDeps {
   readonly keepAliveMs: number;
 }
 
+/** What the agent was asked about a process it started (see askAgent). */
+interface AgentAnswers {
+  readonly exit: Promise<{ exit?: ProcessExit | undefined }>;
+  readonly complete: Promise<boolean>;
+  readonly oomKillsBefore: number | undefined;
+}
+
 export const processKey = (uid: string, id: string) => `process:${uid}/${id}`;
 
 const waitCancelled = () => new ConnectError("the wait was cancelled; the process was not affected", Code.Canceled);
@@ -131,12 +138,15 @@ export function createProcessHandlers(deps: ProcessDeps) {
     return { call, row, key: processKey(call.row.uid, process) };
   }
 
-  /** Runs a process's definition on the agent; the secret values go there and nowhere else. */
-  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date }> {
+  /**
+   * Runs a process's definition on the agent; the secret values go there and nowhere else. The
+   * agent is asked for the process's end in the same breath (see askAgent).
+   */
+  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date; asked: AgentAnswers }> {
     const environment = await processEnvironment(deps.secrets, call.principal, call.row, definition);
     const agentId = randomUUID();
     const startTime = context.now();
-    await viaAgent(deps, call, () =>
+    const started = viaAgent(deps, call, () =>
       handle.client.startProcess({
         processId: agentId,
         command: definition.command,
@@ -145,12 +155,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
         environment,
       }),
     );
-    return { agentId, startTime };
+    const asked = askAgent(handle, agentId, started);
+    await started;
+    return { agentId, startTime, asked };
   }
 
   /** Starts a pending process row on the agent and records it running. */
   async function launch(call: SandboxCall, handle: SandboxHandle, row: ProcessRow): Promise<ProcessRow> {
-    const { agentId, startTime } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
+    const { agentId, startTime, asked } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
     const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
     await context.write(async (trx) => {
       await trx
@@ -161,29 +173,50 @@ export function createProcessHandlers(deps: ProcessDeps) {
         .execute();
       await enqueueProcessState(trx, call.row, running, P.PENDING, P.RUNNING, startTime);
     });
-    watch(call.row, running, handle);
+    watch(call.row, running, handle, asked);
     hub.notify(processKey(row.sandbox_uid, row.id));
     return running;
   }
 
-  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle): void {
+  /**
+   * Asks the agent for a process's exit and, beside it, for the moment its output is complete
+   * too, so no call is left to make after the exit (an agent from before `wait_for_output`
+   * answers at the exit, and the output stream's end marker is awaited instead). With `started`,
+   * asked together with the start, which the agent answers first: its round trips then overlap
+   * the start's and the recording of it. An agent that does not wait for a process being started
+   * (from before that) answers NOT_FOUND; then the question is asked again once it started.
+   */
+  function askAgent(handle: SandboxHandle, agentId: string, started?: Promise<unknown>): AgentAnswers {
+    const ask = (waitForOutput: boolean) =>
+      handle.client.waitProcess({ processId: agentId, waitForOutput }).catch(async (err: unknown) => {
+        if (!started || ConnectError.from(err).code !== Code.NotFound) throw err;
+        await started;
+        return handle.client.waitProcess({ processId: agentId, waitForOutput });
+      });
+    const exit = ask(false);
+    // Never awaited when the start failed or is not recorded (the process is killed then).
+    exit.catch(() => undefined);
+    return {
+      exit,
+      complete: ask(true).then(
+        (res) => res.outputComplete,
+        () => false,
+      ),
+      // The sandbox's OOM kills so far: one more by the time this process dies of SIGKILL means
+      // the kernel chose it when the sandbox reached its memory limit.
+      oomKillsBefore: handle.cgroupUsage().oomKills,
+    };
+  }
+
+  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle, asked = askAgent(handle, row.agent_id!)): void {
     const key = processKey(sandbox.uid, row.id);
     const agentId = row.agent_id!;
-    // Asked at once, beside the wait for the exit: the agent answers when the output is complete
-    // too, so no call is left to make after the exit (an agent from before `wait_for_output`
-    // answers at the exit, and the output stream's end marker is awaited instead).
-    const complete = handle.client.waitProcess({ processId: agentId, waitForOutput: true }).then(
-      (res) => res.outputComplete,
-      () => false,
-    );
-    // The sandbox's OOM kills so far: one more by the time this process dies of SIGKILL means
-    // the kernel chose it when the sandbox reached its memory limit.
-    const oomKillsBefore = handle.cgroupUsage().oomKills;
+    const { complete, oomKillsBefore } = asked;
     const done = (async (): Promise<ProcessRow | undefined> => {
       let exit: ProcessExit | undefined;
       for (let attempt = 0; exit === undefined; attempt++) {
         try {
-          exit = (await handle.client.waitProcess({ processId: agentId })).exit;
+          exit = (await (attempt === 0 ? asked.exit : handle.client.waitProcess({ processId: agentId }))).exit;
           if (!exit) return undefined;
         } catch {
           // The agent went away (the lifecycle ends the process's record), or the call broke
@@ -198,7 +231,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const exitCode = exit.exitCode;
       const failureReason = exitCode === 137 && oomKilled(handle, oomKillsBefore) ? OUT_OF_MEMORY : undefined;
       const recorded = context
-        .write(async (trx) => (await endProcess(trx, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(trx, sandbox.uid, row.id))
+        .writeStatement(async (db) => (await endProcess(db, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(db, sandbox.uid, row.id))
         .then(
           (ended) => {
             hub.notify(key);
@@ -404,19 +437,19 @@ export function createProcessHandlers(deps: ProcessDeps) {
             if (req.processId !== "" && (await loadProcess(db(), call.row.uid, id))) throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
             // Started first and recorded once running: a process that cannot start (a secret that
             // cannot be resolved, a missing command) is never created.
-            const { agentId, startTime } = await startOnAgent(call, handle, definition);
+            const { agentId, startTime, asked } = await startOnAgent(call, handle, definition);
             const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
-            const inserted = await context.write((trx) => insertProcess(trx, call.row, running, startTime));
+            const inserted = await context.writeStatement((db) => insertProcess(db, call.row, running, startTime));
             if (!inserted) {
               await handle.client.signalProcess({ processId: agentId, signal: 9 }).catch(() => undefined);
               taken();
               continue;
             }
-            watch(call.row, running, handle);
+            watch(call.row, running, handle, asked);
             hub.notify(key);
             return { process: presentProcess(running) };
           }
-          const inserted = await context.write((trx) => insertProcess(trx, call.row, row, now));
+          const inserted = await context.writeStatement((db) => insertProcess(db, call.row, row, now));
           if (!inserted) {
             taken();
             continue;
@@ -492,6 +525,10 @@ export function createProcessHandlers(deps: ProcessDeps) {
       }
       const row = await loadProcess(db(), call.row.uid, process);
       if (!row) throw notFound(req.name, PROCESS_RESOURCE_TYPE);
+      // Ended and followed by no watcher (the common case: the exit was asked for with the start):
+      // settled() would answer the same at once, after setting up a wait for news.
+      const state = processStateOf(row.state);
+      if ((state === P.SUCCEEDED || state === P.FAILED) && !watches.has(processKey(call.row.uid, process))) return { process: presentProcess(row) };
       const done = await lifecycle.busy(call.row.uid, () => settled(call, row, ctx.signal));
       return { process: presentProcess(done) };
     },

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type KyselyPlugin } from "kysely";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrateToLatest, type Database } from "../db/database.js";
 import { createTestDatabase } from "../testing/test-database.js";
@@ -193,6 +193,36 @@ describe("transactional outbox", () => {
       expect(await running.flush()).toBeLessThan(5);
       expect(await outboxBacklog(database)).toBe(0);
       await waitFor(() => [...ids, ...more].every((id) => deliveries.has(id)));
+    });
+
+    it("answers each wake with one round: a wake that ended the idle wait is not answered twice", async () => {
+      // Counts the claims the relay makes (the statement that leases rows), on either dialect.
+      let claims = 0;
+      const counter: KyselyPlugin = {
+        transformQuery(args) {
+          if (JSON.stringify(args.node).includes("update outbox set locked_until = now() +")) claims++;
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      };
+      const counted: Database = { ...database, db: database.db.withPlugin(counter) };
+      const { deliveries } = await watch(bus, "watcher");
+      const before = await setState(database, "w0", "STARTING");
+      // No poll in the test's time: after its first round (which finds w0), only wakes start rounds.
+      const r = relay({ database: counted, pollInterval: 60_000 });
+      r.start();
+      await waitFor(() => deliveries.has(before));
+      // A second round for one wake would come right after the first, before the relay waits
+      // again, so before the next wake's round: each wake waits for its event.
+      for (const id of ["w1", "w2", "w3"]) {
+        const event = await setState(database, id, "STARTING");
+        r.wake();
+        r.wake();
+        await waitFor(() => deliveries.has(event));
+      }
+      await r.stop();
+      expect(claims).toBe(4);
+      expect(await outboxBacklog(database)).toBe(0);
     });
 
     it("sets aside an event that can never be published and carries on", async () => {

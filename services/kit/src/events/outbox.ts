@@ -146,6 +146,11 @@ export interface OutboxRelayOptions {
   retention?: number;
   /** Milliseconds between clean-ups. Default 10 minutes. */
   cleanupInterval?: number;
+  /**
+   * Milliseconds a wake() waits before the round it asks for. Default: 0 on PostgreSQL;
+   * PGLITE_WAKE_DELAY on PGlite, whose statements run on the process's own thread.
+   */
+  wakeDelay?: number;
   logger?: EventBusLogger;
 }
 
@@ -172,6 +177,14 @@ interface ClaimedRow {
   tombstone: boolean;
 }
 
+/**
+ * PGlite runs each statement on the event loop, so a round (a claim and a mark, ~1 ms each on
+ * this machine) started at a commit holds up the answer of the call that committed and the calls
+ * behind it. Waiting this long lets that answer go out first, and the commits that come close
+ * together (a process's start and its end) share one round.
+ */
+const PGLITE_WAKE_DELAY = 10;
+
 /** Advisory lock class for the outbox claim ("AIEO"), distinct from the migrator's. */
 const OUTBOX_LOCK_CLASS = 0x4149454f;
 
@@ -184,6 +197,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const retention = options.retention ?? 24 * 3600_000;
   const cleanupInterval = options.cleanupInterval ?? 10 * 60_000;
   const logger = options.logger ?? consoleLogger;
+  const wakeDelay = options.wakeDelay ?? (database.kind === "pglite" ? PGLITE_WAKE_DELAY : 0);
+  let wakeTimer: NodeJS.Timeout | undefined;
   const owner = randomUUID();
   let running: Promise<void> | undefined;
   let stopper = new AbortController();
@@ -334,7 +349,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         continue;
       }
       await sleep(pollInterval, AbortSignal.any([signal, waker.signal]));
+      // A wake that ended the sleep is answered by the round that follows (its claim comes after
+      // the commit that woke it): a fresh waker, or the same wake would call for a second round.
       woken = waker.signal.aborted;
+      if (woken) waker = new AbortController();
     }
   }
 
@@ -345,12 +363,21 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       running = loop(stopper.signal);
     },
     async stop() {
+      clearTimeout(wakeTimer);
+      wakeTimer = undefined;
       stopper.abort();
       await running;
       running = undefined;
     },
     wake() {
-      waker.abort();
+      if (wakeDelay <= 0) {
+        waker.abort();
+        return;
+      }
+      wakeTimer ??= setTimeout(() => {
+        wakeTimer = undefined;
+        waker.abort();
+      }, wakeDelay).unref();
     },
     async flush() {
       const target = await newestPending();

@@ -1,7 +1,7 @@
 // What the handlers of every service share while the service runs: the policy and logger, the
 // started database and page-token codec, the clock and a writer that lets background work
 // (the outbox relay, a reconciler) know at once that something was committed.
-import type { Transaction } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { PageTokenCodec } from "../aip/page-token.js";
 import type { Policy } from "../authz/policy.js";
 import type { Database } from "../db/database.js";
@@ -25,6 +25,11 @@ export interface ServiceCore {
   now(): Date;
   /** Runs `fn` in a transaction, then calls `afterWrite`. */
   write<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn`, which makes one statement, outside a transaction (a statement is atomic on its
+   * own), then calls `afterWrite`: two round trips fewer than write(), begin and commit.
+   */
+  writeStatement<T>(fn: (db: Kysely<any>) => Promise<T>): Promise<T>;
 }
 
 export function createServiceCore(options: {
@@ -52,6 +57,11 @@ export function createServiceCore(options: {
     now: options.now ?? (() => new Date()),
     async write(fn) {
       const result = await database().db.transaction().execute(fn);
+      state.afterWrite?.();
+      return result;
+    },
+    async writeStatement(fn) {
+      const result = await fn(database().db);
       state.afterWrite?.();
       return result;
     },

@@ -44,6 +44,21 @@ for (const mode of ["helper", "direct"] as const) {
       });
     });
 
+    it("answers a wait that comes while the process is being started, once it started and ended", async (ctx) => {
+      if (!manager) ctx.skip();
+      const processId = id();
+      const start = manager.start({ processId, command: "sh", args: ["-c", "exit 3"], workingDirectory: "", environment: {} });
+      // Asked before the start answered, as the service asks for the exit together with the start.
+      const waited = manager.wait(processId);
+      expect((await waited).exitCode).toBe(3);
+      expect((await start).exit?.exitCode).toBe(3);
+      // A process whose start failed is unknown to the wait, as one never started.
+      const failed = id();
+      const refused = manager.start({ processId: failed, command: "/nonexistent/program", args: [], workingDirectory: "", environment: {} });
+      expect(await codeOf(() => manager.wait(failed))).toBe(Code.NotFound);
+      expect(await codeOf(() => refused)).toBe(Code.NotFound);
+    });
+
     it("runs in the sandbox's /workspace with the given environment and captures both streams", async (ctx) => {
       if (!manager) ctx.skip();
       const record = await manager.start({

@@ -66,6 +66,7 @@ export interface ProcessManager {
   start(request: StartRequest): Promise<ProcessRecord>;
   get(processId: string): ProcessRecord;
   signal(processId: string, signal: number): void;
+  /** Resolves when the process has ended; a process being started is waited for once it started. */
   wait(processId: string, signal?: AbortSignal): Promise<ProcessExitInfo>;
   /** Kills every process group still running (agent shutdown outside bubblewrap). */
   killAll(): void;
@@ -139,6 +140,8 @@ function errnoName(errno: number): string | undefined {
 export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
   const records = new Map<string, MutableRecord>();
   const reserved = new Set<string>();
+  /** Starts in flight, by process id: a wait that comes while its process is being started waits for the start. */
+  const starting = new Map<string, Promise<MutableRecord | undefined>>();
   /** Records whose log is sealed and still holds bytes, in the order they were sealed. */
   const sealedOrder: MutableRecord[] = [];
 
@@ -200,9 +203,11 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
 
     reserved.add(processId);
     try {
-      const record = options.helperPath
-        ? await spawnWithHelper(processId, file, request, cwd, env)
-        : await spawnDirect(processId, file, request, cwd, env);
+      const spawning = options.helperPath
+        ? spawnWithHelper(processId, file, request, cwd, env)
+        : spawnDirect(processId, file, request, cwd, env);
+      starting.set(processId, spawning.catch(() => undefined));
+      const record = await spawning;
       records.set(processId, record);
       return record;
     } catch (error) {
@@ -211,6 +216,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       throw new ConnectError(`cannot start the process: ${errnoCode(error) ?? "unexpected error"}`, Code.Internal);
     } finally {
       reserved.delete(processId);
+      starting.delete(processId);
     }
   }
 
@@ -399,7 +405,9 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
   }
 
   async function wait(processId: string, abort?: AbortSignal): Promise<ProcessExitInfo> {
-    const record = lookup(processId);
+    // The service may ask for the exit together with the start; one that failed is unknown.
+    const pending = starting.get(processId);
+    const record = (pending && (await pending)) || lookup(processId);
     if (record.exit !== undefined) return record.exit;
     if (abort === undefined) return record.exited;
     return new Promise<ProcessExitInfo>((resolve, reject) => {
