@@ -150,8 +150,12 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const shell = createLocalSandboxRuntime({ dataDir: path.join(dataDir, "shell"), cacheDir, agentArtifacts: { ...prepared, launchPath: undefined } });
       const limits = { memoryBytes: 256 << 20, storageBytes: 32 << 20 };
       // What the steps make: the image as the root (without mkfs's lost+found), the stage's
-      // files, the sandbox's cgroup.
-      const look = "ls -a / | grep -c lost+found; ls /.aiem; awk '$5==\"/\"' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1";
+      // files, the private /etc (read-only, the shared entries readable), the sandbox's cgroup.
+      const look = [
+        "ls -a / | grep -c lost+found; ls /.aiem; awk '$5==\"/\"' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1",
+        "ls -A /etc | tr '\\n' ' '; echo; readlink /etc/mtab; cat /etc/hostname; test -s /etc/ld.so.cache && echo linker-cache; ls /etc/ssl/certs | grep -q . && echo certs",
+        "touch /etc/probe /etc/ssl/certs/probe 2>&1 | grep -c Read-only",
+      ].join("; ");
       try {
         const seen: string[] = [];
         for (const [rt, id] of [[runtime, "launch-c"], [shell, "launch-sh"]] as const) {
@@ -162,7 +166,7 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           expect(fs.readFileSync(`/proc/${handle.pid}/cgroup`, "utf8")).toContain(`/${id}\n`);
           await rt.stop(id);
         }
-        expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n$/);
+        expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/);
         expect(seen[1]).toBe(seen[0]);
         // An image that is no file system: each path fails at the mount, and says so.
         for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {

@@ -26,7 +26,9 @@ import {
   SANDBOX_SPAWN_HELPER,
   buildBwrapArgs,
   findBwrap,
+  prepareEtcTree,
   privateEtcFiles,
+  sharedEtcEntries,
 } from "./bwrap.js";
 import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
 import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
@@ -326,6 +328,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
         }
       }
+      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
+      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
+      const etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -335,6 +340,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
+        if (etcShared) prepareEtcTree(path.join(staged, "etc"), etcShared);
         linkOrCopy(art.snapshotPath ?? art.bundlePath, path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"));
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
         fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
@@ -353,6 +359,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           layers: active,
           seccompFd: 4,
           dieWithParent: !keepRunning,
+          etcPrepared: etcShared !== undefined,
         });
       });
       const argsFile = path.join(bootDir, "bwrap.args");
@@ -372,6 +379,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         args = [
           ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
           ...(imagePath ? ["--image", imagePath] : []),
+          ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
           ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
           "--",
           ...next,

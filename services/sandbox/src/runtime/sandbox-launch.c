@@ -3,8 +3,8 @@
  * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
  * what made up most of the chain's time). Run as host root.
  *
- *   sandbox-launch [--cgroup FILE]... [--image FILE] --root DIR --stage DIR --boot DIR
- *                  --args FILE --filter FILE -- program args...
+ *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR
+ *                  --boot DIR --args FILE --filter FILE -- program args...
  *
  * 1. Joins the sandbox's cgroups (each FILE a cgroup.procs). The kernel makes a write there wait
  *    for an RCU grace period (milliseconds), so a child writes this process's pid while this
@@ -15,8 +15,11 @@
  * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted) and
  *    mounts it, ext4, at the root; removes mkfs's empty lost+found.
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
- *    kept): the agent's files and /etc, bound into the sandbox from there, so that mountinfo names
- *    no host path.
+ *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
+ *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
+ *    sandbox shares is bound read-only onto its place in the stage's etc/ (made there by the
+ *    runtime), so that bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a
+ *    read of the whole mount table, here two system calls.
  * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, and execs the program.
  * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
  * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
@@ -39,6 +42,7 @@
 #include <unistd.h>
 
 #define MAX_CGROUPS 16
+#define MAX_ETC 128
 
 static int fail(int code, const char *what, const char *subject) {
   fprintf(stderr, "sandbox-launch: %s %s: %s\n", what, subject, strerror(errno));
@@ -170,13 +174,34 @@ static int copy_tree(const char *from, const char *to) {
       } else status = copy_tree(source, target);
     } else if (S_ISREG(st.st_mode)) {
       if (copy_file(source, target, &st) != 0) status = fail(96, "cannot copy", source);
+    } else if (S_ISLNK(st.st_mode)) {
+      char link[PATH_MAX];
+      ssize_t n = readlink(source, link, sizeof link - 1);
+      if (n >= 0) link[n] = '\0';
+      if (n < 0 || symlink(link, target) != 0 || lchown(target, st.st_uid, st.st_gid) != 0) status = fail(96, "cannot copy the link", source);
     } else {
       errno = EINVAL;
-      status = fail(96, "neither a file nor a directory:", source);
+      status = fail(96, "neither a file, a directory nor a link:", source);
     }
   }
   closedir(dir);
   return status;
+}
+
+/* Binds the host's /etc/<entry> read-only onto <stage>/etc/<entry>, which the runtime made. */
+static int share_etc(const char *stage, const char *entry) {
+  if (entry[0] == '/' || strstr(entry, "..") != NULL) {
+    errno = EINVAL;
+    return fail(96, "cannot share", entry);
+  }
+  char source[PATH_MAX], target[PATH_MAX];
+  snprintf(source, sizeof source, "/etc/%s", entry);
+  snprintf(target, sizeof target, "%s/etc/%s", stage, entry);
+  if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+      mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
+    return fail(96, "cannot share", source);
+  }
+  return 0;
 }
 
 /* Opens `file` as descriptor `target`, inherited by the program. */
@@ -192,11 +217,14 @@ static int open_as(const char *file, int target) {
 int main(int argc, char **argv) {
   char *cgroups[MAX_CGROUPS];
   int cgroup_count = 0;
+  char *etc[MAX_ETC];
+  int etc_count = 0;
   const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
   int i = 1;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
     const char *flag = argv[i], *value = argv[i + 1];
     if (strcmp(flag, "--cgroup") == 0 && cgroup_count < MAX_CGROUPS) cgroups[cgroup_count++] = argv[i + 1];
+    else if (strcmp(flag, "--etc") == 0 && etc_count < MAX_ETC) etc[etc_count++] = argv[i + 1];
     else if (strcmp(flag, "--image") == 0) image = value;
     else if (strcmp(flag, "--root") == 0) root = value;
     else if (strcmp(flag, "--stage") == 0) stage = value;
@@ -206,7 +234,7 @@ int main(int argc, char **argv) {
     else break;
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter) {
-    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
     return 90;
   }
   char **program = &argv[i + 1];
@@ -232,6 +260,7 @@ int main(int argc, char **argv) {
     snprintf(source, sizeof source, "%s/stage", boot);
     status = copy_tree(source, stage);
   }
+  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
   if (joiner > 0) {
     int joined = 0;
     while (waitpid(joiner, &joined, 0) < 0 && errno == EINTR) {
