@@ -40,17 +40,10 @@ export function sharedEtcEntries(): string[] {
 }
 
 /**
- * Makes `etcDir` (which holds the private files) the whole private /etc but for the shared
- * entries' content: a place for each (a directory or an empty file, as its target is), onto which
- * the launcher binds the host's entry, and the /etc/mtab link. bubblewrap then binds it once.
+ * Makes `etcDir` (which holds the private files) the private /etc but for the shared entries,
+ * which the launcher binds in (sandbox-launch.c), so that bubblewrap binds it once.
  */
-export function prepareEtcTree(etcDir: string, entries: readonly string[]): void {
-  for (const entry of entries) {
-    const place = path.join(etcDir, entry);
-    fs.mkdirSync(path.dirname(place), { recursive: true, mode: 0o755 });
-    if (isDirectory(`/etc/${entry}`)) fs.mkdirSync(place, { mode: 0o755 });
-    else fs.writeFileSync(place, "", { mode: 0o644 });
-  }
+export function prepareEtcTree(etcDir: string): void {
   fs.symlinkSync("../proc/self/mounts", path.join(etcDir, "mtab"));
 }
 

@@ -340,7 +340,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
-        if (etcShared) prepareEtcTree(path.join(staged, "etc"), etcShared);
+        if (etcShared) prepareEtcTree(path.join(staged, "etc"));
         linkOrCopy(art.snapshotPath ?? art.bundlePath, path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"));
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
         fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });

@@ -17,9 +17,9 @@
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
  *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
  *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
- *    sandbox shares is bound read-only onto its place in the stage's etc/ (made there by the
- *    runtime), so that bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a
- *    read of the whole mount table, here two system calls.
+ *    sandbox shares is bound read-only onto a place made for it in the stage's etc/, so that
+ *    bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a read of the whole
+ *    mount table, here a few system calls.
  * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, and execs the program.
  * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
  * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
@@ -188,7 +188,10 @@ static int copy_tree(const char *from, const char *to) {
   return status;
 }
 
-/* Binds the host's /etc/<entry> read-only onto <stage>/etc/<entry>, which the runtime made. */
+/*
+ * Binds the host's /etc/<entry> read-only onto <stage>/etc/<entry>, made for it (with its parent
+ * directories) as a directory or an empty file, as the entry's target is.
+ */
 static int share_etc(const char *stage, const char *entry) {
   if (entry[0] == '/' || strstr(entry, "..") != NULL) {
     errno = EINVAL;
@@ -197,6 +200,21 @@ static int share_etc(const char *stage, const char *entry) {
   char source[PATH_MAX], target[PATH_MAX];
   snprintf(source, sizeof source, "/etc/%s", entry);
   snprintf(target, sizeof target, "%s/etc/%s", stage, entry);
+  struct stat st;
+  if (stat(source, &st) != 0) return fail(96, "cannot share", source);
+  for (char *slash = strchr(target + strlen(stage) + 5, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    int made = mkdir(target, 0755);
+    *slash = '/';
+    if (made != 0 && errno != EEXIST) return fail(96, "cannot make the place of", source);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (mkdir(target, 0755) != 0) return fail(96, "cannot make the place of", source);
+  } else {
+    int fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(96, "cannot make the place of", source);
+    close(fd);
+  }
   if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0 ||
       mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
     return fail(96, "cannot share", source);
