@@ -8,8 +8,9 @@
  *
  * 1. Joins the sandbox's cgroups (each FILE a cgroup.procs). The kernel makes a write there wait
  *    for an RCU grace period (milliseconds), so a child writes this process's pid while this
- *    process goes on with the mounts; the program runs only once the child has succeeded, so
- *    nothing of the sandbox starts outside its cgroups.
+ *    process makes its mount namespace and mounts the image and the stage; the stage is filled,
+ *    and the program run, only once the child has succeeded, so that nothing of the sandbox
+ *    starts outside its cgroups and the stage's memory is the sandbox's.
  * 2. Enters a mount namespace of its own, private, so nothing stays mounted on the host when the
  *    sandbox ends.
  * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted) and
@@ -273,18 +274,20 @@ int main(int argc, char **argv) {
   if (status == 0 && mount("aiem-stage", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
     status = fail(96, "cannot mount the stage at", stage);
   }
-  if (status == 0) {
-    char source[PATH_MAX];
-    snprintf(source, sizeof source, "%s/stage", boot);
-    status = copy_tree(source, stage);
-  }
-  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
   if (joiner > 0) {
     int joined = 0;
     while (waitpid(joiner, &joined, 0) < 0 && errno == EINTR) {
     }
     if (status == 0 && (!WIFEXITED(joined) || WEXITSTATUS(joined) != 0)) status = 91;
   }
+  /* After the join: the stage's pages are charged to the sandbox's memory, as the kernel charges
+   * a tmpfs page to the cgroup of the process that writes it. */
+  if (status == 0) {
+    char source[PATH_MAX];
+    snprintf(source, sizeof source, "%s/stage", boot);
+    status = copy_tree(source, stage);
+  }
+  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
   if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);
