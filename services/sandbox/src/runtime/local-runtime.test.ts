@@ -1,5 +1,6 @@
 // Real sandboxes: bubblewrap, the bundled agent, the spawn helper, cgroups and storage images as
 // this machine allows. Skipped (with the reason) where bwrap is not installed.
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -168,6 +169,20 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         }
         expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/);
         expect(seen[1]).toBe(seen[0]);
+        // An image still attached to a loop device (a previous mount going away) is mounted
+        // through that device, never a second one: two ext4 mounts of one file would corrupt it.
+        for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
+          const image = path.join(dir, "sandboxes", id, "root.img");
+          const device = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
+          try {
+            const handle = await rt.start(id, { limits });
+            expect((await run(handle.client, "sh", ["-c", "echo kept > /workspace/f; cat /workspace/f"])).output).toBe("kept\n");
+            expect(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }).trim().split("\n")).toHaveLength(1);
+            await rt.stop(id);
+          } finally {
+            execFileSync("losetup", ["--detach", device]);
+          }
+        }
         // An image that is no file system: each path fails at the mount, and says so.
         for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
           fs.writeFileSync(path.join(dir, "sandboxes", id, "root.img"), Buffer.alloc(1 << 20));

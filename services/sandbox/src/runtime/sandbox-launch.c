@@ -13,8 +13,9 @@
  *    starts outside its cgroups and the stage's memory is the sandbox's.
  * 2. Enters a mount namespace of its own, private, so nothing stays mounted on the host when the
  *    sandbox ends.
- * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted) and
- *    mounts it, ext4, at the root; removes mkfs's empty lost+found.
+ * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted), or
+ *    takes the one it is still attached to, and mounts it, ext4, at the root; removes mkfs's
+ *    empty lost+found.
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
  *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
  *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
@@ -116,9 +117,49 @@ static int attach_loop(const char *image, char *name, size_t size) {
   return device;
 }
 
+/*
+ * The loop device the image is attached to already (its path in `name`), or -1: a sandbox's
+ * previous mount may still be going away. Mounting the same file through a second device would
+ * give the kernel two ext4 file systems writing one image; through the same device the mount
+ * shares the one superblock, as `mount -o loop` does it.
+ */
+static int find_loop(const char *image, char *name, size_t size) {
+  struct stat st;
+  char real[PATH_MAX];
+  if (stat(image, &st) != 0 || realpath(image, real) == NULL) return -1;
+  DIR *dir = opendir("/sys/block");
+  if (dir == NULL) return -1;
+  int device = -1;
+  struct dirent *entry;
+  while (device < 0 && (entry = readdir(dir)) != NULL) {
+    if (strncmp(entry->d_name, "loop", 4) != 0) continue;
+    char file[PATH_MAX], backing[PATH_MAX];
+    snprintf(file, sizeof file, "/sys/block/%s/loop/backing_file", entry->d_name);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, backing, sizeof backing - 1);
+    close(fd);
+    if (n <= 0) continue;
+    backing[n] = '\0';
+    if (backing[n - 1] == '\n') backing[n - 1] = '\0';
+    if (strcmp(backing, real) != 0) continue;
+    snprintf(name, size, "/dev/%.40s", entry->d_name);
+    fd = open(name, O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct loop_info64 info;
+    if (ioctl(fd, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == st.st_dev && info.lo_inode == st.st_ino && info.lo_offset == 0 &&
+        info.lo_sizelimit == 0 && (info.lo_flags & LO_FLAGS_READ_ONLY) == 0) {
+      device = fd;
+    } else close(fd);
+  }
+  closedir(dir);
+  return device;
+}
+
 static int mount_image(const char *image, const char *root) {
-  char name[32];
-  int device = attach_loop(image, name, sizeof name);
+  char name[64];
+  int device = find_loop(image, name, sizeof name);
+  if (device < 0) device = attach_loop(image, name, sizeof name);
   if (device < 0) return fail(92, "cannot attach a loop device to", image);
   int mounted = mount(name, root, "ext4", MS_NOSUID | MS_NODEV, NULL);
   int error = errno;
