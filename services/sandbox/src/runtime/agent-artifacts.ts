@@ -1,7 +1,7 @@
 // The files the runtime needs for every sandbox: the agent bundled into one script and a V8
-// startup snapshot of it, the spawn helper compiled from C, and, on the host side, the
-// user-namespace entry program and the seccomp filter (both from C; the filter is the output of
-// seccomp-policy.c, built with libseccomp). All are built on first use, named by a hash of their
+// startup snapshot of it, the spawn helper compiled from C, and, on the host side, the launcher,
+// the user-namespace entry program and the seccomp filter (all from C; the filter is the output
+// of seccomp-policy.c, built with libseccomp). All are built on first use, named by a hash of their
 // source and kept in a cache directory, so a sandbox start never waits for a build and sandboxes
 // started from different builds of the service never see each other's agent.
 import { execFile, spawn } from "node:child_process";
@@ -32,6 +32,12 @@ export interface AgentArtifacts {
   readonly helperUnavailableReason: string | undefined;
   /** The agent version reported by Health. */
   readonly version: string;
+  /**
+   * sandbox-launch (see sandbox-launch.c), the host-side steps of a start in one process;
+   * undefined when it could not be compiled (the runtime then runs them from a shell).
+   */
+  readonly launchPath?: string | undefined;
+  readonly launchUnavailableReason?: string | undefined;
   /** sandbox-enter (see sandbox-enter.c); undefined when it could not be compiled. */
   readonly enterPath?: string | undefined;
   readonly enterUnavailableReason?: string | undefined;
@@ -216,9 +222,10 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
       const dir = path.resolve(cacheDir);
       fs.mkdirSync(dir, { recursive: true });
       const version = readVersion();
-      const [bundle, helper, enter, seccomp] = await Promise.all([
+      const [bundle, helper, launch, enter, seccomp] = await Promise.all([
         bundleAgent(dir, version).then(async (bundlePath) => ({ bundlePath, snapshot: await buildSnapshot(dir, bundlePath, nodePath) })),
         compile(dir, "spawn-helper", path.join(agentSourceDir, "spawn-helper.c")),
+        compile(dir, "sandbox-launch", path.join(runtimeSourceDir, "sandbox-launch.c")),
         compile(dir, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),
         buildSeccompFilter(dir),
       ]);
@@ -229,6 +236,8 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         helperPath: helper.path,
         helperUnavailableReason: helper.reason,
         version,
+        launchPath: launch.path,
+        launchUnavailableReason: launch.reason,
         enterPath: enter.path,
         enterUnavailableReason: enter.reason,
         seccompFilterPath: seccomp.path,

@@ -34,6 +34,19 @@ export function privateEtcFiles(hostname: string): Record<string, string> {
   };
 }
 
+/** The entries of SHARED_ETC_ENTRIES this host has. */
+export function sharedEtcEntries(): string[] {
+  return SHARED_ETC_ENTRIES.filter((entry) => exists(`/etc/${entry}`));
+}
+
+/**
+ * Makes `etcDir` (which holds the private files) the private /etc but for the shared entries,
+ * which the launcher binds in (sandbox-launch.c), so that bubblewrap binds it once.
+ */
+export function prepareEtcTree(etcDir: string): void {
+  fs.symlinkSync("../proc/self/mounts", path.join(etcDir, "mtab"));
+}
+
 /** Writable or revealing kernel files in /proc, covered like container runtimes do. */
 const READ_ONLY_PROC = ["sys", "sysrq-trigger", "fs", "bus", "irq"];
 const MASKED_PROC = ["kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms"];
@@ -134,6 +147,11 @@ export interface BwrapArgsOptions {
   readonly agentConfig: string;
   readonly hostname: string;
   readonly layers: IsolationLayers;
+  /**
+   * The stage's etc/ is the whole private /etc, the shared entries bound in by the launcher
+   * (prepareEtcTree): bound once, instead of a bind per entry.
+   */
+  readonly etcPrepared?: boolean | undefined;
   /** The file descriptor the seccomp filter is read from, when the layer is on. */
   readonly seccompFd?: number | undefined;
   /** Whether the sandbox ends with the process that started bwrap (default true). */
@@ -170,14 +188,14 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     // replace them with links of its own.
     if (isDirectory(host)) args.push("--ro-bind", fs.realpathSync(host), host);
   }
-  if (layers.privateEtc) {
+  if (layers.privateEtc && options.etcPrepared) {
+    args.push("--ro-bind", path.join(stageDir, "etc"), "/etc");
+  } else if (layers.privateEtc) {
     args.push("--tmpfs", "/etc");
     for (const name of Object.keys(privateEtcFiles(options.hostname))) {
       args.push("--ro-bind", path.join(stageDir, "etc", name), `/etc/${name}`);
     }
-    for (const entry of SHARED_ETC_ENTRIES) {
-      if (exists(`/etc/${entry}`)) args.push("--ro-bind", `/etc/${entry}`, `/etc/${entry}`);
-    }
+    for (const entry of sharedEtcEntries()) args.push("--ro-bind", `/etc/${entry}`, `/etc/${entry}`);
     args.push("--symlink", "../proc/self/mounts", "/etc/mtab", "--remount-ro", "/etc");
   } else {
     args.push("--ro-bind", fs.realpathSync("/etc"), "/etc");

@@ -1,5 +1,6 @@
 // Real sandboxes: bubblewrap, the bundled agent, the spawn helper, cgroups and storage images as
 // this machine allows. Skipped (with the reason) where bwrap is not installed.
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -9,6 +10,7 @@ import { OutputStream } from "@aiem/proto/enginemanager/sandbox/v1/process_servi
 import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentClient } from "./agent-client.js";
+import { prepareAgentArtifacts } from "./agent-artifacts.js";
 import { findBwrap } from "./bwrap.js";
 import { type LocalSandboxRuntime, type SandboxHandle, SandboxRuntimeError, createLocalSandboxRuntime } from "./local-runtime.js";
 
@@ -140,6 +142,59 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       expect(watched.isRunning("crash")).toBe(false);
       expect(await code(handle.client.health({}))).toBe(Code.Unavailable);
       await watched.destroy("crash");
+    });
+
+    it("runs the host-side steps in sandbox-launch, or from a shell without it, to the same sandbox; a failed step is named", async () => {
+      const prepared = await prepareAgentArtifacts(cacheDir);
+      if (runtime.capabilities.storage.mechanism !== "loop-ext4") return;
+      expect(prepared.launchPath, prepared.launchUnavailableReason).toBeDefined();
+      const shell = createLocalSandboxRuntime({ dataDir: path.join(dataDir, "shell"), cacheDir, agentArtifacts: { ...prepared, launchPath: undefined } });
+      const limits = { memoryBytes: 256 << 20, storageBytes: 32 << 20 };
+      // What the steps make: the image as the root (without mkfs's lost+found), the stage's
+      // files, the private /etc (read-only, the shared entries readable), the sandbox's cgroup.
+      const look = [
+        "ls -a / | grep -c lost+found; ls /.aiem; awk '$5==\"/\"' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1",
+        "ls -A /etc | tr '\\n' ' '; echo; readlink /etc/mtab; cat /etc/hostname; test -s /etc/ld.so.cache && echo linker-cache; ls /etc/ssl/certs | grep -q . && echo certs",
+        "touch /etc/probe /etc/ssl/certs/probe 2>&1 | grep -c Read-only",
+      ].join("; ");
+      try {
+        const seen: string[] = [];
+        for (const [rt, id] of [[runtime, "launch-c"], [shell, "launch-sh"]] as const) {
+          const handle = await rt.start(id, { limits });
+          expect(handle.limits.storage.mechanism).toBe("loop-ext4");
+          const result = await run(handle.client, "sh", ["-c", look]);
+          seen.push(result.output);
+          expect(fs.readFileSync(`/proc/${handle.pid}/cgroup`, "utf8")).toContain(`/${id}\n`);
+          await rt.stop(id);
+        }
+        expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/);
+        expect(seen[1]).toBe(seen[0]);
+        // An image still attached to a loop device (a previous mount going away) is mounted
+        // through that device, never a second one: two ext4 mounts of one file would corrupt it.
+        for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
+          const image = path.join(dir, "sandboxes", id, "root.img");
+          const device = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
+          try {
+            const handle = await rt.start(id, { limits });
+            expect((await run(handle.client, "sh", ["-c", "echo kept > /workspace/f; cat /workspace/f"])).output).toBe("kept\n");
+            expect(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }).trim().split("\n")).toHaveLength(1);
+            await rt.stop(id);
+          } finally {
+            execFileSync("losetup", ["--detach", device]);
+          }
+        }
+        // An image that is no file system: each path fails at the mount, and says so.
+        for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
+          fs.writeFileSync(path.join(dir, "sandboxes", id, "root.img"), Buffer.alloc(1 << 20));
+          const error = await rt.start(id, { limits }).catch((e: unknown) => e);
+          expect((error as Error).message).toMatch(/could not mount the sandbox's storage image/);
+          expect(rt.isRunning(id)).toBe(false);
+        }
+      } finally {
+        await runtime.destroy("launch-c");
+        await shell.destroy("launch-sh");
+        await shell.close();
+      }
     });
 
     it("rejects ids that are not safe directory names", async () => {

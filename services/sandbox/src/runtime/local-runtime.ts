@@ -26,7 +26,9 @@ import {
   SANDBOX_SPAWN_HELPER,
   buildBwrapArgs,
   findBwrap,
+  prepareEtcTree,
   privateEtcFiles,
+  sharedEtcEntries,
 } from "./bwrap.js";
 import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
 import { type SpawnedProcess, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
@@ -326,6 +328,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
         }
       }
+      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
+      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
+      const etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -335,6 +340,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         for (const [name, text] of Object.entries(privateEtcFiles("sandbox"))) {
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
+        if (etcShared) prepareEtcTree(path.join(staged, "etc"));
         linkOrCopy(art.snapshotPath ?? art.bundlePath, path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"));
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
         fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
@@ -353,6 +359,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           layers: active,
           seccompFd: 4,
           dieWithParent: !keepRunning,
+          etcPrepared: etcShared !== undefined,
         });
       });
       const argsFile = path.join(bootDir, "bwrap.args");
@@ -363,31 +370,39 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       // mounted on the host when the sandbox ends) mounts the storage image and a small tmpfs
       // (the stage) with the agent's files, the private /etc and the socket directory, and runs
       // bwrap, through sandbox-enter when the sandbox has a user namespace. Every step execs the
-      // next, so the pid the spawner reports is bwrap's.
-      const inner = [
-        'stage=$1 boot=$2 image=$3 root=$4 args=$5 filter=$6',
-        "shift 6",
-        'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
-        'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
-        'cp -a "$boot/stage/." "$stage/" || exit 96',
-        'exec "$@" 3<"$args" 4<"$filter"',
-      ].join("\n");
-      const prelude = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > ${shellQuote(file)} || exit 91`);
-      command = "/bin/sh";
-      args = [
-        "-c",
-        [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join("\n"),
-        "sh",
-        stageDir,
-        bootDir,
-        imagePath ?? "",
-        root,
-        argsFile,
-        active.seccomp ? art.seccompFilterPath! : "/dev/null",
-        ...enter,
-        bwrapPath!,
-        ...bwrapArgs,
-      ];
+      // next, so the pid the spawner reports is bwrap's. sandbox-launch does it in one process;
+      // without a C compiler a shell runs the same steps as programs.
+      const filter = active.seccomp ? art.seccompFilterPath! : "/dev/null";
+      const next = [...enter, bwrapPath!, ...bwrapArgs];
+      if (art.launchPath) {
+        command = art.launchPath;
+        args = [
+          ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
+          ...(imagePath ? ["--image", imagePath] : []),
+          ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
+          ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
+          "--",
+          ...next,
+        ];
+      } else {
+        const inner = [
+          'stage=$1 boot=$2 image=$3 root=$4 args=$5 filter=$6',
+          "shift 6",
+          'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
+          'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
+          'cp -a "$boot/stage/." "$stage/" || exit 96',
+          'exec "$@" 3<"$args" 4<"$filter"',
+        ].join("\n");
+        const prelude = (cgroup?.procsFiles ?? []).map((file) => `echo $$ > ${shellQuote(file)} || exit 91`);
+        command = "/bin/sh";
+        args = [
+          "-c",
+          [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join("\n"),
+          "sh",
+          ...[stageDir, bootDir, imagePath ?? "", root, argsFile, filter],
+          ...next,
+        ];
+      }
     } else {
       command = nodePath;
       args = art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
@@ -455,6 +470,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
         clearTimeout(timer);
         const launcher: Record<number, string> = {
+          90: "could not make the launcher's mount namespace",
           91: "could not join the sandbox's cgroup",
           92: "could not mount the sandbox's storage image",
           93: "sandbox-enter was called wrongly",

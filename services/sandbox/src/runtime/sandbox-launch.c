@@ -1,0 +1,337 @@
+/*
+ * The host-side steps of a sandbox start before sandbox-enter and bubblewrap, in one process
+ * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
+ * what made up most of the chain's time). Run as host root.
+ *
+ *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR
+ *                  --boot DIR --args FILE --filter FILE -- program args...
+ *
+ * 1. Joins the sandbox's cgroups (each FILE a cgroup.procs). The kernel makes a write there wait
+ *    for an RCU grace period (milliseconds), so a child writes this process's pid while this
+ *    process makes its mount namespace and mounts the image and the stage; the stage is filled,
+ *    and the program run, only once the child has succeeded, so that nothing of the sandbox
+ *    starts outside its cgroups and the stage's memory is the sandbox's.
+ * 2. Enters a mount namespace of its own, private, so nothing stays mounted on the host when the
+ *    sandbox ends.
+ * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted), or
+ *    takes the one it is still attached to, and mounts it, ext4, at the root; removes mkfs's
+ *    empty lost+found.
+ * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
+ *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
+ *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
+ *    sandbox shares is bound read-only onto a place made for it in the stage's etc/, so that
+ *    bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a read of the whole
+ *    mount table, here a few system calls.
+ * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, and execs the program.
+ * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
+ * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_CGROUPS 16
+#define MAX_ETC 128
+
+static int fail(int code, const char *what, const char *subject) {
+  fprintf(stderr, "sandbox-launch: %s %s: %s\n", what, subject, strerror(errno));
+  return code;
+}
+
+/* Writes this process's pid into each cgroup.procs file; the exit status of the joining child. */
+static int join_cgroups(char **files, int count, pid_t pid) {
+  char text[32];
+  int length = snprintf(text, sizeof text, "%d\n", (int)pid);
+  for (int i = 0; i < count; i++) {
+    int fd = open(files[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, text, (size_t)length) != length) return fail(91, "cannot join", files[i]);
+    close(fd);
+  }
+  return 0;
+}
+
+/*
+ * A free loop device bound to the image (its path in `name`), or -1. The kernel detaches it after
+ * the last unmount.
+ */
+static int attach_loop(const char *image, char *name, size_t size) {
+  int backing = open(image, O_RDWR | O_CLOEXEC);
+  if (backing < 0) return -1;
+  int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  if (control < 0) {
+    close(backing);
+    return -1;
+  }
+  int device = -1;
+  /* Another process may take the device found free before this one configures it: try again. */
+  for (int attempt = 0; attempt < 20 && device < 0; attempt++) {
+    int number = ioctl(control, LOOP_CTL_GET_FREE);
+    if (number < 0) break;
+    snprintf(name, size, "/dev/loop%d", number);
+    int fd = open(name, O_RDWR | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && mknod(name, S_IFBLK | 0660, makedev(7, number)) == 0) fd = open(name, O_RDWR | O_CLOEXEC);
+    if (fd < 0) break;
+    struct loop_config config;
+    memset(&config, 0, sizeof config);
+    config.fd = (unsigned)backing;
+    config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    int done = ioctl(fd, LOOP_CONFIGURE, &config);
+    if (done != 0 && (errno == EINVAL || errno == ENOTTY)) {
+      /* A kernel before 5.8: the two-step form. */
+      done = ioctl(fd, LOOP_SET_FD, backing);
+      if (done == 0) {
+        struct loop_info64 info;
+        memset(&info, 0, sizeof info);
+        info.lo_flags = LO_FLAGS_AUTOCLEAR;
+        if (ioctl(fd, LOOP_SET_STATUS64, &info) != 0) {
+          ioctl(fd, LOOP_CLR_FD, 0);
+          done = -1;
+        }
+      }
+    }
+    if (done == 0) device = fd;
+    else {
+      int error = errno;
+      close(fd);
+      errno = error;
+      if (error != EBUSY) break;
+    }
+  }
+  int error = errno;
+  close(control);
+  close(backing);
+  errno = error;
+  return device;
+}
+
+/*
+ * The loop device the image is attached to already (its path in `name`), or -1: a sandbox's
+ * previous mount may still be going away. Mounting the same file through a second device would
+ * give the kernel two ext4 file systems writing one image; through the same device the mount
+ * shares the one superblock, as `mount -o loop` does it.
+ */
+static int find_loop(const char *image, char *name, size_t size) {
+  struct stat st;
+  char real[PATH_MAX];
+  if (stat(image, &st) != 0 || realpath(image, real) == NULL) return -1;
+  DIR *dir = opendir("/sys/block");
+  if (dir == NULL) return -1;
+  int device = -1;
+  struct dirent *entry;
+  while (device < 0 && (entry = readdir(dir)) != NULL) {
+    if (strncmp(entry->d_name, "loop", 4) != 0) continue;
+    char file[PATH_MAX], backing[PATH_MAX];
+    snprintf(file, sizeof file, "/sys/block/%s/loop/backing_file", entry->d_name);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, backing, sizeof backing - 1);
+    close(fd);
+    if (n <= 0) continue;
+    backing[n] = '\0';
+    if (backing[n - 1] == '\n') backing[n - 1] = '\0';
+    if (strcmp(backing, real) != 0) continue;
+    snprintf(name, size, "/dev/%.40s", entry->d_name);
+    fd = open(name, O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct loop_info64 info;
+    if (ioctl(fd, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == st.st_dev && info.lo_inode == st.st_ino && info.lo_offset == 0 &&
+        info.lo_sizelimit == 0 && (info.lo_flags & LO_FLAGS_READ_ONLY) == 0) {
+      device = fd;
+    } else close(fd);
+  }
+  closedir(dir);
+  return device;
+}
+
+static int mount_image(const char *image, const char *root) {
+  char name[64];
+  int device = find_loop(image, name, sizeof name);
+  if (device < 0) device = attach_loop(image, name, sizeof name);
+  if (device < 0) return fail(92, "cannot attach a loop device to", image);
+  int mounted = mount(name, root, "ext4", MS_NOSUID | MS_NODEV, NULL);
+  int error = errno;
+  /* The mount holds the device now; closing it lets autoclear detach it at the unmount. */
+  close(device);
+  errno = error;
+  if (mounted != 0) return fail(92, "cannot mount", image);
+  char lost[PATH_MAX];
+  snprintf(lost, sizeof lost, "%s/lost+found", root);
+  rmdir(lost);
+  return 0;
+}
+
+static int copy_file(const char *from, const char *to, const struct stat *st) {
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return -1;
+  int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st->st_mode & 07777);
+  if (out < 0) {
+    close(in);
+    return -1;
+  }
+  off_t left = st->st_size;
+  int ok = 1;
+  while (left > 0 && ok) {
+    ssize_t sent = sendfile(out, in, NULL, (size_t)left);
+    if (sent > 0) left -= sent;
+    else if (sent < 0 && errno == EINTR) continue;
+    else ok = 0;
+  }
+  if (ok && (fchown(out, st->st_uid, st->st_gid) != 0 || fchmod(out, st->st_mode & 07777) != 0)) ok = 0;
+  int error = errno;
+  close(in);
+  close(out);
+  errno = error;
+  return ok ? 0 : -1;
+}
+
+/* Copies the directory tree `from` into the existing directory `to`: directories and files only. */
+static int copy_tree(const char *from, const char *to) {
+  DIR *dir = opendir(from);
+  if (dir == NULL) return fail(96, "cannot read", from);
+  struct dirent *entry;
+  int status = 0;
+  while (status == 0 && (entry = readdir(dir)) != NULL) {
+    if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
+    char source[PATH_MAX], target[PATH_MAX];
+    snprintf(source, sizeof source, "%s/%s", from, entry->d_name);
+    snprintf(target, sizeof target, "%s/%s", to, entry->d_name);
+    struct stat st;
+    if (lstat(source, &st) != 0) status = fail(96, "cannot read", source);
+    else if (S_ISDIR(st.st_mode)) {
+      if (mkdir(target, st.st_mode & 07777) != 0 || lchown(target, st.st_uid, st.st_gid) != 0 || chmod(target, st.st_mode & 07777) != 0) {
+        status = fail(96, "cannot make", target);
+      } else status = copy_tree(source, target);
+    } else if (S_ISREG(st.st_mode)) {
+      if (copy_file(source, target, &st) != 0) status = fail(96, "cannot copy", source);
+    } else if (S_ISLNK(st.st_mode)) {
+      char link[PATH_MAX];
+      ssize_t n = readlink(source, link, sizeof link - 1);
+      if (n >= 0) link[n] = '\0';
+      if (n < 0 || symlink(link, target) != 0 || lchown(target, st.st_uid, st.st_gid) != 0) status = fail(96, "cannot copy the link", source);
+    } else {
+      errno = EINVAL;
+      status = fail(96, "neither a file, a directory nor a link:", source);
+    }
+  }
+  closedir(dir);
+  return status;
+}
+
+/*
+ * Binds the host's /etc/<entry> read-only onto <stage>/etc/<entry>, made for it (with its parent
+ * directories) as a directory or an empty file, as the entry's target is.
+ */
+static int share_etc(const char *stage, const char *entry) {
+  if (entry[0] == '/' || strstr(entry, "..") != NULL) {
+    errno = EINVAL;
+    return fail(96, "cannot share", entry);
+  }
+  char source[PATH_MAX], target[PATH_MAX];
+  snprintf(source, sizeof source, "/etc/%s", entry);
+  snprintf(target, sizeof target, "%s/etc/%s", stage, entry);
+  struct stat st;
+  if (stat(source, &st) != 0) return fail(96, "cannot share", source);
+  for (char *slash = strchr(target + strlen(stage) + 5, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    int made = mkdir(target, 0755);
+    *slash = '/';
+    if (made != 0 && errno != EEXIST) return fail(96, "cannot make the place of", source);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (mkdir(target, 0755) != 0) return fail(96, "cannot make the place of", source);
+  } else {
+    int fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(96, "cannot make the place of", source);
+    close(fd);
+  }
+  if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+      mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
+    return fail(96, "cannot share", source);
+  }
+  return 0;
+}
+
+/* Opens `file` as descriptor `target`, inherited by the program. */
+static int open_as(const char *file, int target) {
+  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fd == target) return fcntl(fd, F_SETFD, 0);
+  int done = dup2(fd, target);
+  close(fd);
+  return done < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv) {
+  char *cgroups[MAX_CGROUPS];
+  int cgroup_count = 0;
+  char *etc[MAX_ETC];
+  int etc_count = 0;
+  const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
+  int i = 1;
+  for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
+    const char *flag = argv[i], *value = argv[i + 1];
+    if (strcmp(flag, "--cgroup") == 0 && cgroup_count < MAX_CGROUPS) cgroups[cgroup_count++] = argv[i + 1];
+    else if (strcmp(flag, "--etc") == 0 && etc_count < MAX_ETC) etc[etc_count++] = argv[i + 1];
+    else if (strcmp(flag, "--image") == 0) image = value;
+    else if (strcmp(flag, "--root") == 0) root = value;
+    else if (strcmp(flag, "--stage") == 0) stage = value;
+    else if (strcmp(flag, "--boot") == 0) boot = value;
+    else if (strcmp(flag, "--args") == 0) args = value;
+    else if (strcmp(flag, "--filter") == 0) filter = value;
+    else break;
+  }
+  if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter) {
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+    return 90;
+  }
+  char **program = &argv[i + 1];
+
+  pid_t joiner = -1;
+  if (cgroup_count > 0) {
+    pid_t self = getpid();
+    joiner = fork();
+    if (joiner < 0) return fail(91, "cannot fork to join", "the cgroups");
+    if (joiner == 0) _exit(join_cgroups(cgroups, cgroup_count, self));
+  }
+
+  int status = 0;
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    status = fail(90, "cannot make", "a mount namespace");
+  }
+  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root);
+  if (status == 0 && mount("aiem-stage", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
+    status = fail(96, "cannot mount the stage at", stage);
+  }
+  if (joiner > 0) {
+    int joined = 0;
+    while (waitpid(joiner, &joined, 0) < 0 && errno == EINTR) {
+    }
+    if (status == 0 && (!WIFEXITED(joined) || WEXITSTATUS(joined) != 0)) status = 91;
+  }
+  /* After the join: the stage's pages are charged to the sandbox's memory, as the kernel charges
+   * a tmpfs page to the cgroup of the process that writes it. */
+  if (status == 0) {
+    char source[PATH_MAX];
+    snprintf(source, sizeof source, "%s/stage", boot);
+    status = copy_tree(source, stage);
+  }
+  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
+  if (status != 0) return status;
+  if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
+  if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);
+  execvp(program[0], program);
+  return fail(96, "cannot run", program[0]);
+}
