@@ -19,6 +19,7 @@ import type {
 import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
 import type { SandboxHandle } from "./runtime/index.js";
+import { streamPieces } from "./stream-pieces.js";
 
 /** The most file bytes one ReadFileStream message carries: a quarter of the default request limit. */
 export const READ_STREAM_MESSAGE_BYTES = 1 << 20;
@@ -107,26 +108,10 @@ export function createFileStreamHandlers(deps: AccessDeps) {
       }
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
       let fileInfo: FileInfo | undefined = file.fileInfo;
-      let parts: Buffer[] = [];
-      let size = 0;
       try {
-        // Frames from the agent are joined into messages of READ_STREAM_MESSAGE_BYTES (each
-        // message costs an encoding, an envelope and a write, whatever its size), and what a read
-        // hands over at once (all that was buffered, up to the HTTP/2 window) is cut to that size.
-        for await (let chunk of file.body as AsyncIterable<Buffer>) {
-          while (size + chunk.length >= READ_STREAM_MESSAGE_BYTES) {
-            const take = READ_STREAM_MESSAGE_BYTES - size;
-            parts.push(chunk.subarray(0, take));
-            yield { data: parts.length === 1 ? parts[0]! : Buffer.concat(parts, READ_STREAM_MESSAGE_BYTES), fileInfo };
-            fileInfo = undefined;
-            parts = [];
-            size = 0;
-            chunk = chunk.subarray(take);
-          }
-          if (chunk.length > 0) {
-            parts.push(chunk);
-            size += chunk.length;
-          }
+        for await (const data of streamPieces(file.body, READ_STREAM_MESSAGE_BYTES)) {
+          yield { data, fileInfo };
+          fileInfo = undefined;
         }
       } catch (error) {
         throw agentError(deps, call, new ConnectError(`${path}: the read broke off: ${ConnectError.from(error).rawMessage}`, Code.Aborted));
@@ -134,7 +119,8 @@ export function createFileStreamHandlers(deps: AccessDeps) {
         // A caller that stops reading early ends the agent's stream too.
         file.body.destroy();
       }
-      if (size > 0 || fileInfo) yield { data: Buffer.concat(parts, size), fileInfo };
+      // An empty file is one message, with its description.
+      if (fileInfo) yield { data: new Uint8Array(0), fileInfo };
     } finally {
       deps.lifecycle.leave(call.row.uid);
     }
