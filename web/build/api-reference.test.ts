@@ -24,9 +24,15 @@ describe("the API reference", () => {
         const id = `${service.typeName}.${method.name}`;
         expect(api.html).toContain(`<h3 id="${id}">`);
         const rule = getOption(method, http);
-        const path = rule.pattern.case === "custom" ? rule.pattern.value.path : (rule.pattern.value as string);
         const section = api.html.slice(api.html.indexOf(`<h3 id="${id}">`), api.html.indexOf(`id="${method.input.typeName}"`));
-        expect(section).toContain(`<code class="http-path">${path.replace(/&/g, "&amp;")}</code>`);
+        if (rule.pattern.case === undefined) {
+          // The file streams: a client stream cannot be a REST call (their REST peers are :upload and :download).
+          expect(section, id).toContain("Connect and gRPC only.");
+          expect(section, id).not.toContain('class="http-path"');
+        } else {
+          const path = rule.pattern.case === "custom" ? rule.pattern.value.path : (rule.pattern.value as string);
+          expect(section).toContain(`<code class="http-path">${path.replace(/&/g, "&amp;")}</code>`);
+        }
         expect(api.toc).toContainEqual({ id, text: method.name, level: 3 });
       }
     }
@@ -68,7 +74,10 @@ describe("the API reference", () => {
   it("gives every method a search entry and a Try it button with an example request", () => {
     const methodCount = services.reduce((n, s) => n + s.methods.length, 0);
     expect(api.searchDocs.filter((d) => /\.[A-Z]\w+$/.test(d.id) && d.page.startsWith("API reference · ") && !d.page.includes("enginemanager")).length).toBeGreaterThanOrEqual(methodCount);
-    expect(api.html.match(/data-try="/g)!.length).toBe(methodCount);
+    // Try it sends one request: every method but the client stream (WriteFileStream).
+    const clientStreams = services.flatMap((s) => s.methods).filter((m) => m.methodKind === "client_streaming");
+    expect(clientStreams.map((m) => m.name)).toEqual(["WriteFileStream"]);
+    expect(api.html.match(/data-try="/g)!.length).toBe(methodCount - clientStreams.length);
     expect(api.serviceModules).toContain("@aiem/proto/enginemanager/v1/dai_engine_service_pb.js");
   });
 });

@@ -289,9 +289,14 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     const id = `${method.parent.typeName}.${method.name}`;
     ids.add(id);
     const bindings = bindingsOf(method);
-    const streaming = method.methodKind === "server_streaming"
-      ? `<p class="api-streaming"><span class="badge badge-streaming">Server streaming</span> Over REST the response is newline-delimited JSON, one object per message.</p>`
-      : "";
+    // A method without an HTTP binding is served over Connect and gRPC only (a client stream cannot be a REST call).
+    const rest = bindings.length > 0 ? " Over REST the response is newline-delimited JSON, one object per message." : " Connect and gRPC only.";
+    const streaming =
+      method.methodKind === "server_streaming"
+        ? `<p class="api-streaming"><span class="badge badge-streaming">Server streaming</span>${rest}</p>`
+        : method.methodKind === "client_streaming"
+          ? `<p class="api-streaming"><span class="badge badge-streaming">Client streaming</span> Connect and gRPC only.</p>`
+          : "";
     const example = sample(method);
     const curl = example.curl
       ? `<details class="api-example"><summary>REST example</summary>${codeBlockHtml(example.curl, "bash")}</details>`

@@ -6,9 +6,12 @@ import { access } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createEventBus, type EventBus, type Replay } from "@aiem/kit/events";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { createCluster, processesUnder, type Cluster, type Replica } from "./cluster.js";
 import { createRestClient, DAI_PROFILE, DAI_VERSION, SANDBOX_IMAGE, SANDBOX_TEMPLATE, type RestClient } from "./rest-client.js";
 
@@ -35,6 +38,7 @@ interface StateEvent {
 describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => {
   let cluster: Cluster;
   let api: RestClient;
+  let token: string;
   let bus: EventBus;
   let replay: Replay;
   const events: StateEvent[] = [];
@@ -42,7 +46,8 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
 
   beforeAll(async () => {
     cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
-    api = createRestClient(cluster.edge.url, await cluster.token("root", true));
+    token = await cluster.token("root", true);
+    api = createRestClient(cluster.edge.url, token);
     bus = await createEventBus({ natsUrl, prefix: `c${cluster.suffix}` });
     replay = bus.replay({ subjects: "enginemanager.engines.>" }, async (msg) => {
       messages++;
@@ -170,6 +175,27 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     const hosts = await Promise.all(uids.map(async (uid) => (await Promise.all(["sandbox-0", "sandbox-1"].map((r) => exists(join(cluster.root, r, "sandboxes", uid))))).indexOf(true)));
     expect(new Set(hosts)).toEqual(new Set([0, 1]));
     for (const [i, s] of sandboxes.entries()) for (let k = 0; k < 2; k++) expect(await echoIn(s, `out-${i}-${k}`)).toBe(`out-${i}-${k}`);
+    // A client stream names its sandbox in its first message: the replica that takes the call
+    // reads that far, and the owner gets the first message and the rest.
+    const files = createClient(
+      FilesystemService,
+      createConnectTransport({ baseUrl: cluster.edge.url, httpVersion: "2", interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))] }),
+    );
+    for (const [i, s] of sandboxes.entries()) {
+      for (let k = 0; k < 2; k++) {
+        const content = Buffer.alloc(3 << 20, `stream-${i}-${k}`);
+        const path = `/workspace/stream-${k}.bin`;
+        async function* messages() {
+          yield { header: { name: s, path } };
+          for (let at = 0; at < content.length; at += 1 << 20) yield { data: content.subarray(at, at + (1 << 20)) };
+          yield { last: true };
+        }
+        expect((await files.writeFileStream(messages())).fileInfo?.size, `${s} via ${k}`).toBe(BigInt(content.length));
+        const parts: Uint8Array[] = [];
+        for await (const m of files.readFileStream({ name: s, path })) parts.push(m.data);
+        expect(Buffer.concat(parts).equals(content), `${s} read via ${k}`).toBe(true);
+      }
+    }
 
     // One workspace drive whichever replica runs the sandbox: a file put there from a sandbox on
     // one replica is taken into a sandbox on the other.

@@ -229,6 +229,20 @@ describe("protocol sniffing", () => {
       });
     });
 
+  it("lets an HTTP/2 client send megabytes ahead, in large frames", async () => {
+    const session = http2Connect(inProcessUrl);
+    try {
+      const settings = await new Promise<import("node:http2").Settings>((resolve) => session.once("remoteSettings", resolve));
+      expect([settings.initialWindowSize, settings.maxFrameSize]).toEqual([4 << 20, 1 << 20]);
+      // The connection's own window is raised past the 64 KiB every connection starts with; the
+      // server sends that update when the session starts, so it has arrived once a ping is answered.
+      await new Promise<void>((resolve, reject) => session.ping((error) => (error ? reject(error) : resolve())));
+      expect(session.state.remoteWindowSize).toBe(16 << 20);
+    } finally {
+      session.close();
+    }
+  });
+
   it("waits for enough bytes when a request starts like the HTTP/2 preface", async () => {
     const body = JSON.stringify({ name: "shelves/p/books/1" });
     const text = await raw([

@@ -15,6 +15,13 @@ import type { NodeHandler } from "../transcoder/transcoder.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
+// What an HTTP/2 client may send before the edge acknowledges it, and in how large frames. With
+// HTTP/2's defaults (64 KiB windows, 16 KiB frames) a 64 MiB upload is 4096 frames and as many
+// window updates through the event loop. A stream may have one request-body limit's worth in
+// flight, a connection four; what is not yet read is held only until the handler reads it.
+const RECEIVE_SETTINGS = { initialWindowSize: 4 << 20, maxFrameSize: 1 << 20 };
+const CONNECTION_WINDOW_BYTES = 16 << 20;
+
 export interface EdgeServerOptions {
   readonly http1?: ServerOptions;
   readonly http2?: Http2ServerOptions;
@@ -38,11 +45,14 @@ export interface EdgeServer {
 export function createEdgeServer(handler: NodeHandler, options: EdgeServerOptions = {}): EdgeServer {
   const http1 = createHttp1Server(options.http1 ?? {}, handler);
   http1.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
-  const http2 = createHttp2Server(options.http2 ?? {}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
-    handler(req, res),
+  const http2 = createHttp2Server(
+    { ...options.http2, settings: { ...RECEIVE_SETTINGS, ...options.http2?.settings } },
+    (req: Http2ServerRequest, res: Http2ServerResponse) => handler(req, res),
   );
   const sessions = new Set<Http2Session>();
   http2.on("session", (session) => {
+    // The connection's window is no setting: it is raised on each session.
+    session.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });

@@ -17,9 +17,13 @@ import type {
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
+import { streamPieces } from "./stream-pieces.js";
 
 /** The largest file ReadFile returns in one response (and the agent channel's message bound). */
 export const MAX_FILE_BYTES = 256 << 20;
+
+/** Bytes taken from the agent's stream at a time while a whole file is gathered. */
+const READ_PIECE_BYTES = 1 << 20;
 
 /**
  * Parses the octal permission string of a write (`0644`, `755`); undefined when none is given,
@@ -83,7 +87,8 @@ async function readRaw(
     if (size > 0) {
       content = Buffer.allocUnsafe(size);
       let offset = 0;
-      for await (const chunk of body as AsyncIterable<Buffer>) {
+      // In pieces: a for await would join all that is buffered at each turn, one more copy.
+      for await (const chunk of streamPieces(body, READ_PIECE_BYTES)) {
         chunk.copy(content, offset);
         offset += chunk.length;
       }
@@ -91,7 +96,7 @@ async function readRaw(
       // A file that gives no size (as /proc's) is read to its end.
       const parts: Buffer[] = [];
       let offset = 0;
-      for await (const chunk of body as AsyncIterable<Buffer>) {
+      for await (const chunk of streamPieces(body, READ_PIECE_BYTES)) {
         parts.push(chunk);
         offset += chunk.length;
         if (offset > maxBytes) throw tooLarge();

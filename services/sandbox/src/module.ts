@@ -33,6 +33,7 @@ import { createDriveHandlers } from "./drive-service.js";
 import { createFilesystemHandlers } from "./filesystem-service.js";
 import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
 import { sandboxMigrations } from "./migrations.js";
+import { createFileStreamHandlers } from "./file-streams.js";
 import { createFileTransferRoute } from "./file-transfer.js";
 import { createPortProxy } from "./port-proxy.js";
 import { createPortHandlers, createPortUrls } from "./port-service.js";
@@ -132,7 +133,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
   const handlers = {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
-    filesystem: createFilesystemHandlers(access),
+    filesystem: { ...createFilesystemHandlers(access), ...createFileStreamHandlers(access) },
     processes: createProcessHandlers({ ...access, hub, secrets: deps.secrets, keepAliveMs: settings.keepAliveMs ?? 5_000 }),
     ports: createPortHandlers({ ...access, urls: createPortUrls(createContentUrls(deps.config, publicUrl)), closeConnections: proxy.closeConnections }),
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),

@@ -5,6 +5,7 @@ import { stopSharedHarness } from "./testing.js";
 import "./engines.suite.js";
 import "./filesystem.suite.js";
 import "./file-transfer.suite.js";
+import "./file-streams.suite.js";
 import "./drive-secrets.suite.js";
 import "./metrics.suite.js";
 import "./permissions.suite.js";

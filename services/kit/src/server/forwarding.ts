@@ -70,7 +70,8 @@ function clientFor(method: DescMethod, url: string): AnyClient {
 }
 
 /**
- * Wraps a unary or server-streaming handler so that ServedElsewhere is answered by the owner.
+ * Wraps a handler so that ServedElsewhere is answered by the owner (bidirectional streams are
+ * left as they are: nothing of ours uses them).
  * A server stream is forwarded only when the handler gave up before its first message, which is
  * where a handler decides who serves it.
  */
@@ -92,7 +93,56 @@ export function forwardable(method: DescMethod, fn: (req: unknown, ctx: HandlerC
   if (method.methodKind === "server_streaming") {
     return (req: unknown, ctx: HandlerContext) => forwardStream(method, fn(req, ctx) as AsyncIterable<unknown>, req, ctx);
   }
+  if (method.methodKind === "client_streaming") {
+    return (requests: unknown, ctx: HandlerContext) => forwardClientStream(method, fn, requests as AsyncIterable<unknown>, ctx);
+  }
   return fn;
+}
+
+/**
+ * A client stream names what it is about in its first message, so a handler reads that one
+ * before it can know who serves the call. The first message is kept; should the handler give up
+ * with ServedElsewhere having read no further, the owner gets it and then the rest of the stream.
+ */
+async function forwardClientStream(
+  method: DescMethod,
+  fn: (req: unknown, ctx: HandlerContext) => unknown,
+  requests: AsyncIterable<unknown>,
+  ctx: HandlerContext,
+): Promise<unknown> {
+  const source = requests[Symbol.asyncIterator]();
+  const kept: unknown[] = [];
+  let readPastFirst = false;
+  const watched: AsyncIterable<unknown> = {
+    [Symbol.asyncIterator]: () => ({
+      async next() {
+        const next = await source.next();
+        if (!next.done) {
+          if (kept.length === 0) kept.push(next.value);
+          else readPastFirst = true;
+        }
+        return next;
+      },
+      async return(value?: unknown) {
+        return (await source.return?.(value)) ?? { done: true, value: undefined };
+      },
+    }),
+  };
+  try {
+    return await fn(watched, ctx);
+  } catch (err) {
+    if (!(err instanceof ServedElsewhere)) throw err;
+    refuseSecondHop(ctx, err);
+    if (readPastFirst) throw new ConnectError(`${err.message}; retry shortly`, Code.Unavailable);
+    async function* replay(): AsyncGenerator<unknown> {
+      yield* kept;
+      for (let next = await source.next(); !next.done; next = await source.next()) yield next.value;
+    }
+    const call = clientFor(method, err.url)[method.localName] as (req: AsyncIterable<unknown>, opts: object) => Promise<unknown>;
+    return await call(replay(), { headers: forwardHeaders(ctx), signal: ctx.signal }).catch((e: unknown) => {
+      throw ownerSilent(e, err);
+    });
+  }
 }
 
 async function* forwardStream(method: DescMethod, source: AsyncIterable<unknown>, req: unknown, ctx: HandlerContext): AsyncGenerator<unknown> {

@@ -1,0 +1,41 @@
+import { PassThrough, Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { streamPieces } from "./stream-pieces.js";
+
+async function collect(stream: Readable, size: number): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for await (const piece of streamPieces(stream, size)) out.push(piece);
+  return out;
+}
+
+describe("streamPieces", () => {
+  it("cuts what arrives in chunks of any size into pieces of the size asked, the rest last", async () => {
+    // Chunks that arrive one by one with I/O between them, smaller and larger than a piece.
+    const sizes = [3, 10, 1, 25, 7];
+    const source = Readable.from(
+      (async function* () {
+        for (const [i, n] of sizes.entries()) {
+          yield Buffer.alloc(n, i);
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      })(),
+      { objectMode: false },
+    );
+    const pieces = await collect(source, 8);
+    expect(pieces.map((p) => p.length)).toEqual([8, 8, 8, 8, 8, 6]);
+    expect(Buffer.concat(pieces)).toEqual(Buffer.concat(sizes.map((n, i) => Buffer.alloc(n, i))));
+  });
+
+  it("ends on an empty stream, and fails with the stream's error", async () => {
+    const empty = new PassThrough();
+    empty.end();
+    expect(await collect(empty, 8)).toEqual([]);
+    const broken = new PassThrough();
+    broken.write(Buffer.alloc(4));
+    setTimeout(() => broken.destroy(new Error("reset")), 5);
+    await expect(collect(broken, 8)).rejects.toThrow("reset");
+    const closed = new PassThrough();
+    setTimeout(() => closed.destroy(), 5);
+    await expect(collect(closed, 8)).rejects.toThrow("closed before its end");
+  });
+});
