@@ -30,6 +30,7 @@ import {
   enqueueSandboxState,
   failLiveProcesses,
   loadSandboxByUid,
+  recordSandboxRunning,
   sandboxStateName,
   sandboxStateOf,
   transitionSandbox,
@@ -428,7 +429,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       const moved = await context
         .write(async (trx) =>
           started.ok
-            ? transitionSandbox(trx, uid, [S.STARTING], S.RUNNING, now(), { lastActivity: now(), startTime: now() })
+            ? recordSandboxRunning(trx, row, now())
             : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
         )
         .finally(() => launched.delete(uid));
