@@ -73,7 +73,11 @@ describe("sandbox engines: create and get", () => {
       maxRunningDuration: "28800s",
       environmentalVariables: { FROM_TEMPLATE: "template", SHARED: "template" },
     });
-    expect(r).toMatchObject({ pendingReason: "PENDING_REASON_CREATING_RESOURCES", pendingMessage: "setting up the sandbox's isolated environment" });
+    // A cold create starts the agent before it answers: the answer says what the start is at.
+    expect([
+      ["PENDING_REASON_CREATING_RESOURCES", "setting up the sandbox's isolated environment"],
+      ["PENDING_REASON_WAITING_READINESS", "waiting for the sandbox's agent to answer"],
+    ]).toContainEqual([r.pendingReason, r.pendingMessage]);
     const running = await h.waitState(r.name, "STATE_RUNNING");
     expect(running.uid).toBe(r.uid);
     expect(running).toMatchObject({ pendingReason: "PENDING_REASON_UNSPECIFIED", pendingMessage: "" });

@@ -208,6 +208,39 @@ describe("sandbox lifecycle", () => {
     }
   });
 
+  it("starts a cold sandbox's agent before writing its row: a refused create removes it, and so does a restart when no row was written", async () => {
+    const early = await startExtraModule(h, "early");
+    const c = await early.clients("alice");
+    const sandboxes = path.join(early.dataDir, "sandboxes");
+    const dirs = () => fs.readdirSync(sandboxes).sort();
+    try {
+      const first = await createVia(c, "early-1");
+      expect(first.state).toBe(SandboxEngine_State.STARTING);
+      await waitFor(async () => (await stateOf(c, first.name)) === SandboxEngine_State.RUNNING);
+      expect(dirs()).toEqual([first.uid]);
+      // The same id again: its agent was already on its way when the row turned out to exist.
+      expect((await failure(createVia(c, "early-1"))).code).toBe(Code.AlreadyExists);
+      // Its removal waits for that start to end, so the refusal comes while it is still there.
+      expect(dirs()).toHaveLength(2);
+      await waitFor(async () => dirs().length === 1);
+      expect(dirs()).toEqual([first.uid]);
+
+      // A service that died between starting an agent and writing its row left the agent running.
+      await early.module.stop();
+      const orphanRuntime = createLocalSandboxRuntime({ dataDir: early.dataDir, cacheDir: AGENT_CACHE, keepRunning: true });
+      const orphan = await orphanRuntime.start("never-written");
+      await orphanRuntime.close();
+      expect(processStartTime(orphan.pid)).toBeDefined();
+      expect(dirs()).toEqual([first.uid, "never-written"].sort());
+      await early.module.start();
+      expect(dirs()).toEqual([first.uid]);
+      await waitFor(async () => processStartTime(orphan.pid) === undefined);
+      expect(await stateOf(c, first.name)).toBe(SandboxEngine_State.RUNNING);
+    } finally {
+      await early.stop();
+    }
+  });
+
   it("after a restart of the service, adopts the sandboxes that ran: processes run on, and none of their output is lost", async () => {
     const sb = await h.createSandbox("restart");
     ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/kept.txt", content: b64("kept") } }));

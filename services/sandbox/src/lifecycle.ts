@@ -30,6 +30,7 @@ import {
   enqueueSandboxState,
   failLiveProcesses,
   loadSandboxByUid,
+  recordSandboxRunning,
   sandboxStateName,
   sandboxStateOf,
   transitionSandbox,
@@ -129,6 +130,14 @@ export interface Lifecycle {
   idleMs(row: Pick<SandboxRow, "uid" | "state" | "last_activity">, now?: number): number;
   /** The runtime id of a new sandbox: a warm sandbox with these limits when one is ready, else its uid. */
   claimRuntimeId(uid: string, limits: SandboxLimits): string;
+  /**
+   * Starts a new sandbox's agent before its row is written, so that writing it, the create's
+   * answer and the pass that records it running overlap the start; that pass takes this start
+   * over. Resolves once the start had its turn to reach the launcher.
+   */
+  startEarly(uid: string, runtimeId: string, limits: SandboxLimits): Promise<void>;
+  /** The row of a sandbox started early was not written: its agent is stopped and removed. */
+  discardEarly(uid: string, runtimeId: string): void;
   /** The runtime's report of an agent that ended without being stopped. */
   agentEnded(runtimeId: string): void;
 }
@@ -163,6 +172,8 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   const failing = new Set<string>();
   /** Starting sandboxes whose environment was launched; the agent has not answered yet. */
   const launched = new Set<string>();
+  /** Starts begun by a create before its row was written, by runtime id, until a pass takes them. */
+  const early = new Map<string, Promise<Started>>();
   /** Warm sandboxes by limits key, in the order they became ready; keys in least-recent-use order. */
   const pool = new Map<string, { limits: SandboxLimits; ready: string[]; filling: number }>();
   let timer: NodeJS.Timeout | undefined;
@@ -252,8 +263,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     return claimed ?? uid;
   }
 
-  /** Removes warm sandboxes' directories that no sandbox engine owns (left by an earlier run). */
-  async function removeStalePoolDirs(): Promise<void> {
+  /**
+   * Removes the sandboxes that no sandbox engine owns, left by an earlier run: warm ones, and a
+   * cold start begun (startEarly) by a create whose row was never written.
+   */
+  async function removeStaleDirs(): Promise<void> {
     const dir = path.join(runtime.dataDir, "sandboxes");
     let names: string[];
     try {
@@ -261,14 +275,15 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     } catch {
       return;
     }
-    const candidates = names.filter((n) => n.startsWith(POOL_PREFIX));
-    if (candidates.length === 0) return;
-    const owned = new Set(
-      ((await db().selectFrom("sandbox_engines").select("runtime_id").where("runtime_id", "in", candidates).execute()) as { runtime_id: string }[]).map(
-        (r) => r.runtime_id,
-      ),
-    );
-    for (const name of candidates) if (!owned.has(name)) await runtime.destroy(name).catch(() => undefined);
+    for (let i = 0; i < names.length; i += 500) {
+      const candidates = names.slice(i, i + 500);
+      const owned = new Set(
+        ((await db().selectFrom("sandbox_engines").select("runtime_id").where("runtime_id", "in", candidates).execute()) as { runtime_id: string }[]).map(
+          (r) => r.runtime_id,
+        ),
+      );
+      for (const name of candidates) if (!owned.has(name)) await runtime.destroy(name).catch(() => undefined);
+    }
   }
 
   /** Warms sandboxes for the templates used most recently, so the next creates start warm. */
@@ -317,17 +332,41 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
   type Started = { ok: true; adopted: boolean } | { ok: false; reason: string; agentGone: boolean };
 
+  function startRuntime(uid: string, runtimeId: string, limits: SandboxLimits): Promise<Started> {
+    return runtime.start(runtimeId, { limits, onLaunched: () => launched.add(uid) }).then(
+      (handle): Started => ({ ok: true, adopted: handle.adopted }),
+      (err: unknown): Started => {
+        const agentGone = err instanceof SandboxRuntimeError && err.code === "agent-gone";
+        return { ok: false, reason: err instanceof Error ? err.message : String(err), agentGone };
+      },
+    );
+  }
+
   async function startAgent(row: SandboxRow): Promise<Started> {
+    const begun = early.get(row.runtime_id);
+    early.delete(row.runtime_id);
     // The limits come from the template as it was when the sandbox was created.
-    const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
-    try {
-      const handle = await runtime.start(row.runtime_id, { limits, onLaunched: () => launched.add(row.uid) });
-      owners.set(row.runtime_id, row.uid);
-      return { ok: true, adopted: handle.adopted };
-    } catch (err) {
-      const agentGone = err instanceof SandboxRuntimeError && err.code === "agent-gone";
-      return { ok: false, reason: err instanceof Error ? err.message : String(err), agentGone };
-    }
+    const started =
+      (await begun) ?? (await startRuntime(row.uid, row.runtime_id, limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {})));
+    if (started.ok) owners.set(row.runtime_id, row.uid);
+    return started;
+  }
+
+  async function startEarly(uid: string, runtimeId: string, limits: SandboxLimits): Promise<void> {
+    if (stopped || early.has(runtimeId)) return;
+    early.set(runtimeId, startRuntime(uid, runtimeId, limits));
+    // The start runs synchronously from here to the launcher (a few awaits of settled work, then
+    // the files, cgroup and arguments): one turn of the event loop lets it get there before the
+    // caller writes the row, which then overlaps the agent's start in other processes.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  function discardEarly(uid: string, runtimeId: string): void {
+    const begun = early.get(runtimeId);
+    if (!begun) return;
+    early.delete(runtimeId);
+    launched.delete(uid);
+    void runtime.destroy(runtimeId).catch(() => undefined);
   }
 
   /** Whether this replica runs the sandbox, taking it when no replica does yet. */
@@ -349,6 +388,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     const state = sandboxStateOf(row.state);
 
     if (row.desired === "deleted") {
+      early.delete(row.runtime_id);
       owners.delete(row.runtime_id);
       await runtime.destroy(row.runtime_id);
       await context.write(async (trx) => {
@@ -367,6 +407,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
     if (row.desired === "terminated") {
       if (state === S.TERMINATED) return;
+      early.delete(row.runtime_id);
       owners.delete(row.runtime_id);
       await runtime.destroy(row.runtime_id);
       await context.write(async (trx) => {
@@ -388,7 +429,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       const moved = await context
         .write(async (trx) =>
           started.ok
-            ? transitionSandbox(trx, uid, [S.STARTING], S.RUNNING, now(), { lastActivity: now(), startTime: now() })
+            ? recordSandboxRunning(trx, row, now())
             : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
         )
         .finally(() => launched.delete(uid));
@@ -561,7 +602,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     },
     async start() {
       stopped = false;
-      await removeStalePoolDirs();
+      await removeStaleDirs();
       // Sandboxes left running are adopted (and those that ran before run again) before the
       // service says it is ready, so that no call routed here finds a sandbox without its agent.
       await Promise.all(await sweep());
@@ -592,6 +633,8 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     startPhase: (uid) => (launched.has(uid) ? "launched" : "creating"),
     idleMs,
     claimRuntimeId,
+    startEarly,
+    discardEarly,
     agentEnded,
   };
 }

@@ -191,12 +191,23 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         placement: lifecycle.placement,
         resource: encodeSandbox(engine),
       };
-      const inserted = await context.write((trx) => insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now));
+      // A cold start begins before the row is written: the write, the answer and the pass that
+      // records it running overlap the agent's start (which the pass then takes over).
+      if (!warm) await lifecycle.startEarly(row.uid, runtimeId, limitsOf(templateInfo));
+      let inserted: boolean;
+      try {
+        inserted = await context.write((trx) => insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now));
+      } catch (error) {
+        lifecycle.discardEarly(row.uid, runtimeId);
+        throw error;
+      }
       if (!inserted) {
-        void deps.runtime.destroy(runtimeId).catch(() => undefined);
+        if (warm) void deps.runtime.destroy(runtimeId).catch(() => undefined);
+        else lifecycle.discardEarly(row.uid, runtimeId);
         throw alreadyExists(name, SANDBOX_RESOURCE_TYPE);
       }
-      // After the answer is on its way: starting an agent may hold the event loop for a moment.
+      // After the answer is on its way: the pass that takes the start over (or, from a warm
+      // sandbox, finds nothing left to do).
       setImmediate(() => void lifecycle.kick(row.uid));
       return { sandboxEngine: present(row) };
     },

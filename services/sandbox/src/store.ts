@@ -199,6 +199,25 @@ export async function transitionSandbox(
   return { row: updated, previous };
 }
 
+/**
+ * STARTING -> RUNNING with its event, in one statement: the start's last step, on a cold start's
+ * path. `row` is the row as the pass that started the agent read it; the statement matches only
+ * while the sandbox is still STARTING, and nothing else changes a starting sandbox's other columns.
+ */
+export async function recordSandboxRunning(exec: Executor, row: SandboxRow, now: Date): Promise<SandboxRow | undefined> {
+  const running = sandboxStateName(SandboxEngine_State.RUNNING);
+  const update = exec
+    .updateTable("sandbox_engines")
+    .set({ state: running, update_time: now, last_activity: now, start_time: now })
+    .where("uid", "=", row.uid)
+    .where("state", "=", sandboxStateName(SandboxEngine_State.STARTING))
+    .returning("uid");
+  const updated: SandboxRow = { ...row, state: running, update_time: now, last_activity: now, start_time: now };
+  const event = sandboxStateMessage(updated, SandboxEngine_State.STARTING, now, 0);
+  const result = await sql<{ uid: string }>`with moved as (${update}), event as (${enqueueWhen("moved", event)}) select uid from moved`.execute(exec);
+  return result.rows.length > 0 ? updated : undefined;
+}
+
 /** Records a sandbox engine's state change; `row` undefined-state means the deletion finished. */
 export async function enqueueSandboxState(
   trx: Executor,
