@@ -96,6 +96,15 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 /** How often a wait looks at its process again even without news. */
 const RECHECK_MS = 2_000;
 
+/**
+ * How long, and for how many processes, the row of a process whose end this service recorded is
+ * kept for the wait that usually follows at once. Every call inside a sandbox is served by the
+ * replica that runs it, and an ended row changes only by being deleted (here, or with its
+ * sandbox, which the call's own check finds first), so the kept row is the stored one.
+ */
+const ENDED_KEEP_MS = 30_000;
+const ENDED_KEEP_MAX = 512;
+
 /** The failure reason of a process the kernel killed at the sandbox's memory limit. */
 export const OUT_OF_MEMORY = "out of memory: the kernel killed it when the sandbox reached its memory limit";
 
@@ -129,6 +138,25 @@ export function createProcessHandlers(deps: ProcessDeps) {
   const watchedWith = new Map<string, SandboxHandle>();
   /** Processes being started, so two start calls cannot both start one. */
   const starting = new Set<string>();
+  /** Rows of processes whose end this service recorded lately, by process key (see ENDED_KEEP_MS). */
+  const endedRows = new Map<string, { row: ProcessRow; at: number }>();
+
+  function keepEnded(key: string, row: ProcessRow): void {
+    const now = Date.now();
+    endedRows.delete(key);
+    endedRows.set(key, { row, at: now });
+    for (const [k, kept] of endedRows) {
+      if (endedRows.size <= ENDED_KEEP_MAX && now - kept.at < ENDED_KEEP_MS) break;
+      endedRows.delete(k);
+    }
+  }
+
+  function keptEnded(key: string): ProcessRow | undefined {
+    const kept = endedRows.get(key);
+    if (kept && Date.now() - kept.at < ENDED_KEEP_MS) return kept.row;
+    endedRows.delete(key);
+    return undefined;
+  }
 
   async function openProcess(ctx: HandlerContext, name: string, action: Action) {
     const { workspace, sandbox_engine, process } = processPattern.parse(name, "name");
@@ -252,6 +280,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
         }
       });
       const [ended] = await Promise.all([recorded, sealed]);
+      const final = ended && [P.SUCCEEDED, P.FAILED].includes(processStateOf(ended.state));
+      if (ended && final && ended.agent_id === agentId) keepEnded(key, ended);
       return ended;
     })().finally(() => {
       if (watches.get(key) === done) {
@@ -494,6 +524,7 @@ export function createProcessHandlers(deps: ProcessDeps) {
         }
       }
       await db().deleteFrom("processes").where("sandbox_uid", "=", call.row.uid).where("id", "=", row.id).execute();
+      endedRows.delete(key);
       hub.notify(key);
       return { process: presentProcess(last) };
     },
@@ -522,6 +553,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
       if (watcher) {
         const ended = await lifecycle.busy(call.row.uid, () => untilAborted(watcher, ctx.signal));
         if (ended && (processStateOf(ended.state) === P.SUCCEEDED || processStateOf(ended.state) === P.FAILED)) return { process: presentProcess(ended) };
+      } else {
+        const kept = keptEnded(processKey(call.row.uid, process));
+        if (kept) return { process: presentProcess(kept) };
       }
       const row = await loadProcess(db(), call.row.uid, process);
       if (!row) throw notFound(req.name, PROCESS_RESOURCE_TYPE);

@@ -130,6 +130,11 @@ describe("processes: create, start, get, list, delete", () => {
     const again = await create({ command: "echo", args: ["reborn"] }, "autoRun=true&processId=doomed");
     await wait(again.name);
     expect((await output(again.name)).text).toBe("reborn\n");
+    // Ended, waited for, deleted: a wait then knows it no more (the ended row kept for waits goes too).
+    ok(await h.rest("DELETE", `/v1/${again.name}`));
+    expectError(await h.rest("POST", `/v1/${again.name}:wait`, { body: {} }), "NOT_FOUND", again.name);
+    const third = await create({ command: "sh", args: ["-c", "exit 4"] }, "autoRun=true&processId=doomed");
+    expect(await wait(third.name)).toMatchObject({ state: "STATE_FAILED", exitCode: 4 });
   });
 
   it("records creation, start and end as events without the command or environment", async () => {

@@ -16,6 +16,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { quoteIdent } from "./identifiers.js";
+import { createVacuumer, type Vacuumer } from "./pglite-vacuum.js";
 
 /**
  * One embedded PostgreSQL instance with the lock that stands in for a pool.
@@ -34,6 +35,8 @@ export interface SharedPglite {
   refs: number;
   /** Keeps other processes out of the data directory; none for in-memory instances. */
   readonly directoryLock: DirectoryLock | undefined;
+  /** Vacuums the instance now and then, as autovacuum would (pglite-vacuum.ts). */
+  readonly vacuumer: Vacuumer;
 }
 
 const INT8 = 20;
@@ -94,7 +97,9 @@ async function openPglite(key: string): Promise<SharedPglite> {
         [INT8_ARRAY]: parseInt8Array,
       },
     });
-    return { pglite, lock: new Mutex(), searchPath: undefined, refs: 0, directoryLock };
+    const lock = new Mutex();
+    const vacuumer = createVacuumer((statement) => pglite.exec(statement), lock, () => pglite.closed);
+    return { pglite, lock, searchPath: undefined, refs: 0, directoryLock, vacuumer };
   } catch (err) {
     directoryLock?.release();
     throw err;
@@ -145,7 +150,7 @@ class PgliteDriver implements Driver {
 
   constructor(config: PgliteDialectConfig) {
     this.#config = config;
-    this.#connection = new PgliteConnection(config.shared.pglite);
+    this.#connection = new PgliteConnection(config.shared);
   }
 
   async init(): Promise<void> {}
@@ -211,9 +216,11 @@ const COUNTED_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
 
 class PgliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite;
+  readonly #vacuumer: Vacuumer;
 
-  constructor(pglite: PGlite) {
-    this.#pglite = pglite;
+  constructor(shared: SharedPglite) {
+    this.#pglite = shared.pglite;
+    this.#vacuumer = shared.vacuumer;
   }
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
@@ -227,6 +234,7 @@ class PgliteConnection implements DatabaseConnection {
       result = await this.#pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     }
     const command = (result as { command?: string }).command;
+    this.#vacuumer.ran(command !== undefined && COUNTED_COMMANDS.has(command) ? (result.affectedRows ?? 0) : 1);
     return {
       rows: result.rows ?? [],
       ...(command !== undefined && COUNTED_COMMANDS.has(command)

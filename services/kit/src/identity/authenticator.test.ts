@@ -86,6 +86,19 @@ describe("embedded mode", () => {
     expect(err.rawMessage).toBe("token expired");
   });
 
+  it("accepts a token it verified before only until the token expires", async () => {
+    const strict = createAuthenticator({ dataDir, clockToleranceSeconds: 0 });
+    const token = await mintEmbeddedToken(key, { user: "alice", ttlSeconds: 60, now: new Date(Date.now() - 59_000) });
+    const exp = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()).exp as number;
+    const first = await strict.authenticate(`Bearer ${token}`);
+    // The second answer comes from memory: the same principal.
+    expect(await strict.authenticate(`Bearer ${token}`)).toBe(first);
+    await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 50));
+    const err = await failure(strict.authenticate(`Bearer ${token}`));
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(err.rawMessage).toBe("token expired");
+  });
+
   it("rejects a token signed by another key (forged)", async () => {
     const otherKey = await loadOrCreateSigningKey(await tempDir());
     const err = await failure(auth.authenticate(`Bearer ${await mintEmbeddedToken(otherKey, { user: "alice", admin: true })}`));

@@ -27,17 +27,18 @@ async function codeOf(fn: () => unknown): Promise<Code | "ok"> {
   }
 }
 
-for (const mode of ["helper", "direct"] as const) {
+for (const mode of ["resident", "helper", "direct"] as const) {
   describe(`processes (${mode})`, () => {
     let manager: ProcessManager;
     let n = 0;
     const id = () => `${mode}-${++n}`;
 
     beforeAll(() => {
-      if (mode === "helper" && helperPath === undefined) return;
+      if (mode !== "direct" && helperPath === undefined) return;
       manager = createProcessManager({
         root,
-        helperPath: mode === "helper" ? helperPath : undefined,
+        helperPath: mode !== "direct" ? helperPath : undefined,
+        residentHelper: mode === "resident",
         outputLimitBytes: 1 << 16,
         drainTimeoutMs: 200,
         oomScoreAdj: 500,
@@ -65,7 +66,7 @@ for (const mode of ["helper", "direct"] as const) {
         processId: id(),
         command: "sh",
         // Only the helper sets the OOM score before the program runs; directly it follows a moment later.
-        args: ["-c", `pwd; echo "$A" >&2; ${mode === "helper" ? "cat /proc/self/oom_score_adj" : "echo 500"}; exit 7`],
+        args: ["-c", `pwd; echo "$A" >&2; ${mode !== "direct" ? "cat /proc/self/oom_score_adj" : "echo 500"}; exit 7`],
         workingDirectory: "",
         environment: { A: "x" },
       });
@@ -106,6 +107,71 @@ for (const mode of ["helper", "direct"] as const) {
     });
   });
 }
+
+describe("processes: the resident helper", () => {
+  let manager: ProcessManager;
+  beforeAll(() => {
+    // Compiled with the machine's C compiler; without one there is no helper to test.
+    if (helperPath !== undefined) manager = createProcessManager({ root, helperPath, outputLimitBytes: 1 << 16, drainTimeoutMs: 200 });
+  });
+  afterAll(() => manager?.close());
+
+  const start = (processId: string, script: string) =>
+    manager.start({ processId, command: "sh", args: ["-c", script], workingDirectory: "", environment: {} });
+  const stdoutOf = async (processId: string) => {
+    const { log } = manager.get(processId);
+    while (!log.sealed) await log.changed();
+    return log.collect("stdout").data.toString();
+  };
+
+  it("loses no output written before the agent opened the pipes", async (ctx) => {
+    if (!manager) ctx.skip();
+    // Far more than a pipe holds: the program blocks until the agent reads, and nothing is dropped.
+    const record = await start("much", "head -c 1000000 /dev/zero; echo done >&2");
+    expect((await record.exited).exitCode).toBe(0);
+    while (!record.log.sealed) await record.log.changed();
+    expect(record.log.end).toBe(1000000 + "done\n".length);
+    expect(record.log.collect("stderr").data.toString()).toBe("done\n");
+  });
+
+  it("gives no process another's pipes, so one's output ends when it does", async (ctx) => {
+    if (!manager) ctx.skip();
+    const holder = await start("holder", "sleep 30");
+    const holderPipes = ["1", "2"].map((fd) => fs.readlinkSync(`/proc/${holder.pid}/fd/${fd}`));
+    expect(holderPipes.every((link) => link.startsWith("pipe:"))).toBe(true);
+    const looker = await start("looker", "for fd in /proc/self/fd/*; do readlink $fd; done");
+    await looker.exited;
+    const seen = (await stdoutOf("looker")).split("\n");
+    expect(seen).toContain("/dev/null");
+    for (const pipe of holderPipes) expect(seen).not.toContain(pipe);
+    manager.signal("holder", 9);
+    await holder.exited;
+  });
+
+  it("ends the processes of a helper that died, and starts a new helper for the next start", async (ctx) => {
+    if (!manager) ctx.skip();
+    const orphan = await start("orphan", "echo $PPID; exec sleep 30");
+    while (!orphan.log.collect("stdout").data.includes(0x0a)) await orphan.log.changed();
+    const helperPid = Number(orphan.log.collect("stdout").data.toString().trim());
+    process.kill(helperPid, "SIGKILL");
+    expect(await orphan.exited).toMatchObject({ exitCode: 137, signal: 9 });
+    // Its process group is ended with it (gone, or a zombie until someone reaps it).
+    const state = () => {
+      try {
+        return fs.readFileSync(`/proc/${orphan.pid}/stat`, "latin1").split(") ")[1]![0];
+      } catch {
+        return "gone";
+      }
+    };
+    for (let i = 0; i < 100 && !["Z", "X", "gone"].includes(state()!); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(["Z", "X", "gone"]).toContain(state());
+    const next = await start("next", "echo $PPID");
+    expect((await next.exited).exitCode).toBe(0);
+    const newHelper = Number((await stdoutOf("next")).trim());
+    expect(newHelper).not.toBe(helperPid);
+    expect(fs.readFileSync(`/proc/${newHelper}/cmdline`, "latin1")).toContain("--serve");
+  });
+});
 
 describe("processes: output kept across processes", () => {
   it("releases the logs of ended processes, oldest first, past the total budget", async () => {

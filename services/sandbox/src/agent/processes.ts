@@ -1,15 +1,19 @@
 // The agent's process table. Every process is started through the spawn helper (see
 // spawn-helper.c) when one is available, so that its exit status is exact for every signal and
-// its per-process settings apply before it runs; otherwise directly, where Node cannot name the
-// real-time signals (32-64) that end a process. Output is read continuously into the process's
-// output log, whether or not anyone is listening, so no process ever blocks on a full pipe.
-import { type ChildProcess, spawn } from "node:child_process";
+// its per-process settings apply before it runs: the resident helper (resident-helper.ts) where
+// /proc lets it lend the agent the output pipes, otherwise a helper per process; without a helper
+// directly, where Node cannot name the real-time signals (32-64) that end a process. Output is
+// read continuously into the process's output log, whether or not anyone is listening, so no
+// process ever blocks on a full pipe.
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import type { Readable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { alreadyExists, errnoCode, failedPrecondition, invalidArgument, notFound, permissionDenied } from "./errors.js";
 import { type OutputLog, type StreamName, createOutputLog } from "./output-log.js";
+import { ExecFailed, type ResidentHelper, startResidentHelper } from "./resident-helper.js";
 import { WORKSPACE, joinSegments, pathSegments } from "./paths.js";
 
 export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -45,6 +49,8 @@ export interface ProcessManagerOptions {
   readonly root: string;
   /** Path of the compiled spawn helper; undefined to spawn directly. */
   readonly helperPath?: string | undefined;
+  /** Start processes through one resident helper (default), not a helper per process. */
+  readonly residentHelper?: boolean | undefined;
   /** Bytes of output kept per process. */
   readonly outputLimitBytes: number;
   /**
@@ -70,6 +76,8 @@ export interface ProcessManager {
   wait(processId: string, signal?: AbortSignal): Promise<ProcessExitInfo>;
   /** Kills every process group still running (agent shutdown outside bubblewrap). */
   killAll(): void;
+  /** Lets the resident helper go (the processes it started run on). */
+  close(): void;
 }
 
 interface MutableRecord extends ProcessRecord {
@@ -203,9 +211,11 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
 
     reserved.add(processId);
     try {
-      const spawning = options.helperPath
-        ? spawnWithHelper(processId, file, request, cwd, env)
-        : spawnDirect(processId, file, request, cwd, env);
+      const spawning = !options.helperPath
+        ? spawnDirect(processId, file, request, cwd, env)
+        : residentHelper()
+          ? spawnResident(processId, file, request, cwd, env)
+          : spawnWithHelper(processId, file, request, cwd, env);
       starting.set(processId, spawning.catch(() => undefined));
       const record = await spawning;
       records.set(processId, record);
@@ -245,7 +255,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
    * Feeds both pipes into the log. The log is complete once the process has ended and both pipes
    * are closed, or a while after it ended when something it started still holds them.
    */
-  function capture(child: ChildProcess, record: MutableRecord): void {
+  function capture(stdout: Readable | null, stderr: Readable | null, record: MutableRecord): void {
     let open = 2;
     let ended = false;
     const onData = (stream: StreamName) => (data: Buffer) => record.log.append(stream, data);
@@ -253,8 +263,8 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       if (--open === 0 && ended) sealLog(record);
     };
     for (const [stream, pipe] of [
-      ["stdout", child.stdout],
-      ["stderr", child.stderr],
+      ["stdout", stdout],
+      ["stderr", stderr],
     ] as const) {
       if (pipe === null) {
         open--;
@@ -276,6 +286,62 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     });
   }
 
+  /** The helper's flags: the settings every program gets. */
+  function helperFlags(): string[] {
+    const flags: string[] = [];
+    if (options.oomScoreAdj !== undefined) flags.push("-a", String(options.oomScoreAdj));
+    if (options.rlimitAsBytes !== undefined) flags.push("-m", String(options.rlimitAsBytes));
+    if (options.rlimitFsizeBytes !== undefined) flags.push("-f", String(options.rlimitFsizeBytes));
+    return flags;
+  }
+
+  let resident: ResidentHelper | undefined;
+  // The agent reads a program's pipes through /proc/<helper>/fd; checked before any program runs,
+  // since a program that started but could not be followed is ended, not started again.
+  let residentWorks = options.residentHelper !== false && fs.existsSync(`/proc/${process.pid}/fd`);
+
+  /** The resident helper, started (again, if it went away) on demand; undefined when not used. */
+  function residentHelper(): ResidentHelper | undefined {
+    if (!residentWorks) return undefined;
+    if (!resident?.alive) resident = startResidentHelper(options.helperPath!, helperFlags());
+    return resident;
+  }
+
+  async function spawnResident(
+    processId: string,
+    file: string,
+    request: StartRequest,
+    cwd: string,
+    env: Record<string, string>,
+  ): Promise<MutableRecord> {
+    const helper = resident!;
+    let started;
+    try {
+      started = await helper.start({ file, argv: [request.command, ...request.args], cwd, env });
+    } catch (error) {
+      if (error instanceof ExecFailed) throw executableError(request.command, { code: errnoName(error.errno) });
+      // The pipes could not be opened after all: a helper per process from now on.
+      if (errnoCode(error) !== undefined) residentWorks = false;
+      throw error;
+    }
+    const { record, finish } = newRecord(processId);
+    record.pid = started.pid;
+    capture(started.stdout, started.stderr, record);
+    started.exited.then(
+      (status) => finish(exitFromStatus(status)),
+      // The helper went away before it could report: the program cannot be followed any more.
+      () => {
+        try {
+          process.kill(-started.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+        finish({ exitCode: 128 + 9, signal: 9 });
+      },
+    );
+    return record;
+  }
+
   function spawnWithHelper(
     processId: string,
     file: string,
@@ -283,18 +349,14 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     cwd: string,
     env: Record<string, string>,
   ): Promise<MutableRecord> {
-    const flags: string[] = [];
-    if (options.oomScoreAdj !== undefined) flags.push("-a", String(options.oomScoreAdj));
-    if (options.rlimitAsBytes !== undefined) flags.push("-m", String(options.rlimitAsBytes));
-    if (options.rlimitFsizeBytes !== undefined) flags.push("-f", String(options.rlimitFsizeBytes));
     const { record, finish } = newRecord(processId);
-    const helper = spawn(options.helperPath!, [...flags, "--", file, request.command, ...request.args], {
+    const helper = spawn(options.helperPath!, [...helperFlags(), "--", file, request.command, ...request.args], {
       cwd,
       env,
       detached: true,
       stdio: ["ignore", "pipe", "pipe", "pipe"],
     });
-    capture(helper, record);
+    capture(helper.stdout, helper.stderr, record);
     return new Promise<MutableRecord>((resolve, reject) => {
       let started = false;
       let pending = "";
@@ -365,7 +427,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    capture(child, record);
+    capture(child.stdout, child.stderr, record);
     child.once("exit", (code, signal) => {
       if (signal !== null) {
         const n = signalNumbers[signal] ?? 0;
@@ -434,5 +496,9 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     }
   }
 
-  return { start, get: lookup, signal, wait, killAll };
+  function close(): void {
+    resident?.close();
+  }
+
+  return { start, get: lookup, signal, wait, killAll, close };
 }

@@ -286,6 +286,7 @@ export async function listenAgent(socketPath: string, options: AgentOptions): Pr
     processes,
     close: () =>
       new Promise<void>((resolve) => {
+        processes.close();
         server.close(() => resolve());
       }),
   };
