@@ -26,19 +26,12 @@ export const READ_STREAM_MESSAGE_BYTES = 1 << 20;
 
 type ReadMessage = Pick<ReadFileStreamResponse, "data"> & { fileInfo?: FileInfo | undefined };
 
-function nulIn(field: string, value: string): void {
-  if (value.includes("\0")) throw invalidArgument(field, "must not contain NUL characters");
-}
-
 export function createFileStreamHandlers(deps: AccessDeps) {
   async function writeFileStream(requests: AsyncIterable<WriteFileStreamRequest>, ctx: HandlerContext): Promise<Partial<WriteFileStreamResponse>> {
     const messages = requests[Symbol.asyncIterator]();
     const first = await messages.next();
     const header = first.done ? undefined : first.value.header;
     if (!header) throw invalidArgument("header", "is required on the first message of the stream");
-    // The guard checks unary requests for NUL characters; a stream's messages are checked here.
-    nulIn("header.name", header.name);
-    nulIn("header.path", header.path);
     const call = await authorizeSandbox(deps, ctx, header.name, "header.name", WorkspaceKind.sandboxEngines, Action.UPDATE);
     const path = sandboxPath("header.path", header.path);
     const mode = parseMode("header.mode", header.mode);
