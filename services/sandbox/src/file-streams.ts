@@ -16,9 +16,9 @@ import type {
   WriteFileStreamRequest,
   WriteFileStreamResponse,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { type AccessDeps, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
-import type { SandboxHandle } from "./runtime/index.js";
+import { readByMessages } from "./read-by-messages.js";
 import { streamPieces } from "./stream-pieces.js";
 
 /** The most file bytes one ReadFileStream message carries: a quarter of the default request limit. */
@@ -96,7 +96,8 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     deps.lifecycle.enter(call.row.uid);
     try {
       if (!(await viaAgent(deps, call, () => handle.files.supported()))) {
-        yield* readByMessages(call, handle, path, ctx.signal);
+        // An agent without the raw routes: its ReadFile, a few MiB at a time.
+        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal)) yield { data, fileInfo };
         return;
       }
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
@@ -117,29 +118,6 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     } finally {
       deps.lifecycle.leave(call.row.uid);
     }
-  }
-
-  /** ReadFileStream for an agent without the raw routes: its ReadFile, a few MiB at a time. */
-  async function* readByMessages(
-    call: SandboxCall,
-    handle: SandboxHandle,
-    path: string,
-    signal: AbortSignal,
-  ): AsyncGenerator<ReadMessage> {
-    const first = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: 0n }, { signal }));
-    const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
-    let part = first;
-    let offset = 0;
-    let fileInfo: FileInfo | undefined = first.fileInfo;
-    for (;;) {
-      const data = size > 0 ? part.content.subarray(0, size - offset) : part.content;
-      offset += data.length;
-      if (data.length > 0 || fileInfo) yield { data, fileInfo };
-      fileInfo = undefined;
-      if (part.eof || data.length === 0 || (size > 0 && offset >= size)) break;
-      part = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
-    }
-    if (size > 0 && offset < size) throw new ConnectError(`${path}: shrank while it was being read`, Code.Aborted);
   }
 
   return { writeFileStream, readFileStream };

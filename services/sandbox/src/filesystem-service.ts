@@ -17,6 +17,7 @@ import type {
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
+import { readByMessages } from "./read-by-messages.js";
 import { streamPieces } from "./stream-pieces.js";
 
 /** The largest file ReadFile returns in one response (and the agent channel's message bound). */
@@ -46,22 +47,19 @@ export async function readWholeFile(
   maxBytes = MAX_FILE_BYTES,
 ): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
   if (await viaAgent(deps, call, () => handle.files.supported())) return readRaw(deps, call, handle, path, maxBytes);
+  const tooLarge = () => resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
   const parts: Uint8Array[] = [];
-  let offset = 0;
+  let length = 0;
   let fileInfo: FileInfo | undefined;
-  for (;;) {
-    const res = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }));
-    fileInfo ??= res.fileInfo;
-    if (res.content.length > 0) {
-      parts.push(res.content);
-      offset += res.content.length;
-    }
-    if (offset > maxBytes) throw resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
-    if (res.eof || res.content.length === 0) break;
+  for await (const part of readByMessages(deps, call, handle, path)) {
+    if (part.size > maxBytes) throw tooLarge();
+    fileInfo ??= part.fileInfo;
+    parts.push(part.data);
+    length += part.data.length;
+    if (length > maxBytes) throw tooLarge();
   }
-  const content = Buffer.concat(parts, offset);
-  // The file may have changed between the parts: describe what was returned.
-  if (fileInfo) fileInfo.size = BigInt(content.length);
+  const content = Buffer.concat(parts, length);
+  if (fileInfo) fileInfo.size = BigInt(length);
   return { content, fileInfo };
 }
 
