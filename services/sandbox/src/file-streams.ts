@@ -8,6 +8,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { Code, ConnectError, invalidArgument } from "@aiem/kit/errors";
+import { detachedBytes } from "@aiem/kit/server";
 import type { WriteFileStreamRequestSchema as AgentWriteSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type {
@@ -93,18 +94,25 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.GET);
     const path = sandboxPath("path", req.path);
     const handle = requireRunning(deps, call);
+    // Over binary framings each message's data is written as it is, not copied through protobuf-es.
+    const detached = detachedBytes(ctx);
+    const answer = (data: Uint8Array, fileInfo: FileInfo | undefined): ReadMessage => {
+      if (!detached) return { data, fileInfo };
+      detached.hold(data);
+      return { data: new Uint8Array(0), fileInfo };
+    };
     deps.lifecycle.enter(call.row.uid);
     try {
       if (!(await viaAgent(deps, call, () => handle.files.supported()))) {
         // An agent without the raw routes: its ReadFile, a few MiB at a time.
-        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal)) yield { data, fileInfo };
+        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal)) yield answer(data, fileInfo);
         return;
       }
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
       let fileInfo: FileInfo | undefined = file.fileInfo;
       try {
         for await (const data of streamPieces(file.body, READ_STREAM_MESSAGE_BYTES)) {
-          yield { data, fileInfo };
+          yield answer(data, fileInfo);
           fileInfo = undefined;
         }
       } catch (error) {
@@ -114,7 +122,7 @@ export function createFileStreamHandlers(deps: AccessDeps) {
         file.body.destroy();
       }
       // An empty file is one message, with its description.
-      if (fileInfo) yield { data: new Uint8Array(0), fileInfo };
+      if (fileInfo) yield answer(new Uint8Array(0), fileInfo);
     } finally {
       deps.lifecycle.leave(call.row.uid);
     }

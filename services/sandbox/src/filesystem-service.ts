@@ -4,6 +4,7 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { Code, invalidArgument, resourceExhausted } from "@aiem/kit/errors";
+import { detachedBytes } from "@aiem/kit/server";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type {
   CreateDirectoryRequest,
@@ -160,7 +161,12 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const call = await open(ctx, req.name, Action.GET);
       const path = sandboxPath("path", req.path);
       const handle = requireRunning(deps, call);
-      return readWholeFile(deps, call, handle, path);
+      const { content, fileInfo } = await readWholeFile(deps, call, handle, path);
+      // Over binary framings the content is written as it is, not copied through protobuf-es.
+      const detached = detachedBytes(ctx);
+      if (!detached) return { content, fileInfo };
+      detached.hold(content);
+      return { fileInfo };
     },
 
     async remove(req: RemoveRequest, ctx: HandlerContext) {
