@@ -4,6 +4,7 @@ import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
+import { createAsyncIterable, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
@@ -154,3 +155,42 @@ function toBinaryRequest(path: string): Uint8Array {
 function toBinaryStreamRequest(): Uint8Array {
   return toBinary(FilesystemService.method.readFileStream.input, create(FilesystemService.method.readFileStream.input, { name: "sb", path: "/f" }));
 }
+
+describe("detachBytesField's envelopes", () => {
+  it("finds envelopes that span chunks of any size, and leaves the end of the stream as it is", async () => {
+    const envelope = (flags: number, data: Uint8Array) => {
+      const head = Buffer.alloc(5);
+      head[0] = flags;
+      head.writeUInt32BE(data.length, 1);
+      return Buffer.concat([head, data]);
+    };
+    const message = (data: Uint8Array, i: number) =>
+      toBinary(ReadFileStreamResponseSchema, create(ReadFileStreamResponseSchema, { data, fileInfo: i === 0 ? info : undefined }));
+    const end = envelope(2, Buffer.from("{}"));
+    // What Connect would answer for messages without their data, cut into chunks of 1 to 7 bytes.
+    const answered = Buffer.concat([...pieces.map((_, i) => envelope(0, message(new Uint8Array(0), i))), end]);
+    const chunks: Uint8Array[] = [];
+    for (let at = 0, n = 1; at < answered.length; at += n, n = (n % 7) + 1) chunks.push(answered.subarray(at, at + n));
+    const handler = Object.assign(
+      async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
+        const slot = detachedBytes({ values: req.contextValues } as HandlerContext)!;
+        for (const data of pieces) slot.hold(data);
+        return { status: 200, header: new Headers({ "content-type": "application/connect+proto" }), body: createAsyncIterable(chunks) };
+      },
+      { method: FilesystemService.method.readFileStream },
+    ) as unknown as UniversalHandler;
+    const router = { handlers: [handler] } as unknown as ConnectRouter;
+    detachBytesField(router, FilesystemService.method.readFileStream, ReadFileStreamResponseSchema.field.data);
+    const res = await router.handlers[0]!({
+      httpVersion: "2",
+      method: "POST",
+      url: "/enginemanager.sandbox.v1.FilesystemService/ReadFileStream",
+      header: new Headers({ "content-type": "application/connect+proto" }),
+      body: createAsyncIterable([]),
+      signal: new AbortController().signal,
+    });
+    const out: Uint8Array[] = [];
+    for await (const chunk of res.body!) out.push(chunk);
+    expect(Buffer.concat(out).equals(Buffer.concat([...pieces.map((data, i) => envelope(0, message(data, i))), end]))).toBe(true);
+  });
+});
