@@ -3,7 +3,7 @@
 // path rules, and the API's error codes where they differ from the agent's.
 import type { HandlerContext } from "@connectrpc/connect";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { Code, invalidArgument, resourceExhausted } from "@aiem/kit/errors";
+import { Code, ConnectError, invalidArgument, resourceExhausted } from "@aiem/kit/errors";
 import { detachedBytes } from "@aiem/kit/server";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type {
@@ -19,7 +19,7 @@ import type {
 import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import { readByMessages } from "./read-by-messages.js";
-import { streamPieces } from "./stream-pieces.js";
+import { readInto, streamPieces } from "./stream-pieces.js";
 
 /** The largest file ReadFile returns in one response (and the agent channel's message bound). */
 export const MAX_FILE_BYTES = 256 << 20;
@@ -85,12 +85,11 @@ async function readRaw(
     let content: Buffer;
     if (size > 0) {
       content = Buffer.allocUnsafe(size);
-      let offset = 0;
-      // In pieces: a for await would join all that is buffered at each turn, one more copy.
-      for await (const chunk of streamPieces(body, READ_PIECE_BYTES)) {
-        chunk.copy(content, offset);
-        offset += chunk.length;
-      }
+      // Each chunk copied once as it comes: a for await (or pieces of a fixed size) would join
+      // chunks on the way, one more copy of the file.
+      const read = await readInto(body, content);
+      // The agent sends exactly the size it announced, or resets the stream.
+      if (read !== size) throw new ConnectError(`${path}: shrank while it was being read`, Code.Aborted);
     } else {
       // A file that gives no size (as /proc's) is read to its end.
       const parts: Buffer[] = [];

@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { streamPieces } from "./stream-pieces.js";
+import { readInto, streamPieces } from "./stream-pieces.js";
 
 async function collect(stream: Readable, size: number): Promise<Buffer[]> {
   const out: Buffer[] = [];
@@ -37,5 +37,36 @@ describe("streamPieces", () => {
     const closed = new PassThrough();
     setTimeout(() => closed.destroy(), 5);
     await expect(collect(closed, 8)).rejects.toThrow("closed before its end");
+  });
+});
+
+describe("readInto", () => {
+  it("copies chunks of any size into the target as they arrive, and says how many bytes there were", async () => {
+    const source = new PassThrough();
+    const target = new Uint8Array(40);
+    const reading = readInto(source, target);
+    for (const [i, n] of [3, 10, 1, 25].entries()) {
+      source.write(Buffer.alloc(n, i + 1));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    source.end();
+    expect(await reading).toBe(39);
+    expect(Buffer.from(target.subarray(0, 39))).toEqual(Buffer.concat([3, 10, 1, 25].map((n, i) => Buffer.alloc(n, i + 1))));
+  });
+
+  it("fails on more bytes than the target holds, on the stream's error, and on a close before the end", async () => {
+    const long = new PassThrough();
+    const tooMany = readInto(long, new Uint8Array(4));
+    long.write(Buffer.alloc(5));
+    await expect(tooMany).rejects.toThrow("more than the 4 bytes");
+    const broken = new PassThrough();
+    const failing = readInto(broken, new Uint8Array(8));
+    broken.write(Buffer.alloc(4));
+    setTimeout(() => broken.destroy(new Error("reset")), 5);
+    await expect(failing).rejects.toThrow("reset");
+    const closed = new PassThrough();
+    const cut = readInto(closed, new Uint8Array(8));
+    setTimeout(() => closed.destroy(), 5);
+    await expect(cut).rejects.toThrow("closed before its end");
   });
 });

@@ -36,3 +36,37 @@ export async function* streamPieces(stream: Readable, size: number): AsyncGenera
     for (const event of events) stream.off(event, onEvent);
   }
 }
+
+/**
+ * Copies the bytes of `stream` into `target` as they arrive, each chunk once (no joined pieces on
+ * the way), and resolves with how many there were. Fails with the stream's error, when it closes
+ * before its end, or when it has more bytes than `target` holds.
+ */
+export function readInto(stream: Readable, target: Uint8Array): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let offset = 0;
+    const done = (error?: Error) => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", onError);
+      stream.off("close", onClose);
+      if (error) reject(error);
+      else resolve(offset);
+    };
+    const onData = (chunk: Buffer) => {
+      if (offset + chunk.length > target.length) {
+        stream.destroy();
+        return done(new Error(`the stream has more than the ${target.length} bytes expected`));
+      }
+      target.set(chunk, offset);
+      offset += chunk.length;
+    };
+    const onEnd = () => done();
+    const onError = (error: Error) => done(error);
+    const onClose = () => done(stream.errored ?? new Error("the stream was closed before its end"));
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("error", onError);
+    stream.once("close", onClose);
+  });
+}
