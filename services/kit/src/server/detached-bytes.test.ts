@@ -53,7 +53,8 @@ function routes(router: ConnectRouter): void {
           yield { data, fileInfo };
           continue;
         }
-        detached.hold(data);
+        // The large one as pieces, as a file read from a stream holds them.
+        detached.hold(data.length > 100_000 ? [data.subarray(0, 1), data.subarray(1, 70_000), new Uint8Array(0), data.subarray(70_000)] : data);
         yield { fileInfo };
       }
     },

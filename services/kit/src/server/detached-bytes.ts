@@ -19,10 +19,11 @@ import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse 
 
 export interface DetachedBytes {
   /**
-   * Takes the detached field of the next message the handler answers; that message must leave
-   * the field empty. Every message of a call must go through here once a slot was given.
+   * Takes the detached field of the next message the handler answers, whole or as pieces written
+   * one after the other (never joined); that message must leave the field empty. Every message
+   * of a call must go through here once a slot was given.
    */
-  hold(bytes: Uint8Array): void;
+  hold(bytes: Uint8Array | readonly Uint8Array[]): void;
 }
 
 const slotKey = createContextKey<DetachedBytes | undefined>(undefined, { description: "detached bytes field" });
@@ -59,6 +60,12 @@ function framingOf(req: UniversalServerRequest): Framing | undefined {
   return framing;
 }
 
+/** A detached field's value: its pieces, and their length in all. */
+interface Held {
+  readonly pieces: readonly Uint8Array[];
+  readonly length: number;
+}
+
 /** A varint's bytes, written at `at`; returns the position after it. */
 function putVarint(target: Uint8Array, at: number, value: number): number {
   while (value > 0x7f) {
@@ -92,9 +99,14 @@ export function detachBytesField(router: ConnectRouter, method: DescMethod, fiel
     const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
       const framing = framingOf(req);
       if (framing === undefined) return handler(req);
-      const held: Uint8Array[] = [];
+      const held: Held[] = [];
       req.contextValues ??= createContextValues();
-      req.contextValues.set(slotKey, { hold: (bytes) => void held.push(bytes) });
+      req.contextValues.set(slotKey, {
+        hold(bytes) {
+          const pieces = (bytes instanceof Uint8Array ? [bytes] : bytes).filter((p) => p.length > 0);
+          held.push({ pieces, length: pieces.reduce((n, p) => n + p.length, 0) });
+        },
+      });
       const res = await handler(req);
       if (res.status !== 200 || res.body === undefined) return res;
       return framing === "unary" ? unaryWithField(res, res.body, held, tag) : { ...res, body: envelopesWithField(res.body, held, tag) };
@@ -103,7 +115,7 @@ export function detachBytesField(router: ConnectRouter, method: DescMethod, fiel
   }
 }
 
-function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8Array>, held: Uint8Array[], tag: number): UniversalServerResponse {
+function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8Array>, held: Held[], tag: number): UniversalServerResponse {
   // The handler has run: a message it answered in full (one forwarded from another replica) held nothing.
   const bytes = held.shift();
   if (bytes === undefined || bytes.length === 0 || res.header?.get("content-type") !== "application/proto") return res;
@@ -116,7 +128,7 @@ function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8A
     header,
     body: (async function* () {
       yield head.subarray(0, end);
-      yield bytes;
+      yield* bytes.pieces;
       yield* body;
     })(),
   };
@@ -127,7 +139,7 @@ function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8A
  * envelope with the next held bytes put in; others (end of stream, trailers) pass as they are.
  * Envelopes may span chunks: only the 5 header bytes are ever gathered.
  */
-async function* envelopesWithField(body: AsyncIterable<Uint8Array>, held: Uint8Array[], tag: number): AsyncGenerator<Uint8Array> {
+async function* envelopesWithField(body: AsyncIterable<Uint8Array>, held: Held[], tag: number): AsyncGenerator<Uint8Array> {
   const header = new Uint8Array(5);
   let headerBytes = 0;
   let remaining = 0;
@@ -161,7 +173,7 @@ async function* envelopesWithField(body: AsyncIterable<Uint8Array>, held: Uint8A
       head[0] = flags;
       new DataView(head.buffer).setUint32(1, length);
       yield head.subarray(0, end);
-      yield bytes;
+      yield* bytes.pieces;
     }
   }
 }
