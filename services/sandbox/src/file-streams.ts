@@ -20,7 +20,7 @@ import type {
 import { type AccessDeps, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
 import { readByMessages } from "./read-by-messages.js";
-import { streamPieces } from "./stream-pieces.js";
+import { streamChunks } from "./stream-pieces.js";
 
 /** The most file bytes one ReadFileStream message carries: a quarter of the default request limit. */
 export const READ_STREAM_MESSAGE_BYTES = 1 << 20;
@@ -96,10 +96,12 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     const handle = requireRunning(deps, call);
     // Over binary framings each message's data is written as it is, not copied through protobuf-es.
     const detached = detachedBytes(ctx);
-    const answer = (data: Uint8Array, fileInfo: FileInfo | undefined): ReadMessage => {
-      if (!detached) return { data, fileInfo };
-      detached.hold(data);
-      return { data: new Uint8Array(0), fileInfo };
+    const answer = (data: Uint8Array | Buffer[], fileInfo: FileInfo | undefined): ReadMessage => {
+      if (detached) {
+        detached.hold(data);
+        return { data: new Uint8Array(0), fileInfo };
+      }
+      return { data: data instanceof Uint8Array ? data : data.length === 1 ? data[0]! : Buffer.concat(data), fileInfo };
     };
     deps.lifecycle.enter(call.row.uid);
     try {
@@ -111,7 +113,9 @@ export function createFileStreamHandlers(deps: AccessDeps) {
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
       let fileInfo: FileInfo | undefined = file.fileInfo;
       try {
-        for await (const data of streamPieces(file.body, READ_STREAM_MESSAGE_BYTES)) {
+        // The agent's chunks as they came, a message's worth at a time: joined only for a message
+        // that is encoded whole (JSON, or a compressed answer).
+        for await (const data of streamChunks(file.body, READ_STREAM_MESSAGE_BYTES)) {
           yield answer(data, fileInfo);
           fileInfo = undefined;
         }
