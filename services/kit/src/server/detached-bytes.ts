@@ -13,7 +13,8 @@
 // Only where the framing is binary and uncompressed (the edge answers every call uncompressed);
 // a JSON call, a compressed one, a GET or an in-process call gets no slot, and the handler answers
 // the whole message as usual.
-import { type DescField, type DescMethod, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type DescMethod, ScalarType } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { createContextKey, createContextValues, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 
@@ -85,13 +86,25 @@ function fieldHead(tag: number, length: number, prefix = 0): { head: Uint8Array;
 }
 
 /**
+ * The field of `message` that can be detached with the same bytes on the wire: its lowest-numbered
+ * field, when that is a plain bytes field (not repeated, not in a oneof, and empty meaning unset,
+ * so a message answered without it says nothing of it). Undefined when there is none.
+ */
+export function detachableBytesField(message: DescMessage): DescField | undefined {
+  const first = [...message.fields].sort((a, b) => a.number - b.number)[0];
+  if (first?.fieldKind !== "scalar" || first.scalar !== ScalarType.BYTES || first.oneof !== undefined) return undefined;
+  // Implicit presence (proto3's plain fields): an empty value is not written at all.
+  return first.presence === FeatureSet_FieldPresence.IMPLICIT ? first : undefined;
+}
+
+/**
  * Answers the bytes field `field` of `method`'s responses apart from the message (see above), in
  * the handlers `router` has for the method so far. A router without them (the edge's in-process
  * transport keeps none) is left as it is.
  */
 export function detachBytesField(router: ConnectRouter, method: DescMethod, field: DescField): void {
-  if (field.parent !== method.output || field.fieldKind !== "scalar" || field.scalar !== ScalarType.BYTES) {
-    throw new Error(`${field.toString()} is not a bytes field of ${method.output.typeName}`);
+  if (field.parent.typeName !== method.output.typeName || detachableBytesField(method.output)?.number !== field.number) {
+    throw new Error(`${field.toString()} is not the first field of ${method.output.typeName} or not a plain bytes field`);
   }
   const tag = field.number * 8 + 2;
   for (const [i, handler] of router.handlers.entries()) {
