@@ -5,21 +5,12 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport, type ConnectRouter } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { binaryContent as binary } from "@aiem/kit/testing";
 import { FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import { FilesystemService, ReadFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { loadImageRegistry } from "../registry.js";
 import { createEdgeHandler } from "./edge-handler.js";
 import { createEdgeServer, type EdgeServer } from "./front-door.js";
-
-function binary(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 
 const info = create(FileInfoSchema, { path: "/workspace/f", size: 3_000_000n });
 // One answer the service keeps and hands out again: the edge must not change it on the way.

@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@aiem/kit/logger";
+import { binaryContent } from "@aiem/kit/testing";
 import type { AccessDeps, SandboxCall } from "./access.js";
 import { type AgentServer, listenAgent } from "./agent/server.js";
 import { type MessagePart, readByMessages } from "./read-by-messages.js";
@@ -23,16 +24,6 @@ const deps = {
   context: { logger: createLogger({ level: "error", write: () => undefined }) },
   lifecycle: { handle: () => handle },
 } as unknown as AccessDeps;
-
-function binary(length: number): Buffer {
-  const out = Buffer.allocUnsafe(length);
-  let x = 11;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(root, "workspace"), { recursive: true });
@@ -55,7 +46,7 @@ async function all(file: string): Promise<MessagePart[]> {
 
 describe("readByMessages", () => {
   it("reads a file of several parts in order, byte for byte, describing it on the first part only", async () => {
-    const content = binary(3 * PART + 1234);
+    const content = binaryContent(3 * PART + 1234, 11);
     fs.writeFileSync(path.join(root, "workspace", "several.bin"), content);
     const parts = await all("/workspace/several.bin");
     expect(parts.map((p) => p.data.length)).toEqual([PART, PART, PART, 1234]);
@@ -75,11 +66,11 @@ describe("readByMessages", () => {
 
   it("stops at the size the file had at the first part, and fails when it shrinks meanwhile", async () => {
     const file = path.join(root, "workspace", "changing.bin");
-    const content = binary(4 * PART);
+    const content = binaryContent(4 * PART, 11);
     fs.writeFileSync(file, content);
     const grown: Buffer[] = [];
     for await (const part of readByMessages(deps, call, handle, "/workspace/changing.bin")) {
-      if (grown.length === 0) fs.appendFileSync(file, binary(PART));
+      if (grown.length === 0) fs.appendFileSync(file, binaryContent(PART, 11));
       grown.push(Buffer.from(part.data));
     }
     expect(Buffer.concat(grown)).toEqual(content);
@@ -109,7 +100,7 @@ describe("readByMessages", () => {
     }
     expect((error as ConnectError).code).toBe(Code.NotFound);
 
-    fs.writeFileSync(path.join(root, "workspace", "early.bin"), binary(4 * PART));
+    fs.writeFileSync(path.join(root, "workspace", "early.bin"), binaryContent(4 * PART, 11));
     for await (const part of readByMessages(deps, call, handle, "/workspace/early.bin")) {
       expect(part.data.length).toBe(PART);
       break;

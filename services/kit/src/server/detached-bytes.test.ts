@@ -16,17 +16,7 @@ import {
   ReadFileStreamResponseSchema,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { detachBytesField, detachedBytes } from "./detached-bytes.js";
-
-/** Every byte value, in an order no layer could shorten. */
-function binary(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
+import { binaryContent as binary } from "../testing/binary-content.js";
 
 const info = create(FileInfoSchema, { path: "/workspace/f", size: 300_000n, mode: "0644" });
 // A field length of 2 varint bytes, of 3, an empty field, a large one: the streamed messages.
