@@ -4,6 +4,7 @@
 import type { DescMethod, DescMethodStreaming, DescMethodUnary, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
+import { detachBytesField, detachableBytesField, detachedBytes } from "@aiem/kit/server";
 import { copyApplicationHeaders } from "../headers.js";
 
 type AnyMessage = Record<string, unknown>;
@@ -28,6 +29,17 @@ function cleanError(reason: unknown): unknown {
 function forwarder(desc: DescMethod, transport: Transport): unknown {
   // The kind is checked by the switch; the casts only tell the transport which call it is.
   const method = desc as DescMethod & DescMethodUnary & DescMethodStreaming;
+  // A response led by a bytes field (a file's content, output) keeps it out of protobuf-es's
+  // encoder on the way out, as the service itself does (kit/server/detached-bytes.ts).
+  const field = detachableBytesField(desc.output);
+  const answer = (message: unknown, ctx: HandlerContext): unknown => {
+    const detached = field && detachedBytes(ctx);
+    if (!detached) return message;
+    const m = message as AnyMessage;
+    detached.hold(m[field.localName] as Uint8Array);
+    // A copy: a transport may hand over a message its service still holds.
+    return { ...m, [field.localName]: new Uint8Array(0) };
+  };
   switch (desc.methodKind) {
     case "unary":
       return async (input: AnyMessage, ctx: HandlerContext) => {
@@ -35,7 +47,7 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
           const res = await transport.unary(method, ctx.signal, ctx.timeoutMs(), outgoingHeaders(ctx), input, ctx.values);
           copyApplicationHeaders(res.header, ctx.responseHeader);
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);
-          return res.message;
+          return answer(res.message, ctx);
         } catch (e) {
           throw cleanError(e);
         }
@@ -52,7 +64,7 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
             ctx.values,
           );
           copyApplicationHeaders(res.header, ctx.responseHeader);
-          yield* res.message;
+          for await (const message of res.message) yield answer(message, ctx);
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);
         } catch (e) {
           throw cleanError(e);
@@ -91,4 +103,8 @@ export function registerForwardingService(router: ConnectRouter, service: DescSe
   const impl: Record<string, unknown> = {};
   for (const method of service.methods) impl[method.localName] = forwarder(method, transport);
   router.service(service, impl as never);
+  for (const method of service.methods) {
+    const field = detachableBytesField(method.output);
+    if (field && (method.methodKind === "unary" || method.methodKind === "server_streaming")) detachBytesField(router, method, field);
+  }
 }

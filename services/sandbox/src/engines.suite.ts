@@ -324,7 +324,8 @@ describe("sandbox engines: running time", () => {
       const touched = await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`);
       if (touched.status !== 200) {
         expect(touched.status, touched.text).toBe(400);
-        expect(touched.body.message).toMatch(/is STATE_TERMINAT(ING|ED); this call needs it in STATE_RUNNING/);
+        // A touch that reaches the agent just as it is stopped is cut off there instead.
+        expect(touched.body.message).toMatch(/is STATE_TERMINAT(ING|ED); this call needs it in STATE_RUNNING|stopped while the call was running/);
         break;
       }
       expect(Date.now() - t0, "the sandbox was terminated").toBeLessThan(10_000);

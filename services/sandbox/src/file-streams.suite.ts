@@ -84,6 +84,10 @@ describe("files as message streams (Connect)", () => {
     expect(back.infos.slice(1).every((i) => i === undefined)).toBe(true);
     expect(back.largest).toBe(READ_STREAM_MESSAGE_BYTES);
     expect((await h.run(sb.name, "sha256sum", ["/workspace/s/big.bin"])).output.split(" ")[0]).toBe(sha256(content));
+    // The unary read answers its content beside protobuf-es's encoder (kit/server/detached-bytes.ts).
+    const whole = await files.readFile({ name: sb.name, path: "/workspace/s/big.bin" });
+    expect(sha256(whole.content)).toBe(sha256(content));
+    expect(whole.fileInfo).toMatchObject({ path: "/workspace/s/big.bin", size: BigInt(content.length) });
   });
 
   it("keeps WriteFile's rules: data on the header's message, overwrite, mode, parents, empty files", async () => {

@@ -8,6 +8,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { Code, ConnectError, invalidArgument } from "@aiem/kit/errors";
+import { detachedBytes } from "@aiem/kit/server";
 import type { WriteFileStreamRequestSchema as AgentWriteSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type {
@@ -16,19 +17,15 @@ import type {
   WriteFileStreamRequest,
   WriteFileStreamResponse,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { type AccessDeps, type SandboxCall, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import { type AccessDeps, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
-import type { SandboxHandle } from "./runtime/index.js";
-import { streamPieces } from "./stream-pieces.js";
+import { readByMessages } from "./read-by-messages.js";
+import { streamChunks } from "./stream-pieces.js";
 
 /** The most file bytes one ReadFileStream message carries: a quarter of the default request limit. */
 export const READ_STREAM_MESSAGE_BYTES = 1 << 20;
 
 type ReadMessage = Pick<ReadFileStreamResponse, "data"> & { fileInfo?: FileInfo | undefined };
-
-function nulIn(field: string, value: string): void {
-  if (value.includes("\0")) throw invalidArgument(field, "must not contain NUL characters");
-}
 
 export function createFileStreamHandlers(deps: AccessDeps) {
   async function writeFileStream(requests: AsyncIterable<WriteFileStreamRequest>, ctx: HandlerContext): Promise<Partial<WriteFileStreamResponse>> {
@@ -36,9 +33,6 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     const first = await messages.next();
     const header = first.done ? undefined : first.value.header;
     if (!header) throw invalidArgument("header", "is required on the first message of the stream");
-    // The guard checks unary requests for NUL characters; a stream's messages are checked here.
-    nulIn("header.name", header.name);
-    nulIn("header.path", header.path);
     const call = await authorizeSandbox(deps, ctx, header.name, "header.name", WorkspaceKind.sandboxEngines, Action.UPDATE);
     const path = sandboxPath("header.path", header.path);
     const mode = parseMode("header.mode", header.mode);
@@ -100,17 +94,29 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.GET);
     const path = sandboxPath("path", req.path);
     const handle = requireRunning(deps, call);
+    // Over binary framings each message's data is written as it is, not copied through protobuf-es.
+    const detached = detachedBytes(ctx);
+    const answer = (data: Uint8Array | Buffer[], fileInfo: FileInfo | undefined): ReadMessage => {
+      if (detached) {
+        detached.hold(data);
+        return { data: new Uint8Array(0), fileInfo };
+      }
+      return { data: data instanceof Uint8Array ? data : data.length === 1 ? data[0]! : Buffer.concat(data), fileInfo };
+    };
     deps.lifecycle.enter(call.row.uid);
     try {
       if (!(await viaAgent(deps, call, () => handle.files.supported()))) {
-        yield* readByMessages(call, handle, path, ctx.signal);
+        // An agent without the raw routes: its ReadFile, a few MiB at a time.
+        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal)) yield answer(data, fileInfo);
         return;
       }
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
       let fileInfo: FileInfo | undefined = file.fileInfo;
       try {
-        for await (const data of streamPieces(file.body, READ_STREAM_MESSAGE_BYTES)) {
-          yield { data, fileInfo };
+        // The agent's chunks as they came, a message's worth at a time: joined only for a message
+        // that is encoded whole (JSON, or a compressed answer).
+        for await (const data of streamChunks(file.body, READ_STREAM_MESSAGE_BYTES)) {
+          yield answer(data, fileInfo);
           fileInfo = undefined;
         }
       } catch (error) {
@@ -120,33 +126,10 @@ export function createFileStreamHandlers(deps: AccessDeps) {
         file.body.destroy();
       }
       // An empty file is one message, with its description.
-      if (fileInfo) yield { data: new Uint8Array(0), fileInfo };
+      if (fileInfo) yield answer(new Uint8Array(0), fileInfo);
     } finally {
       deps.lifecycle.leave(call.row.uid);
     }
-  }
-
-  /** ReadFileStream for an agent without the raw routes: its ReadFile, a few MiB at a time. */
-  async function* readByMessages(
-    call: SandboxCall,
-    handle: SandboxHandle,
-    path: string,
-    signal: AbortSignal,
-  ): AsyncGenerator<ReadMessage> {
-    const first = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: 0n }, { signal }));
-    const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
-    let part = first;
-    let offset = 0;
-    let fileInfo: FileInfo | undefined = first.fileInfo;
-    for (;;) {
-      const data = size > 0 ? part.content.subarray(0, size - offset) : part.content;
-      offset += data.length;
-      if (data.length > 0 || fileInfo) yield { data, fileInfo };
-      fileInfo = undefined;
-      if (part.eof || data.length === 0 || (size > 0 && offset >= size)) break;
-      part = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
-    }
-    if (size > 0 && offset < size) throw new ConnectError(`${path}: shrank while it was being read`, Code.Aborted);
   }
 
   return { writeFileStream, readFileStream };

@@ -5,6 +5,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { binaryContent as binary } from "@aiem/kit/testing";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime } from "./runtime/local-runtime.js";
 import { AGENT_CACHE, WS, b64, expectError, ok, readNdjson, sharedHarness, startExtraModule, unb64, type ExtraModule, type Reply, type SandboxHarness } from "./testing.js";
@@ -12,16 +13,6 @@ import { AGENT_CACHE, WS, b64, expectError, ok, readNdjson, sharedHarness, start
 let h: SandboxHarness;
 let sb: any;
 
-/** Pseudo-random bytes from a fixed seed: every byte value, no runs a filesystem could skip. */
-function binary(length: number, seed: number): Buffer {
-  const out = Buffer.allocUnsafe(length);
-  let x = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
 async function reply(res: Response): Promise<Reply> {

@@ -19,6 +19,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { pipeline } from "node:stream/promises";
 import { type AccessDeps, agentError, authorizeSandboxFor, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import { parseMode } from "./filesystem-service.js";
+import { readByMessages } from "./read-by-messages.js";
 
 type NodeRequest = Parameters<HttpHandler>[0];
 type NodeResponse = Parameters<HttpHandler>[1];
@@ -121,7 +122,6 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
     const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.GET);
     const path = pathParameter(query);
     const handle = requireRunning(deps, call);
-    const read = (offset: number) => viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
     const base = path.slice(path.lastIndexOf("/") + 1);
     const head = (size: number) =>
       res.writeHead(200, {
@@ -149,27 +149,16 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
         }
         return;
       }
-      const first = await read(0);
-      // The file as it was when the download began: its size then is the Content-Length, and a
-      // file that shrinks meanwhile cuts the body short rather than passing off a partial file.
-      const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
-      head(size);
-      let offset = 0;
-      let next: ReturnType<typeof read> | undefined = Promise.resolve(first);
-      while (next) {
-        const part: Awaited<ReturnType<typeof read>> = await next;
-        const chunk = part.content.subarray(0, size - offset);
-        offset += chunk.length;
-        // The next part is read while this one is being sent.
-        next = offset < size && !part.eof && chunk.length > 0 ? read(offset) : undefined;
-        if (chunk.length > 0 && !(res as NodeJS.WritableStream).write(chunk)) await drained(res);
-        if (res.destroyed) {
-          await next?.catch(() => undefined);
-          return;
-        }
+      // An agent without the raw routes: the size of the first part is the Content-Length (0,
+      // as the raw route, for a file that gives none), and a failure once the head is sent (a
+      // file that shrank meanwhile) cuts the body short rather than passing off a partial file.
+      for await (const part of readByMessages(deps, call, handle, path, signal)) {
+        if (!res.headersSent) head(part.size);
+        if (part.size === 0) break;
+        if (part.data.length > 0 && !(res as NodeJS.WritableStream).write(part.data)) await drained(res);
+        if (res.destroyed) return;
       }
-      if (offset < size) res.destroy();
-      else res.end();
+      res.end();
     });
   }
 

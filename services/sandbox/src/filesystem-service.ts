@@ -3,7 +3,8 @@
 // path rules, and the API's error codes where they differ from the agent's.
 import type { HandlerContext } from "@connectrpc/connect";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { Code, invalidArgument, resourceExhausted } from "@aiem/kit/errors";
+import { Code, ConnectError, invalidArgument, resourceExhausted } from "@aiem/kit/errors";
+import { detachedBytes } from "@aiem/kit/server";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type {
   CreateDirectoryRequest,
@@ -17,7 +18,8 @@ import type {
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
-import { streamPieces } from "./stream-pieces.js";
+import { readByMessages } from "./read-by-messages.js";
+import { readInto, streamPieces } from "./stream-pieces.js";
 
 /** The largest file ReadFile returns in one response (and the agent channel's message bound). */
 export const MAX_FILE_BYTES = 256 << 20;
@@ -46,22 +48,19 @@ export async function readWholeFile(
   maxBytes = MAX_FILE_BYTES,
 ): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
   if (await viaAgent(deps, call, () => handle.files.supported())) return readRaw(deps, call, handle, path, maxBytes);
+  const tooLarge = () => resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
   const parts: Uint8Array[] = [];
-  let offset = 0;
+  let length = 0;
   let fileInfo: FileInfo | undefined;
-  for (;;) {
-    const res = await viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }));
-    fileInfo ??= res.fileInfo;
-    if (res.content.length > 0) {
-      parts.push(res.content);
-      offset += res.content.length;
-    }
-    if (offset > maxBytes) throw resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
-    if (res.eof || res.content.length === 0) break;
+  for await (const part of readByMessages(deps, call, handle, path)) {
+    if (part.size > maxBytes) throw tooLarge();
+    fileInfo ??= part.fileInfo;
+    parts.push(part.data);
+    length += part.data.length;
+    if (length > maxBytes) throw tooLarge();
   }
-  const content = Buffer.concat(parts, offset);
-  // The file may have changed between the parts: describe what was returned.
-  if (fileInfo) fileInfo.size = BigInt(content.length);
+  const content = Buffer.concat(parts, length);
+  if (fileInfo) fileInfo.size = BigInt(length);
   return { content, fileInfo };
 }
 
@@ -86,12 +85,11 @@ async function readRaw(
     let content: Buffer;
     if (size > 0) {
       content = Buffer.allocUnsafe(size);
-      let offset = 0;
-      // In pieces: a for await would join all that is buffered at each turn, one more copy.
-      for await (const chunk of streamPieces(body, READ_PIECE_BYTES)) {
-        chunk.copy(content, offset);
-        offset += chunk.length;
-      }
+      // Each chunk copied once as it comes: a for await (or pieces of a fixed size) would join
+      // chunks on the way, one more copy of the file.
+      const read = await readInto(body, content);
+      // The agent sends exactly the size it announced, or resets the stream.
+      if (read !== size) throw new ConnectError(`${path}: shrank while it was being read`, Code.Aborted);
     } else {
       // A file that gives no size (as /proc's) is read to its end.
       const parts: Buffer[] = [];
@@ -162,7 +160,12 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const call = await open(ctx, req.name, Action.GET);
       const path = sandboxPath("path", req.path);
       const handle = requireRunning(deps, call);
-      return readWholeFile(deps, call, handle, path);
+      const { content, fileInfo } = await readWholeFile(deps, call, handle, path);
+      // Over binary framings the content is written as it is, not copied through protobuf-es.
+      const detached = detachedBytes(ctx);
+      if (!detached) return { content, fileInfo };
+      detached.hold(content);
+      return { fileInfo };
     },
 
     async remove(req: RemoveRequest, ctx: HandlerContext) {

@@ -13,6 +13,7 @@ import {
   createReplicaRegistry,
   createServiceCore,
   createStartOnce,
+  detachBytesField,
   openServiceStore,
   registerGuarded,
   type ServiceCoreState,
@@ -22,7 +23,7 @@ import {
 } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
-import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { FilesystemService, ReadFileResponseSchema, ReadFileStreamResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
@@ -195,6 +196,9 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     httpRoutes: [proxy.route, fileTransfer],
     register(router: ConnectRouter) {
       for (const [service, impl] of services) registerGuarded(router, service, impl, { logger, label: "sandbox" });
+      // File contents go out as they are over binary framings (kit/server/detached-bytes.ts).
+      detachBytesField(router, FilesystemService.method.readFile, ReadFileResponseSchema.field.content);
+      detachBytesField(router, FilesystemService.method.readFileStream, ReadFileStreamResponseSchema.field.data);
     },
     start: once.start,
     async stop() {

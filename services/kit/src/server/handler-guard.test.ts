@@ -48,6 +48,24 @@ describe("guardHandler", () => {
     expect(called).toBe(1);
   });
 
+  it("checks each message of a client stream as the handler takes it, naming the field", async () => {
+    const { logger } = capture();
+    const taken: string[] = [];
+    const guarded = guardHandler({ logger, label: "test" }, "P/Stream", CreateProcessRequestSchema, async (requests: AsyncIterable<{ parent: string }>) => {
+      for await (const r of requests) taken.push(r.parent);
+    });
+    async function* stream() {
+      yield request({ command: "sh" });
+      yield create(CreateProcessRequestSchema, { parent: "second" });
+      yield request({ command: "sh", args: ["x\0"] });
+      yield create(CreateProcessRequestSchema, { parent: "never taken" });
+    }
+    const err = await codeOf(() => guarded(stream(), ctx));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(err.rawMessage).toContain("process.args[0]");
+    expect(taken).toEqual(["workspaces/w/sandboxEngines/s", "second"]);
+  });
+
   it("passes ConnectErrors through and answers anything else as INTERNAL without its message, logging only class, message and stack", async () => {
     const { logger, lines } = capture();
     const options = { logger, label: "test" };

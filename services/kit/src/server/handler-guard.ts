@@ -13,10 +13,12 @@ export interface GuardOptions {
 }
 
 /**
- * Wraps a unary or server-streaming handler. Requests holding NUL characters are refused up front
- * (PostgreSQL text cannot hold them, and nothing legitimate needs them). Anything thrown that is
- * not a ConnectError is logged with its class, message and stack only (requests can carry
- * environments and secrets, so they are never logged) and answered as INTERNAL without details.
+ * Wraps a handler of any kind. Requests holding NUL characters are refused up front (PostgreSQL
+ * text cannot hold them, and nothing legitimate needs them); a client stream's messages are
+ * checked one by one as the handler takes them, so a bad one fails the call where it arrives.
+ * Anything thrown that is not a ConnectError is logged with its class, message and stack only
+ * (requests can carry environments and secrets, so they are never logged) and answered as
+ * INTERNAL without details.
  */
 export function guardHandler<I, O>(
   options: GuardOptions,
@@ -35,8 +37,10 @@ export function guardHandler<I, O>(
   };
   return ((req: I, ctx: HandlerContext) => {
     try {
-      rejectNul(schema, req as unknown as Record<string, unknown>, "");
-      const result = fn(req, ctx) as unknown;
+      let checked = req;
+      if (isAsyncIterable(req)) checked = eachChecked(schema, req) as I;
+      else rejectNul(schema, req as unknown as Record<string, unknown>, "");
+      const result = fn(checked, ctx) as unknown;
       if (isAsyncIterable(result)) return guardStream(result, fail) as O;
       if (result instanceof Promise) return result.catch(fail) as O;
       return result as O;
@@ -110,6 +114,13 @@ export function rejectNul(schema: DescMessage, message: Record<string, unknown>,
 }
 
 const nulIn = (path: string) => invalidArgument(path, "must not contain NUL characters");
+
+async function* eachChecked(schema: DescMessage, messages: AsyncIterable<unknown>): AsyncGenerator<unknown> {
+  for await (const message of messages) {
+    rejectNul(schema, message as Record<string, unknown>, "");
+    yield message;
+  }
+}
 
 async function* guardStream<T>(source: AsyncIterable<T>, fail: (err: unknown) => never): AsyncGenerator<T> {
   try {

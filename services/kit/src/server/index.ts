@@ -12,3 +12,5 @@ export { drained } from "./drain.js";
 export { FORWARDED_HEADER, ServedElsewhere, forwardHttp, forwardUpgrade, forwardable, spliceUpgrade } from "./forwarding.js";
 export { createReplicaRegistry, replicasMigration, REPLICAS_TABLE } from "./replica-registry.js";
 export type { ReplicaRegistry, ReplicaRegistryOptions } from "./replica-registry.js";
+export { detachBytesField, detachableBytesField, detachedBytes } from "./detached-bytes.js";
+export type { DetachedBytes } from "./detached-bytes.js";
