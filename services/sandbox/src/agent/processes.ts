@@ -80,6 +80,15 @@ export interface ProcessManager {
   close(): void;
 }
 
+/** A start that passed its checks: the program's path found, its directory and environment set. */
+interface Launch {
+  readonly processId: string;
+  readonly file: string;
+  readonly request: StartRequest;
+  readonly cwd: string;
+  readonly env: Record<string, string>;
+}
+
 interface MutableRecord extends ProcessRecord {
   pid: number;
   exit: ProcessExitInfo | undefined;
@@ -209,13 +218,14 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     if (env["PATH"] === undefined) env["PATH"] = DEFAULT_PATH;
     const file = resolveCommand(command, cwd, env["PATH"]);
 
+    const launch: Launch = { processId, file, request, cwd, env };
     reserved.add(processId);
     try {
       const spawning = !options.helperPath
-        ? spawnDirect(processId, file, request, cwd, env)
+        ? spawnDirect(launch)
         : residentHelper()
-          ? spawnResident(processId, file, request, cwd, env)
-          : spawnWithHelper(processId, file, request, cwd, env);
+          ? spawnResident(launch)
+          : spawnWithHelper(launch);
       starting.set(processId, spawning.catch(() => undefined));
       const record = await spawning;
       records.set(processId, record);
@@ -307,13 +317,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     return resident;
   }
 
-  async function spawnResident(
-    processId: string,
-    file: string,
-    request: StartRequest,
-    cwd: string,
-    env: Record<string, string>,
-  ): Promise<MutableRecord> {
+  async function spawnResident({ processId, file, request, cwd, env }: Launch): Promise<MutableRecord> {
     const helper = resident!;
     let started;
     try {
@@ -342,13 +346,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     return record;
   }
 
-  function spawnWithHelper(
-    processId: string,
-    file: string,
-    request: StartRequest,
-    cwd: string,
-    env: Record<string, string>,
-  ): Promise<MutableRecord> {
+  function spawnWithHelper({ processId, file, request, cwd, env }: Launch): Promise<MutableRecord> {
     const { record, finish } = newRecord(processId);
     const helper = spawn(options.helperPath!, [...helperFlags(), "--", file, request.command, ...request.args], {
       cwd,
@@ -412,13 +410,7 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
     });
   }
 
-  function spawnDirect(
-    processId: string,
-    file: string,
-    request: StartRequest,
-    cwd: string,
-    env: Record<string, string>,
-  ): Promise<MutableRecord> {
+  function spawnDirect({ processId, file, request, cwd, env }: Launch): Promise<MutableRecord> {
     const { record, finish } = newRecord(processId);
     const child = spawn(file, [...request.args], {
       argv0: request.command,
