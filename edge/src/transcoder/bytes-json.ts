@@ -105,7 +105,7 @@ export interface LargeBytes {
 }
 
 /** Values from this size on are left out of the JSON string, for `jsonPieces`. */
-export const LARGE_BYTES = 1 << 20;
+export const LARGE_BYTES = 64 << 10;
 
 export function largeBytes(): LargeBytes {
   // Random per response, so no string value of the message can pass for one.

@@ -330,6 +330,24 @@ describe("processes: output", () => {
     expect(from[0].result.offset).toBe("9");
   });
 
+  it("streams large binary output as NDJSON byte for byte (chunks written beside the JSON text)", async () => {
+    // Over 64 KiB a chunk's base64 is written from its bytes rather than inside the JSON text.
+    const p = await create({ command: "sh", args: ["-c", "head -c 600000 /dev/urandom | tee /workspace/random.bin"] });
+    await wait(p.name);
+    const lines = await stream(p.name);
+    const data = lines.map((l) => l.result).filter((r) => !r.keepAlive);
+    expect(Math.max(...data.map((r) => unb64(r.data).length))).toBeGreaterThanOrEqual(64 << 10);
+    const streamed = Buffer.concat(data.map((r) => unb64(r.data)));
+    const file = ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent("/workspace/random.bin")}`));
+    expect(streamed.equals(unb64(file.content))).toBe(true);
+    expect(streamed.length).toBe(600000);
+    let offset = 0;
+    for (const r of data) {
+      expect(Number(r.offset)).toBe(offset);
+      offset += unb64(r.data).length;
+    }
+  });
+
   it("skipReplay follows only new output; bad offsets are refused", async () => {
     const p = await create({ command: "sh", args: ["-c", "echo before; sleep 0.6; echo after"] });
     await sleep(250);
