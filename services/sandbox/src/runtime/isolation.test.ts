@@ -125,6 +125,15 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
       expect(results["ptraceOutside"]).toMatch(/^failed/);
     });
 
+    it("passes none of the service's descriptors on: a program holds only its own", async () => {
+      // Whatever the service inherited from its own parent (a shell's, a supervisor's) and did not
+      // mark close-on-exec must stop at the launcher.
+      const { exitCode, output } = await run(hardened.client, "sh", ["-c", "exec ls /proc/self/fd"]);
+      expect(exitCode, output).toBe(0);
+      // 0-2, and 3: the directory ls is listing.
+      expect(output.trim().split("\n").sort()).toEqual(["0", "1", "2", "3"]);
+    });
+
     it("sees none of the host's configuration and no host path in /proc", () => {
       expect(results["hostConfig"]).toBe("failed");
       expect(results["dataDirInProc"]).toBe("failed");

@@ -22,7 +22,9 @@
  *    sandbox shares is bound read-only onto a place made for it in the stage's etc/, so that
  *    bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a read of the whole
  *    mount table, here a few system calls.
- * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, and execs the program.
+ * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, marks every other
+ *    descriptor above them close-on-exec (whatever the service inherited from its own parent must
+ *    not reach a sandbox), and execs the program.
  * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
  * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
  */
@@ -264,6 +266,20 @@ static int share_etc(const char *stage, const char *entry) {
   return 0;
 }
 
+/* Marks every descriptor from `first` on close-on-exec. */
+static void close_on_exec_from(int first) {
+  if (close_range((unsigned)first, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  /* Kernels before 5.11: one by one. */
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir == NULL) return;
+  struct dirent *entry;
+  while ((entry = readdir(dir)) != NULL) {
+    int fd = atoi(entry->d_name);
+    if (fd >= first && fd != dirfd(dir)) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  closedir(dir);
+}
+
 /* Opens `file` as descriptor `target`, inherited by the program. */
 static int open_as(const char *file, int target) {
   int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -332,6 +348,7 @@ int main(int argc, char **argv) {
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
   if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);
+  close_on_exec_from(5);
   execvp(program[0], program);
   return fail(96, "cannot run", program[0]);
 }
