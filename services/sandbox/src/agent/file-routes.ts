@@ -11,6 +11,22 @@
 //   PUT /aiem.agent.files/write?path=P&create_parents=0|1&overwrite=0|1[&mode=N]
 //                                                    body: the bytes, then the trailer
 //                                                    aiem-complete: 1; 200, header aiem-file-info
+//   GET /aiem.agent.files/read-descriptor?path=P    200 with headers only: aiem-descriptor (the
+//                                                    agent's descriptor of the opened file, held
+//                                                    until the client closes the stream),
+//                                                    aiem-file-id, aiem-agent-pid, aiem-file-info
+//   POST /aiem.agent.files/write-descriptor?path=P&create_parents=..&overwrite=..[&mode=N]
+//                                                    200 with aiem-descriptor (the temporary file),
+//                                                    aiem-file-id, aiem-agent-pid and, where files
+//                                                    are limited, aiem-max-bytes; the client writes
+//                                                    the file through the descriptor, then ends its
+//                                                    side with the trailer aiem-complete: 1; the
+//                                                    answer's trailers carry aiem-file-info, or
+//                                                    the error headers
+// The descriptor routes let the sandbox service, on the same host, open the file as
+// /proc/<agent>/fd/<n> and move the bytes itself, with no copy through this process or HTTP/2:
+// the agent still resolves and checks the path, creates the temporary file and renames it.
+// aiem-file-id is `<st_dev>:<st_ino>`, so the opener can tell that it holds that very file.
 // aiem-file-info is the FileInfo message, binary, in base64. A read of a file with a size sends
 // that many bytes with a Content-Length, and resets the stream should the file shrink meanwhile
 // (a short body is never passed off as the file); a file of size 0 (as /proc's are) is read to
@@ -21,7 +37,7 @@ import * as http2 from "node:http2";
 import { pipeline } from "node:stream/promises";
 import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
+import { type FileInfo, FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import { invalidArgument } from "./errors.js";
 import { toFileInfo } from "./file-info.js";
 import type { Filesystem } from "./filesystem.js";
@@ -32,6 +48,13 @@ export const ERROR_CODE_HEADER = "aiem-error-code";
 export const ERROR_MESSAGE_HEADER = "aiem-error-message";
 /** The trailer with which a client says a write's body is whole. */
 export const COMPLETE_TRAILER = "aiem-complete";
+export const DESCRIPTOR_HEADER = "aiem-descriptor";
+export const FILE_ID_HEADER = "aiem-file-id";
+export const AGENT_PID_HEADER = "aiem-agent-pid";
+export const MAX_BYTES_HEADER = "aiem-max-bytes";
+
+/** How long a descriptor waits for its client to open it: a client that never closes the stream. */
+const DESCRIPTOR_HOLD_MS = 30_000;
 
 /** Bytes read from the file per chunk: large, so a transfer is few system calls and frames. */
 const READ_CHUNK_BYTES = 1 << 20;
@@ -73,6 +96,13 @@ function flag(query: URLSearchParams, name: string): boolean {
   throw invalidArgument(`${name}: must be 0 or 1`);
 }
 
+function modeOf(query: URLSearchParams): number | undefined {
+  const text = query.get("mode");
+  const mode = text === null ? undefined : Number(text);
+  if (mode !== undefined && !Number.isInteger(mode)) throw invalidArgument("mode: must be a number");
+  return mode;
+}
+
 function fileInfoHeader(info: Parameters<typeof toBinary<typeof FileInfoSchema>>[1]): string {
   return Buffer.from(toBinary(FileInfoSchema, info)).toString("base64");
 }
@@ -96,7 +126,40 @@ function sendError(req: Request, res: Response, error: unknown): void {
   res.end(() => stopReading(req));
 }
 
-export function createFileRoutes(filesystem: Filesystem) {
+function fileId(st: { dev: number | bigint; ino: number | bigint }): string {
+  return `${st.dev}:${st.ino}`;
+}
+
+/** Resolves when the client has closed the stream (or after the longest hold). */
+function closedByClient(req: Request): Promise<void> {
+  return new Promise((resolve) => {
+    if (req.stream.closed || req.stream.destroyed) return resolve();
+    const timer = setTimeout(() => {
+      req.stream.close(http2.constants.NGHTTP2_CANCEL);
+      resolve();
+    }, DESCRIPTOR_HOLD_MS);
+    req.stream.once("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Resolves when the client ended its side with the completion trailer; fails when it ended it
+ * without one or reset the stream (a writer that gave up: the file is not kept).
+ */
+function completedByClient(req: Request): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancelled = () => reject(new ConnectError("the write was cancelled before its end", Code.Canceled));
+    req.once("end", () => (req.trailers[COMPLETE_TRAILER] === "1" ? resolve() : cancelled()));
+    req.stream.once("close", cancelled);
+    // No body is expected; anything sent is read and dropped so that "end" comes.
+    req.resume();
+  });
+}
+
+export function createFileRoutes(filesystem: Filesystem, options: { readonly maxFileBytes?: number | undefined } = {}) {
   async function read(query: URLSearchParams, res: Response): Promise<void> {
     const opened = await filesystem.openForRead(query.get("path") ?? "");
     const size = Number(opened.stats.size);
@@ -120,17 +183,55 @@ export function createFileRoutes(filesystem: Filesystem) {
   }
 
   async function write(query: URLSearchParams, req: Request, res: Response): Promise<void> {
-    const modeText = query.get("mode");
-    const mode = modeText === null ? undefined : Number(modeText);
-    if (mode !== undefined && !Number.isInteger(mode)) throw invalidArgument("mode: must be a number");
     const info = await filesystem.writeFile(
       query.get("path") ?? "",
       batches(req),
       flag(query, "create_parents"),
       flag(query, "overwrite"),
-      mode,
+      modeOf(query),
     );
     res.writeHead(200, { [FILE_INFO_HEADER]: fileInfoHeader(info) });
+    res.end();
+  }
+
+  async function readDescriptor(query: URLSearchParams, req: Request, res: Response): Promise<void> {
+    const opened = await filesystem.openForRead(query.get("path") ?? "");
+    try {
+      res.writeHead(200, {
+        [DESCRIPTOR_HEADER]: String(opened.fd),
+        [FILE_ID_HEADER]: fileId(opened.stats),
+        [AGENT_PID_HEADER]: String(process.pid),
+        [FILE_INFO_HEADER]: fileInfoHeader(toFileInfo(opened.display, opened.stats)),
+      });
+      await closedByClient(req);
+    } finally {
+      fs.close(opened.fd, () => undefined);
+    }
+  }
+
+  async function writeDescriptor(query: URLSearchParams, req: Request, res: Response): Promise<void> {
+    const fill = async (fd: number) => {
+      res.writeHead(200, {
+        [DESCRIPTOR_HEADER]: String(fd),
+        [FILE_ID_HEADER]: fileId(fs.fstatSync(fd)),
+        [AGENT_PID_HEADER]: String(process.pid),
+        ...(options.maxFileBytes === undefined ? {} : { [MAX_BYTES_HEADER]: String(options.maxFileBytes) }),
+      });
+      await completedByClient(req);
+    };
+    let info: FileInfo;
+    try {
+      info = await filesystem.writeFile(query.get("path") ?? "", fill, flag(query, "create_parents"), flag(query, "overwrite"), modeOf(query));
+    } catch (error) {
+      if (!res.headersSent || res.stream.destroyed) throw error;
+      // The client holds the answer's head already: the refusal (a file over the limit, a
+      // rename that failed) comes as trailers, with the code a head would have had.
+      const err = ConnectError.from(error);
+      res.addTrailers({ [ERROR_CODE_HEADER]: String(err.code), [ERROR_MESSAGE_HEADER]: encodeURIComponent(err.rawMessage) });
+      res.end();
+      return;
+    }
+    res.addTrailers({ [FILE_INFO_HEADER]: fileInfoHeader(info) });
     res.end();
   }
 
@@ -150,6 +251,10 @@ export function createFileRoutes(filesystem: Filesystem) {
       work = read(query, res);
     } else if (name === "write" && req.method === "PUT") {
       work = write(query, req, res);
+    } else if (name === "read-descriptor" && req.method === "GET") {
+      work = readDescriptor(query, req, res);
+    } else if (name === "write-descriptor" && req.method === "POST") {
+      work = writeDescriptor(query, req, res);
     } else {
       work = Promise.reject(new ConnectError(`no route for ${req.method} ${url.slice(0, q < 0 ? undefined : q)}`, Code.Unimplemented));
     }

@@ -22,12 +22,11 @@ import {
 import { AGENT_DIR, joinSegments, pathSegments } from "./paths.js";
 import { toFileInfo } from "./file-info.js";
 import { at, closeQuietly, createPathResolver, lstatOrNull } from "./path-resolver.js";
+import { writeAll } from "./write-all.js";
 
 export { octalMode, toFileInfo } from "./file-info.js";
 
 const fsRead = promisify(fs.read);
-const fsWrite = promisify(fs.write);
-const fsWritev = promisify(fs.writev);
 
 const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 const DIR_MODE = 0o755;
@@ -57,6 +56,12 @@ export interface OpenedFile {
   readonly stats: fs.BigIntStats;
 }
 
+/**
+ * Fills a file being written through its descriptor (a writer outside the agent, see
+ * file-routes.ts); resolves once the content is whole, and fails to have the file dropped.
+ */
+export type FileFiller = (fd: number, display: string) => Promise<void>;
+
 export interface Filesystem {
   stat(path: string): FileInfo;
   listDirectory(path: string): FileInfo[];
@@ -64,23 +69,13 @@ export interface Filesystem {
   /** `mode` undefined: 0644 for a new file, the old mode for a replaced one. */
   /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
   /** A stream may give batches of chunks, each written with one system call. */
-  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
+  /** Or a filler writes the temporary file through its descriptor. */
+  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]> | FileFiller, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
   /** Opens a regular file for a streamed read, after the same checks as readFile. */
   openForRead(path: string): Promise<OpenedFile>;
   remove(path: string, recursive: boolean): Promise<void>;
   move(source: string, destination: string, overwrite: boolean, createParents: boolean): FileInfo;
-}
-
-/** Writes every byte of `buffers` at the descriptor's position: one writev while it takes them all. */
-async function writeAll(fd: number, buffers: readonly Uint8Array[]): Promise<void> {
-  let pending = buffers.filter((b) => b.length > 0);
-  while (pending.length > 0) {
-    let written = pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;
-    // A short write (a signal, a full disk on the way to ENOSPC): go on after what was taken.
-    while (pending.length > 0 && written >= pending[0]!.length) written -= pending.shift()!.length;
-    if (written > 0) pending[0] = pending[0]!.subarray(written);
-  }
 }
 
 /** A descriptor that keeps the regular file at `path` alive, or undefined (none there, or not one). */
@@ -188,7 +183,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
 
   async function writeFile(
     path: string,
-    content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]>,
+    content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]> | FileFiller,
     createParents: boolean,
     overwrite: boolean,
     mode?: number,
@@ -202,7 +197,7 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     const tooLarge = () => new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`, Code.ResourceExhausted);
     // A buffer is refused before anything is written; a stream once it passes the limit.
     if (maxFileBytes !== undefined && content instanceof Uint8Array && content.length > maxFileBytes) throw tooLarge();
-    const chunks = content instanceof Uint8Array ? [content] : content;
+    const chunks = content instanceof Uint8Array ? [content] : typeof content === "function" ? [] : content;
     return withLocationAsync(segments, { followFinal: true, createParents, display }, async (loc) => {
       if (loc.name === null) throw failedPrecondition(`${display}: is a directory`);
       denyReadOnly(loc.canonical, display);
@@ -238,6 +233,11 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
             for (const chunk of batch) total += chunk.length;
             if (maxFileBytes !== undefined && total > maxFileBytes) throw tooLarge();
             await writeAll(fd, batch);
+          }
+          if (typeof content === "function") {
+            await content(fd, display);
+            // The filler's writes are not this process's, so the rlimit did not stop them.
+            if (maxFileBytes !== undefined && fs.fstatSync(fd).size > maxFileBytes) throw tooLarge();
           }
           fs.fchmodSync(fd, finalMode);
         } finally {

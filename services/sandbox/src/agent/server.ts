@@ -252,7 +252,7 @@ export function createAgentRoutes(options: AgentOptions): {
         return tunnel(requests, context);
       },
     });
-  return { routes, processes, fileRoutes: createFileRoutes(filesystem) };
+  return { routes, processes, fileRoutes: createFileRoutes(filesystem, { maxFileBytes: options.rlimitFsizeBytes }) };
 }
 
 export interface AgentServer {
