@@ -77,7 +77,7 @@ async function readRaw(
 ): Promise<{ content: Buffer; fileInfo: FileInfo | undefined }> {
   const tooLarge = () => resourceExhausted(`${path}: larger than ${maxBytes} bytes, the most one call returns`);
   return viaAgent(deps, call, async () => {
-    const { fileInfo, size, body } = await handle.files.read(path);
+    const { fileInfo, size, body, readAll } = await handle.files.read(path);
     if (size > maxBytes) {
       body.destroy();
       throw tooLarge();
@@ -87,7 +87,7 @@ async function readRaw(
       content = Buffer.allocUnsafe(size);
       // Each chunk copied once as it comes: a for await (or pieces of a fixed size) would join
       // chunks on the way, one more copy of the file.
-      const read = await readInto(body, content);
+      const read = readAll ? await readAll(content) : await readInto(body, content);
       // The agent sends exactly the size it announced, or resets the stream.
       if (read !== size) throw new ConnectError(`${path}: shrank while it was being read`, Code.Aborted);
     } else {

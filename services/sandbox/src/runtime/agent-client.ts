@@ -24,6 +24,8 @@ export interface AgentConnection {
 export interface AgentConnectionOptions {
   /** Largest message either side may send; bounds WriteFile content. Default 256 MiB. */
   readonly maxMessageBytes?: number;
+  /** The host pid of the sandbox's outermost process, when the agent runs on this host (agent-files.ts). */
+  readonly sandboxPid?: number | undefined;
 }
 
 // sun_path holds 108 bytes. A longer socket path is reached through an open descriptor of its
@@ -142,7 +144,7 @@ export function connectAgent(socketPath: string, options: AgentConnectionOptions
   });
   return {
     client: createClient(AgentService, transport),
-    files: createAgentFiles((method, path, headers, options) => sessionManager.request(method, path, headers, options)),
+    files: createAgentFiles((method, path, headers, options) => sessionManager.request(method, path, headers, options), options.sandboxPid),
     close() {
       sessionManager.close();
       if (dirFd !== undefined) {

@@ -496,7 +496,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       }
     }
 
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
+    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: child.pid });
     try {
       await connection.client.health({}, { timeoutMs: startTimeoutMs });
     } catch (error) {
@@ -562,7 +562,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const socketPath = path.join(dir, "agent.sock");
     fs.rmSync(socketPath, { force: true });
     fs.symlinkSync(`/proc/${record.pid}/root${path.join(dir, "stage")}/run/agent.sock`, socketPath);
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes });
+    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: record.pid });
     try {
       await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
     } catch (error) {
