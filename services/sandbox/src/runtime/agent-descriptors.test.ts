@@ -88,6 +88,12 @@ describe("opening the agent's descriptor", () => {
     expect(() => openAgentDescriptor(agent, 0, fs.constants.O_RDONLY, `${devNull.dev}:${devNull.ino}`)).toThrow(DescriptorUnusable);
     // A pid whose start time is not the agent's: another process now has it.
     expect(() => openAgentDescriptor({ pid: agent.pid, startTime: "1" }, 7, fs.constants.O_RDONLY, idOf(file))).toThrow(DescriptorUnusable);
+    // Writing: only an empty file of the process's own (the one the agent made for the write).
+    const child2 = await holder(`exec 7>>'${other}'`);
+    const writer = findAgentProcess(process.pid, child2.pid!)!;
+    expect(() => openAgentDescriptor(writer, 7, fs.constants.O_WRONLY, idOf(other))).toThrow(/not a new file of its own/);
+    fs.truncateSync(other, 0);
+    fs.closeSync(openAgentDescriptor(writer, 7, fs.constants.O_WRONLY, idOf(other)));
     // A descriptor the process does not have.
     expect(() => openAgentDescriptor(agent, 99, fs.constants.O_RDONLY, idOf(file))).toThrow(DescriptorUnusable);
   });

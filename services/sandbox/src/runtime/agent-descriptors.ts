@@ -67,6 +67,16 @@ export function findAgentProcess(rootPid: number, namespacePid: number): AgentPr
   return undefined;
 }
 
+/** The effective host uid of process `pid`; undefined when it is gone. */
+function uidOf(pid: number): number | undefined {
+  try {
+    const line = /^Uid:\s*\d+\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Thrown when a descriptor cannot be used from here (the caller goes back to the agent's routes). */
 export class DescriptorUnusable extends Error {}
 
@@ -84,6 +94,10 @@ export function openAgentDescriptor(agent: AgentProcess, fd: number, flags: numb
   try {
     const st = fs.fstatSync(own);
     if (!st.isFile() || `${st.dev}:${st.ino}` !== fileId) throw new DescriptorUnusable("the agent's descriptor is not the file it named");
+    // Writing, this process may have rights the agent lacks: only the empty file the agent just
+    // made for this write, which is then its own, is written.
+    const writing = (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) !== 0;
+    if (writing && (st.size !== 0 || st.uid !== uidOf(agent.pid))) throw new DescriptorUnusable("the agent's descriptor is not a new file of its own");
     // Checked after the open: a pid reused before it would have another start time now.
     if (processStartTime(agent.pid) !== agent.startTime) throw new DescriptorUnusable("the agent is not the process it was");
     return own;
