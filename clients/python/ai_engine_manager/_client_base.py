@@ -22,7 +22,7 @@ class ClientBase:
             connection: The connection to the server.
             default_workspace_id: The workspace of calls that name none.
             poll_interval_seconds: How often ``wait()`` asks the server for news; ``None`` starts
-                at a quarter second and slows down to five seconds.
+                at a fiftieth of a second and doubles up to five seconds.
         """
         self._connection = connection
         self.default_workspace_id = default_workspace_id

@@ -7,18 +7,19 @@ from typing import Any, Callable, Iterable
 
 from ai_engine_manager.exception import CustomApiException, FailedEngineException, TimeoutException
 
-FIRST_INTERVAL = 0.25
+FIRST_INTERVAL = 0.02
 MAX_INTERVAL = 5.0
 
 
 def intervals(fixed: float | None) -> Iterable[float]:
-    """The pauses between polls: a fixed interval, or a quarter second growing to five seconds,
-    so that quick transitions return quickly and long ones do not load the server."""
+    """The pauses between polls: a fixed interval, or a fiftieth of a second doubling up to five
+    seconds, so that quick transitions (a sandbox starts in a tenth of a second) return quickly
+    and long ones do not load the server."""
     interval = fixed if fixed is not None else FIRST_INTERVAL
     while True:
         yield interval
         if fixed is None:
-            interval = min(interval * 1.5, MAX_INTERVAL)
+            interval = min(interval * 2, MAX_INTERVAL)
 
 
 def wait_for_engine(

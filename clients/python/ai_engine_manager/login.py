@@ -195,7 +195,7 @@ def login(
         token: A bearer token, such as one printed by ``npm run -s token -- --user alice``.
         timeout_seconds: How long to wait for the server to answer one request.
         poll_interval_seconds: How often ``wait()`` asks the server for news; by default a
-            quarter second at first, slowing down to five seconds.
+            fiftieth of a second at first, doubling up to five seconds.
 
     Returns:
         The clients.

@@ -320,8 +320,8 @@ class DAIEngine(BoundResource):
 
         Args:
             timeout_seconds: How long to wait at most; ``None`` waits as long as it takes.
-            poll_interval_seconds: How often to ask the server; by default a quarter second at
-                first, slowing down to five seconds.
+            poll_interval_seconds: How often to ask the server; by default a fiftieth of a second
+                at first, doubling up to five seconds.
             timeout: Another name for ``timeout_seconds``.
 
         Raises:

@@ -319,7 +319,7 @@ class NotebookEngineClient(ClientBase):
 
         Unlike :meth:`NotebookEngine.wait <ai_engine_manager.notebook_engine.notebook_engine.NotebookEngine.wait>`,
         a failed engine is returned rather than raised. Polls at the client's
-        ``poll_interval_seconds`` (by default a quarter second, slowing down to five seconds).
+        ``poll_interval_seconds`` (by default a fiftieth of a second, doubling up to five seconds).
 
         Args:
             name: The engine's name.

@@ -221,8 +221,8 @@ class SandboxEngineClient(ClientBase):
         Args:
             name: The sandbox engine's name.
             timeout_seconds: How long to wait at most; ``None`` waits as long as it takes.
-            poll_interval_seconds: How often to ask the server; by default a quarter second at
-                first, slowing down to five seconds.
+            poll_interval_seconds: How often to ask the server; by default a fiftieth of a second
+                at first, doubling up to five seconds.
 
         Returns:
             The sandbox engine as last read. When it was being deleted and is now gone, its
