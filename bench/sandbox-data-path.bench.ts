@@ -365,6 +365,30 @@ function curl(args: string[]): Promise<void> {
   });
 }
 
+// What Node's HTTP server alone can take in: a bare server (its own process, as the product's)
+// that writes a PUT's body to a host file, as the upload route does to the sandbox's.
+const BARE_SERVER = `
+const http = require("node:http"), fs = require("node:fs");
+const server = http.createServer((req, res) => {
+  const out = fs.createWriteStream(process.argv[1], { highWaterMark: 1 << 20 });
+  req.pipe(out);
+  out.on("finish", () => res.end());
+});
+server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
+
+/** curl -T of `file` to a bare Node HTTP server writing it to `target`; its time in ms. */
+async function bareUpload(file: string, target: string): Promise<number> {
+  const child = spawn(process.execPath, ["-e", BARE_SERVER, target], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const port = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString().trim())));
+    await run("sync", []);
+    return await timed(() => curl(["-T", file, `http://127.0.0.1:${port}/`, "-o", "/dev/null"]));
+  } finally {
+    child.kill();
+    fs.rmSync(target, { force: true });
+  }
+}
+
 async function largeRow(server: SandboxServer, sandbox: string): Promise<void> {
   const { ready, pid } = server;
   const hostFile = path.join(scratch, "file-1g");
@@ -382,6 +406,8 @@ async function largeRow(server: SandboxServer, sandbox: string): Promise<void> {
   const copy = median(copies);
   const base = mbps(LARGE_BYTES, copy);
   console.log(`1 GiB file; baseline cp on the host, after a sync: ${stats(copies)} = ${base.toFixed(0)} MB/s`);
+  const bare = await bareUpload(hostFile, path.join(scratch, "file-1g-bare"));
+  console.log(`  (the ceiling of an upload through Node's HTTP: curl -T to a bare Node server writing a host file: ${bare.toFixed(0)} ms = ${mbps(LARGE_BYTES, bare).toFixed(0)} MB/s, ${(copy / bare).toFixed(2)}x cp)`);
   const auth = ["-H", `authorization: Bearer ${ready.token}`];
   const url = (verb: string) => `${ready.url}/v1/${sandbox}/filesystem:${verb}?path=/workspace/file-1g`;
   // Where the CPU goes: the client, the server, and the sandbox (the agent).
