@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { TunnelRequestSchema, TunnelResponseSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { ReadFileResponseSchema, WriteFileRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { ReadProcessOutputFramesResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
-import { LARGE_BYTES, decodeCanonicalBase64, jsonPieces, largeBytes, messageFromJson, messageToJson, pieceLength } from "./bytes-json.js";
+import { LARGE_BYTES, base64Texts, decodeCanonicalBase64, jsonPieces, largeBytes, messageFromJson, messageToJson, pieceLength } from "./bytes-json.js";
 
 /** Every byte value, then bytes from a fixed-seed generator (the same on every run). */
 function binary(length: number, seed = 1): Uint8Array {
@@ -40,6 +40,15 @@ describe("messageToJson", () => {
       const joined = pieces.map((p) => (typeof p === "string" ? p : Buffer.from(p).toString("base64"))).join("");
       expect(joined).toBe(JSON.stringify(toJson(ReadFileResponseSchema, message, opts)));
       expect(pieces.reduce((n, p) => n + pieceLength(p), 0)).toBe(Buffer.byteLength(joined));
+    }
+  });
+
+  it("writes a large value as base64 texts of at most 64 KiB that join into the whole value's base64", () => {
+    for (const length of [0, 1, (48 << 10) - 1, 48 << 10, (48 << 10) + 1, (3 << 20) + 2]) {
+      const bytes = binary(length, length);
+      const texts = [...base64Texts(bytes)];
+      expect(texts.join("")).toBe(Buffer.from(bytes).toString("base64"));
+      expect(Math.max(0, ...texts.map((t) => t.length))).toBeLessThanOrEqual(64 << 10);
     }
   });
 

@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import type { EdgeLogger } from "../logger.js";
 import { drained } from "@aiem/kit/server";
-import { type LargeBytes, encodeBase64, jsonPieces, largeBytes } from "./bytes-json.js";
+import { type LargeBytes, base64Texts, jsonPieces, largeBytes } from "./bytes-json.js";
 import { responseHeaders } from "./http-io.js";
 import type { RouteEntry } from "./route-table.js";
 import { statusJson } from "./status.js";
@@ -26,7 +26,10 @@ function writeLine(res: NodeResponse, route: RouteEntry, message: unknown, encod
   // One chunk on the wire for the line's pieces.
   res.cork();
   res.write('{"result":');
-  for (const piece of pieces) res.write(typeof piece === "string" ? piece : encodeBase64(piece));
+  for (const piece of pieces) {
+    if (typeof piece === "string") res.write(piece);
+    else for (const text of base64Texts(piece)) res.write(text, "latin1");
+  }
   const ok = res.write("}\n");
   res.uncork();
   return ok;

@@ -9,7 +9,7 @@ import { Code, ConnectError, type Interceptor, type Transport } from "@connectrp
 import { drained } from "@aiem/kit/server";
 import { forwardedRequestHeaders } from "../headers.js";
 import { silentLogger, type EdgeLogger } from "../logger.js";
-import { type LargeBytes, encodeBase64, jsonPieces, largeBytes, messageToJson, pieceLength } from "./bytes-json.js";
+import { type LargeBytes, base64Texts, jsonPieces, largeBytes, messageToJson, pieceLength } from "./bytes-json.js";
 import { replyError } from "./error-reply.js";
 import { readBody, responseHeaders } from "./http-io.js";
 import { streamNdjson } from "./ndjson-stream.js";
@@ -68,8 +68,6 @@ export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
  * the request message (request-builder.ts), call the method, and write the response as JSON, or
  * as NDJSON for a stream (ndjson-stream.ts); a failure is answered by error-reply.ts.
  */
-/** Bytes encoded per write of a large value: a multiple of 3, so the pieces join without padding. */
-const BASE64_CHUNK = 3 << 20;
 
 export function createTranscoder(options: TranscoderOptions): Transcoder {
   const registry = options.registry;
@@ -134,8 +132,9 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
           if (!res.write(piece)) await drained(res);
           continue;
         }
-        for (let at = 0; at < piece.length && !res.destroyed; at += BASE64_CHUNK) {
-          if (!res.write(encodeBase64(piece.subarray(at, at + BASE64_CHUNK)))) await drained(res);
+        for (const text of base64Texts(piece)) {
+          if (res.destroyed) break;
+          if (!res.write(text, "latin1")) await drained(res);
         }
       }
       res.end();
