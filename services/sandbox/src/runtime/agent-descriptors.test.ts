@@ -50,11 +50,24 @@ afterEach(() => {
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 describe("finding the agent", () => {
-  it("finds a process under the root by its pid in its namespace, children and grandchildren", async () => {
+  it("finds a process under the root by its pid in its namespace: children of any thread, and grandchildren", async () => {
     const child = await holder("sleep 30 & echo $! > " + path.join(scratch, "grandchild"));
     expect(findAgentProcess(process.pid, child.pid!)).toEqual({ pid: child.pid, startTime: processStartTime(child.pid!) });
     const grandchild = Number(fs.readFileSync(path.join(scratch, "grandchild"), "utf8"));
     expect(findAgentProcess(child.pid!, grandchild)?.pid).toBe(grandchild);
+    // A child started from a worker thread is listed under that thread, and found too.
+    const { Worker } = await import("node:worker_threads");
+    const fromThread = await new Promise<number>((resolve, reject) => {
+      const worker = new Worker(
+        `const { spawn } = require("node:child_process"); const { parentPort } = require("node:worker_threads");
+         const c = spawn("sleep", ["30"], { detached: false, stdio: "ignore" }); parentPort.postMessage(c.pid);`,
+        { eval: true },
+      );
+      worker.once("message", (pid: number) => resolve(pid));
+      worker.once("error", reject);
+    });
+    expect(findAgentProcess(process.pid, fromThread)?.pid).toBe(fromThread);
+    process.kill(fromThread, "SIGKILL");
     // Not under the root: not found, however it is named.
     expect(findAgentProcess(grandchild, child.pid!)).toBeUndefined();
     process.kill(grandchild, "SIGKILL");

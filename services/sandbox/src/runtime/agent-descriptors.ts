@@ -31,9 +31,14 @@ const WHOLE_READ_BYTES = 8 << 20;
 /** How deep under the sandbox's outermost process the agent is looked for (bwrap, its init, the agent). */
 const SEARCH_DEPTH = 4;
 
+/** The children of `pid`, whichever of its threads started them (each thread lists its own). */
 function children(pid: number): number[] {
   try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/))
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
