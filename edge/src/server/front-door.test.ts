@@ -176,6 +176,18 @@ describe.each([
     );
   });
 
+  it("refuses requests over the body limit one after another on one HTTP/1.1 connection, each at once", async () => {
+    const connect = createClient(fixture.service, createConnectTransport({ baseUrl: url(), httpVersion: "1.1" })) as unknown as AnyClient;
+    // Connect's reader stops at the limit with the body half sent; the next call on the same
+    // keep-alive connection used to get no answer until the keep-alive timeout (65 s).
+    for (const mib of [5, 16, 6]) {
+      await expect(connect["getBook"]!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
+        (e: unknown) => e instanceof ConnectError && e.code === Code.ResourceExhausted,
+      );
+    }
+    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/1");
+  });
+
   it("serves REST over HTTP/1.1 and HTTP/2 on the same port", async () => {
     const res = await fetch(`${url()}/v1/shelves/r/books/1`);
     expect(res.status).toBe(200);

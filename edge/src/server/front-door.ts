@@ -1,7 +1,7 @@
 // One TCP port for every protocol: each connection's first bytes decide whether it is HTTP/2
 // with prior knowledge (gRPC, Connect over h2c) or HTTP/1.1 (REST, Connect, gRPC-Web), and the
 // socket is handed to the matching Node server; both run the same handler.
-import { createServer as createHttp1Server, type Server as Http1Server, type ServerOptions } from "node:http";
+import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerOptions, type ServerResponse } from "node:http";
 import {
   createServer as createHttp2Server,
   type Http2Server,
@@ -10,6 +10,7 @@ import {
   type Http2Session,
   type ServerOptions as Http2ServerOptions,
 } from "node:http2";
+import { Readable } from "node:stream";
 import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from "node:net";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 
@@ -42,8 +43,74 @@ export interface EdgeServer {
   close(): Promise<void>;
 }
 
+/** The most of an unread request body the edge reads and drops to give an early error answer whole. */
+const HOLD_DRAIN_BYTES = 64 << 20;
+
+/** An error answer: an HTTP error status, or gRPC's status in the headers (a trailers-only answer). */
+function isErrorAnswer(res: ServerResponse): boolean {
+  const grpc = res.getHeader("grpc-status");
+  return res.statusCode >= 400 || (grpc !== undefined && String(grpc) !== "0");
+}
+
+/**
+ * Reads and drops what is left of `req`'s body; calls `done(true)` at its end, or `done(false)`
+ * as soon as more than HOLD_DRAIN_BYTES came (or the request broke off).
+ */
+function drainRequest(req: IncomingMessage, done: (whole: boolean) => void): void {
+  let dropped = 0;
+  let called = false;
+  const finish = (whole: boolean) => {
+    if (called) return;
+    called = true;
+    req.off("data", onData);
+    done(whole);
+  };
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > HOLD_DRAIN_BYTES) finish(false);
+  };
+  req.on("data", onData);
+  req.once("end", () => finish(true));
+  req.once("close", () => finish(req.complete));
+  req.resume();
+}
+
+/**
+ * Over HTTP/1.1, an error answered before the request's body was read to its end (a body over
+ * the limit, refused after its first MiBs) is held back while the rest is read and dropped, up to
+ * HOLD_DRAIN_BYTES, and goes out once the client has sent it all; past that bound it goes out and
+ * the connection is closed behind it. Before, Connect's reader destroyed the request when it
+ * stopped, which left the connection's parser stalled on the unread body: the next call on that
+ * keep-alive connection got no answer until the keep-alive timeout reset it (66 s), and
+ * connect-node's client did not cope with an answer that came while it was still sending.
+ */
+function holdEarlyErrors(req: IncomingMessage, res: ServerResponse): void {
+  // A handler that stops reading early must not destroy the request: its rest is still to be
+  // read and dropped, and the connection's next request comes after it.
+  req[Symbol.asyncIterator] = function (this: IncomingMessage) {
+    return Readable.prototype.iterator.call(this, { destroyOnReturn: false });
+  };
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    res.writeHead = writeHead;
+    const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    const socket = res.socket;
+    // The head is sent with the first write; corked, nothing of the answer leaves before uncork.
+    if (req.complete || !socket || !isErrorAnswer(res)) return result;
+    socket.cork();
+    drainRequest(req, (whole) => {
+      if (!whole) res.once("finish", () => socket.destroySoon());
+      socket.uncork();
+    });
+    return result;
+  } as ServerResponse["writeHead"];
+}
+
 export function createEdgeServer(handler: NodeHandler, options: EdgeServerOptions = {}): EdgeServer {
-  const http1 = createHttp1Server(options.http1 ?? {}, handler);
+  const http1 = createHttp1Server(options.http1 ?? {}, (req, res) => {
+    holdEarlyErrors(req, res);
+    handler(req, res);
+  });
   http1.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
   const http2 = createHttp2Server(
     { ...options.http2, settings: { ...RECEIVE_SETTINGS, ...options.http2?.settings } },
