@@ -58,9 +58,14 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
+/** The children of `pid`, whichever of its threads started them (each thread lists its own). */
 export function childrenOf(pid: number): number[] {
   try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/))
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

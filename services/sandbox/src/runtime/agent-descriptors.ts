@@ -14,7 +14,7 @@ import * as fs from "node:fs";
 import { Readable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { writeAll } from "../agent/write-all.js";
-import { processStartTime } from "./adopted-sandboxes.js";
+import { childrenOf, processStartTime } from "./adopted-sandboxes.js";
 
 /** The agent as a host process. */
 export interface AgentProcess {
@@ -30,19 +30,6 @@ const WHOLE_READ_BYTES = 8 << 20;
 
 /** How deep under the sandbox's outermost process the agent is looked for (bwrap, its init, the agent). */
 const SEARCH_DEPTH = 4;
-
-/** The children of `pid`, whichever of its threads started them (each thread lists its own). */
-function children(pid: number): number[] {
-  try {
-    return fs
-      .readdirSync(`/proc/${pid}/task`)
-      .flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/))
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /** The pid of `pid` in the innermost PID namespace it is in (the last of its NSpid line). */
 function innermostPid(pid: number): number | undefined {
@@ -67,7 +54,7 @@ export function findAgentProcess(rootPid: number, namespacePid: number): AgentPr
       const startTime = processStartTime(pid);
       return startTime === undefined ? undefined : { pid, startTime };
     }
-    level = level.flatMap(children);
+    level = level.flatMap(childrenOf);
   }
   return undefined;
 }
