@@ -29,6 +29,16 @@ async function code(promise: Promise<unknown>): Promise<Code | "ok"> {
   }
 }
 
+/** Whether `file`'s file system takes direct I/O (what a loop device needs to use it). */
+function directIoWorks(file: string): boolean {
+  try {
+    fs.closeSync(fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_DIRECT));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 let counter = 0;
 
 /** Runs a command to its end; returns exit code, signal and combined output. */
@@ -165,6 +175,12 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           const result = await run(handle.client, "sh", ["-c", look]);
           seen.push(result.output);
           expect(fs.readFileSync(`/proc/${handle.pid}/cgroup`, "utf8")).toContain(`/${id}\n`);
+          if (rt === runtime) {
+            // sandbox-launch attaches the image for direct I/O wherever its file system allows it.
+            const image = path.join(dataDir, "sandboxes", id, "root.img");
+            const device = /^\/dev\/(loop\d+):/.exec(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }))?.[1];
+            expect(fs.readFileSync(`/sys/block/${device}/loop/dio`, "utf8").trim()).toBe(directIoWorks(image) ? "1" : "0");
+          }
           await rt.stop(id);
         }
         expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/);

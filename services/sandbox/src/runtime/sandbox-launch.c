@@ -13,9 +13,9 @@
  *    starts outside its cgroups and the stage's memory is the sandbox's.
  * 2. Enters a mount namespace of its own, private, so nothing stays mounted on the host when the
  *    sandbox ends.
- * 3. Attaches the storage image to a free loop device (detached by the kernel once unmounted), or
- *    takes the one it is still attached to, and mounts it, ext4, at the root; removes mkfs's
- *    empty lost+found.
+ * 3. Attaches the storage image to a free loop device (direct I/O where the kernel can; detached
+ *    by the kernel once unmounted), or takes the one it is still attached to, and mounts it, ext4,
+ *    at the root; removes mkfs's empty lost+found.
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
  *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
  *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
@@ -89,8 +89,18 @@ static int attach_loop(const char *image, char *name, size_t size) {
     struct loop_config config;
     memset(&config, 0, sizeof config);
     config.fd = (unsigned)backing;
-    config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    /*
+     * Direct I/O to the image: otherwise every page the sandbox writes is cached twice, in its
+     * ext4 and again in the image file's pages, which the loop device's worker fills by copying
+     * (a second GiB written into an image took 2-5 s that way, against 0.6-0.8 s direct). A
+     * kernel that cannot do it for this file refuses the flag or leaves it off.
+     */
+    config.info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO;
     int done = ioctl(fd, LOOP_CONFIGURE, &config);
+    if (done != 0 && errno == EINVAL) {
+      config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+      done = ioctl(fd, LOOP_CONFIGURE, &config);
+    }
     if (done != 0 && (errno == EINVAL || errno == ENOTTY)) {
       /* A kernel before 5.8: the two-step form. */
       done = ioctl(fd, LOOP_SET_FD, backing);
@@ -101,6 +111,8 @@ static int attach_loop(const char *image, char *name, size_t size) {
         if (ioctl(fd, LOOP_SET_STATUS64, &info) != 0) {
           ioctl(fd, LOOP_CLR_FD, 0);
           done = -1;
+        } else {
+          ioctl(fd, LOOP_SET_DIRECT_IO, 1UL);
         }
       }
     }
