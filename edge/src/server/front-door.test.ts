@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { compressionGzip, createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { compressionGzip, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLibraryFixture, type LibraryFixture } from "../testing/library-fixture.js";
@@ -186,6 +186,45 @@ describe.each([
       );
     }
     expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/1");
+  });
+
+  it("refuses requests over the body limit over HTTP/2 with RESOURCE_EXHAUSTED, to Connect and gRPC clients, and serves the next call", async () => {
+    const connect = createClient(fixture.service, createConnectTransport({ baseUrl: url(), httpVersion: "2" })) as unknown as AnyClient;
+    const grpcNode = createClient(fixture.service, createGrpcTransport({ baseUrl: url() })) as unknown as AnyClient;
+    const input = fixture.message("edgetest.v1.GetBookRequest");
+    const output = fixture.message("edgetest.v1.Book");
+    // Node's HTTP/2 client resets its own stream (ENHANCE_YOUR_CALM) when an answer's head comes
+    // while more than its session memory (10 MB) of the request is still unsent.
+    for (const mib of [5, 16, 30]) {
+      for (const client of [connect, grpcNode]) {
+        await expect(client["getBook"]!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
+          (e: unknown) => e instanceof ConnectError && e.code === Code.ResourceExhausted,
+        );
+      }
+      await expect(grpcUnary(url(), "GetBook", input, output, { name: "x".repeat(mib << 20) })).rejects.toSatisfy(
+        (e: unknown) => (e as grpc.ServiceError).code === grpc.status.RESOURCE_EXHAUSTED,
+      );
+    }
+    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/1");
+    expect((await grpcNode["getBook"]!({ name: "shelves/after/books/2" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/2");
+  });
+
+  it("answers an over-limit HTTP/2 request whose client stops sending without ending it", async () => {
+    // The answer waits for the rest of the body only while the client keeps sending: a stream
+    // left open (a client waiting for the answer) must still hear it.
+    const session = http2Connect(url());
+    try {
+      const stream = session.request({ ":method": "POST", ":path": "/edgetest.v1.LibraryService/GetBook", "content-type": "application/proto" });
+      stream.write(Buffer.alloc(5 << 20));
+      const head = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        stream.once("response", resolve);
+        stream.once("error", reject);
+      });
+      expect(head[":status"]).toBe(429);
+      stream.close();
+    } finally {
+      session.close();
+    }
   });
 
   it("serves REST over HTTP/1.1 and HTTP/2 on the same port", async () => {
