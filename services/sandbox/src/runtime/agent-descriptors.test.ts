@@ -4,6 +4,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import * as http2 from "node:http2";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Readable } from "node:stream";
@@ -11,6 +13,7 @@ import { text } from "node:stream/consumers";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connectAgent } from "./agent-client.js";
+import { type AgentRequest, createAgentFiles } from "./agent-files.js";
 import {
   DescriptorUnusable,
   descriptorBody,
@@ -226,6 +229,29 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const names = await listing("/workspace");
     expect(names).not.toContain("broken");
     expect(names.filter((n) => n.startsWith(".aiem-tmp-"))).toEqual([]);
+  });
+
+  it("falls back to the byte routes for good with an agent that has no descriptor routes (one started before them)", async () => {
+    // Such an agent answers the descriptor routes as any route it does not know.
+    const session = http2.connect("http://agent", { createConnection: () => net.createConnection(path.join(dataDir, "sandboxes", "descriptors", "agent.sock")) });
+    const asked: string[] = [];
+    const request: AgentRequest = async (method, route, headers, options) => {
+      asked.push(route);
+      return session.request({ ...headers, ":method": method, ":path": route.replace("-descriptor?", "-descriptor-unknown?") }, options);
+    };
+    const files = createAgentFiles(request, sandbox.pid);
+    try {
+      const content = randomBytes(1 << 20);
+      await files.write("/workspace/older-agent", Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true });
+      const read = await files.read("/workspace/older-agent");
+      expect(read.readAll).toBeUndefined();
+      expect(Buffer.concat(await read.body.toArray()).equals(content)).toBe(true);
+      // Asked once; every transfer after that goes straight to the byte routes.
+      expect(asked.filter((route) => route.includes("-descriptor?"))).toHaveLength(1);
+      expect(asked.length).toBeGreaterThan(1);
+    } finally {
+      session.close();
+    }
   });
 
   it("falls back to the agent's byte routes where its descriptors cannot be opened", async () => {
