@@ -181,6 +181,8 @@ const bwrap = findBwrap();
 describe.skipIf(!bwrap)("in real sandboxes", () => {
   // A directory of its own: the runtime opens it to the sandbox's uid, which a parent of 0700 would not.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-descriptors-data-"));
+  /** The sandbox's agent socket, for connections of the tests' own. */
+  const agentSocket = path.join(dataDir, "sandboxes", "descriptors", "agent.sock");
   let runtime: LocalSandboxRuntime;
   let sandbox: SandboxHandle;
 
@@ -233,7 +235,7 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
 
   it("falls back to the byte routes for good with an agent that has no descriptor routes (one started before them)", async () => {
     // Such an agent answers the descriptor routes as any route it does not know.
-    const session = http2.connect("http://agent", { createConnection: () => net.createConnection(path.join(dataDir, "sandboxes", "descriptors", "agent.sock")) });
+    const session = http2.connect("http://agent", { createConnection: () => net.createConnection(agentSocket) });
     const asked: string[] = [];
     const request: AgentRequest = async (method, route, headers, options) => {
       asked.push(route);
@@ -257,7 +259,7 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
   it("falls back to the agent's byte routes where its descriptors cannot be opened", async () => {
     // A process with no children is no sandbox: the agent is not found under it.
     const stranger = await holder("true");
-    const connection = connectAgent(path.join(dataDir, "sandboxes", "descriptors", "agent.sock"), { sandboxPid: stranger.pid! });
+    const connection = connectAgent(agentSocket, { sandboxPid: stranger.pid! });
     try {
       const content = randomBytes(1 << 20);
       await connection.files.write("/workspace/fallback", Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true });
