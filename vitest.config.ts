@@ -8,7 +8,12 @@ export default defineConfig({
       {
         test: {
           name: "product",
-          include: ["proto/**/*.test.ts", "scripts/**/*.test.ts", "services/*/src/**/*.test.ts", "edge/src/**/*.test.ts"],
+          include: [
+            "proto/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "services/*/src/**/*.test.ts",
+            "edge/src/**/*.test.ts",
+          ],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

@@ -82,7 +82,11 @@ async function serve(backend: "pglite" | "postgres"): Promise<void> {
       modules: [
         {
           name: "catalogue",
-          create: (deps) => createCatalogueModule({ ...deps, catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true } }),
+          create: (deps) =>
+            createCatalogueModule({
+              ...deps,
+              catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true },
+            }),
         },
       ],
       logger: silentLogger,
@@ -123,26 +127,42 @@ interface Samples {
   firstError?: string;
 }
 
-async function drive(target: Target, agent: Agent, concurrency: number, seconds: number, into?: Samples): Promise<void> {
+async function drive(
+  target: Target,
+  agent: Agent,
+  concurrency: number,
+  seconds: number,
+  into?: Samples,
+): Promise<void> {
   const deadline = performance.now() + seconds * 1000;
   const once = () =>
     new Promise<void>((resolve) => {
-      const req = request({ host: "127.0.0.1", port: target.port, method: target.method, path: target.path(), agent, headers: target.headers }, (res) => {
-        let text = "";
-        res.on("data", (chunk: Buffer) => {
-          if (res.statusCode !== 200 && text.length < 500) text += chunk.toString();
-        });
-        res.on("end", () => {
-          if (into) {
-            if (res.statusCode === 200) into.requests++;
-            else {
-              into.errors++;
-              into.firstError ??= `${res.statusCode} ${text}`;
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port: target.port,
+          method: target.method,
+          path: target.path(),
+          agent,
+          headers: target.headers,
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk: Buffer) => {
+            if (res.statusCode !== 200 && text.length < 500) text += chunk.toString();
+          });
+          res.on("end", () => {
+            if (into) {
+              if (res.statusCode === 200) into.requests++;
+              else {
+                into.errors++;
+                into.firstError ??= `${res.statusCode} ${text}`;
+              }
             }
-          }
-          resolve();
-        });
-      });
+            resolve();
+          });
+        },
+      );
       req.on("error", (err) => {
         if (into) {
           into.errors++;
@@ -160,15 +180,26 @@ async function drive(target: Target, agent: Agent, concurrency: number, seconds:
   if (into) into.seconds += (performance.now() - t0) / 1000;
 }
 
-async function measure(backend: "pglite" | "postgres", seconds: number, rounds: number, concurrency: number): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ["--serve", backend], { execArgv: process.execArgv, stdio: "inherit" });
+async function measure(
+  backend: "pglite" | "postgres",
+  seconds: number,
+  rounds: number,
+  concurrency: number,
+): Promise<void> {
+  const child = fork(fileURLToPath(import.meta.url), ["--serve", backend], {
+    execArgv: process.execArgv,
+    stdio: "inherit",
+  });
   const started = await new Promise<Started>((resolve, reject) => {
     child.once("message", (m) => resolve(m as Started));
     child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
   });
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   try {
-    const token = await mintEmbeddedToken(await loadOrCreateSigningKey(started.dataDir), { user: "bench", admin: true });
+    const token = await mintEmbeddedToken(await loadOrCreateSigningKey(started.dataDir), {
+      user: "bench",
+      admin: true,
+    });
     const auth = { authorization: `Bearer ${token}` };
     const json = { ...auth, "content-type": "application/json" };
     const run = randomBytes(3).toString("hex");
@@ -177,7 +208,11 @@ async function measure(backend: "pglite" | "postgres", seconds: number, rounds: 
 
     // A workspace with 500 images, a tenth of them matching the filter.
     for (let i = 0; i < 500; i++) {
-      const body = JSON.stringify({ displayName: i % 5 === 0 ? `Bench ${i}` : `Other ${i}`, image: "ghcr.io/acme/x:1", enabled: i % 2 === 0 });
+      const body = JSON.stringify({
+        displayName: i % 5 === 0 ? `Bench ${i}` : `Other ${i}`,
+        image: "ghcr.io/acme/x:1",
+        enabled: i % 2 === 0,
+      });
       await new Promise<void>((resolve, reject) => {
         const req = request(
           {
@@ -190,7 +225,9 @@ async function measure(backend: "pglite" | "postgres", seconds: number, rounds: 
           },
           (res) => {
             res.resume();
-            res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`seeding answered ${res.statusCode}`))));
+            res.on("end", () =>
+              res.statusCode === 200 ? resolve() : reject(new Error(`seeding answered ${res.statusCode}`)),
+            );
           },
         );
         req.on("error", reject);
@@ -200,8 +237,20 @@ async function measure(backend: "pglite" | "postgres", seconds: number, rounds: 
 
     const filter = encodeURIComponent('enabled = true AND display_name = "Bench*"');
     const targets: Target[] = [
-      { label: "edge GET ceiling (in-memory service)", method: "GET", port: started.ceilingPort, path: () => `/v1/${IMAGE}`, headers: auth },
-      { label: "catalogue GET", method: "GET", port: started.cataloguePort, path: () => "/v1/workspaces/global/daiEngineVersions/latest", headers: auth },
+      {
+        label: "edge GET ceiling (in-memory service)",
+        method: "GET",
+        port: started.ceilingPort,
+        path: () => `/v1/${IMAGE}`,
+        headers: auth,
+      },
+      {
+        label: "catalogue GET",
+        method: "GET",
+        port: started.cataloguePort,
+        path: () => "/v1/workspaces/global/daiEngineVersions/latest",
+        headers: auth,
+      },
       {
         label: "catalogue create (POST)",
         method: "POST",
@@ -225,12 +274,16 @@ async function measure(backend: "pglite" | "postgres", seconds: number, rounds: 
     }
     const ceiling = results.get(targets[0]!.label)!;
     const ceilingRps = ceiling.requests / ceiling.seconds;
-    console.log(`\ncatalogue through REST on ${backend}: ${concurrency} concurrent keep-alive clients, ${rounds} x ${seconds}s per target\n`);
+    console.log(
+      `\ncatalogue through REST on ${backend}: ${concurrency} concurrent keep-alive clients, ${rounds} x ${seconds}s per target\n`,
+    );
     console.log("target                                        rps   x ceiling   errors");
     for (const t of targets) {
       const s = results.get(t.label)!;
       const rps = s.requests / s.seconds;
-      console.log(`${t.label.padEnd(40)} ${rps.toFixed(0).padStart(8)} ${(rps / ceilingRps).toFixed(3).padStart(11)} ${String(s.errors).padStart(8)}`);
+      console.log(
+        `${t.label.padEnd(40)} ${rps.toFixed(0).padStart(8)} ${(rps / ceilingRps).toFixed(3).padStart(11)} ${String(s.errors).padStart(8)}`,
+      );
       if (s.firstError) console.log(`  first error: ${s.firstError}`);
     }
   } finally {
@@ -248,8 +301,12 @@ async function main(): Promise<void> {
       concurrency: { type: "string", default: "16" },
     },
   });
-  const backends: Array<"pglite" | "postgres"> = ["pglite", ...(process.env["DATABASE_URL"] ? (["postgres"] as const) : [])];
-  for (const backend of backends) await measure(backend, Number(values.seconds), Number(values.rounds), Number(values.concurrency));
+  const backends: Array<"pglite" | "postgres"> = [
+    "pglite",
+    ...(process.env["DATABASE_URL"] ? (["postgres"] as const) : []),
+  ];
+  for (const backend of backends)
+    await measure(backend, Number(values.seconds), Number(values.rounds), Number(values.concurrency));
 }
 
 const serveAt = process.argv.indexOf("--serve");

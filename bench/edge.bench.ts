@@ -71,7 +71,9 @@ interface Ports {
 
 async function serve(): Promise<void> {
   const listen = (server: ReturnType<typeof createServer>) =>
-    new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+    new Promise<number>((resolve) =>
+      server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+    );
 
   const fixed = JSON.stringify({
     notebookEngineImage: { name: NAME, displayName: "Image jupyter-lab-4", enabled: true },
@@ -121,13 +123,27 @@ interface Samples {
   seconds: number;
 }
 
-async function drive(target: Target, agent: Agent, concurrency: number, seconds: number, record: boolean, into: Samples) {
+async function drive(
+  target: Target,
+  agent: Agent,
+  concurrency: number,
+  seconds: number,
+  record: boolean,
+  into: Samples,
+) {
   const deadline = performance.now() + seconds * 1000;
   const once = () =>
     new Promise<void>((resolve) => {
       const started = performance.now();
       const req = request(
-        { host: "127.0.0.1", port: target.port, method: target.method, path: target.path, agent, headers: target.headers },
+        {
+          host: "127.0.0.1",
+          port: target.port,
+          method: target.method,
+          path: target.path,
+          agent,
+          headers: target.headers,
+        },
         (res) => {
           res.on("data", () => {});
           res.on("end", () => {
@@ -219,7 +235,9 @@ async function main(): Promise<void> {
       if (probe.errors > 0 || probe.requests === 0) throw new Error(`${t.label} does not answer 200`);
     }
 
-    const results = new Map<string, Samples>(targets.map((t) => [t.label, { latenciesUs: [], requests: 0, errors: 0, seconds: 0 }]));
+    const results = new Map<string, Samples>(
+      targets.map((t) => [t.label, { latenciesUs: [], requests: 0, errors: 0, seconds: 0 }]),
+    );
     for (const t of targets) await drive(t, agent, concurrency, warmup, false, results.get(t.label)!);
     for (let round = 0; round < rounds; round++) {
       for (const t of targets) await drive(t, agent, concurrency, seconds, true, results.get(t.label)!);
@@ -229,9 +247,17 @@ async function main(): Promise<void> {
     const summary = targets.map((t) => {
       const s = results.get(t.label)!;
       const sorted = s.latenciesUs.sort((a, b) => a - b);
-      return { label: t.label, p50: percentile(sorted, 50), p99: percentile(sorted, 99), rps: s.requests / s.seconds, errors: s.errors };
+      return {
+        label: t.label,
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        rps: s.requests / s.seconds,
+        errors: s.errors,
+      };
     });
-    console.log(`\nedge benchmark: ${concurrency} concurrent keep-alive clients, ${rounds} x ${seconds}s per target (after ${warmup}s warm-up)\n`);
+    console.log(
+      `\nedge benchmark: ${concurrency} concurrent keep-alive clients, ${rounds} x ${seconds}s per target (after ${warmup}s warm-up)\n`,
+    );
     console.log("target                          p50 (ms)   p99 (ms)        rps   errors");
     for (const r of summary) {
       console.log(
@@ -242,8 +268,12 @@ async function main(): Promise<void> {
     // The goal is about the first three rows; the others are for information.
     const p50Ratio = edge.p50 / direct.p50;
     const rpsRatio = edge.rps / direct.rps;
-    console.log(`\nedge vs direct: p50 x${p50Ratio.toFixed(3)} (goal <= 1.25), throughput x${rpsRatio.toFixed(3)} (goal >= 0.75)`);
-    console.log(`edge vs ceiling: throughput x${(edge.rps / bare.rps).toFixed(3)}; direct vs ceiling: x${(direct.rps / bare.rps).toFixed(3)}`);
+    console.log(
+      `\nedge vs direct: p50 x${p50Ratio.toFixed(3)} (goal <= 1.25), throughput x${rpsRatio.toFixed(3)} (goal >= 0.75)`,
+    );
+    console.log(
+      `edge vs ceiling: throughput x${(edge.rps / bare.rps).toFixed(3)}; direct vs ceiling: x${(direct.rps / bare.rps).toFixed(3)}`,
+    );
     const pass = p50Ratio <= 1.25 && rpsRatio >= 0.75;
     console.log(pass ? "PASS" : "FAIL");
     process.exitCode = pass ? 0 : 1;

@@ -40,12 +40,19 @@ import { engineMigrations } from "../services/engine/src/migrations.js";
 import { kindFieldTable, uidTiebreaker } from "../services/engine/src/store.js";
 import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing.js";
 
-const { values: args } = parseArgs({ options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } } });
+const { values: args } = parseArgs({
+  options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } },
+});
 const PG_URL = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/test";
 
 function stats(samples: number[]): { median: number; p95: number; min: number; max: number } {
   const s = [...samples].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)]!, p95: s[Math.floor(s.length * 0.95)]!, min: s[0]!, max: s[s.length - 1]! };
+  return {
+    median: s[Math.floor(s.length / 2)]!,
+    p95: s[Math.floor(s.length * 0.95)]!,
+    min: s[0]!,
+    max: s[s.length - 1]!,
+  };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,17 +60,31 @@ async function lifecycle(): Promise<void> {
   const stack = process.env["DATABASE_URL"] ? "PostgreSQL" : "PGlite";
   const h = await startEngineTestHost({ settings: engineSettings({ jupyterCommand: "none" }) });
   try {
-    await catalogueFixture(h, "daiEngineProfiles", "bench", { enabled: true, cpuConstraint: { min: "1", default: "1" } });
+    await catalogueFixture(h, "daiEngineProfiles", "bench", {
+      enabled: true,
+      cpuConstraint: { min: "1", default: "1" },
+    });
     await catalogueFixture(h, "daiEngineVersions", "1.11.0", { image: "h2oai/dai:1.11.0" });
-    const body = { profile: "workspaces/global/daiEngineProfiles/bench", daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0" };
+    const body = {
+      profile: "workspaces/global/daiEngineProfiles/bench",
+      daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0",
+    };
     const token = await h.token("alice");
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     const createOne = async (id: string) => {
-      const res = await fetch(`${h.url}/v1/workspaces/team-a/daiEngines?daiEngineId=${id}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const res = await fetch(`${h.url}/v1/workspaces/team-a/daiEngines?daiEngineId=${id}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+      });
       if (res.status !== 200) throw new Error(`create ${id}: ${res.status} ${await res.text()}`);
     };
     const stateOf = async (id: string) =>
-      ((await (await fetch(`${h.url}/v1/workspaces/team-a/daiEngines/${id}`, { headers })).json()) as { daiEngine: { state: string } }).daiEngine.state;
+      (
+        (await (await fetch(`${h.url}/v1/workspaces/team-a/daiEngines/${id}`, { headers })).json()) as {
+          daiEngine: { state: string };
+        }
+      ).daiEngine.state;
 
     // 1. One at a time: create, then poll until it runs.
     const samples: number[] = [];
@@ -75,7 +96,9 @@ async function lifecycle(): Promise<void> {
       if (i >= 2) samples.push(performance.now() - t0); // the first two warm up the host
     }
     const one = stats(samples);
-    console.log(`[${stack}] create to RUNNING, one DAI engine at a time (20 runs): median ${one.median.toFixed(0)} ms, p95 ${one.p95.toFixed(0)} ms, min ${one.min.toFixed(0)} ms, max ${one.max.toFixed(0)} ms`);
+    console.log(
+      `[${stack}] create to RUNNING, one DAI engine at a time (20 runs): median ${one.median.toFixed(0)} ms, p95 ${one.p95.toFixed(0)} ms, min ${one.min.toFixed(0)} ms, max ${one.max.toFixed(0)} ms`,
+    );
 
     // 2. 200 at once.
     const t0 = performance.now();
@@ -83,13 +106,18 @@ async function lifecycle(): Promise<void> {
     const created = performance.now() - t0;
     let running = 0;
     while (running < 200) {
-      const res = await fetch(`${h.url}/v1/workspaces/team-a/daiEngines?pageSize=1&filter=${encodeURIComponent('state = STATE_RUNNING AND dai_engine_id = "many-*"')}`, { headers });
+      const res = await fetch(
+        `${h.url}/v1/workspaces/team-a/daiEngines?pageSize=1&filter=${encodeURIComponent('state = STATE_RUNNING AND dai_engine_id = "many-*"')}`,
+        { headers },
+      );
       running = ((await res.json()) as { totalSize: number }).totalSize;
       if (performance.now() - t0 > 600_000) throw new Error(`only ${running} of 200 engines run after 10 minutes`);
       if (running < 200) await sleep(100);
     }
     const total = performance.now() - t0;
-    console.log(`[${stack}] 200 DAI engines created at once: all 200 accepted in ${(created / 1000).toFixed(1)} s, all RUNNING after ${(total / 1000).toFixed(1)} s`);
+    console.log(
+      `[${stack}] 200 DAI engines created at once: all 200 accepted in ${(created / 1000).toFixed(1)} s, all RUNNING after ${(total / 1000).toFixed(1)} s`,
+    );
   } finally {
     await h.stop();
   }
@@ -107,7 +135,10 @@ async function listRatio(): Promise<void> {
   await admin.end();
   const pool = new pg.Pool({ connectionString: PG_URL, options: `-c search_path=${kitSchema}`, max: 4 });
   const kitDb = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
-  const database = await openDatabase({ kind: "pg", url: PG_URL }, { schema: `bench_engine_${suffix}`, dropSchemaOnDestroy: true });
+  const database = await openDatabase(
+    { kind: "pg", url: PG_URL },
+    { schema: `bench_engine_${suffix}`, dropSchemaOnDestroy: true },
+  );
   try {
     const rows = makeEngineRows(ROWS, 42, ["bench"]);
     const seed0 = performance.now();
@@ -117,7 +148,10 @@ async function listRatio(): Promise<void> {
     await sql`vacuum analyze engines`.execute(kitDb);
     await migrateToLatest(database, engineMigrations);
     // The same rows as engines of the service: its columns, and a DAI engine as the stored resource.
-    const resource = toBinary(DAIEngineSchema, create(DAIEngineSchema, { displayName: "bench", config: { a: "b" }, annotations: { team: "bench" } }));
+    const resource = toBinary(
+      DAIEngineSchema,
+      create(DAIEngineSchema, { displayName: "bench", config: { a: "b" }, annotations: { team: "bench" } }),
+    );
     for (let i = 0; i < rows.length; i += 1000) {
       await database.db
         .insertInto("engines")
@@ -164,7 +198,8 @@ async function listRatio(): Promise<void> {
       pageSize: 50,
       filter,
     };
-    const kitPage = () => paginate(kitDb.selectFrom("engines").selectAll().where("workspace", "=", "bench"), kitOptions);
+    const kitPage = () =>
+      paginate(kitDb.selectFrom("engines").selectAll().where("workspace", "=", "bench"), kitOptions);
 
     // The service's list handler, as the host calls it (an administrator sees every engine).
     const bus = createMemoryEventBus({ logger: silentLogger });
@@ -181,14 +216,29 @@ async function listRatio(): Promise<void> {
       defaultPublicUrl: "http://127.0.0.1:8080",
     });
     const handlers = createEngineHandlers(ctx, DAI);
-    const hctx = { values: createContextValues().set(principalKey, { name: "users/root", subject: "root", displayName: "root", roles: [], admin: true }) } as unknown as HandlerContext;
-    const handlerPage = () => handlers["ListDAIEngines"]!({ parent: "workspaces/bench", pageSize: 50, filter }, hctx) as Promise<{ daiEngines: unknown[]; totalSize: number }>;
+    const hctx = {
+      values: createContextValues().set(principalKey, {
+        name: "users/root",
+        subject: "root",
+        displayName: "root",
+        roles: [],
+        admin: true,
+      }),
+    } as unknown as HandlerContext;
+    const handlerPage = () =>
+      handlers["ListDAIEngines"]!({ parent: "workspaces/bench", pageSize: 50, filter }, hctx) as Promise<{
+        daiEngines: unknown[];
+        totalSize: number;
+      }>;
     const servicePage = () =>
-      paginate(database.db.selectFrom("engines").selectAll().where("workspace", "=", "bench").where("type", "=", "daiEngines"), {
-        ...kitOptions,
-        table: kindFieldTable(DAI),
-        tiebreaker: uidTiebreaker,
-      });
+      paginate(
+        database.db.selectFrom("engines").selectAll().where("workspace", "=", "bench").where("type", "=", "daiEngines"),
+        {
+          ...kitOptions,
+          table: kindFieldTable(DAI),
+          tiebreaker: uidTiebreaker,
+        },
+      );
 
     const first = await handlerPage();
     if (first.daiEngines.length !== 50) throw new Error("expected a full page");
@@ -211,13 +261,19 @@ async function listRatio(): Promise<void> {
     for (let round = 0; round < 3; round++) {
       kit.push((await time(`kit raw page (${filter}), round ${round + 1}`, kitPage)).median);
       page.push((await time(`engine table, same page, no totalSize, round ${round + 1}`, servicePage)).median);
-      handler.push((await time(`ListDAIEngines handler (page + totalSize + protobuf), round ${round + 1}`, handlerPage)).median);
+      handler.push(
+        (await time(`ListDAIEngines handler (page + totalSize + protobuf), round ${round + 1}`, handlerPage)).median,
+      );
     }
     const med = (xs: number[]) => stats(xs).median;
     console.log("");
     console.log(`totalSize of the filter: ${first.totalSize} of ${ROWS}`);
-    console.log(`list filtered by state over ${ROWS} engines: handler ${med(handler).toFixed(3)} ms vs kit raw page ${med(kit).toFixed(3)} ms: ratio ${(med(handler) / med(kit)).toFixed(2)}`);
-    console.log(`  of which the page query on the engine table: ${med(page).toFixed(3)} ms (ratio ${(med(page) / med(kit)).toFixed(2)}); the rest is totalSize and decoding 50 engines`);
+    console.log(
+      `list filtered by state over ${ROWS} engines: handler ${med(handler).toFixed(3)} ms vs kit raw page ${med(kit).toFixed(3)} ms: ratio ${(med(handler) / med(kit)).toFixed(2)}`,
+    );
+    console.log(
+      `  of which the page query on the engine table: ${med(page).toFixed(3)} ms (ratio ${(med(page) / med(kit)).toFixed(2)}); the rest is totalSize and decoding 50 engines`,
+    );
     await catalogue.stop();
     await bus.close();
   } finally {

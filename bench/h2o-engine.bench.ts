@@ -45,14 +45,39 @@ async function bareStart(): Promise<number> {
   const t0 = performance.now();
   const child = spawn(
     java,
-    [`-Xmx${HEAP_MIB}m`, ...JAVA_OPTIONS, "-jar", jar, "-name", `bare-${port}`, "-flatfile", flatfile, "-ip", "127.0.0.1", "-port", String(port), "-context_path", "/bench", "-ice_root", dir, "-log_dir", dir, "-nthreads", "1"],
+    [
+      `-Xmx${HEAP_MIB}m`,
+      ...JAVA_OPTIONS,
+      "-jar",
+      jar,
+      "-name",
+      `bare-${port}`,
+      "-flatfile",
+      flatfile,
+      "-ip",
+      "127.0.0.1",
+      "-port",
+      String(port),
+      "-context_path",
+      "/bench",
+      "-ice_root",
+      dir,
+      "-log_dir",
+      dir,
+      "-nthreads",
+      "1",
+    ],
     { stdio: "ignore" },
   );
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`java -jar ended with ${child.exitCode}`);
       try {
-        const c = (await (await fetch(`http://127.0.0.1:${port}/bench/3/Cloud`)).json()) as { cloud_size: number; cloud_healthy: boolean; consensus: boolean };
+        const c = (await (await fetch(`http://127.0.0.1:${port}/bench/3/Cloud`)).json()) as {
+          cloud_size: number;
+          cloud_healthy: boolean;
+          consensus: boolean;
+        };
         if (c.cloud_size === 1 && c.cloud_healthy && c.consensus) return performance.now() - t0;
       } catch {}
       await sleep(50);
@@ -66,7 +91,9 @@ async function bareStart(): Promise<number> {
 
 async function main(): Promise<void> {
   const stack = process.env["DATABASE_URL"] ? "PostgreSQL" : "PGlite";
-  const h = await startEngineTestHost({ settings: { h2oServer: "h2o-3", h2oJar: jar, javaCommand: java, startTimeoutMs: 120_000, stopTimeoutMs: 10_000 } });
+  const h = await startEngineTestHost({
+    settings: { h2oServer: "h2o-3", h2oJar: jar, javaCommand: java, startTimeoutMs: 120_000, stopTimeoutMs: 10_000 },
+  });
   try {
     await catalogueFixture(h, "h2oEngineProfiles", "bench", {
       enabled: true,
@@ -76,15 +103,26 @@ async function main(): Promise<void> {
       javaOptions: JAVA_OPTIONS.join(" "),
     });
     await catalogueFixture(h, "h2oEngineVersions", "3.46.0", { image: "h2oai/h2o-open-source-k8s:3.46.0.12" });
-    const body = { profile: "workspaces/global/h2oEngineProfiles/bench", h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0" };
+    const body = {
+      profile: "workspaces/global/h2oEngineProfiles/bench",
+      h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0",
+    };
     const headers = { authorization: `Bearer ${await h.token("alice")}`, "content-type": "application/json" };
     const engineStart = async (id: string): Promise<number> => {
       const name = `workspaces/team-a/h2oEngines/${id}`;
       const t0 = performance.now();
-      const res = await fetch(`${h.url}/v1/workspaces/team-a/h2oEngines?h2oEngineId=${id}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const res = await fetch(`${h.url}/v1/workspaces/team-a/h2oEngines?h2oEngineId=${id}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+      });
       if (res.status !== 200) throw new Error(`create ${id}: ${res.status} ${await res.text()}`);
       for (;;) {
-        const e = ((await (await fetch(`${h.url}/v1/${name}`, { headers })).json()) as { h2oEngine: { state: string; failureMessage: string } }).h2oEngine;
+        const e = (
+          (await (await fetch(`${h.url}/v1/${name}`, { headers })).json()) as {
+            h2oEngine: { state: string; failureMessage: string };
+          }
+        ).h2oEngine;
         if (e.state === "STATE_RUNNING") break;
         if (e.state === "STATE_FAILED") throw new Error(`${id} failed: ${e.failureMessage}`);
         await sleep(50);
@@ -106,8 +144,12 @@ async function main(): Promise<void> {
     }
     const b = median(bare);
     const o = median(ours);
-    console.log(`bare java -jar to a healthy cloud of 1 (${RUNS} runs): median ${b.toFixed(0)} ms [${bare.map((x) => x.toFixed(0)).join(", ")}]`);
-    console.log(`[${stack}] create to RUNNING, 1-node H2O engine (${RUNS} runs): median ${o.toFixed(0)} ms [${ours.map((x) => x.toFixed(0)).join(", ")}]`);
+    console.log(
+      `bare java -jar to a healthy cloud of 1 (${RUNS} runs): median ${b.toFixed(0)} ms [${bare.map((x) => x.toFixed(0)).join(", ")}]`,
+    );
+    console.log(
+      `[${stack}] create to RUNNING, 1-node H2O engine (${RUNS} runs): median ${o.toFixed(0)} ms [${ours.map((x) => x.toFixed(0)).join(", ")}]`,
+    );
     console.log(`ratio engine / bare java -jar: ${(o / b).toFixed(2)}x (goal <= 1.2x)`);
   } finally {
     await h.stop();

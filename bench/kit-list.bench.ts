@@ -78,7 +78,9 @@ async function main(): Promise<void> {
     // A token for the row just before DEPTH in the default order, as paging there would leave it.
     const at = await sql<{ t: string; id: string }>`
       select to_char(create_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as t, id
-      from engines where workspace = 'bench' order by create_time desc, id desc offset ${DEPTH - 1} limit 1`.execute(db);
+      from engines where workspace = 'bench' order by create_time desc, id desc offset ${DEPTH - 1} limit 1`.execute(
+      db,
+    );
     const row = at.rows[0]!;
     const deepToken = tokens.encode([row.t, row.id], {
       scope: "daiEngines",
@@ -87,7 +89,12 @@ async function main(): Promise<void> {
       orderBy: "create_time desc, id desc",
     });
     const deep = await paginate(base(), options({ pageToken: deepToken }));
-    const offsetRows = await base().orderBy("create_time", "desc").orderBy("id", "desc").offset(DEPTH).limit(50).execute();
+    const offsetRows = await base()
+      .orderBy("create_time", "desc")
+      .orderBy("id", "desc")
+      .offset(DEPTH)
+      .limit(50)
+      .execute();
     if (deep.rows.map((r) => r.id).join() !== offsetRows.map((r) => r.id).join()) {
       throw new Error("keyset and OFFSET disagree at depth");
     }
@@ -108,15 +115,20 @@ async function main(): Promise<void> {
     for (let i = 0; i < n; i++) filterToSql(tenTerms, engineFields);
     const compileUs = ((performance.now() - t0) * 1000) / n;
     t0 = performance.now();
-    for (let i = 0; i < n; i++) db.selectFrom("engines").selectAll().where(filterToSql(tenTerms, engineFields).where!).compile();
+    for (let i = 0; i < n; i++)
+      db.selectFrom("engines").selectAll().where(filterToSql(tenTerms, engineFields).where!).compile();
     const withSqlTextUs = ((performance.now() - t0) * 1000) / n;
 
     console.log("");
-    console.log(`filtered page 1 median ${page1.median.toFixed(3)} ms, page 2 median ${page2.median.toFixed(3)} ms (target < 5 ms)`);
+    console.log(
+      `filtered page 1 median ${page1.median.toFixed(3)} ms, page 2 median ${page2.median.toFixed(3)} ms (target < 5 ms)`,
+    );
     console.log(
       `at row ${DEPTH}: keyset ${keyset.median.toFixed(3)} ms vs OFFSET ${offset.median.toFixed(3)} ms: OFFSET is ${(offset.median / keyset.median).toFixed(1)}x slower`,
     );
-    console.log(`10-term filter parse + compile: ${compileUs.toFixed(2)} us (target < 50 us); including kysely SQL text: ${withSqlTextUs.toFixed(2)} us`);
+    console.log(
+      `10-term filter parse + compile: ${compileUs.toFixed(2)} us (target < 50 us); including kysely SQL text: ${withSqlTextUs.toFixed(2)} us`,
+    );
   } finally {
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db).catch(() => {});
     await db.destroy();

@@ -134,14 +134,21 @@ function resetPeak(pid: number): number {
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
   return async (method: string, p: string, body?: unknown): Promise<any> => {
-    const res = await fetch(`${ready.url}${p}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${ready.url}${p}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
     return JSON.parse(text);
   };
 }
 
-function connectClients(ready: Ready, httpVersion: "1.1" | "2" = "1.1"): { processes: Client<typeof ProcessService>; files: Client<typeof FilesystemService> } {
+function connectClients(
+  ready: Ready,
+  httpVersion: "1.1" | "2" = "1.1",
+): { processes: Client<typeof ProcessService>; files: Client<typeof FilesystemService> } {
   const transport = createConnectTransport({
     baseUrl: ready.url,
     httpVersion,
@@ -158,7 +165,12 @@ function connectClients(ready: Ready, httpVersion: "1.1" | "2" = "1.1"): { proce
 async function createSandbox(ready: Ready, id: string): Promise<string> {
   const call = api(ready);
   // A create that hands out a warm sandbox answers RUNNING: nothing is left to poll.
-  const created = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine;
+  const created = (
+    await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, {
+      sandboxEngineImage: IMAGE,
+      sandboxEngineTemplate: TEMPLATE,
+    })
+  ).sandboxEngine;
   if (created.state === "STATE_RUNNING") return created.name;
   while ((await call("GET", `/v1/${created.name}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(2);
   return created.name;
@@ -169,14 +181,19 @@ function makeHostFile(file: string, bytes: number): void {
   const block = Buffer.alloc(1 << 20);
   for (let i = 0; i < block.length; i += 4) block.writeUInt32LE((i * 2654435761) >>> 0, i);
   const fd = fs.openSync(file, "w");
-  for (let done = 0; done < bytes; done += block.length) fs.writeSync(fd, block, 0, Math.min(block.length, bytes - done));
+  for (let done = 0; done < bytes; done += block.length)
+    fs.writeSync(fd, block, 0, Math.min(block.length, bytes - done));
   fs.closeSync(fd);
 }
 
 async function upload(ready: Ready, sandbox: string, sandboxPath: string, file: string): Promise<void> {
   const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:upload?path=${encodeURIComponent(sandboxPath)}`, {
     method: "PUT",
-    headers: { authorization: `Bearer ${ready.token}`, "content-type": "application/octet-stream", "content-length": String(fs.statSync(file).size) },
+    headers: {
+      authorization: `Bearer ${ready.token}`,
+      "content-type": "application/octet-stream",
+      "content-length": String(fs.statSync(file).size),
+    },
     body: Readable.toWeb(fs.createReadStream(file, { highWaterMark: 1 << 20 })) as ReadableStream,
     duplex: "half",
   } as RequestInit);
@@ -211,7 +228,8 @@ async function processRow(ready: Ready, sandbox: string): Promise<void> {
     await call("POST", `/v1/${p}:wait`, {});
   };
   const viaConnect = async () => {
-    const p = (await processes.createProcess({ parent: sandbox, process: { command: "/bin/true" }, autoRun: true })).process!.name;
+    const p = (await processes.createProcess({ parent: sandbox, process: { command: "/bin/true" }, autoRun: true }))
+      .process!.name;
     await processes.waitProcess({ name: p });
   };
   const measure = async (runs: number) => {
@@ -229,13 +247,19 @@ async function processRow(ready: Ready, sandbox: string): Promise<void> {
   for (let i = 0; i < WARMUP; i++) await (i % 2 === 0 ? viaRest() : viaConnect());
   const { rest, connect, direct } = await measure(RUNS);
   const ratio = median(rest) / median(direct);
-  console.log(`process create(autoRun)+wait of /bin/true, REST:    ${stats(rest)}  ratio ${ratio.toFixed(1)}x the baseline`);
-  console.log(`process create(autoRun)+wait of /bin/true, Connect: ${stats(connect)}  ratio ${(median(connect) / median(direct)).toFixed(1)}x`);
+  console.log(
+    `process create(autoRun)+wait of /bin/true, REST:    ${stats(rest)}  ratio ${ratio.toFixed(1)}x the baseline`,
+  );
+  console.log(
+    `process create(autoRun)+wait of /bin/true, Connect: ${stats(connect)}  ratio ${(median(connect) / median(direct)).toFixed(1)}x`,
+  );
   console.log(`  baseline child_process.spawn of /bin/true:         ${stats(direct)}`);
   console.log(
     `  (the first ${fresh.rest.length} of a fresh server, before ${WARMUP} more: REST ${median(fresh.rest).toFixed(1)} ms = ${(median(fresh.rest) / median(fresh.direct)).toFixed(1)}x, Connect ${median(fresh.connect).toFixed(1)} ms)`,
   );
-  console.log(`  goal REST <= 5 ms and <= 4x: ${verdict(median(rest) <= 5 && ratio <= 4)}; Connect <= 3 ms: ${verdict(median(connect) <= 3)}`);
+  console.log(
+    `  goal REST <= 5 ms and <= 4x: ${verdict(median(rest) <= 5 && ratio <= 4)}; Connect <= 3 ms: ${verdict(median(connect) <= 3)}`,
+  );
 }
 
 async function coldRow(): Promise<void> {
@@ -250,9 +274,26 @@ async function coldRow(): Promise<void> {
       let name = "";
       samples.push(await timed(async () => (name = await createSandbox(server.ready, `cold-${i}`))));
       await call("DELETE", `/v1/${name}`);
-      bare.push(await timed(() => run("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"])));
+      bare.push(
+        await timed(() =>
+          run("bwrap", [
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-all",
+            "--die-with-parent",
+            "/bin/true",
+          ]),
+        ),
+      );
     }
-    console.log(`sandbox create -> RUNNING, no warm sandbox: ${stats(samples)}  ratio ${(median(samples) / median(bare)).toFixed(1)}x the baseline`);
+    console.log(
+      `sandbox create -> RUNNING, no warm sandbox: ${stats(samples)}  ratio ${(median(samples) / median(bare)).toFixed(1)}x the baseline`,
+    );
     console.log(`  baseline bare bwrap --unshare-all /bin/true:  ${stats(bare)}`);
     console.log(`  goal median <= 100 ms: ${verdict(median(samples) <= 100)}`);
   } finally {
@@ -282,7 +323,8 @@ async function fileRow(server: SandboxServer, sandbox: string): Promise<void> {
   makeHostFile(hostFile, FILE_BYTES);
   const content = fs.readFileSync(hostFile);
   const target = "/workspace/file-64m";
-  const figures: { label: string; first: number[]; ms: number[]; peak: number; server: number[]; sandbox: number[] }[] = [];
+  const figures: { label: string; first: number[]; ms: number[]; peak: number; server: number[]; sandbox: number[] }[] =
+    [];
   const measure = async (label: string, fn: () => Promise<void>) => {
     const first: number[] = [];
     const ms: number[] = [];
@@ -319,7 +361,9 @@ async function fileRow(server: SandboxServer, sandbox: string): Promise<void> {
   // caller's CPU, not the service's, and on 2 cores it competes with the server for them.
   const decode: number[] = [];
   await measure("REST read (GET :readFile, base64 JSON)", async () => {
-    const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:readFile?path=${target}`, { headers: { authorization: `Bearer ${ready.token}` } });
+    const res = await fetch(`${ready.url}/v1/${sandbox}/filesystem:readFile?path=${target}`, {
+      headers: { authorization: `Bearer ${ready.token}` },
+    });
     const text = Buffer.from(await res.arrayBuffer());
     const t = performance.now();
     const body = JSON.parse(text.toString()) as { content: string };
@@ -332,19 +376,27 @@ async function fileRow(server: SandboxServer, sandbox: string): Promise<void> {
   } catch (e) {
     connectWrite = (e as Error).message;
   }
-  if (connectWrite === "") await measure("Connect write (WriteFile)", () => files.writeFile({ name: sandbox, path: "/workspace/connect-64m", content, overwrite: true }).then(() => undefined));
+  if (connectWrite === "")
+    await measure("Connect write (WriteFile)", () =>
+      files
+        .writeFile({ name: sandbox, path: "/workspace/connect-64m", content, overwrite: true })
+        .then(() => undefined),
+    );
   await measure("Connect read (ReadFile)", async () => {
-    if ((await files.readFile({ name: sandbox, path: target })).content.length !== FILE_BYTES) throw new Error("short read");
+    if ((await files.readFile({ name: sandbox, path: target })).content.length !== FILE_BYTES)
+      throw new Error("short read");
   });
   // The streams of messages, as a Connect or gRPC client moves a file over the request limit.
   const streams = connectClients(ready, "2").files;
   await measure("Connect write (WriteFileStream, HTTP/2, 1 MiB messages)", async () => {
     async function* messages() {
       yield { header: { name: sandbox, path: "/workspace/connect-64m" } };
-      for (let at = 0; at < content.length; at += STREAM_MESSAGE_BYTES) yield { data: content.subarray(at, at + STREAM_MESSAGE_BYTES) };
+      for (let at = 0; at < content.length; at += STREAM_MESSAGE_BYTES)
+        yield { data: content.subarray(at, at + STREAM_MESSAGE_BYTES) };
       yield { last: true };
     }
-    if ((await streams.writeFileStream(messages())).fileInfo?.size !== BigInt(FILE_BYTES)) throw new Error("short write");
+    if ((await streams.writeFileStream(messages())).fileInfo?.size !== BigInt(FILE_BYTES))
+      throw new Error("short write");
   });
   await measure("Connect read (ReadFileStream, HTTP/2)", async () => {
     let bytes = 0;
@@ -361,11 +413,16 @@ async function fileRow(server: SandboxServer, sandbox: string): Promise<void> {
     const rate = mbps(FILE_BYTES, median(f.ms));
     console.log(
       `  ${f.label}: ${stats(f.ms)} = ${rate.toFixed(0)} MB/s, ratio ${(rate / base).toFixed(2)}x the baseline, ${(rate / reference).toFixed(2)}x :download; memory peak +${mib(f.peak)} (${(f.peak / FILE_BYTES).toFixed(2)}x the file); CPU a call: server ${median(f.server).toFixed(2)} s, sandbox ${median(f.sandbox).toFixed(2)} s  goal >= 200 MB/s: ${verdict(rate >= 200)}; memory <= 3x: ${verdict(f.peak <= 3 * FILE_BYTES)}` +
-        (f.first.length > 0 ? `\n    (the first ${f.first.length} calls, before these: ${f.first.map((t) => t.toFixed(0)).join(", ")} ms)` : ""),
+        (f.first.length > 0
+          ? `\n    (the first ${f.first.length} calls, before these: ${f.first.map((t) => t.toFixed(0)).join(", ")} ms)`
+          : ""),
     );
   }
   console.log(`  of the REST base64 JSON read, the client's JSON.parse and base64 decode: ${stats(decode)}`);
-  if (connectWrite !== "") console.log(`  Connect write (WriteFile) of 64 MiB: refused, as every request over the edge's body limit: ${connectWrite.slice(0, 120)}`);
+  if (connectWrite !== "")
+    console.log(
+      `  Connect write (WriteFile) of 64 MiB: refused, as every request over the edge's body limit: ${connectWrite.slice(0, 120)}`,
+    );
   fs.rmSync(hostFile);
 }
 
@@ -377,7 +434,11 @@ function curl(args: string[]): Promise<void> {
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.resume();
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 && out === "200" ? resolve() : reject(new Error(`curl ${args.join(" ")}: exit ${code}, status ${out}`))));
+    child.once("close", (code) =>
+      code === 0 && out === "200"
+        ? resolve()
+        : reject(new Error(`curl ${args.join(" ")}: exit ${code}, status ${out}`)),
+    );
   });
 }
 
@@ -396,7 +457,9 @@ server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
 async function bareUpload(file: string, target: string): Promise<number> {
   const child = spawn(process.execPath, ["-e", BARE_SERVER, target], { stdio: ["ignore", "pipe", "inherit"] });
   try {
-    const port = await new Promise<string>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(d.toString().trim())));
+    const port = await new Promise<string>((resolve) =>
+      child.stdout.once("data", (d: Buffer) => resolve(d.toString().trim())),
+    );
     await run("sync", []);
     return await timed(() => curl(["-T", file, `http://127.0.0.1:${port}/`, "-o", "/dev/null"]));
   } finally {
@@ -468,14 +531,19 @@ async function largeRow(server: SandboxServer, sandbox: string): Promise<void> {
       : `  (the storage a sandbox writes to: cp into an ext4 image on a loop device, each copy replacing the last, after a sync: ${intoImage.map((ms) => ms.toFixed(0)).join(", ")} ms = ${intoImage.map((ms) => (copy / ms).toFixed(2)).join(", ")}x cp)`,
   );
   const bare = await bareUpload(hostFile, path.join(scratch, "file-1g-bare"));
-  console.log(`  (the ceiling of an upload through Node's HTTP: curl -T to a bare Node server writing a host file: ${bare.toFixed(0)} ms = ${mbps(LARGE_BYTES, bare).toFixed(0)} MB/s, ${(copy / bare).toFixed(2)}x cp)`);
+  console.log(
+    `  (the ceiling of an upload through Node's HTTP: curl -T to a bare Node server writing a host file: ${bare.toFixed(0)} ms = ${mbps(LARGE_BYTES, bare).toFixed(0)} MB/s, ${(copy / bare).toFixed(2)}x cp)`,
+  );
   const auth = ["-H", `authorization: Bearer ${ready.token}`];
   const url = (verb: string) => `${ready.url}/v1/${sandbox}/filesystem:${verb}?path=/workspace/file-1g`;
   // Where the CPU goes: the client, the server, and the sandbox (the agent).
   // The client's CPU is this process's and its ended children's (curl), from /proc/self/stat.
   const clientCpu = () => {
     const stat = fs.readFileSync("/proc/self/stat", "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
     return (f[11]! + f[12]! + f[13]! + f[14]!) / 100;
   };
   const cpu = () => ({ client: clientCpu(), ...cpuSeconds(pid) });
@@ -499,11 +567,18 @@ async function largeRow(server: SandboxServer, sandbox: string): Promise<void> {
     const c1 = cpu();
     const peak = peakRss(pid) - before;
     // Checked outside the timing: the comparison reads both files again.
-    if (fs.existsSync(back) && !sameFile(hostFile, back)) throw new Error("the downloaded file differs from the uploaded one");
+    if (fs.existsSync(back) && !sameFile(hostFile, back))
+      throw new Error("the downloaded file differs from the uploaded one");
     const rate = mbps(LARGE_BYTES, ms);
-    const verdicts = goal ? `  goal >= 0.5x: ${verdict(rate / base >= 0.5)}; memory bounded (< 1/4 of the file): ${verdict(peak < LARGE_BYTES / 4)}` : "";
-    console.log(`  ${label}: ${ms.toFixed(0)} ms = ${rate.toFixed(0)} MB/s, ratio ${(rate / base).toFixed(2)}x the baseline; memory peak +${mib(peak)}${verdicts}`);
-    console.log(`    CPU: client ${(c1.client - c0.client).toFixed(1)} s, server ${(c1.own - c0.own).toFixed(1)} s, sandbox ${(c1.below - c0.below).toFixed(1)} s`);
+    const verdicts = goal
+      ? `  goal >= 0.5x: ${verdict(rate / base >= 0.5)}; memory bounded (< 1/4 of the file): ${verdict(peak < LARGE_BYTES / 4)}`
+      : "";
+    console.log(
+      `  ${label}: ${ms.toFixed(0)} ms = ${rate.toFixed(0)} MB/s, ratio ${(rate / base).toFixed(2)}x the baseline; memory peak +${mib(peak)}${verdicts}`,
+    );
+    console.log(
+      `    CPU: client ${(c1.client - c0.client).toFixed(1)} s, server ${(c1.own - c0.own).toFixed(1)} s, sandbox ${(c1.below - c0.below).toFixed(1)} s`,
+    );
   }
   fs.rmSync(hostFile);
   fs.rmSync(back, { force: true });
@@ -533,12 +608,20 @@ async function streamRow(ready: Ready, sandbox: string): Promise<void> {
   const { processes } = connectClients(ready);
   const rest: number[] = [];
   const connect: number[] = [];
-  const start = async () => (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "head", args: ["-c", String(STREAM_BYTES), "/dev/zero"] })).process.name as string;
+  const start = async () =>
+    (
+      await call("POST", `/v1/${sandbox}/processes?autoRun=true`, {
+        command: "head",
+        args: ["-c", String(STREAM_BYTES), "/dev/zero"],
+      })
+    ).process.name as string;
   for (let i = 0; i < STREAM_RUNS; i++) {
     rest.push(
       await timed(async () => {
         const p = await start();
-        const res = await fetch(`${ready.url}/v1/${p}:streamOutput`, { headers: { authorization: `Bearer ${ready.token}` } });
+        const res = await fetch(`${ready.url}/v1/${p}:streamOutput`, {
+          headers: { authorization: `Bearer ${ready.token}` },
+        });
         let bytes = 0;
         // Newlines are looked for in each new chunk only; a line is joined once it is complete.
         let parts: Buffer[] = [];
@@ -566,8 +649,12 @@ async function streamRow(ready: Ready, sandbox: string): Promise<void> {
     );
   }
   const ratio = median(connect) / median(rest);
-  console.log(`100 MB of output over REST NDJSON: ${stats(rest)} = ${mbps(STREAM_BYTES, median(rest)).toFixed(0)} MB/s, ratio ${ratio.toFixed(2)}x Connect`);
-  console.log(`  baseline the same over Connect:   ${stats(connect)} = ${mbps(STREAM_BYTES, median(connect)).toFixed(0)} MB/s`);
+  console.log(
+    `100 MB of output over REST NDJSON: ${stats(rest)} = ${mbps(STREAM_BYTES, median(rest)).toFixed(0)} MB/s, ratio ${ratio.toFixed(2)}x Connect`,
+  );
+  console.log(
+    `  baseline the same over Connect:   ${stats(connect)} = ${mbps(STREAM_BYTES, median(connect)).toFixed(0)} MB/s`,
+  );
   console.log(`  goal >= 0.5x Connect: ${verdict(ratio >= 0.5)}`);
 }
 
@@ -577,11 +664,14 @@ async function burstRow(ready: Ready, sandbox: string): Promise<void> {
   const started = await Promise.all(
     Array.from({ length: BURST }, async () => {
       const t = performance.now();
-      const name = (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "/bin/true" })).process.name as string;
+      const name = (await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "/bin/true" })).process
+        .name as string;
       return { name, ms: performance.now() - t };
     }),
   );
-  const ended = await Promise.all(started.map(async (p) => (await call("POST", `/v1/${p.name}:wait`, {})).process.state as string));
+  const ended = await Promise.all(
+    started.map(async (p) => (await call("POST", `/v1/${p.name}:wait`, {})).process.state as string),
+  );
   const total = performance.now() - t0;
   const finished = ended.filter((s) => s === "STATE_SUCCEEDED").length;
   const latency = started.map((p) => p.ms);
@@ -593,7 +683,12 @@ async function burstRow(ready: Ready, sandbox: string): Promise<void> {
 
 // ---- main ---------------------------------------------------------------------------------------
 
-console.log(`machine: ${os.cpus().length} cores, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `machine: ${os.cpus().length} cores, node ${process.version}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 try {
   if (want("cold")) await coldRow();
   const server = await startSandboxServer({ warmPool: 1 });

@@ -79,7 +79,13 @@ try {
     dataDir: path.join(dataDir, "bare"),
     cacheDir: path.join(dataDir, "agent-cache"),
     uidRangeRegistry: path.join(dataDir, "uid-ranges"),
-    isolationLayers: { userNamespace: false, emptyBoundingSet: false, seccomp: false, privateEtc: false, hideHostPaths: false },
+    isolationLayers: {
+      userNamespace: false,
+      emptyBoundingSet: false,
+      seccomp: false,
+      privateEtc: false,
+      hideHostPaths: false,
+    },
   });
   const layered = createLocalSandboxRuntime({
     dataDir: path.join(dataDir, "layered"),
@@ -87,7 +93,10 @@ try {
     uidRangeRegistry: path.join(dataDir, "uid-ranges"),
   });
   const medians: Record<string, number> = {};
-  for (const [label, rt] of [["layers off", bare], ["every layer", layered]] as const) {
+  for (const [label, rt] of [
+    ["layers off", bare],
+    ["every layer", layered],
+  ] as const) {
     const samples: number[] = [];
     await rt.destroy("warm").catch(() => undefined);
     await rt.start("warm");
@@ -101,7 +110,9 @@ try {
     console.log(`start-to-ready, ${label}: ${stats(samples)}`);
     await rt.close();
   }
-  console.log(`isolation layers cost a start ${(medians["every layer"]! / medians["layers off"]!).toFixed(2)}x the bare start`);
+  console.log(
+    `isolation layers cost a start ${(medians["every layer"]! / medians["layers off"]!).toFixed(2)}x the bare start`,
+  );
 
   const sandbox = await runtime.start("bench", { limits: { memoryBytes: 1 << 30 } });
   const { client } = sandbox;

@@ -41,7 +41,11 @@ async function serve(options: ServerOptions): Promise<void> {
   const host = await createHost({
     // PGlite and the in-process bus, as `npm start` without settings; AIEM_BENCH_DATABASE_URL
     // measures with PostgreSQL, in schemas of this run's own that are dropped at the end.
-    config: readCommonEnv({ AIEM_PORT: "0", AIEM_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
+    config: readCommonEnv({
+      AIEM_PORT: "0",
+      AIEM_DATA_DIR: dataDir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    }),
     ...(databaseUrl ? { schemaSuffix } : {}),
     edge: { corsOrigins: "*", bodyLimitBytes: options.bodyLimitBytes ?? 4 << 20 },
     logger: silentLogger,
@@ -51,7 +55,10 @@ async function serve(options: ServerOptions): Promise<void> {
         create: (deps) =>
           // The product's outbox polling (no faster poll than `npm start` has: an idle poll
           // takes the embedded database's one session from the calls being measured).
-          (catalogue = createCatalogueModule({ ...deps, catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true } })),
+          (catalogue = createCatalogueModule({
+            ...deps,
+            catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true },
+          })),
       },
       {
         name: "sandbox",
@@ -87,7 +94,8 @@ async function serve(options: ServerOptions): Promise<void> {
       const { createDatabase } = await import("@aiem/kit/db");
       const { sql } = await import("kysely");
       const admin = await createDatabase({ url: databaseUrl, dataDir, schema: `bench_cleanup${schemaSuffix}` });
-      for (const schema of ["catalogue", "sandbox", "bench_cleanup"]) await sql`drop schema if exists ${sql.id(`${schema}${schemaSuffix}`)} cascade`.execute(admin.db);
+      for (const schema of ["catalogue", "sandbox", "bench_cleanup"])
+        await sql`drop schema if exists ${sql.id(`${schema}${schemaSuffix}`)} cascade`.execute(admin.db);
       await admin.destroy();
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -99,7 +107,10 @@ export async function startSandboxServer(options: ServerOptions): Promise<Sandbo
   // AIEM_BENCH_PROFILE=<dir>: the server writes a CPU profile there when it stops.
   const profile = process.env["AIEM_BENCH_PROFILE"];
   const execArgv = ["--import", "tsx", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [])];
-  const child = fork(fileURLToPath(import.meta.url), ["--serve", JSON.stringify(options)], { execArgv, stdio: "inherit" });
+  const child = fork(fileURLToPath(import.meta.url), ["--serve", JSON.stringify(options)], {
+    execArgv,
+    stdio: "inherit",
+  });
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once("message", (m) => resolve(m as Ready));
     child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));

@@ -53,7 +53,11 @@ async function startServer(warmPool: number) {
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
   return async (method: string, p: string, body?: unknown): Promise<any> => {
-    const res = await fetch(`${ready.url}${p}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${ready.url}${p}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
     return JSON.parse(text);
@@ -62,7 +66,10 @@ function api(ready: Ready) {
 
 async function createToRunning(ready: Ready, label: string, pause: number): Promise<void> {
   const call = api(ready);
-  const body = { sandboxEngineImage: "workspaces/global/sandboxEngineImages/default", sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default" };
+  const body = {
+    sandboxEngineImage: "workspaces/global/sandboxEngineImages/default",
+    sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default",
+  };
   // One to warm the code paths (and, with a pool, to start filling it).
   const first = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=first`, body)).sandboxEngine.name;
   while ((await call("GET", `/v1/${first}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(5);
@@ -81,7 +88,12 @@ async function createToRunning(ready: Ready, label: string, pause: number): Prom
 }
 
 async function main(): Promise<void> {
-  console.log(`machine: ${os.cpus().length} cores, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(
+    `machine: ${os.cpus().length} cores, node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
 
   const cold = await startServer(0);
   try {
@@ -96,10 +108,12 @@ async function main(): Promise<void> {
     const call = api(ready);
     await createToRunning(ready, "warm sandbox ready", 400);
 
-    const sb = (await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=work`, {
-      sandboxEngineImage: "workspaces/global/sandboxEngineImages/default",
-      sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default",
-    })).sandboxEngine.name;
+    const sb = (
+      await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=work`, {
+        sandboxEngineImage: "workspaces/global/sandboxEngineImages/default",
+        sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default",
+      })
+    ).sandboxEngine.name;
     while ((await call("GET", `/v1/${sb}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(5);
 
     // `true` as a process, against child_process in this process.
@@ -116,20 +130,38 @@ async function main(): Promise<void> {
       if (i >= 5) direct.push(performance.now() - d);
     }
     console.log(`run \`true\` through the API (create autoRun, wait, readOutput): ${stats(viaApi)}`);
-    console.log(`spawn \`true\` with child_process: ${stats(direct)}  -> ratio ${(median(viaApi) / median(direct)).toFixed(1)}x`);
+    console.log(
+      `spawn \`true\` with child_process: ${stats(direct)}  -> ratio ${(median(viaApi) / median(direct)).toFixed(1)}x`,
+    );
 
     // 100 MB of output, streamed.
     const restMs: number[] = [];
     const connectMs: number[] = [];
     const catMs: number[] = [];
-    const processes = createClient(ProcessService, createConnectTransport({ baseUrl: ready.url, httpVersion: "1.1", interceptors: [(next) => (req) => {
-      req.header.set("authorization", `Bearer ${ready.token}`);
-      return next(req);
-    }] }));
+    const processes = createClient(
+      ProcessService,
+      createConnectTransport({
+        baseUrl: ready.url,
+        httpVersion: "1.1",
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${ready.token}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
     for (let i = 0; i < STREAM_RUNS; i++) {
       let t = performance.now();
-      let p = (await call("POST", `/v1/${sb}/processes?autoRun=true`, { command: "head", args: ["-c", String(STREAM_BYTES), "/dev/zero"] })).process.name;
-      const res = await fetch(`${ready.url}/v1/${p}:streamOutput`, { headers: { authorization: `Bearer ${ready.token}` } });
+      let p = (
+        await call("POST", `/v1/${sb}/processes?autoRun=true`, {
+          command: "head",
+          args: ["-c", String(STREAM_BYTES), "/dev/zero"],
+        })
+      ).process.name;
+      const res = await fetch(`${ready.url}/v1/${p}:streamOutput`, {
+        headers: { authorization: `Bearer ${ready.token}` },
+      });
       let bytes = 0;
       let parts: Buffer[] = [];
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -147,7 +179,12 @@ async function main(): Promise<void> {
       restMs.push(performance.now() - t);
 
       t = performance.now();
-      p = (await call("POST", `/v1/${sb}/processes?autoRun=true`, { command: "head", args: ["-c", String(STREAM_BYTES), "/dev/zero"] })).process.name;
+      p = (
+        await call("POST", `/v1/${sb}/processes?autoRun=true`, {
+          command: "head",
+          args: ["-c", String(STREAM_BYTES), "/dev/zero"],
+        })
+      ).process.name;
       bytes = 0;
       for await (const m of processes.streamProcessOutput({ name: p })) bytes += m.data.length;
       if (bytes !== STREAM_BYTES) throw new Error(`Connect stream delivered ${bytes} bytes`);
@@ -157,9 +194,11 @@ async function main(): Promise<void> {
       await spawnAndWait("sh", ["-c", `head -c ${STREAM_BYTES} /dev/zero | cat > /dev/null`]);
       catMs.push(performance.now() - t);
     }
-    const mbps = (ms: number) => `${((STREAM_BYTES / 1e6) / (ms / 1000)).toFixed(0)} MB/s`;
+    const mbps = (ms: number) => `${(STREAM_BYTES / 1e6 / (ms / 1000)).toFixed(0)} MB/s`;
     console.log(`stream 100 MB of output, REST NDJSON (base64): ${stats(restMs)} = ${mbps(median(restMs))}`);
-    console.log(`stream 100 MB of output, Connect through the edge (binary): ${stats(connectMs)} = ${mbps(median(connectMs))}`);
+    console.log(
+      `stream 100 MB of output, Connect through the edge (binary): ${stats(connectMs)} = ${mbps(median(connectMs))}`,
+    );
     console.log(`head -c 100M /dev/zero | cat > /dev/null: ${stats(catMs)} = ${mbps(median(catMs))}`);
 
     // A 10 MB file, written and read back.
@@ -173,7 +212,11 @@ async function main(): Promise<void> {
     const hostFile = path.join(os.tmpdir(), `aiem-bench-file-${process.pid}`);
     for (let i = 0; i < FILE_RUNS; i++) {
       let t = performance.now();
-      await call("POST", `/v1/${sb}/filesystem:writeFile`, { path: "/workspace/ten.bin", content: b64, overwrite: true });
+      await call("POST", `/v1/${sb}/filesystem:writeFile`, {
+        path: "/workspace/ten.bin",
+        content: b64,
+        overwrite: true,
+      });
       writes.push(performance.now() - t);
       t = performance.now();
       const back = await call("GET", `/v1/${sb}/filesystem:readFile?path=/workspace/ten.bin`);

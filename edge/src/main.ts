@@ -13,7 +13,10 @@ import { runUntilSignal } from "./host/run-until-signal.js";
 const logger = createLogger({ fields: { process: "all-in-one" } });
 try {
   const config = readCommonEnv();
-  const host = await createHost({ config, edge: readEdgeEnv(), modules: createModuleFactories(),
+  const host = await createHost({
+    config,
+    edge: readEdgeEnv(),
+    modules: createModuleFactories(),
     logger,
     fallback: createDocsFallback(defaultDocsDir(), notFound),
     ...readHostIsolationEnv(),
@@ -31,7 +34,9 @@ try {
           ? `  Tokens: from your identity provider (${config.oidcIssuer})`
           : `  Get a token${dataDirFlag}:  npm run -s token -- --user alice [--admin]`,
         ...(host.issuerUrl
-          ? [`  OAuth clients (official Python client): issuer ${host.issuerUrl}, refresh token: npm run -s token -- --user alice --refresh`]
+          ? [
+              `  OAuth clients (official Python client): issuer ${host.issuerUrl}, refresh token: npm run -s token -- --user alice --refresh`,
+            ]
           : []),
         `  Try it:  curl -H "Authorization: Bearer $(npm run -s token -- --user alice)" ${host.url}/v1/workspaces/global/daiEngineVersions`,
         "",

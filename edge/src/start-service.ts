@@ -19,7 +19,10 @@ const part = process.argv[2];
 const logger = createLogger({ fields: { process: part } });
 try {
   if (part !== "edge" && !PARTS.includes(part as PartName)) {
-    throw new ConfigError("part", `expected one of ${[...PARTS, "edge"].join(", ")}, got ${JSON.stringify(part ?? "")}`);
+    throw new ConfigError(
+      "part",
+      `expected one of ${[...PARTS, "edge"].join(", ")}, got ${JSON.stringify(part ?? "")}`,
+    );
   }
   const config = readCommonEnv();
   if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "is required when parts run as separate processes");
@@ -37,12 +40,16 @@ try {
   const needsKey = part === "catalogue" || part === "sandbox";
   const internalKey = needsKey ? readCatalogueEnv().internalKey : undefined;
   if (needsKey && !internalKey) {
-    throw new ConfigError("AIEM_INTERNAL_KEY", "is required when parts run as separate processes (e.g. `openssl rand -base64 32`)");
+    throw new ConfigError(
+      "AIEM_INTERNAL_KEY",
+      "is required when parts run as separate processes (e.g. `openssl rand -base64 32`)",
+    );
   }
-  const catalogueUrl = part === "sandbox" ? readUrlList(process.env, "AIEM_CATALOGUE_URL", { protocols: ["http"] }).join(",") : undefined;
-  const modules = createModuleFactories(catalogueUrl && internalKey ? { url: catalogueUrl, internalKey } : undefined).filter(
-    (m) => m.name === part,
-  );
+  const catalogueUrl =
+    part === "sandbox" ? readUrlList(process.env, "AIEM_CATALOGUE_URL", { protocols: ["http"] }).join(",") : undefined;
+  const modules = createModuleFactories(
+    catalogueUrl && internalKey ? { url: catalogueUrl, internalKey } : undefined,
+  ).filter((m) => m.name === part);
   if (part !== "edge" && modules.length === 0) {
     logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
   }

@@ -64,7 +64,10 @@ const plain = (m: DescMethod) => m.methodKind === "unary";
 // Standard methods (AIP-131..135) act on a resource kind; filesystem calls such as
 // CreateDirectory or ListDirectory share the verbs but not the shape.
 const resourceKinds = new Set(
-  files.flatMap((f) => f.messages).filter((m) => getOption(m, resource).type !== "").map((m) => m.name),
+  files
+    .flatMap((f) => f.messages)
+    .filter((m) => getOption(m, resource).type !== "")
+    .map((m) => m.name),
 );
 const standard = (verb: string) =>
   publicMethods.filter((m) => {
@@ -95,7 +98,10 @@ describe("request and response shapes", () => {
     for (const m of standard("List")) {
       const json = m.output.fields.map((f) => f.jsonName);
       expect(json, m.name).toContain("nextPageToken");
-      expect(m.output.fields.some((f) => f.fieldKind === "list" && f.listKind === "message"), m.name).toBe(true);
+      expect(
+        m.output.fields.some((f) => f.fieldKind === "list" && f.listKind === "message"),
+        m.name,
+      ).toBe(true);
       expect(json.includes("totalSize"), m.name).toBe(engines.includes(m.name));
       const input = m.input.fields.map((f) => f.jsonName);
       expect(input, m.name).toEqual(expect.arrayContaining(["pageSize", "pageToken"]));
@@ -140,7 +146,10 @@ describe("request and response shapes", () => {
   it("names a resource in update requests", () => {
     for (const m of standard("Update")) {
       expect(resourceField(m.input), m.name).toBeDefined();
-      expect(m.input.fields.some((f) => f.name === "update_mask"), m.name).toBe(true);
+      expect(
+        m.input.fields.some((f) => f.name === "update_mask"),
+        m.name,
+      ).toBe(true);
     }
   });
 });

@@ -45,6 +45,10 @@ describe("HTTP routes", () => {
       .flatMap((s) => s.methods)
       .filter((m) => m.methodKind !== "unary")
       .map((m) => `${m.name}:${m.methodKind}`);
-    expect(streaming.sort()).toEqual(["ReadFileStream:server_streaming", "StreamProcessOutput:server_streaming", "WriteFileStream:client_streaming"]);
+    expect(streaming.sort()).toEqual([
+      "ReadFileStream:server_streaming",
+      "StreamProcessOutput:server_streaming",
+      "WriteFileStream:client_streaming",
+    ]);
   });
 });

@@ -59,9 +59,25 @@ export const specRoutes: readonly Row[] = [
   ...collection("v1", "H2OEngine", "h2oEngines", "h2o_engine", ws),
   custom("v1", "H2OEngine", "h2oEngines", "terminate", "TerminateH2OEngine"),
   custom("v1", "H2OEngine", "h2oEngines", "downloadLogs", "DownloadH2OEngineLogs"),
-  ["POST", "/v1/h2oEngines:calculateH2OEngineSizeCompressedDataset", "*", "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeCompressedDataset"],
-  ["POST", "/v1/h2oEngines:calculateH2OEngineSizeRawDataset", "*", "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeRawDataset"],
-  ["GET", "/v1/daiLicenseMetadata", "", "enginemanager.v1.DAILicenseService.GetDAILicenseMetadata", "addition: the official Python client reads it"],
+  [
+    "POST",
+    "/v1/h2oEngines:calculateH2OEngineSizeCompressedDataset",
+    "*",
+    "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeCompressedDataset",
+  ],
+  [
+    "POST",
+    "/v1/h2oEngines:calculateH2OEngineSizeRawDataset",
+    "*",
+    "enginemanager.v1.H2OEngineService.CalculateH2OEngineSizeRawDataset",
+  ],
+  [
+    "GET",
+    "/v1/daiLicenseMetadata",
+    "",
+    "enginemanager.v1.DAILicenseService.GetDAILicenseMetadata",
+    "addition: the official Python client reads it",
+  ],
   ...collection("v1", "NotebookEngine", "notebookEngines", "notebook_engine", ws, { update: true }),
   custom("v1", "NotebookEngine", "notebookEngines", "pause", "PauseNotebookEngine"),
   custom("v1", "NotebookEngine", "notebookEngines", "resume", "ResumeNotebookEngine"),
@@ -90,13 +106,33 @@ export const specRoutes: readonly Row[] = [
   // Images and templates.
   ...collection("v1", "NotebookEngineImage", "notebookEngineImages", "notebook_engine_image", ws, { update: true }),
   ...collection("v1", "SandboxEngineImage", "sandboxEngineImages", "sandbox_engine_image", ws, { update: true }),
-  ...collection("v1", "SandboxEngineTemplate", "sandboxEngineTemplates", "sandbox_engine_template", ws, { update: true }),
+  ...collection("v1", "SandboxEngineTemplate", "sandboxEngineTemplates", "sandbox_engine_template", ws, {
+    update: true,
+  }),
 
   // Secrets: our addition, so that the secure store has values to reveal.
   ...collection("v1", "Secret", "secrets", "secret", ws, { origin: "addition: secrets API" }),
-  ["POST", `/v1/{parent=${ws}/secrets/*}/versions`, "secret_version", "enginemanager.v1.SecretVersionService.AddSecretVersion", "addition: secrets API"],
-  ["GET", `/v1/{name=${ws}/secrets/*/versions/*}`, "", "enginemanager.v1.SecretVersionService.GetSecretVersion", "addition: secrets API"],
-  ["GET", `/v1/{parent=${ws}/secrets/*}/versions`, "", "enginemanager.v1.SecretVersionService.ListSecretVersions", "addition: secrets API"],
+  [
+    "POST",
+    `/v1/{parent=${ws}/secrets/*}/versions`,
+    "secret_version",
+    "enginemanager.v1.SecretVersionService.AddSecretVersion",
+    "addition: secrets API",
+  ],
+  [
+    "GET",
+    `/v1/{name=${ws}/secrets/*/versions/*}`,
+    "",
+    "enginemanager.v1.SecretVersionService.GetSecretVersion",
+    "addition: secrets API",
+  ],
+  [
+    "GET",
+    `/v1/{parent=${ws}/secrets/*}/versions`,
+    "",
+    "enginemanager.v1.SecretVersionService.ListSecretVersions",
+    "addition: secrets API",
+  ],
 
   // Sandbox engines and what is under them.
   ...collection("sandbox.v1", "SandboxEngine", "sandboxEngines", "sandbox_engine", ws),
@@ -120,8 +156,12 @@ export const specRoutes: readonly Row[] = [
   fsRow("POST", "writeFile", "WriteFile"),
   ["POST", `/v1/{name=${sandbox}}/h2oDrive:downloadFile`, "*", "enginemanager.sandbox.v1.DriveService.DownloadFile"],
   ["POST", `/v1/{name=${sandbox}}/h2oDrive:uploadFile`, "*", "enginemanager.sandbox.v1.DriveService.UploadFile"],
-  ["POST", `/v1/{name=${sandbox}}/h2oSecureStore:revealSecretToFile`, "*", "enginemanager.sandbox.v1.SecureStoreService.RevealSecretToFile"],
+  [
+    "POST",
+    `/v1/{name=${sandbox}}/h2oSecureStore:revealSecretToFile`,
+    "*",
+    "enginemanager.sandbox.v1.SecureStoreService.RevealSecretToFile",
+  ],
   // From the official client, which the spec does not list.
   ["GET", `/v1/{name=${sandbox}}/metrics:read`, "", "enginemanager.sandbox.v1.MetricsService.ReadMetrics"],
 ];
-

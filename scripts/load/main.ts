@@ -39,13 +39,17 @@ async function main(): Promise<number> {
   const replicas = Number(values.replicas);
   const rate = Number(values.rate);
   if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
-    console.error("npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)");
+    console.error(
+      "npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)",
+    );
     return 2;
   }
 
   let cluster: Cluster | undefined;
   try {
-    console.log(`load: starting ${replicas} replica(s) of the catalogue, engine and sandbox parts and an edge, each in its own process`);
+    console.log(
+      `load: starting ${replicas} replica(s) of the catalogue, engine and sandbox parts and an edge, each in its own process`,
+    );
     cluster = await createCluster({
       replicas,
       databaseUrl: process.env["DATABASE_URL"]!,
@@ -60,7 +64,9 @@ async function main(): Promise<number> {
     const before = new Map(parts.map((p) => [p.name, rssMiB(p.child?.pid)]));
 
     const workload = mixedWorkload(fixture);
-    console.log(`load: ${connections} clients, ${duration} s${rate > 0 ? `, ${rate} req/s in all` : ""}, ${workload.describe}`);
+    console.log(
+      `load: ${connections} clients, ${duration} s${rate > 0 ? `, ${rate} req/s in all` : ""}, ${workload.describe}`,
+    );
     const result = await autocannon({
       url: edgeUrl,
       connections,
@@ -75,10 +81,14 @@ async function main(): Promise<number> {
       ["requests", String(result.requests.total)],
       ["throughput", `${result.requests.average.toFixed(0)} req/s`],
       ["latency p50 / p99 / max", `${result.latency.p50} / ${result.latency.p99} / ${result.latency.max} ms`],
-      ["errors (non-2xx, socket errors, timeouts)", `${failed} (${result.non2xx}, ${result.errors}, ${result.timeouts}), ${((100 * failed) / Math.max(1, result.requests.total)).toFixed(3)} %`],
+      [
+        "errors (non-2xx, socket errors, timeouts)",
+        `${failed} (${result.non2xx}, ${result.errors}, ${result.timeouts}), ${((100 * failed) / Math.max(1, result.requests.total)).toFixed(3)} %`,
+      ],
     ];
     for (const [what, value] of rows) console.log(`load: ${what.padEnd(42)} ${value}`);
-    for (const [kind, count] of workload.counts()) console.log(`load:   ${kind.padEnd(40)} ${count.ok} ok, ${count.failed} failed`);
+    for (const [kind, count] of workload.counts())
+      console.log(`load:   ${kind.padEnd(40)} ${count.ok} ok, ${count.failed} failed`);
     for (const sample of workload.failures()) console.log(`load:   failed: ${sample}`);
     // Memory right after the load, and once the processes had a quiet while to collect garbage:
     // growth that stays is what to look at.

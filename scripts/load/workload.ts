@@ -66,12 +66,28 @@ export function mixedWorkload(fixture: Fixture): Workload {
   let serial = 0;
   const unique = (): string => `${process.pid}-${++serial}`;
   const kinds: { kind: string; weight: number; request: () => Omit<Request, "onResponse"> }[] = [
-    { kind: "read: list DAI versions", weight: 3, request: () => ({ method: "GET", path: "/v1/workspaces/global/daiEngineVersions" }) },
-    { kind: "read: list profiles", weight: 2, request: () => ({ method: "GET", path: "/v1/workspaces/global/daiEngineProfiles" }) },
+    {
+      kind: "read: list DAI versions",
+      weight: 3,
+      request: () => ({ method: "GET", path: "/v1/workspaces/global/daiEngineVersions" }),
+    },
+    {
+      kind: "read: list profiles",
+      weight: 2,
+      request: () => ({ method: "GET", path: "/v1/workspaces/global/daiEngineProfiles" }),
+    },
     { kind: "read: get a DAI engine", weight: 3, request: () => ({ method: "GET", path: `/v1/${engine}` }) },
-    { kind: "read: list DAI engines", weight: 2, request: () => ({ method: "GET", path: "/v1/workspaces/team-a/daiEngines" }) },
+    {
+      kind: "read: list DAI engines",
+      weight: 2,
+      request: () => ({ method: "GET", path: "/v1/workspaces/team-a/daiEngines" }),
+    },
     { kind: "read: get the sandbox", weight: 2, request: () => ({ method: "GET", path: `/v1/${sandbox}` }) },
-    { kind: "read: a file in the sandbox", weight: 2, request: () => ({ method: "GET", path: `/v1/${sandbox}/filesystem:readFile?path=${encodeURIComponent(file)}` }) },
+    {
+      kind: "read: a file in the sandbox",
+      weight: 2,
+      request: () => ({ method: "GET", path: `/v1/${sandbox}/filesystem:readFile?path=${encodeURIComponent(file)}` }),
+    },
     {
       kind: "write: create a secret",
       weight: 1,
@@ -80,12 +96,20 @@ export function mixedWorkload(fixture: Fixture): Workload {
     {
       kind: "write: rename the DAI engine",
       weight: 1,
-      request: () => ({ method: "PATCH", path: `/v1/${engine}?updateMask=display_name`, body: JSON.stringify({ displayName: `load ${unique()}` }) }),
+      request: () => ({
+        method: "PATCH",
+        path: `/v1/${engine}?updateMask=display_name`,
+        body: JSON.stringify({ displayName: `load ${unique()}` }),
+      }),
     },
     {
       kind: "write: run a process in the sandbox",
       weight: 2,
-      request: () => ({ method: "POST", path: `/v1/${sandbox}/processes?autoRun=true`, body: JSON.stringify({ command: "true" }) }),
+      request: () => ({
+        method: "POST",
+        path: `/v1/${sandbox}/processes?autoRun=true`,
+        body: JSON.stringify({ command: "true" }),
+      }),
     },
     {
       kind: "write: write a file in the sandbox",
@@ -93,14 +117,19 @@ export function mixedWorkload(fixture: Fixture): Workload {
       request: () => ({
         method: "POST",
         path: `/v1/${sandbox}/filesystem:writeFile`,
-        body: JSON.stringify({ path: `/tmp/load/out-${unique()}.txt`, content: Buffer.from(`written ${serial}\n`).toString("base64") }),
+        body: JSON.stringify({
+          path: `/tmp/load/out-${unique()}.txt`,
+          content: Buffer.from(`written ${serial}\n`).toString("base64"),
+        }),
       }),
     },
   ];
   const counts = new Map<string, Count>(kinds.map(({ kind }) => [kind, { ok: 0, failed: 0 }]));
   const failures = new Map<string, string>();
   // Round-robin over the kinds by weight, so that even a short run mixes reads and writes.
-  const order = Array.from({ length: Math.max(...kinds.map((k) => k.weight)) }, (_, i) => kinds.filter((k) => k.weight > i)).flat();
+  const order = Array.from({ length: Math.max(...kinds.map((k) => k.weight)) }, (_, i) =>
+    kinds.filter((k) => k.weight > i),
+  ).flat();
   const requests: Request[] = order.map(({ kind, request }) => ({
     // Each round asks again, so writes get fresh ids.
     setupRequest: (req: Request) => ({ ...req, ...request() }),

@@ -27,7 +27,9 @@ export function ensureOpenApiPlugin(root: string, env: NodeJS.ProcessEnv = proce
     env: { ...env, GOBIN: dir },
   });
   if (result.status !== 0 || !existsSync(binary)) {
-    throw new Error(`gen: go install ${OPENAPI_PLUGIN_MODULE}@${OPENAPI_PLUGIN_VERSION} failed (exit ${result.status ?? result.signal})`);
+    throw new Error(
+      `gen: go install ${OPENAPI_PLUGIN_MODULE}@${OPENAPI_PLUGIN_VERSION} failed (exit ${result.status ?? result.signal})`,
+    );
   }
   return binary;
 }

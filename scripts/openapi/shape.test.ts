@@ -16,16 +16,27 @@ function generated(): Parameters<typeof shapeOpenApi>[0] {
     info: { title: "enginemanager/v1/dai_engine.proto", version: "version not set" },
     paths: {
       "/v1/x:streamOutput": {
-        get: { operationId: "ProcessService_StreamProcessOutput", responses: { "200": { description: "" }, default: { description: "" } } },
+        get: {
+          operationId: "ProcessService_StreamProcessOutput",
+          responses: { "200": { description: "" }, default: { description: "" } },
+        },
       },
       "/v1/x": {
-        get: { operationId: "DAIEngineService_GetDAIEngine", responses: { "200": { description: "" }, default: { description: "" } } },
+        get: {
+          operationId: "DAIEngineService_GetDAIEngine",
+          responses: { "200": { description: "" }, default: { description: "" } },
+        },
       },
       "/v1/workspaces/{workspace}/daiEngines/{daiEngine}": {
         patch: {
           operationId: "DAIEngineService_UpdateDAIEngine",
           parameters: [
-            { name: "daiEngine", in: "body", required: true, schema: { type: "object", properties: { maxIdleDuration: { type: "string" }, cpu: { type: "integer" } } } },
+            {
+              name: "daiEngine",
+              in: "body",
+              required: true,
+              schema: { type: "object", properties: { maxIdleDuration: { type: "string" }, cpu: { type: "integer" } } },
+            },
           ],
           responses: {},
         },
@@ -73,7 +84,10 @@ describe("shapeOpenApi", () => {
   const shaped = shapeOpenApi(generated(), { registry, version: "1.2.3" }) as Record<string, any>;
 
   it("marks the timestamp and duration fields nullable, as the edge sends them unset, and nothing else", () => {
-    const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<string, Record<string, unknown>>;
+    const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<
+      string,
+      Record<string, unknown>
+    >;
     expect(props["createTime"]?.["x-nullable"]).toBe(true);
     expect(props["maxIdleDuration"]?.["x-nullable"]).toBe(true);
     expect(props["profileInfo"]).not.toHaveProperty("x-nullable");
@@ -81,7 +95,8 @@ describe("shapeOpenApi", () => {
   });
 
   it("describes the well-known fields of a request body written inline, found through the HTTP rule", () => {
-    const body = shaped.paths["/v1/workspaces/{workspace}/daiEngines/{daiEngine}"].patch.parameters[0].schema.properties;
+    const body =
+      shaped.paths["/v1/workspaces/{workspace}/daiEngines/{daiEngine}"].patch.parameters[0].schema.properties;
     expect(body.maxIdleDuration).toMatchObject({ "x-nullable": true, pattern: "^-?[0-9]+(\\.[0-9]{1,9})?s$" });
     expect(new RegExp(body.maxIdleDuration.pattern).test("3600s")).toBe(true);
     expect(new RegExp(body.maxIdleDuration.pattern).test("1.5s")).toBe(true);
@@ -91,7 +106,9 @@ describe("shapeOpenApi", () => {
 
   it("gives each path id the pattern the services check it with", () => {
     const matches = (path: string, method: "get" | "post", name: string, value: string) => {
-      const operation = (shaped.paths as Record<string, Record<string, { parameters: { name: string; pattern: string }[] }>>)[path]![method]!;
+      const operation = (
+        shaped.paths as Record<string, Record<string, { parameters: { name: string; pattern: string }[] }>>
+      )[path]![method]!;
       const pattern = operation.parameters.find((p) => p.name === name)!.pattern;
       return new RegExp(pattern).test(value);
     };
@@ -108,7 +125,10 @@ describe("shapeOpenApi", () => {
   });
 
   it("gives 64-bit integers, sent as strings, a pattern of digits", () => {
-    const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<string, Record<string, unknown>>;
+    const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<
+      string,
+      Record<string, unknown>
+    >;
     expect(props["memoryBytes"]?.["pattern"]).toBe("^-?[0-9]+$");
     const query = shaped.paths["/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}"].get.parameters[3];
     expect(query).toHaveProperty("pattern", "^-?[0-9]+$");
@@ -141,10 +161,14 @@ describe("shapeOpenApi", () => {
 
 describe("the generated document (proto/gen/openapi)", () => {
   const path = createRequire(import.meta.url).resolve("@aiem/proto/openapi/openapi.json");
-  const doc = JSON.parse(readFileSync(path, "utf8")) as { paths: Record<string, Record<string, { operationId: string }>> };
+  const doc = JSON.parse(readFileSync(path, "utf8")) as {
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
 
   it("has an operation for every method of the public services with an HTTP rule", () => {
-    const documented = new Set(Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId)));
+    const documented = new Set(
+      Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId)),
+    );
     const routed = publicServices(registry).flatMap((s) =>
       s.methods.filter((m) => hasOption(m, http)).map((m) => `${s.name}_${m.name}`),
     );
@@ -158,7 +182,9 @@ describe("the generated document (proto/gen/openapi)", () => {
     }[];
     expect(patches.length).toBeGreaterThan(5);
     for (const patch of patches) {
-      expect(patch.parameters).toContainEqual(expect.objectContaining({ name: "updateMask", in: "query", required: true }));
+      expect(patch.parameters).toContainEqual(
+        expect.objectContaining({ name: "updateMask", in: "query", required: true }),
+      );
     }
   });
 });

@@ -37,7 +37,8 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
       type: "apiKey",
       in: "header",
       name: "Authorization",
-      description: "`Bearer <token>`: an access token from the identity provider (or `npm run -s token` in embedded mode).",
+      description:
+        "`Bearer <token>`: an access token from the identity provider (or `npm run -s token` in embedded mode).",
     },
   };
   doc["security"] = [{ bearer: [] }];
@@ -90,7 +91,8 @@ function describeMessageSchema(schema: JsonObject, message: DescMessage): void {
     const property = properties[field.jsonName];
     if (!isObject(property)) continue;
     if (emitsNullWhenUnset(field)) property["x-nullable"] = true;
-    if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration") property["pattern"] = DURATION;
+    if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration")
+      property["pattern"] = DURATION;
   }
 }
 
@@ -107,7 +109,8 @@ function markStreaming(paths: JsonObject, registry: Registry): void {
     // A call that fails before its first message is answered with a plain JSON status.
     operation["produces"] = [NDJSON, "application/json"];
     const ok = objectAt(objectAt(operation, "responses"), "200");
-    ok["description"] = "One JSON object per line: `{\"result\": ...}` for each message, `{\"error\": ...}` if the stream fails after it started.";
+    ok["description"] =
+      'One JSON object per line: `{"result": ...}` for each message, `{"error": ...}` if the stream fails after it started.';
   }
 }
 

@@ -3,7 +3,11 @@ import type { Dependency } from "./plan.js";
 /** What `npm test` needs beyond Node.js and npm. Add here what new suites need. */
 export const testDependencies: readonly Dependency[] = [
   { debianPackage: "bubblewrap", purpose: "sandbox isolation", probes: ["bwrap"] },
-  { debianPackage: "gcc", purpose: "compiling the sandboxes' entry program, seccomp filter and spawn helper", probes: ["cc"] },
+  {
+    debianPackage: "gcc",
+    purpose: "compiling the sandboxes' entry program, seccomp filter and spawn helper",
+    probes: ["cc"],
+  },
   { debianPackage: "libseccomp-dev", purpose: "the sandboxes' seccomp filter", probes: ["/usr/include/seccomp.h"] },
   { debianPackage: "chromium", purpose: "the docs site's browser tests", probes: ["/usr/bin/chromium"] },
   { debianPackage: "jupyter-notebook", purpose: "notebook engines", probes: ["jupyter-notebook"] },

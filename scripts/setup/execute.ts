@@ -19,7 +19,15 @@ export async function executeStep(step: Step, paths: Paths): Promise<void> {
       run("python3", ["-m", "venv", paths.venvDir]);
       return;
     case "pip-install":
-      run(join(paths.venvDir, "bin", "python"), ["-m", "pip", "install", "-q", "--require-hashes", "-r", paths.requirements]);
+      run(join(paths.venvDir, "bin", "python"), [
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--require-hashes",
+        "-r",
+        paths.requirements,
+      ]);
       writeFileSync(venvStamp(paths), requirementsDigest(paths) + "\n");
       return;
     case "configure-postgres":
@@ -84,7 +92,8 @@ function configurePostgres(): void {
   writeFileSync(settingsPath, testServerSettings);
   // A running server must restart for max_connections; a stopped one reads both when it starts.
   const status = spawnSync("pg_ctlcluster", [cluster.version, cluster.name, "status"], { stdio: "ignore" });
-  if (status.status === 0) run("pg_ctlcluster", ["--skip-systemctl-redirect", cluster.version, cluster.name, "restart"]);
+  if (status.status === 0)
+    run("pg_ctlcluster", ["--skip-systemctl-redirect", cluster.version, cluster.name, "restart"]);
 }
 
 function startNats(): void {

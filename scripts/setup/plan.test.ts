@@ -29,7 +29,11 @@ describe("planSetup for npm test", () => {
   });
 
   it("names the exact apt-get command when it is not root", () => {
-    const plan = planSetup(testDependencies, facts({ present: new Set(["bubblewrap", "openjdk-17-jre-headless"]), root: false }), testsOnly);
+    const plan = planSetup(
+      testDependencies,
+      facts({ present: new Set(["bubblewrap", "openjdk-17-jre-headless"]), root: false }),
+      testsOnly,
+    );
     expect(plan).toEqual({
       kind: "blocked",
       message:
@@ -40,7 +44,9 @@ describe("planSetup for npm test", () => {
   it("names the packages when the machine has no apt-get", () => {
     const plan = planSetup(testDependencies, facts({ present: new Set(), aptGet: false }), testsOnly);
     expect(plan.kind).toBe("blocked");
-    expect(plan.kind === "blocked" && plan.message).toMatch(/^setup: missing bubblewrap gcc libseccomp-dev chromium jupyter-notebook openjdk-17-jre-headless \(Debian/);
+    expect(plan.kind === "blocked" && plan.message).toMatch(
+      /^setup: missing bubblewrap gcc libseccomp-dev chromium jupyter-notebook openjdk-17-jre-headless \(Debian/,
+    );
   });
 
   it("creates the venv and installs the pinned requirements when it is missing", () => {
@@ -72,7 +78,8 @@ describe("planSetup for npm test", () => {
     const plan = planSetup(testDependencies, facts({ venv: "missing", pythonVenv: false, root: false }), testsOnly);
     expect(plan).toEqual({
       kind: "blocked",
-      message: "setup: missing python3-venv; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends python3-venv",
+      message:
+        "setup: missing python3-venv; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends python3-venv",
     });
   });
 });
@@ -98,7 +105,12 @@ describe("planSetup for CI's services", () => {
   it("installed but stopped: starts both without installing", () => {
     expect(planSetup(deps, facts({ postgresUp: false, natsUp: false }), services)).toEqual({
       kind: "run",
-      steps: [{ kind: "configure-postgres" }, { kind: "start-postgres" }, { kind: "start-nats" }, { kind: "create-test-database" }],
+      steps: [
+        { kind: "configure-postgres" },
+        { kind: "start-postgres" },
+        { kind: "start-nats" },
+        { kind: "create-test-database" },
+      ],
     });
   });
 

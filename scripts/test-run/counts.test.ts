@@ -3,7 +3,9 @@ import { addCounts, closingLine, countUnittest, countVitest } from "./counts.js"
 
 describe("test counts", () => {
   it("reads vitest's JSON report, a file that could not load counting as a failure", () => {
-    expect(countVitest(JSON.stringify({ numPassedTests: 10, numFailedTests: 2, numPendingTests: 3, numTodoTests: 1 }))).toEqual({
+    expect(
+      countVitest(JSON.stringify({ numPassedTests: 10, numFailedTests: 2, numPendingTests: 3, numTodoTests: 1 })),
+    ).toEqual({
       passed: 10,
       failed: 2,
       skipped: 4,
@@ -16,13 +18,23 @@ describe("test counts", () => {
   });
 
   it("reads unittest's closing lines", () => {
-    expect(countUnittest("....s\n------\nRan 136 tests in 33.023s\n\nOK (skipped=1)\n")).toEqual({ passed: 135, failed: 0, skipped: 1 });
+    expect(countUnittest("....s\n------\nRan 136 tests in 33.023s\n\nOK (skipped=1)\n")).toEqual({
+      passed: 135,
+      failed: 0,
+      skipped: 1,
+    });
     expect(countUnittest("Ran 3 tests in 1.0s\n\nOK\n")).toEqual({ passed: 3, failed: 0, skipped: 0 });
-    expect(countUnittest("Ran 10 tests in 2s\n\nFAILED (failures=1, errors=2, skipped=3)\n")).toEqual({ passed: 4, failed: 3, skipped: 3 });
+    expect(countUnittest("Ran 10 tests in 2s\n\nFAILED (failures=1, errors=2, skipped=3)\n")).toEqual({
+      passed: 4,
+      failed: 3,
+      skipped: 3,
+    });
   });
 
   it("finds no counts in output without unittest's closing lines", () => {
-    expect(countUnittest("Traceback (most recent call last):\nModuleNotFoundError: No module named 'yaml'\n")).toBeUndefined();
+    expect(
+      countUnittest("Traceback (most recent call last):\nModuleNotFoundError: No module named 'yaml'\n"),
+    ).toBeUndefined();
     expect(countUnittest("Ran 3 tests in 1s\n")).toBeUndefined();
   });
 

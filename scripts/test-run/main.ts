@@ -35,6 +35,7 @@ async function main(): Promise<number> {
   const steps: Step[] = [
     { name: "setup", command: ["npm", "run", "-s", "setup"] },
     { name: "typecheck", command: ["npm", "run", "-s", "typecheck"] },
+    { name: "format", command: ["npm", "run", "-s", "format:check"] },
     {
       name: "vitest",
       command: ["npx", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestReport}`],

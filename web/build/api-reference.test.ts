@@ -24,7 +24,10 @@ describe("the API reference", () => {
         const id = `${service.typeName}.${method.name}`;
         expect(api.html).toContain(`<h3 id="${id}">`);
         const rule = getOption(method, http);
-        const section = api.html.slice(api.html.indexOf(`<h3 id="${id}">`), api.html.indexOf(`id="${method.input.typeName}"`));
+        const section = api.html.slice(
+          api.html.indexOf(`<h3 id="${id}">`),
+          api.html.indexOf(`id="${method.input.typeName}"`),
+        );
         if (rule.pattern.case === undefined) {
           // The file streams: a client stream cannot be a REST call (their REST peers are :upload and :download).
           expect(section, id).toContain("Connect and gRPC only.");
@@ -45,8 +48,12 @@ describe("the API reference", () => {
       return api.html.slice(start, api.html.indexOf("</tr>", start));
     };
     expect(row("enginemanager.v1.DAIEngine.profile")).toContain('<span class="badge badge-required">Required</span>');
-    expect(row("enginemanager.v1.DAIEngine.state")).toContain('<span class="badge badge-output-only">Output only</span>');
-    expect(row("enginemanager.v1.NotebookEngine.notebook_image")).toContain('<span class="badge badge-immutable">Immutable</span>');
+    expect(row("enginemanager.v1.DAIEngine.state")).toContain(
+      '<span class="badge badge-output-only">Output only</span>',
+    );
+    expect(row("enginemanager.v1.NotebookEngine.notebook_image")).toContain(
+      '<span class="badge badge-immutable">Immutable</span>',
+    );
     expect(row("enginemanager.v1.DAIEngine.memory_bytes")).toContain('<code class="field-json">memoryBytes</code>');
     expect(row("enginemanager.v1.DAIEngine.memory_bytes")).toContain("(string in JSON)");
     expect(row("enginemanager.v1.DAIEngine.create_time")).toContain('href="#google.protobuf.Timestamp"');
@@ -55,12 +62,19 @@ describe("the API reference", () => {
 
   it("lists enums with their values and numbers, and marks deprecated values", () => {
     expect(api.ids.has("enginemanager.v1.DAIEngine.State")).toBe(true);
-    expect(api.html).toMatch(/<tr id="enginemanager\.v1\.H2OEngine\.State\.STATE_PAUSED"><td><code>STATE_PAUSED<\/code>.*?<td>4<\/td><td> <span class="badge badge-deprecated">Deprecated<\/span>/);
+    expect(api.html).toMatch(
+      /<tr id="enginemanager\.v1\.H2OEngine\.State\.STATE_PAUSED"><td><code>STATE_PAUSED<\/code>.*?<td>4<\/td><td> <span class="badge badge-deprecated">Deprecated<\/span>/,
+    );
     expect(api.ids.has("enginemanager.v1.ImagePullPolicy.IMAGE_PULL_POLICY_IF_NOT_PRESENT")).toBe(true);
   });
 
   it("documents the well-known types the fields use", () => {
-    for (const name of ["google.protobuf.Timestamp", "google.protobuf.Duration", "google.protobuf.FieldMask", "google.rpc.Status"]) {
+    for (const name of [
+      "google.protobuf.Timestamp",
+      "google.protobuf.Duration",
+      "google.protobuf.FieldMask",
+      "google.rpc.Status",
+    ]) {
       expect(api.ids.has(name), name).toBe(true);
     }
   });
@@ -73,7 +87,11 @@ describe("the API reference", () => {
 
   it("gives every method a search entry and a Try it button with an example request", () => {
     const methodCount = services.reduce((n, s) => n + s.methods.length, 0);
-    expect(api.searchDocs.filter((d) => /\.[A-Z]\w+$/.test(d.id) && d.page.startsWith("API reference · ") && !d.page.includes("enginemanager")).length).toBeGreaterThanOrEqual(methodCount);
+    expect(
+      api.searchDocs.filter(
+        (d) => /\.[A-Z]\w+$/.test(d.id) && d.page.startsWith("API reference · ") && !d.page.includes("enginemanager"),
+      ).length,
+    ).toBeGreaterThanOrEqual(methodCount);
     // Try it sends one request: every method but the client stream (WriteFileStream).
     const clientStreams = services.flatMap((s) => s.methods).filter((m) => m.methodKind === "client_streaming");
     expect(clientStreams.map((m) => m.name)).toEqual(["WriteFileStream"]);
@@ -84,7 +102,8 @@ describe("the API reference", () => {
 
 describe("example requests", () => {
   const sample = createSampler(registry);
-  const method = (service: string, name: string) => services.find((s) => s.typeName === service)!.methods.find((m) => m.name === name)!;
+  const method = (service: string, name: string) =>
+    services.find((s) => s.typeName === service)!.methods.find((m) => m.name === name)!;
 
   it("fill required fields with names of the right shape", () => {
     const create = sample(method("enginemanager.v1.DAIEngineService", "CreateDAIEngine"));
@@ -96,24 +115,36 @@ describe("example requests", () => {
       },
       daiEngineId: "my-dai-engine",
     });
-    expect(create.curl).toContain('curl -X POST "$AIEM_URL/v1/workspaces/default/daiEngines?daiEngineId=my-dai-engine"');
+    expect(create.curl).toContain(
+      'curl -X POST "$AIEM_URL/v1/workspaces/default/daiEngines?daiEngineId=my-dai-engine"',
+    );
   });
 
   it("name the resource and mask one field for updates, snake_case in the REST query", () => {
     const update = sample(method("enginemanager.v1.NotebookEngineService", "UpdateNotebookEngine"));
-    expect(update.connectJson).toMatchObject({ updateMask: "displayName", notebookEngine: { name: "workspaces/default/notebookEngines/my-notebook-engine", displayName: "Renamed" } });
-    expect(update.curl).toContain("curl -X PATCH \"$AIEM_URL/v1/workspaces/default/notebookEngines/my-notebook-engine?updateMask=display_name\"");
+    expect(update.connectJson).toMatchObject({
+      updateMask: "displayName",
+      notebookEngine: { name: "workspaces/default/notebookEngines/my-notebook-engine", displayName: "Renamed" },
+    });
+    expect(update.curl).toContain(
+      'curl -X PATCH "$AIEM_URL/v1/workspaces/default/notebookEngines/my-notebook-engine?updateMask=display_name"',
+    );
   });
 
   it("put GET fields in the path", () => {
     const get = sample(method("enginemanager.sandbox.v1.ProcessService", "GetProcess"));
-    expect(get.curl).toBe('curl "$AIEM_URL/v1/workspaces/default/sandboxEngines/my-sandbox-engine/processes/my-process" \\\n  -H "Authorization: Bearer $TOKEN"');
+    expect(get.curl).toBe(
+      'curl "$AIEM_URL/v1/workspaces/default/sandboxEngines/my-sandbox-engine/processes/my-process" \\\n  -H "Authorization: Bearer $TOKEN"',
+    );
   });
 });
 
 describe("comments", () => {
   it("render Markdown, escape angle brackets outside code and link names of documented items", () => {
-    const html = commentHtml("Uses `Foo` and `users/<id>` for <workspace>.\n\n- one\n- two", new Map([["Foo", "pkg.Foo"]]));
+    const html = commentHtml(
+      "Uses `Foo` and `users/<id>` for <workspace>.\n\n- one\n- two",
+      new Map([["Foo", "pkg.Foo"]]),
+    );
     expect(html).toContain('<a href="#pkg.Foo"><code>Foo</code></a>');
     expect(html).toContain("<code>users/&lt;id&gt;</code>");
     expect(html).toContain("&lt;workspace&gt;");

@@ -54,7 +54,7 @@ const wellKnown: Record<string, { json: string; text: string }> = {
   },
   "google.protobuf.Duration": {
     json: '"3600s"',
-    text: "A length of time, in JSON a number of seconds followed by s, with up to nine decimals (`\"1.5s\"`).",
+    text: 'A length of time, in JSON a number of seconds followed by s, with up to nine decimals (`"1.5s"`).',
   },
   "google.protobuf.FieldMask": {
     json: '"displayName,cpu"',
@@ -141,10 +141,11 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
   // Request and response messages are shown with their method; everything else in the package's
   // types section.
   const methodMessages = new Map<string, DescMethod>();
-  for (const s of services) for (const m of s.methods) {
-    methodMessages.set(m.input.typeName, m);
-    methodMessages.set(m.output.typeName, m);
-  }
+  for (const s of services)
+    for (const m of s.methods) {
+      methodMessages.set(m.input.typeName, m);
+      methodMessages.set(m.output.typeName, m);
+    }
 
   const ids = new Set<string>();
   const toc: TocItem[] = [...options.introToc];
@@ -184,11 +185,15 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
         return named(field.message);
       case "list":
         return `<code>repeated</code> ${
-          field.listKind === "scalar" ? scalar(field.scalar) : named(field.listKind === "enum" ? field.enum : field.message)
+          field.listKind === "scalar"
+            ? scalar(field.scalar)
+            : named(field.listKind === "enum" ? field.enum : field.message)
         }`;
       case "map": {
         const value =
-          field.mapKind === "scalar" ? `<code>${scalarName(field.scalar)}</code>` : named(field.mapKind === "enum" ? field.enum : field.message);
+          field.mapKind === "scalar"
+            ? `<code>${scalarName(field.scalar)}</code>`
+            : named(field.mapKind === "enum" ? field.enum : field.message);
         return `<code>map&lt;${scalarName(field.mapKey)},</code> ${value}<code>&gt;</code>`;
       }
     }
@@ -201,12 +206,16 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
       ids.add(id);
       const behaviors = behaviorsOf(field);
       const badges = [
-        ...behaviors.map((b) => `<span class="badge badge-${b.toLowerCase().replace(/_/g, "-")}">${behaviorLabels[b]}</span>`),
+        ...behaviors.map(
+          (b) => `<span class="badge badge-${b.toLowerCase().replace(/_/g, "-")}">${behaviorLabels[b]}</span>`,
+        ),
         ...(field.deprecated ? [`<span class="badge badge-deprecated">Deprecated</span>`] : []),
       ].join(" ");
       const ref = resourceReferenceOf(field);
       const refHtml = ref ? referenceHtml(ref, symbols) : "";
-      const oneof = field.oneof ? `<p class="field-oneof">One of <code>${escapeHtml(field.oneof.name)}</code>: set at most one of its fields.</p>` : "";
+      const oneof = field.oneof
+        ? `<p class="field-oneof">One of <code>${escapeHtml(field.oneof.name)}</code>: set at most one of its fields.</p>`
+        : "";
       const names =
         field.jsonName !== field.name
           ? `<code class="field-json">${escapeHtml(field.jsonName)}</code><br><code class="field-proto">${escapeHtml(field.name)}</code>`
@@ -226,7 +235,12 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
 
   const enumHtml = (e: DescEnum, level: number): string => {
     ids.add(e.typeName);
-    addDoc(e.typeName, e.name, `API reference · ${e.parent ? e.parent.name : e.file.proto.package}`, `${e.typeName} ${commentOf(e)} ${e.values.map((v) => v.name).join(" ")}`);
+    addDoc(
+      e.typeName,
+      e.name,
+      `API reference · ${e.parent ? e.parent.name : e.file.proto.package}`,
+      `${e.typeName} ${commentOf(e)} ${e.values.map((v) => v.name).join(" ")}`,
+    );
     const rows = e.values
       .map((v) => {
         const id = `${e.typeName}.${v.name}`;
@@ -264,7 +278,10 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     const nestedLevel = Math.min(level + 1, 6);
     const nested =
       message.nestedEnums.map((e) => enumHtml(e, nestedLevel)).join("") +
-      message.nestedMessages.filter((m) => !m.proto.options?.mapEntry).map((m) => messageHtml(m, nestedLevel, pageLabel)).join("");
+      message.nestedMessages
+        .filter((m) => !m.proto.options?.mapEntry)
+        .map((m) => messageHtml(m, nestedLevel, pageLabel))
+        .join("");
     return (
       `<section class="api-message">${headingHtml(level, message.typeName, `<span class="api-kind">message</span> ${escapeHtml(message.name)}`)}` +
       `<p class="api-fullname"><code>${escapeHtml(message.typeName)}</code></p>${resHtml}${comment(commentOf(message))}` +
@@ -290,7 +307,10 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     ids.add(id);
     const bindings = bindingsOf(method);
     // A method without an HTTP binding is served over Connect and gRPC only (a client stream cannot be a REST call).
-    const rest = bindings.length > 0 ? " Over REST the response is newline-delimited JSON, one object per message." : " Connect and gRPC only.";
+    const rest =
+      bindings.length > 0
+        ? " Over REST the response is newline-delimited JSON, one object per message."
+        : " Connect and gRPC only.";
     const streaming =
       method.methodKind === "server_streaming"
         ? `<p class="api-streaming"><span class="badge badge-streaming">Server streaming</span>${rest}</p>`
@@ -344,7 +364,8 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     if (own.length === 0 && ownEnums.length === 0) return "";
     const id = `${pkg.name}.types`;
     ids.add(id);
-    const heading = pkg.name === "enginemanager.events.v1" ? `Events (${pkg.name})` : `Resources and types (${pkg.name})`;
+    const heading =
+      pkg.name === "enginemanager.events.v1" ? `Events (${pkg.name})` : `Resources and types (${pkg.name})`;
     toc.push({ id, text: heading, level: 2 });
     for (const m of own) toc.push({ id: m.typeName, text: m.name, level: 3 });
     for (const e of ownEnums) toc.push({ id: e.typeName, text: e.name, level: 3 });
@@ -383,7 +404,10 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
   const packagesHtml =
     `<div class="api-packages">` +
     apiPackages
-      .map((p) => `<p><strong>${escapeHtml(p.title)}</strong> — <code>${escapeHtml(p.name)}</code>: ${escapeHtml(p.summary)}</p>`)
+      .map(
+        (p) =>
+          `<p><strong>${escapeHtml(p.title)}</strong> — <code>${escapeHtml(p.name)}</code>: ${escapeHtml(p.summary)}</p>`,
+      )
       .join("") +
     `</div>`;
 
@@ -392,9 +416,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     `<section class="api-types">${headingHtml(2, wkId, "Well-known types")}` +
     `<p>Types from <code>google.protobuf</code>, <code>google.api</code>, <code>google.type</code> and <code>google.rpc</code> that the API uses, and how they look in JSON.</p>${wkHtml}</section>`;
 
-  const serviceModules = files
-    .filter((f) => f.services.length > 0)
-    .map((f) => `@aiem/proto/${f.name}_pb.js`);
+  const serviceModules = files.filter((f) => f.services.length > 0).map((f) => `@aiem/proto/${f.name}_pb.js`);
 
   return { title: "API reference", html, toc, searchDocs, serviceModules, ids };
 }
@@ -429,7 +451,9 @@ function symbolTable(services: DescService[], messages: DescMessage[], enums: De
 function referenceHtml(ref: { type: string; childType: string }, symbols: SymbolTable): string {
   const kind = (ref.type || ref.childType).split("/").pop()!;
   const target = symbols.get(kind);
-  const name = target ? `<a href="#${escapeHtml(target)}"><code>${escapeHtml(kind)}</code></a>` : `<code>${escapeHtml(kind)}</code>`;
+  const name = target
+    ? `<a href="#${escapeHtml(target)}"><code>${escapeHtml(kind)}</code></a>`
+    : `<code>${escapeHtml(kind)}</code>`;
   return ref.type
     ? `<p class="field-ref">The name of a ${name}.</p>`
     : `<p class="field-ref">The parent of a ${name}.</p>`;

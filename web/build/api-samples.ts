@@ -99,9 +99,19 @@ export function createSampler(registry: FileRegistry): (method: DescMethod) => M
       if (field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar")) {
         return scalarSample(field, field.scalar!);
       }
-      const e = field.fieldKind === "enum" ? field.enum : field.fieldKind === "list" && field.listKind === "enum" ? field.enum : undefined;
+      const e =
+        field.fieldKind === "enum"
+          ? field.enum
+          : field.fieldKind === "list" && field.listKind === "enum"
+            ? field.enum
+            : undefined;
       if (e) return e.values.find((v) => v.number !== 0)?.name ?? e.values[0]!.name;
-      const m = field.fieldKind === "message" ? field.message : field.fieldKind === "list" && field.listKind === "message" ? field.message : undefined;
+      const m =
+        field.fieldKind === "message"
+          ? field.message
+          : field.fieldKind === "list" && field.listKind === "message"
+            ? field.message
+            : undefined;
       if (m) return messageSample(m, depth + 1);
       return null;
     };
@@ -110,7 +120,11 @@ export function createSampler(registry: FileRegistry): (method: DescMethod) => M
     return one();
   };
 
-  const messageSample = (message: DescMessage, depth: number, extra: (f: DescField) => boolean = () => false): JsonObject => {
+  const messageSample = (
+    message: DescMessage,
+    depth: number,
+    extra: (f: DescField) => boolean = () => false,
+  ): JsonObject => {
     switch (message.typeName) {
       case "google.protobuf.Duration":
         return "3600s" as unknown as JsonObject;
@@ -203,9 +217,15 @@ function curlFor(method: DescMethod, request: JsonObject): string {
           })
           .join("&");
   const url = `$AIEM_URL${path}${query ? `?${query}` : ""}`;
-  const lines = [`curl${binding.verb === "GET" ? "" : ` -X ${binding.verb}`} "${url}"`, `  -H "Authorization: Bearer $TOKEN"`];
+  const lines = [
+    `curl${binding.verb === "GET" ? "" : ` -X ${binding.verb}`} "${url}"`,
+    `  -H "Authorization: Bearer $TOKEN"`,
+  ];
   if (body !== undefined) {
-    lines.push(`  -H "Content-Type: application/json"`, `  -d '${JSON.stringify(body, null, 2).replace(/\n/g, "\n  ")}'`);
+    lines.push(
+      `  -H "Content-Type: application/json"`,
+      `  -d '${JSON.stringify(body, null, 2).replace(/\n/g, "\n  ")}'`,
+    );
   }
   return lines.join(" \\\n");
 }

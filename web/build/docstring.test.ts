@@ -17,11 +17,15 @@ describe("docstrings", () => {
       link,
     );
     expect(html).toContain("<p>Creates an engine.</p>");
-    expect(html).toContain('<dt><code>name</code> <span class="doc-type">(str)</span></dt><dd><p>The name. Second line.</p></dd>');
+    expect(html).toContain(
+      '<dt><code>name</code> <span class="doc-type">(str)</span></dt><dd><p>The name. Second line.</p></dd>',
+    );
     expect(html).toContain("<dt><code>cpu</code></dt><dd><p>Cores.</p></dd>");
     expect(html).toContain('<p><span class="doc-type">Engine</span>: the engine.</p>');
     expect(html).toContain("<dt><code>ValueError</code></dt><dd><p>bad input.</p></dd>");
-    expect(html).toContain('<code class="language-python">&gt;&gt;&gt; <span class="tok-function">create</span>(<span class="tok-string">&#39;x&#39;</span>)</code>');
+    expect(html).toContain(
+      '<code class="language-python">&gt;&gt;&gt; <span class="tok-function">create</span>(<span class="tok-string">&#39;x&#39;</span>)</code>',
+    );
   });
 
   it("render literal blocks after ::", () => {

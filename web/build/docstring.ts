@@ -47,7 +47,8 @@ const sectionTitles: Record<string, string> = {
 
 export function inlineHtml(text: string, link: PyLinker): string {
   // ``literal``, `literal`, :role:`target` and *emphasis*; everything else is escaped text.
-  const pattern = /:(?:py:)?(?:func|class|meth|mod|attr|exc|data|obj):`(~?[^`]+)`|``([^`]+)``|`([^`]+)`|\*([^*\s][^*]*)\*/g;
+  const pattern =
+    /:(?:py:)?(?:func|class|meth|mod|attr|exc|data|obj):`(~?[^`]+)`|``([^`]+)``|`([^`]+)`|\*([^*\s][^*]*)\*/g;
   let out = "";
   let last = 0;
   for (const m of text.matchAll(pattern)) {
@@ -62,7 +63,9 @@ export function inlineHtml(text: string, link: PyLinker): string {
     } else if (m[2] !== undefined || m[3] !== undefined) {
       const code = (m[2] ?? m[3])!;
       const url = /^[A-Za-z_][\w.]*$/.test(code) ? link(code.replace(/\(\)$/, "")) : undefined;
-      out += url ? `<a href="${escapeHtml(url)}"><code>${escapeHtml(code)}</code></a>` : `<code>${escapeHtml(code)}</code>`;
+      out += url
+        ? `<a href="${escapeHtml(url)}"><code>${escapeHtml(code)}</code></a>`
+        : `<code>${escapeHtml(code)}</code>`;
     } else {
       out += `<em>${escapeHtml(m[4]!)}</em>`;
     }
@@ -111,9 +114,17 @@ function proseHtml(lines: string[], link: PyLinker): string {
       flush();
       const base = /^ */.exec(line)![0].length;
       const code: string[] = [];
-      for (i++; i < lines.length && (!lines[i]!.trim() || /^ */.exec(lines[i]!)![0].length > base); i++) code.push(lines[i]!);
+      for (i++; i < lines.length && (!lines[i]!.trim() || /^ */.exec(lines[i]!)![0].length > base); i++)
+        code.push(lines[i]!);
       i--;
-      out.push(codeBlockHtml(dedent(code).join("\n").replace(/^\n+|\n+$/g, ""), "python"));
+      out.push(
+        codeBlockHtml(
+          dedent(code)
+            .join("\n")
+            .replace(/^\n+|\n+$/g, ""),
+          "python",
+        ),
+      );
       continue;
     }
     para.push(line.trim());
@@ -160,13 +171,21 @@ export interface DocumentedAttribute {
  * Takes the "Attributes:" section out of a class docstring, so the class's attribute table can
  * show each attribute once, with the docstring's description.
  */
-export function splitAttributes(docstring: string | null | undefined, link: PyLinker): { rest: string; attributes: Map<string, DocumentedAttribute> } {
+export function splitAttributes(
+  docstring: string | null | undefined,
+  link: PyLinker,
+): { rest: string; attributes: Map<string, DocumentedAttribute> } {
   const attributes = new Map<string, DocumentedAttribute>();
   if (!docstring) return { rest: "", attributes };
   const lines = docstring.split("\n");
   const start = lines.findIndex((l) => /^Attributes:\s*$/.test(l));
   if (start < 0) return { rest: docstring, attributes };
-  let end = lines.findIndex((l, i) => i > start && /^[A-Za-z][A-Za-z ]*:\s*$/.test(l) && sectionNames[l.trim().slice(0, -1).toLowerCase()] !== undefined);
+  let end = lines.findIndex(
+    (l, i) =>
+      i > start &&
+      /^[A-Za-z][A-Za-z ]*:\s*$/.test(l) &&
+      sectionNames[l.trim().slice(0, -1).toLowerCase()] !== undefined,
+  );
   if (end < 0) end = lines.length;
   for (const item of parseItems(lines.slice(start + 1, end), true)) {
     if (item.name) attributes.set(item.name, { type: item.type, html: proseHtml(item.text, link) });
@@ -215,10 +234,12 @@ export function docstringHtml(docstring: string | null | undefined, link: PyLink
       }
       if (kind === "example") {
         const text = dedent(body);
-        const isCode = text.some((l) => /^\s*>>>/.test(l)) || !text.some((l) => /^\S/.test(l) && /[.:]$/.test(l.trim()));
-        const inner = isCode && !text.some((l) => /^\s*```/.test(l))
-          ? codeBlockHtml(text.join("\n").replace(/^\n+|\n+$/g, ""), "python")
-          : proseHtml(text, link);
+        const isCode =
+          text.some((l) => /^\s*>>>/.test(l)) || !text.some((l) => /^\S/.test(l) && /[.:]$/.test(l.trim()));
+        const inner =
+          isCode && !text.some((l) => /^\s*```/.test(l))
+            ? codeBlockHtml(text.join("\n").replace(/^\n+|\n+$/g, ""), "python")
+            : proseHtml(text, link);
         return `<div class="doc-section doc-example">${title}${inner}</div>`;
       }
       return `<div class="doc-section doc-note">${title}${proseHtml(dedent(body), link)}</div>`;
@@ -229,6 +250,9 @@ export function docstringHtml(docstring: string | null | undefined, link: PyLink
 /** The first sentence of a docstring, as plain text, for summaries. */
 export function summaryOf(docstring: string | null | undefined): string {
   if (!docstring) return "";
-  const first = docstring.split(/\n\s*\n/)[0]!.replace(/\s+/g, " ").trim();
+  const first = docstring
+    .split(/\n\s*\n/)[0]!
+    .replace(/\s+/g, " ")
+    .trim();
   return first.replace(/:(?:py:)?\w+:`~?([^`]+)`/g, "$1").replace(/``?([^`]+)``?/g, "$1");
 }

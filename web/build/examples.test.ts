@@ -14,7 +14,11 @@ const packageDir = findPythonPackage(repoRoot, "");
 
 describe("the Python examples", () => {
   it.each(examples)("%s compiles", (file) => {
-    execFileSync("python3", ["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", `${examplesDir}/${file}`]);
+    execFileSync("python3", [
+      "-c",
+      "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])",
+      `${examplesDir}/${file}`,
+    ]);
   });
 
   it.skipIf(!packageDir).each(examples)("%s only calls what the client has", (file) => {
@@ -65,9 +69,13 @@ describe("the Python examples", () => {
         continue;
       }
       // Keyword arguments, not "x=" inside string literals.
-      const argText = (callArgsOfAssignment ?? callArgs ?? "").replace(/[rbfu]?("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')/g, "''");
+      const argText = (callArgsOfAssignment ?? callArgs ?? "").replace(
+        /[rbfu]?("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')/g,
+        "''",
+      );
       for (const kw of argText.matchAll(/(?:^|[(,\s])(\w+)=/g)) {
-        if (!fn.params.some((p) => p.name === kw[1] || p.kind === "var_keyword")) problems.push(`${cls}.${name} has no parameter ${kw[1]}`);
+        if (!fn.params.some((p) => p.name === kw[1] || p.kind === "var_keyword"))
+          problems.push(`${cls}.${name} has no parameter ${kw[1]}`);
       }
       const returned = typeOf(fn.returns);
       if (target && returned && classes.has(returned)) vars.set(target, returned);

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createMarkdownRenderer, extractRegion, parseFrontmatter } from "./markdown.js";
 
 const files: Record<string, string> = {
-  "py/examples/demo.py": "import os\n\n# [START create]\n    engine = create()\n    engine.wait()\n# [END create]\nprint('done')\n",
+  "py/examples/demo.py":
+    "import os\n\n# [START create]\n    engine = create()\n    engine.wait()\n# [END create]\nprint('done')\n",
 };
 const render = createMarkdownRenderer({ base: "/ai-engine-manager/", readInclude: (f) => files[f]! });
 
@@ -21,7 +22,9 @@ describe("markdown pages", () => {
       { id: "details", text: "Details", level: 3 },
       { id: "pause-and-resume-1", text: "Pause and resume", level: 2 },
     ]);
-    expect(page.html).toContain('<h2 id="pause-and-resume">Pause and resume<a class="hash-link" href="#pause-and-resume"');
+    expect(page.html).toContain(
+      '<h2 id="pause-and-resume">Pause and resume<a class="hash-link" href="#pause-and-resume"',
+    );
     expect(page.html).toContain('<h4 id="deep">');
   });
 
@@ -31,7 +34,10 @@ describe("markdown pages", () => {
   });
 
   it("puts the base path on site links, in Markdown and raw HTML, and records them for the link check", () => {
-    const page = render('# T\n\n[Login](/py/login) and [API](/api/#errors) <a class="card" href="/release-notes">notes</a> [here](#t)\n', "x.md");
+    const page = render(
+      '# T\n\n[Login](/py/login) and [API](/api/#errors) <a class="card" href="/release-notes">notes</a> [here](#t)\n',
+      "x.md",
+    );
     expect(page.html).toContain('href="/ai-engine-manager/py/login"');
     expect(page.html).toContain('href="/ai-engine-manager/api/#errors"');
     expect(page.html).toContain('href="/ai-engine-manager/release-notes"');
@@ -39,12 +45,14 @@ describe("markdown pages", () => {
   });
 
   it("opens external links in a new tab and refuses relative links", () => {
-    expect(render("# T\n\n[AIP](https://google.aip.dev/160)\n", "a.md").html).toContain('rel="noopener noreferrer" target="_blank"');
+    expect(render("# T\n\n[AIP](https://google.aip.dev/160)\n", "a.md").html).toContain(
+      'rel="noopener noreferrer" target="_blank"',
+    );
     expect(() => render("# T\n\n[x](other-page)\n", "a.md")).toThrow(/links must be absolute/);
   });
 
   it("highlights code, adds a copy button and includes regions of example files", () => {
-    const page = render("# T\n\n```python title=\"demo\" file=py/examples/demo.py#create\n```\n", "a.md");
+    const page = render('# T\n\n```python title="demo" file=py/examples/demo.py#create\n```\n', "a.md");
     expect(page.html).toContain('<div class="code-title">demo</div>');
     expect(page.html).toContain('class="copy-button"');
     expect(page.html).toContain('<span class="tok-function">create</span>()');
@@ -53,7 +61,10 @@ describe("markdown pages", () => {
   });
 
   it("renders admonitions and wraps tables so they can scroll", () => {
-    const page = render("# T\n\n:::warning Careful\nDeleting removes **data**.\n:::\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", "a.md");
+    const page = render(
+      "# T\n\n:::warning Careful\nDeleting removes **data**.\n:::\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+      "a.md",
+    );
     expect(page.html).toContain('<div class="admonition admonition-warning">');
     expect(page.html).toContain('<p class="admonition-title">Careful</p>');
     expect(page.html).toContain("<strong>data</strong>");

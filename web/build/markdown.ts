@@ -44,7 +44,11 @@ function expandAdmonitions(body: string): string {
     if (open && admonitionTypes.has(open[1]!)) {
       const kind = open[1]!;
       const title = open[2]?.trim() || kind[0]!.toUpperCase() + kind.slice(1);
-      out.push(`<div class="admonition admonition-${kind}">`, `<p class="admonition-title">${escapeHtml(title)}</p>`, "");
+      out.push(
+        `<div class="admonition admonition-${kind}">`,
+        `<p class="admonition-title">${escapeHtml(title)}</p>`,
+        "",
+      );
       continue;
     }
     if (!inFence && line.trim() === ":::") {

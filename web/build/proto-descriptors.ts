@@ -62,9 +62,8 @@ const commentIndex = new WeakMap<DescFile, Map<string, string>>();
 
 /** The leading comment of a declaration, with the comment markers' indentation removed. */
 export function commentOf(desc: Documented): string {
-  const file = desc.kind === "field" || desc.kind === "enum_value" || desc.kind === "rpc"
-    ? desc.parent.file
-    : desc.file;
+  const file =
+    desc.kind === "field" || desc.kind === "enum_value" || desc.kind === "rpc" ? desc.parent.file : desc.file;
   let index = commentIndex.get(file);
   if (!index) {
     index = new Map();
@@ -81,7 +80,15 @@ export function commentOf(desc: Documented): string {
     .trim();
 }
 
-export type Behavior = "REQUIRED" | "OUTPUT_ONLY" | "INPUT_ONLY" | "IMMUTABLE" | "OPTIONAL" | "IDENTIFIER" | "UNORDERED_LIST" | "NON_EMPTY_DEFAULT";
+export type Behavior =
+  | "REQUIRED"
+  | "OUTPUT_ONLY"
+  | "INPUT_ONLY"
+  | "IMMUTABLE"
+  | "OPTIONAL"
+  | "IDENTIFIER"
+  | "UNORDERED_LIST"
+  | "NON_EMPTY_DEFAULT";
 
 export function behaviorsOf(field: DescField): Behavior[] {
   return getOption(field, field_behavior)
@@ -145,7 +152,9 @@ export function scalarName(type: ScalarType): string {
 
 /** 64-bit integers travel as strings in JSON; bytes as base64. */
 export function jsonNoteOf(type: ScalarType): string | undefined {
-  if ([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64].includes(type)) {
+  if (
+    [ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64].includes(type)
+  ) {
     return "string in JSON";
   }
   if (type === ScalarType.BYTES) return "base64 in JSON";

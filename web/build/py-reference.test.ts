@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { buildPythonReference, findPythonPackage, formatSignature, pyRoute, readPythonPackage } from "./py-reference.js";
+import {
+  buildPythonReference,
+  findPythonPackage,
+  formatSignature,
+  pyRoute,
+  readPythonPackage,
+} from "./py-reference.js";
 
 const fixture = fileURLToPath(new URL("../test/fixtures/py/ai_engine_manager", import.meta.url));
 const pkg = readPythonPackage(fixture);
@@ -35,9 +41,18 @@ describe("pydoc.py", () => {
 
   it("reads classes: methods without self, async, properties, static methods and private members left out", () => {
     const client = module("ai_engine_manager.dai_engine.client").classes[0]!;
-    expect(client.methods.map((m) => m.name)).toEqual(["__init__", "create_engine", "list_engines", "url", "parse_name"]);
+    expect(client.methods.map((m) => m.name)).toEqual([
+      "__init__",
+      "create_engine",
+      "list_engines",
+      "url",
+      "parse_name",
+    ]);
     expect(client.methods[0]!.signature).toBe("(url: str, token: str) -> None");
-    expect(client.methods.find((m) => m.name === "list_engines")).toMatchObject({ is_async: true, signature: "(workspace_id: str, page_size: int = 0, *args, **kwargs) -> List['DAIEngine']" });
+    expect(client.methods.find((m) => m.name === "list_engines")).toMatchObject({
+      is_async: true,
+      signature: "(workspace_id: str, page_size: int = 0, *args, **kwargs) -> List['DAIEngine']",
+    });
     expect(client.methods.find((m) => m.name === "url")!.is_property).toBe(true);
     expect(client.methods.find((m) => m.name === "parse_name")!.signature).toBe("(name: str) -> str");
   });
@@ -50,7 +65,9 @@ describe("pydoc.py", () => {
       ["STATE_RUNNING", "The engine runs."],
       ["STATE_PAUSED", null],
     ]);
-    expect(module("ai_engine_manager.login").variables).toMatchObject([{ name: "DEFAULT_WORKSPACE", value: "'default'", docstring: "The workspace used when a call names none." }]);
+    expect(module("ai_engine_manager.login").variables).toMatchObject([
+      { name: "DEFAULT_WORKSPACE", value: "'default'", docstring: "The workspace used when a call names none." },
+    ]);
   });
 
   it("honours __all__ and records re-exports, resolving relative imports", () => {
@@ -63,7 +80,11 @@ describe("pydoc.py", () => {
 });
 
 describe("the Python reference pages", () => {
-  const ref = buildPythonReference(pkg, { prefix: "py/clients/", base: "/ai-engine-manager/", sourceLabel: "clients/python/ai_engine_manager" });
+  const ref = buildPythonReference(pkg, {
+    prefix: "py/clients/",
+    base: "/ai-engine-manager/",
+    sourceLabel: "clients/python/ai_engine_manager",
+  });
   const page = (route: string) => ref.pages.find((p) => p.route === route)!;
 
   it("has an index and one page per module, at routes taken from the module path", () => {
@@ -78,7 +99,9 @@ describe("the Python reference pages", () => {
       "py/clients/login",
     ]);
     expect(page("py/clients/").title).toBe("Python client reference");
-    expect(page("py/clients/").html).toContain('<a href="/ai-engine-manager/py/clients/dai_engine/client"><code>dai_engine.client</code></a>');
+    expect(page("py/clients/").html).toContain(
+      '<a href="/ai-engine-manager/py/clients/dai_engine/client"><code>dai_engine.client</code></a>',
+    );
   });
 
   it("renders signatures, Google-style sections and links between pages", () => {
@@ -100,14 +123,18 @@ describe("the Python reference pages", () => {
     // the description from the class docstring.
     expect(login.html).toContain('href="/ai-engine-manager/py/clients/dai_engine/client#DAIEngineClient"');
     expect(login.html.match(/doc-section-title">Attributes/g)).toHaveLength(1);
-    expect(login.html).toMatch(/<tr id="Clients\.dai_engine_client">.*<td><p>Manages Driverless AI engines\.<\/p><\/td><\/tr>/);
+    expect(login.html).toMatch(
+      /<tr id="Clients\.dai_engine_client">.*<td><p>Manages Driverless AI engines\.<\/p><\/td><\/tr>/,
+    );
     // Without bases or decorators there is no separate class signature.
     expect(login.html).not.toContain('<span class="tok-keyword">class</span> Clients');
   });
 
   it("gives methods anchors under their class and lists re-exports of packages", () => {
     expect(page("py/clients/dai_engine/client").html).toContain('<h4 id="DAIEngineClient.create_engine">');
-    expect(page("py/clients/dai_engine").html).toContain('<a href="/ai-engine-manager/py/clients/dai_engine/state#DAIEngineState"><code>DAIEngineState</code></a>');
+    expect(page("py/clients/dai_engine").html).toContain(
+      '<a href="/ai-engine-manager/py/clients/dai_engine/state#DAIEngineState"><code>DAIEngineState</code></a>',
+    );
   });
 
   it("builds the sidebar from the package tree", () => {
@@ -116,7 +143,12 @@ describe("the Python reference pages", () => {
       label: "Client reference",
       path: "py/clients/",
       items: [
-        { type: "category", label: "convert", path: "py/clients/convert", items: [{ type: "link", label: "duration_convertor" }] },
+        {
+          type: "category",
+          label: "convert",
+          path: "py/clients/convert",
+          items: [{ type: "link", label: "duration_convertor" }],
+        },
         { type: "category", label: "dai_engine", items: [{ label: "client" }, { label: "state" }] },
         { type: "link", label: "exception" },
         { type: "link", label: "login" },
@@ -126,7 +158,15 @@ describe("the Python reference pages", () => {
 
   it("makes every module, class and function searchable", () => {
     const titles = ref.searchDocs.map((d) => d.title);
-    expect(titles).toEqual(expect.arrayContaining(["ai_engine_manager.login", "Clients", "login", "DAIEngineClient", "DAIEngineClient.create_engine"]));
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        "ai_engine_manager.login",
+        "Clients",
+        "login",
+        "DAIEngineClient",
+        "DAIEngineClient.create_engine",
+      ]),
+    );
     expect(ref.searchDocs.every((d) => d.tags.includes("ai-engine-manager"))).toBe(true);
   });
 
@@ -143,12 +183,40 @@ describe("the reference of the real client", () => {
   it.skipIf(!real)("has a page for every module that spec section 2 names", () => {
     const ref = buildPythonReference(readPythonPackage(real!), { prefix: "py/clients/", base: "/", sourceLabel: "x" });
     const routes = new Set(ref.pages.map((p) => p.route.slice("py/clients/".length)));
-    const families = ["dai_engine", "dai_engine_profile", "dai_engine_version", "h2o_engine", "h2o_engine_profile", "h2o_engine_version", "notebook_engine", "notebook_engine_image", "notebook_engine_profile", "sandbox_engine", "sandbox_engine_image", "sandbox_engine_template"];
+    const families = [
+      "dai_engine",
+      "dai_engine_profile",
+      "dai_engine_version",
+      "h2o_engine",
+      "h2o_engine_profile",
+      "h2o_engine_version",
+      "notebook_engine",
+      "notebook_engine_image",
+      "notebook_engine_profile",
+      "sandbox_engine",
+      "sandbox_engine_image",
+      "sandbox_engine_template",
+    ];
     const modules = [
-      "", "auth", "auth/token_api_client", "base", "base/image_pull_policy", "connection_config", "constraint",
-      "constraint/profile_constraint_duration", "constraint/profile_constraint_numeric", "convert", "convert/duration_convertor",
-      "convert/quantity_convertor", "engine", "engine_id", "engine_id/generator", "exception", "login",
-      ...families, ...families.map((f) => `${f}/client`),
+      "",
+      "auth",
+      "auth/token_api_client",
+      "base",
+      "base/image_pull_policy",
+      "connection_config",
+      "constraint",
+      "constraint/profile_constraint_duration",
+      "constraint/profile_constraint_numeric",
+      "convert",
+      "convert/duration_convertor",
+      "convert/quantity_convertor",
+      "engine",
+      "engine_id",
+      "engine_id/generator",
+      "exception",
+      "login",
+      ...families,
+      ...families.map((f) => `${f}/client`),
     ];
     expect(modules.filter((m) => !routes.has(m))).toEqual([]);
   });
@@ -168,7 +236,8 @@ describe("finding the package", () => {
 
   it("lays out long signatures one parameter per line", () => {
     expect(formatSignature("(a: int) -> None", 10)).toBe("(a: int) -> None");
-    const long = "(workspace_id: str | None = None, *, labels: dict[str, str] = {'a, b': 'c'}, validate_only: bool = False) -> DAIEngine";
+    const long =
+      "(workspace_id: str | None = None, *, labels: dict[str, str] = {'a, b': 'c'}, validate_only: bool = False) -> DAIEngine";
     expect(formatSignature(long, 17)).toBe(
       "(\n    workspace_id: str | None = None,\n    *,\n    labels: dict[str, str] = {'a, b': 'c'},\n    validate_only: bool = False,\n) -> DAIEngine",
     );
@@ -176,6 +245,8 @@ describe("finding the package", () => {
 
   it("maps module names to routes", () => {
     expect(pyRoute("py/clients/", "ai_engine_manager", "ai_engine_manager")).toBe("py/clients/");
-    expect(pyRoute("py/clients/", "ai_engine_manager", "ai_engine_manager.auth.token_api_client")).toBe("py/clients/auth/token_api_client");
+    expect(pyRoute("py/clients/", "ai_engine_manager", "ai_engine_manager.auth.token_api_client")).toBe(
+      "py/clients/auth/token_api_client",
+    );
   });
 });

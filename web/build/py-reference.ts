@@ -6,7 +6,14 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SearchDoc, SidebarItem, TocItem } from "../src/site-types.js";
 import { SEARCH_TAG } from "../src/site-types.js";
-import { docstringHtml, inlineHtml, splitAttributes, summaryOf, type DocumentedAttribute, type PyLinker } from "./docstring.js";
+import {
+  docstringHtml,
+  inlineHtml,
+  splitAttributes,
+  summaryOf,
+  type DocumentedAttribute,
+  type PyLinker,
+} from "./docstring.js";
 import { escapeHtml, headingHtml } from "./html.js";
 
 export interface PyParam {
@@ -184,15 +191,17 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
     for (const v of m.variables) definitions.set(`${m.name}.${v.name}`, `${page}#${v.name}`);
     definitions.set(m.name, page);
   }
-  const linkerFor = (module: PyModule): PyLinker => (name) => {
-    if (definitions.has(name)) return definitions.get(name);
-    if (definitions.has(`${module.name}.${name}`)) return definitions.get(`${module.name}.${name}`);
-    if (definitions.has(`${packageName}.${name}`)) return definitions.get(`${packageName}.${name}`);
-    const re = module.imports.find((i) => i.name === name);
-    if (re) return definitions.get(`${re.module}.${re.target}`) ?? definitions.get(re.module);
-    const candidates = shortNames.get(name);
-    return candidates?.length === 1 ? candidates[0] : undefined;
-  };
+  const linkerFor =
+    (module: PyModule): PyLinker =>
+    (name) => {
+      if (definitions.has(name)) return definitions.get(name);
+      if (definitions.has(`${module.name}.${name}`)) return definitions.get(`${module.name}.${name}`);
+      if (definitions.has(`${packageName}.${name}`)) return definitions.get(`${packageName}.${name}`);
+      const re = module.imports.find((i) => i.name === name);
+      if (re) return definitions.get(`${re.module}.${re.target}`) ?? definitions.get(re.module);
+      const candidates = shortNames.get(name);
+      return candidates?.length === 1 ? candidates[0] : undefined;
+    };
 
   // Identifiers inside signatures and annotations link to the classes they name.
   const codeWithLinks = (code: string, link: PyLinker) =>
@@ -222,14 +231,23 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
       ...vars,
       ...[...documented.keys()]
         .filter((name) => !vars.some((v) => v.name === name))
-        .map((name) => ({ name, annotation: documented.get(name)!.type ?? null, value: null, docstring: null, lineno: 0 })),
+        .map((name) => ({
+          name,
+          annotation: documented.get(name)!.type ?? null,
+          value: null,
+          docstring: null,
+          lineno: 0,
+        })),
     ];
     if (all.length === 0) return "";
     const rows = all
       .map((v) => {
         const id = anchorPrefix + v.name;
         const type = v.annotation ? `<code>${codeWithLinks(v.annotation, link)}</code>` : "";
-        const value = v.value !== null ? `<code>${escapeHtml(v.value.length > 80 ? v.value.slice(0, 77) + "..." : v.value)}</code>` : "";
+        const value =
+          v.value !== null
+            ? `<code>${escapeHtml(v.value.length > 80 ? v.value.slice(0, 77) + "..." : v.value)}</code>`
+            : "";
         const description = v.docstring ? docstringHtml(v.docstring, link) : (documented.get(v.name)?.html ?? "");
         return `<tr id="${escapeHtml(id)}"><td><code>${escapeHtml(v.name)}</code></td><td>${type}</td><td>${value}</td><td>${description}</td></tr>`;
       })
@@ -240,8 +258,19 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
     );
   };
 
-  const functionHtml = (f: PyFunction, level: number, id: string, owner: string, link: PyLinker, pageTitle: string, url: string) => {
-    const decorators = f.decorators.filter((d) => d !== "property").map((d) => `@${d}\n`).join("");
+  const functionHtml = (
+    f: PyFunction,
+    level: number,
+    id: string,
+    owner: string,
+    link: PyLinker,
+    pageTitle: string,
+    url: string,
+  ) => {
+    const decorators = f.decorators
+      .filter((d) => d !== "property")
+      .map((d) => `@${d}\n`)
+      .join("");
     const prefix = f.is_property ? "property " : f.is_async ? "async def " : "def ";
     const signature = f.is_property
       ? `${f.name}${f.returns ? `: ${f.returns}` : ""}`
@@ -346,7 +375,13 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
         const bases = c.bases.length ? `(${codeWithLinks(c.bases.join(", "), link)})` : "";
         const decorators = c.decorators.map((d) => `@${escapeHtml(d)}\n`).join("");
         const { rest, attributes } = splitAttributes(c.docstring, link);
-        const members = variablesTable(c.attributes, link, `${c.name}.`, c.is_enum ? "Members" : "Attributes", attributes);
+        const members = variablesTable(
+          c.attributes,
+          link,
+          `${c.name}.`,
+          c.is_enum ? "Members" : "Attributes",
+          attributes,
+        );
         // The heading already says "class Name"; the signature only adds something with bases or decorators.
         const signature =
           bases || decorators
@@ -373,7 +408,9 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
 
     if (module.variables.length) {
       toc.push({ id: "variables", text: "Variables", level: 2 });
-      parts.push(headingHtml(2, "variables", "Variables") + variablesTable(module.variables, link, "", "Module variables"));
+      parts.push(
+        headingHtml(2, "variables", "Variables") + variablesTable(module.variables, link, "", "Module variables"),
+      );
     }
 
     if (parts.length <= 3 && !subs.length) parts.push(`<p class="py-empty">This ${kind} has no public names.</p>`);

@@ -44,9 +44,7 @@ export function buildSearchIndex(docs: SearchDoc[]): string {
   const index = new MiniSearch<SearchDoc & { excerpt: string }>(indexOptions);
   const seen = new Set<string>();
   index.addAll(
-    docs
-      .filter((d) => !seen.has(d.id) && seen.add(d.id))
-      .map((d) => ({ ...d, excerpt: excerptOf(d.text) })),
+    docs.filter((d) => !seen.has(d.id) && seen.add(d.id)).map((d) => ({ ...d, excerpt: excerptOf(d.text) })),
   );
   return JSON.stringify(index);
 }

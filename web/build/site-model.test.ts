@@ -23,7 +23,10 @@ describe("the site model", () => {
       "get-started/what-is-ai-engine-manager",
       "get-started/access-ai-engines",
       "release-notes",
-      ...["dai-engine", "h2o-engine", "notebook-engine"].flatMap((k) => [`user-guide/${k}/create`, `user-guide/${k}/manage`]),
+      ...["dai-engine", "h2o-engine", "notebook-engine"].flatMap((k) => [
+        `user-guide/${k}/create`,
+        `user-guide/${k}/manage`,
+      ]),
       "py/installation",
       "py/initialization",
       "py/migration",
@@ -65,17 +68,35 @@ describe("the site model", () => {
     expect([...kinds].sort()).toEqual(["api", "page", "python", "section"]);
     expect(model.searchDocs.every((d) => d.tags.includes(SEARCH_TAG))).toBe(true);
     expect(model.searchDocs.some((d) => d.url === "user-guide/dai-engine/manage#grow-the-data-disk")).toBe(true);
-    expect(JSON.parse(buildSearchIndex(model.searchDocs)).documentCount).toBe(new Set(model.searchDocs.map((d) => d.id)).size);
+    expect(JSON.parse(buildSearchIndex(model.searchDocs)).documentCount).toBe(
+      new Set(model.searchDocs.map((d) => d.id)).size,
+    );
   });
 });
 
 describe("the link check", () => {
-  const page = (route: string, html: string): SitePage => ({ route, title: route, description: "", layout: "doc", html, toc: [] });
+  const page = (route: string, html: string): SitePage => ({
+    route,
+    title: route,
+    description: "",
+    layout: "doc",
+    html,
+    toc: [],
+  });
   const pages = [page("a", '<h2 id="x">X</h2>'), page("b", "")];
   const routes = pages.map((p) => ({ path: p.route, title: p.title, layout: "doc" as const }));
 
   it("accepts links to pages and anchors that exist", () => {
-    expect(() => checkLinks([{ from: "b.md", to: "a#x" }, { from: "b.md", to: "a" }], pages, routes)).not.toThrow();
+    expect(() =>
+      checkLinks(
+        [
+          { from: "b.md", to: "a#x" },
+          { from: "b.md", to: "a" },
+        ],
+        pages,
+        routes,
+      ),
+    ).not.toThrow();
   });
 
   it("accepts links to files shipped beside the pages", () => {
@@ -91,7 +112,11 @@ describe("the link check", () => {
 
 describe("search sections", () => {
   it("split a page at h2 and h3 headings", () => {
-    const docs = sectionDocs("p", "Page", '<h1>Page</h1><p>Intro</p><h2 id="one">One<a class="hash-link" href="#one">#</a></h2><p>Body one</p><h3 id="two">Two</h3><p>Body two</p>');
+    const docs = sectionDocs(
+      "p",
+      "Page",
+      '<h1>Page</h1><p>Intro</p><h2 id="one">One<a class="hash-link" href="#one">#</a></h2><p>Body one</p><h3 id="two">Two</h3><p>Body two</p>',
+    );
     expect(docs.map((d) => [d.url, d.title, d.text, d.kind])).toEqual([
       ["p", "Page", "Intro", "page"],
       ["p#one", "One", "Body one", "section"],

@@ -9,7 +9,14 @@ import { createMarkdownRenderer } from "./markdown.js";
 import { loadDescriptorRegistry } from "./proto-descriptors.js";
 import { buildPythonReference, findPythonPackage, readPythonPackage } from "./py-reference.js";
 import { sectionDocs } from "./search-index.js";
-import { API_INTRO_FILE, API_ROUTE, createSidebar, guidePages, PY_REFERENCE_ROUTE, SEARCH_ROUTE } from "./site-pages.js";
+import {
+  API_INTRO_FILE,
+  API_ROUTE,
+  createSidebar,
+  guidePages,
+  PY_REFERENCE_ROUTE,
+  SEARCH_ROUTE,
+} from "./site-pages.js";
 
 export interface SitePage {
   route: string;
@@ -61,18 +68,39 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
 
   for (const g of guidePages) {
     const page = render(read(g.file), g.file);
-    links.push(...page.links.map((to) => ({ from: g.file, to: to.startsWith(g.file) ? g.route + to.slice(g.file.length) : to })));
-    pages.push({ route: g.route, title: page.title, description: page.description, layout: g.layout, html: page.html, toc: page.toc });
+    links.push(
+      ...page.links.map((to) => ({ from: g.file, to: to.startsWith(g.file) ? g.route + to.slice(g.file.length) : to })),
+    );
+    pages.push({
+      route: g.route,
+      title: page.title,
+      description: page.description,
+      layout: g.layout,
+      html: page.html,
+      toc: page.toc,
+    });
   }
 
   const intro = render(read(API_INTRO_FILE), API_INTRO_FILE);
-  links.push(...intro.links.map((to) => ({ from: API_INTRO_FILE, to: to.startsWith(API_INTRO_FILE) ? API_ROUTE + to.slice(API_INTRO_FILE.length) : to })));
+  links.push(
+    ...intro.links.map((to) => ({
+      from: API_INTRO_FILE,
+      to: to.startsWith(API_INTRO_FILE) ? API_ROUTE + to.slice(API_INTRO_FILE.length) : to,
+    })),
+  );
   const api = buildApiReference(loadDescriptorRegistry(), {
     introHtml: intro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
     introToc: intro.toc,
     route: API_ROUTE,
   });
-  pages.push({ route: API_ROUTE, title: api.title, description: intro.description, layout: "api", html: api.html, toc: api.toc });
+  pages.push({
+    route: API_ROUTE,
+    title: api.title,
+    description: intro.description,
+    layout: "api",
+    html: api.html,
+    toc: api.toc,
+  });
 
   const pyDir = options.pythonPackage === null ? undefined : (options.pythonPackage ?? findPythonPackage(repoRoot));
   const py = buildPythonReference(pyDir ? readPythonPackage(pyDir) : undefined, {
@@ -90,7 +118,12 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
   if (duplicate) throw new Error(`two pages claim the route "${duplicate.path}"`);
   const downloads = openApiDownloads(repoRoot);
   inputs.push(...downloads.map((d) => join(repoRoot, OPENAPI_DIR, d.fileName)));
-  checkLinks(links, pages, routes, downloads.map((d) => d.fileName));
+  checkLinks(
+    links,
+    pages,
+    routes,
+    downloads.map((d) => d.fileName),
+  );
 
   const searchDocs: SearchDoc[] = [
     ...pages

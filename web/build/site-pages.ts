@@ -43,7 +43,12 @@ export const PY_REFERENCE_ROUTE = "py/clients/";
 export const API_INTRO_FILE = "api/intro.md";
 
 const link = (label: string, path: string): SidebarItem => ({ type: "link", label, path });
-const category = (label: string, items: SidebarItem[], path?: string): SidebarItem => ({ type: "category", label, items, ...(path !== undefined ? { path } : {}) });
+const category = (label: string, items: SidebarItem[], path?: string): SidebarItem => ({
+  type: "category",
+  label,
+  items,
+  ...(path !== undefined ? { path } : {}),
+});
 
 /**
  * One sidebar for every documentation page, py/login included: the spec's notes disagree on
@@ -56,10 +61,22 @@ export function createSidebar(pythonReference: SidebarItem): SidebarItem[] {
       link("Access AI engines", "get-started/access-ai-engines"),
     ]),
     category("User guide", [
-      category("Driverless AI engines", [link("Create", "user-guide/dai-engine/create"), link("Manage", "user-guide/dai-engine/manage")]),
-      category("H2O engines", [link("Create", "user-guide/h2o-engine/create"), link("Manage", "user-guide/h2o-engine/manage")]),
-      category("Notebook engines", [link("Create", "user-guide/notebook-engine/create"), link("Manage", "user-guide/notebook-engine/manage")]),
-      category("Sandbox engines", [link("Create", "user-guide/sandbox-engine/create"), link("Manage", "user-guide/sandbox-engine/manage")]),
+      category("Driverless AI engines", [
+        link("Create", "user-guide/dai-engine/create"),
+        link("Manage", "user-guide/dai-engine/manage"),
+      ]),
+      category("H2O engines", [
+        link("Create", "user-guide/h2o-engine/create"),
+        link("Manage", "user-guide/h2o-engine/manage"),
+      ]),
+      category("Notebook engines", [
+        link("Create", "user-guide/notebook-engine/create"),
+        link("Manage", "user-guide/notebook-engine/manage"),
+      ]),
+      category("Sandbox engines", [
+        link("Create", "user-guide/sandbox-engine/create"),
+        link("Manage", "user-guide/sandbox-engine/manage"),
+      ]),
     ]),
     category("Administration", [link("Profiles, versions, images and templates", "administration/catalogue")]),
     category("Python client", [

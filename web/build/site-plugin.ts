@@ -113,7 +113,8 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
     generateBundle(_, bundle) {
       const site = current();
       this.emitFile({ type: "asset", fileName: indexFile, source: indexJson });
-      for (const download of site.downloads) this.emitFile({ type: "asset", fileName: download.fileName, source: download.source });
+      for (const download of site.downloads)
+        this.emitFile({ type: "asset", fileName: download.fileName, source: download.source });
       const chunks = new Map<string, string>();
       for (const item of Object.values(bundle)) {
         if (item.type === "chunk" && item.facadeModuleId?.startsWith(`\0${PAGE_PREFIX}`)) {
@@ -122,7 +123,11 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
       }
       const manifest: RoutesManifest = {
         version: options.version,
-        routes: site.routes.map((r) => ({ path: r.path, title: r.title, ...(chunks.has(r.path) ? { chunk: chunks.get(r.path)! } : {}) })),
+        routes: site.routes.map((r) => ({
+          path: r.path,
+          title: r.title,
+          ...(chunks.has(r.path) ? { chunk: chunks.get(r.path)! } : {}),
+        })),
       };
       this.emitFile({ type: "asset", fileName: "routes.json", source: JSON.stringify(manifest, null, 2) });
     },

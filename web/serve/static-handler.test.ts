@@ -18,7 +18,10 @@ writeFileSync(join(dist, "assets/app-Ab12Cd34.js"), js);
 writeFileSync(join(dist, "assets/app-Ab12Cd34.js.gz"), gzipSync(js));
 writeFileSync(
   join(dist, "routes.json"),
-  JSON.stringify({ version: "1.3.0", routes: ["", "api/", "py/installation", "py/clients/", "search"].map((path) => ({ path, title: path })) }),
+  JSON.stringify({
+    version: "1.3.0",
+    routes: ["", "api/", "py/installation", "py/clients/", "search"].map((path) => ({ path, title: path })),
+  }),
 );
 writeFileSync(join(tmpdir(), "secret.txt"), "outside");
 
@@ -51,7 +54,12 @@ describe("the docs handler", () => {
   });
 
   it("serves index.html for known routes, deep links included, and revalidates HTML", async () => {
-    for (const path of ["/ai-engine-manager/", "/ai-engine-manager/py/installation", "/ai-engine-manager/api/", "/ai-engine-manager/search?q=engine"]) {
+    for (const path of [
+      "/ai-engine-manager/",
+      "/ai-engine-manager/py/installation",
+      "/ai-engine-manager/api/",
+      "/ai-engine-manager/search?q=engine",
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -61,7 +69,12 @@ describe("the docs handler", () => {
   });
 
   it("answers unknown paths with the app and a real 404", async () => {
-    for (const path of ["/ai-engine-manager/nope", "/ai-engine-manager/py/installation/extra", "/ai-engine-manager/py/Installation", "/ai-engine-manager/index.html"]) {
+    for (const path of [
+      "/ai-engine-manager/nope",
+      "/ai-engine-manager/py/installation/extra",
+      "/ai-engine-manager/py/Installation",
+      "/ai-engine-manager/index.html",
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -69,13 +82,17 @@ describe("the docs handler", () => {
   });
 
   it("caches hashed assets for a year as immutable and serves them compressed when accepted", async () => {
-    const plain = await get("/ai-engine-manager/assets/app-Ab12Cd34.js", { headers: { "accept-encoding": "identity" } });
+    const plain = await get("/ai-engine-manager/assets/app-Ab12Cd34.js", {
+      headers: { "accept-encoding": "identity" },
+    });
     expect(plain.status).toBe(200);
     expect(plain.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect(plain.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(plain.headers.get("content-encoding")).toBeNull();
     expect(await plain.text()).toBe(js);
-    const zipped = await get("/ai-engine-manager/assets/app-Ab12Cd34.js", { headers: { "accept-encoding": "gzip, deflate" } });
+    const zipped = await get("/ai-engine-manager/assets/app-Ab12Cd34.js", {
+      headers: { "accept-encoding": "gzip, deflate" },
+    });
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
     expect(zipped.headers.get("vary")).toBe("Accept-Encoding");
     expect(await zipped.text()).toBe(js);

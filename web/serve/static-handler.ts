@@ -159,7 +159,10 @@ export function createDocsHandler(options: DocsHandlerOptions): DocsHandler {
       send(req, res, index, 200, REVALIDATE);
       return true;
     }
-    const file = relative && !relative.endsWith("/") && !relative.split("/").some((s) => s.startsWith(".")) ? lookup(relative) : null;
+    const file =
+      relative && !relative.endsWith("/") && !relative.split("/").some((s) => s.startsWith("."))
+        ? lookup(relative)
+        : null;
     if (file && !file.path.endsWith(".html")) {
       send(req, res, file, 200, relative.startsWith(assetsPrefix) ? IMMUTABLE : REVALIDATE);
       return true;

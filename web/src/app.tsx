@@ -23,7 +23,11 @@ const SITE_NAME = "AI Engine Manager";
 
 /** Walks the sidebar in reading order, for the previous / next links under a page. */
 function flatten(items: SidebarItem[]): { label: string; path: string }[] {
-  return items.flatMap((i) => (i.type === "link" ? [i] : [...(i.path !== undefined ? [{ label: i.label, path: i.path }] : []), ...flatten(i.items)]));
+  return items.flatMap((i) =>
+    i.type === "link"
+      ? [i]
+      : [...(i.path !== undefined ? [{ label: i.label, path: i.path }] : []), ...flatten(i.items)],
+  );
 }
 const readingOrder = flatten(sidebar);
 
@@ -119,7 +123,8 @@ export function App() {
 
   useScrollOnNavigation(state);
   useEffect(() => {
-    const title = state.loaded?.kind === "page" ? state.loaded.page.title : state.route ? state.route.title : "Page Not Found";
+    const title =
+      state.loaded?.kind === "page" ? state.loaded.page.title : state.route ? state.route.title : "Page Not Found";
     document.title = state.route?.path === "" ? SITE_NAME : `${title} | ${SITE_NAME}`;
   }, [state]);
   useEffect(() => {
@@ -157,7 +162,12 @@ export function App() {
         Skip to main content
       </a>
       <AnnouncementBar />
-      <Navbar path={path} onOpenSearch={() => setSearchOpen(true)} drawerOpen={drawerOpen} onToggleDrawer={() => setDrawerOpen(!drawerOpen)} />
+      <Navbar
+        path={path}
+        onOpenSearch={() => setSearchOpen(true)}
+        drawerOpen={drawerOpen}
+        onToggleDrawer={() => setDrawerOpen(!drawerOpen)}
+      />
       <ProgressBar active={pending} />
       <MobileDrawer open={drawerOpen} onClose={closeDrawer} path={path}>
         {side}

@@ -19,17 +19,30 @@ describe("the API reference page", () => {
     await t.page.goto(env.site.url("api/"));
     await waitForContent(t.page);
     const ids = new Set(await t.page.locator("main [id]").evaluateAll((els) => els.map((e) => e.id)));
-    const missing = services.flatMap((s) => [s.typeName, ...s.methods.map((m) => `${s.typeName}.${m.name}`)]).filter((id) => !ids.has(id));
+    const missing = services
+      .flatMap((s) => [s.typeName, ...s.methods.map((m) => `${s.typeName}.${m.name}`)])
+      .filter((id) => !ids.has(id));
     expect(missing).toEqual([]);
-    const method = t.page.locator("section.api-method", { has: t.page.locator('[id="enginemanager.v1.DAIEngineService.ResizeDAIEngineStorage"]') });
+    const method = t.page.locator("section.api-method", {
+      has: t.page.locator('[id="enginemanager.v1.DAIEngineService.ResizeDAIEngineStorage"]'),
+    });
     await expect(method.locator(".http-binding").textContent()).resolves.toBe(
       "POST /v1/{name=workspaces/*/daiEngines/*}:resizeStorage body: the request fields not in the path",
     );
     const profileRow = t.page.locator('[id="enginemanager.v1.DAIEngine.profile"]');
     await expect(profileRow.locator(".badge").allTextContents()).resolves.toEqual(["Required"]);
-    await expect(t.page.locator('[id="enginemanager.sandbox.v1.SandboxEngine.sandbox_engine_image"] .badge').allTextContents()).resolves.toEqual(["Required", "Immutable"]);
-    await expect(t.page.locator('[id="enginemanager.v1.DAIEngine.uid"] .badge').allTextContents()).resolves.toEqual(["Output only"]);
-    await expect(t.page.locator('[id="enginemanager.v1.NotebookEngine.FailureReason.FAILURE_REASON_OOM_KILLED"] td').nth(1).textContent()).resolves.toBe("2");
+    await expect(
+      t.page.locator('[id="enginemanager.sandbox.v1.SandboxEngine.sandbox_engine_image"] .badge').allTextContents(),
+    ).resolves.toEqual(["Required", "Immutable"]);
+    await expect(t.page.locator('[id="enginemanager.v1.DAIEngine.uid"] .badge').allTextContents()).resolves.toEqual([
+      "Output only",
+    ]);
+    await expect(
+      t.page
+        .locator('[id="enginemanager.v1.NotebookEngine.FailureReason.FAILURE_REASON_OOM_KILLED"] td')
+        .nth(1)
+        .textContent(),
+    ).resolves.toBe("2");
     t.expectNoErrors();
     await t.close();
   });
@@ -80,7 +93,9 @@ describe("Try it", () => {
     await panel.waitFor();
     expect(chunks).toHaveLength(1);
     await expect(button.getAttribute("aria-expanded")).resolves.toBe("true");
-    await expect(panel.getByLabel("Request (ListDAIEnginesRequest as JSON)").inputValue()).resolves.toBe('{\n  "parent": "workspaces/default"\n}');
+    await expect(panel.getByLabel("Request (ListDAIEnginesRequest as JSON)").inputValue()).resolves.toBe(
+      '{\n  "parent": "workspaces/default"\n}',
+    );
 
     // Without a token the server refuses, and the panel says so.
     await panel.getByRole("button", { name: "Send request" }).click();
@@ -98,7 +113,10 @@ describe("Try it", () => {
     await panel.getByRole("button", { name: "Send request" }).click();
     await expect.poll(() => panel.locator(".try-it-status").textContent()).toMatch(/^OK · \d+ ms$/);
     const body = JSON.parse((await panel.locator("pre").textContent())!);
-    expect(body).toMatchObject({ daiEngines: [{ name: "workspaces/default/daiEngines/demo", displayName: "Demo engine", state: "STATE_RUNNING" }], totalSize: 1 });
+    expect(body).toMatchObject({
+      daiEngines: [{ name: "workspaces/default/daiEngines/demo", displayName: "Demo engine", state: "STATE_RUNNING" }],
+      totalSize: 1,
+    });
 
     const last = calls.at(-1)!;
     expect(new URL(last.url()).origin).toBe(env.site.origin);
@@ -108,7 +126,9 @@ describe("Try it", () => {
     expect(last.postDataJSON()).toEqual({ parent: "workspaces/default" });
 
     // The token is kept for this tab and offered to the next panel.
-    await expect(t.page.evaluate(() => sessionStorage.getItem("ai-engine-manager.try-it.token"))).resolves.toBe(TEST_TOKEN);
+    await expect(t.page.evaluate(() => sessionStorage.getItem("ai-engine-manager.try-it.token"))).resolves.toBe(
+      TEST_TOKEN,
+    );
     await t.page.locator('button[data-try="enginemanager.v1.DAIEngineService.GetDAIEngine"]').click();
     const second = t.page.getByRole("form", { name: "Try GetDAIEngine" });
     await expect(second.getByLabel("Bearer token").inputValue()).resolves.toBe(TEST_TOKEN);

@@ -30,7 +30,8 @@ describe("navigation bar and footer", () => {
     await waitForContent(t.page);
     const nav = t.page.getByRole("navigation", { name: "Main" });
     await expect(nav.getByRole("link", { name: "Python client" }).getAttribute("aria-current")).resolves.toBe("page");
-    for (const name of ["Guides", "API"]) await expect(nav.getByRole("link", { name, exact: true }).isVisible()).resolves.toBe(true);
+    for (const name of ["Guides", "API"])
+      await expect(nav.getByRole("link", { name, exact: true }).isVisible()).resolves.toBe(true);
 
     const dropdown = nav.getByRole("button", { name: "AI engines" });
     await expect(dropdown.getAttribute("aria-expanded")).resolves.toBe("false");
@@ -103,7 +104,9 @@ describe("announcement bar", () => {
     await expect(bar.isVisible()).resolves.toBe(true);
     await bar.getByRole("button", { name: "Close the announcement" }).click();
     await expect(bar.count()).resolves.toBe(0);
-    await expect(t.page.evaluate(() => localStorage.getItem("ai-engine-manager.announcement.dismiss"))).resolves.toBe("true");
+    await expect(t.page.evaluate(() => localStorage.getItem("ai-engine-manager.announcement.dismiss"))).resolves.toBe(
+      "true",
+    );
 
     const release = await holdEntryScript(t.page);
     await t.page.goto(env.site.url("py/login"), { waitUntil: "commit" });
@@ -128,11 +131,15 @@ describe("docs version", () => {
     const t = await openPage(env.browser);
     await t.page.goto(env.site.url("release-notes"));
     await waitForContent(t.page);
-    await expect(t.page.evaluate(() => localStorage.getItem("docs-preferred-version-ai-engine-manager"))).resolves.toBe("1.3.0");
+    await expect(t.page.evaluate(() => localStorage.getItem("docs-preferred-version-ai-engine-manager"))).resolves.toBe(
+      "1.3.0",
+    );
     await t.page.evaluate(() => localStorage.setItem("docs-preferred-version-ai-engine-manager", "0.9.0"));
     await t.page.reload();
     await waitForContent(t.page);
-    await expect(t.page.evaluate(() => localStorage.getItem("docs-preferred-version-ai-engine-manager"))).resolves.toBe("1.3.0");
+    await expect(t.page.evaluate(() => localStorage.getItem("docs-preferred-version-ai-engine-manager"))).resolves.toBe(
+      "1.3.0",
+    );
     await expect(t.page.getByRole("contentinfo").textContent()).resolves.toContain("version 1.3.0");
     t.expectNoErrors();
     await t.close();
@@ -146,15 +153,21 @@ describe("documentation layout", () => {
     await waitForContent(t.page);
     const sidebar = t.page.locator(".sidebar-column");
     await expect(sidebar.evaluate((el) => el.getBoundingClientRect().width)).resolves.toBe(300);
-    await expect(sidebar.getByRole("link", { name: "Login", exact: true }).getAttribute("aria-current")).resolves.toBe("page");
+    await expect(sidebar.getByRole("link", { name: "Login", exact: true }).getAttribute("aria-current")).resolves.toBe(
+      "page",
+    );
 
     const headings = await t.page.locator("article h2, article h3").evaluateAll((els) => els.map((e) => `#${e.id}`));
     const toc = t.page.getByRole("navigation", { name: "On this page" });
-    await expect(toc.locator("a").evaluateAll((els) => els.map((e) => e.getAttribute("href")))).resolves.toEqual(headings);
+    await expect(toc.locator("a").evaluateAll((els) => els.map((e) => e.getAttribute("href")))).resolves.toEqual(
+      headings,
+    );
     await expect(t.page.locator("article h4").count()).resolves.toBe(0);
     await toc.getByRole("link", { name: "Parameters of login()" }).click();
     await t.page.waitForURL((url) => url.hash === "#parameters-of-login");
-    await expect.poll(() => t.page.locator("#parameters-of-login").evaluate((el) => el.getBoundingClientRect().top)).toBeLessThan(150);
+    await expect
+      .poll(() => t.page.locator("#parameters-of-login").evaluate((el) => el.getBoundingClientRect().top))
+      .toBeLessThan(150);
 
     // Every page of the sidebar keeps the same sidebar; API reference pages use their own navigation.
     await sidebar.getByRole("link", { name: "Migration" }).click();
@@ -225,7 +238,12 @@ describe("mobile layout", () => {
     await waitForContent(t.page);
     await expect(t.page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(390);
     await t.page.locator(".toc-mobile summary").click();
-    await expect(t.page.getByRole("navigation", { name: "On this page (collapsed)" }).getByRole("link", { name: "Requirements" }).isVisible()).resolves.toBe(true);
+    await expect(
+      t.page
+        .getByRole("navigation", { name: "On this page (collapsed)" })
+        .getByRole("link", { name: "Requirements" })
+        .isVisible(),
+    ).resolves.toBe(true);
     await screenshot(t.page, "guide-mobile-light");
 
     await t.page.getByRole("button", { name: "Open the navigation menu" }).click();

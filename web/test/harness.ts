@@ -191,7 +191,9 @@ export async function axeScan(page: Page, include?: string[]): Promise<AxeViolat
   // Pages visited through the app's own navigation keep axe from the previous scan.
   if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: axeSource });
   return page.evaluate(async (selectors) => {
-    const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = (
+      window as unknown as { axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
     const context = selectors ? { include: selectors.map((s) => [s]) } : document;
     const result = await axe.run(context, {
       runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] },
@@ -208,7 +210,10 @@ export async function axeScan(page: Page, include?: string[]): Promise<AxeViolat
 
 export function formatViolations(route: string, violations: AxeViolation[]): string {
   return violations
-    .map((v) => `${route}: ${v.id} (${v.impact}) ${v.help}\n${v.nodes.map((n) => `  ${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("\n")}`)
+    .map(
+      (v) =>
+        `${route}: ${v.id} (${v.impact}) ${v.help}\n${v.nodes.map((n) => `  ${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("\n")}`,
+    )
     .join("\n");
 }
 

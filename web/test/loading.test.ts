@@ -11,7 +11,8 @@ const env = useSiteAndBrowser();
 const h1 = (page: Page) => page.locator("main h1").first();
 const pageChunks = new Set(readRoutes().routes.flatMap((r) => (r.chunk ? [BASE + r.chunk] : [])));
 const isPageChunk = (request: Request) => pageChunks.has(new URL(request.url()).pathname);
-const failedChunk = (path: string) => new RegExp(`Failed to load resource: net::ERR_FAILED \\(.*${chunkOf(path).replace(/[.]/g, "\\.")}\\)`);
+const failedChunk = (path: string) =>
+  new RegExp(`Failed to load resource: net::ERR_FAILED \\(.*${chunkOf(path).replace(/[.]/g, "\\.")}\\)`);
 
 describe("loading a page", () => {
   it("shows a spinner while a slow page chunk loads, then the page", async () => {
@@ -39,7 +40,9 @@ describe("loading a page", () => {
     const error = t.page.locator(".page-error");
     await error.waitFor();
     await expect(error.getByRole("heading").textContent()).resolves.toBe("This page could not be loaded.");
-    await expect(error.locator(".page-error-text").textContent()).resolves.toMatch(/TypeError: Failed to fetch dynamically imported module: .*page-py-login/);
+    await expect(error.locator(".page-error-text").textContent()).resolves.toMatch(
+      /TypeError: Failed to fetch dynamically imported module: .*page-py-login/,
+    );
     blocked = false;
     await error.getByRole("button", { name: "Retry" }).click();
     await h1(t.page).filter({ hasText: "Log in with the Python client" }).waitFor();
@@ -105,7 +108,9 @@ describe("loading a page", () => {
     await t.page.goto(env.site.url("py/installation"));
     await waitForContent(t.page);
     const started = await t.page.evaluate(() => {
-      const link = [...document.querySelectorAll<HTMLAnchorElement>(".sidebar-column a")].find((a) => a.textContent === "Login")!;
+      const link = [...document.querySelectorAll<HTMLAnchorElement>(".sidebar-column a")].find(
+        (a) => a.textContent === "Login",
+      )!;
       const start = performance.now();
       (window as unknown as { progressSeen: Promise<number> }).progressSeen = new Promise((resolve) => {
         new MutationObserver((_, observer) => {
@@ -142,14 +147,19 @@ describe("loading a page", () => {
     await t.page.locator(".sidebar-column").getByRole("link", { name: "Initialization" }).click();
     await h1(t.page).filter({ hasText: "Initialize the Python client" }).waitFor();
     await t.page.waitForTimeout(300);
-    await expect(t.page.evaluate(() => (window as unknown as { sawProgress: boolean }).sawProgress)).resolves.toBe(false);
+    await expect(t.page.evaluate(() => (window as unknown as { sawProgress: boolean }).sawProgress)).resolves.toBe(
+      false,
+    );
     t.expectNoErrors();
     await t.close();
   });
 });
 
 describe("prefetching", () => {
-  async function chunksFetchedOn(connection: { effectiveType: string; saveData: boolean } | undefined, expected: string[] = []): Promise<string[]> {
+  async function chunksFetchedOn(
+    connection: { effectiveType: string; saveData: boolean } | undefined,
+    expected: string[] = [],
+  ): Promise<string[]> {
     const t = await openPage(env.browser);
     if (connection) {
       await t.page.addInitScript((value) => {
@@ -161,7 +171,8 @@ describe("prefetching", () => {
     await t.page.goto(env.site.url("user-guide/dai-engine/create"));
     await waitForContent(t.page);
     await t.page.locator(".sidebar-column").getByRole("link", { name: "Release notes" }).hover();
-    if (expected.length) await expect.poll(() => expected.every((c) => fetched.includes(c)), { timeout: 5000 }).toBe(true);
+    if (expected.length)
+      await expect.poll(() => expected.every((c) => fetched.includes(c)), { timeout: 5000 }).toBe(true);
     // Idle-time prefetches start within a second; waiting longer shows that none come.
     else await t.page.waitForTimeout(1500);
     t.expectNoErrors();
@@ -171,7 +182,11 @@ describe("prefetching", () => {
 
   it("loads the chunks of visible and hovered links on a normal connection", async () => {
     // Hovered, in the sidebar, and linked from the content.
-    const expected = [chunkOf("release-notes"), chunkOf("user-guide/dai-engine/manage"), chunkOf("administration/catalogue")];
+    const expected = [
+      chunkOf("release-notes"),
+      chunkOf("user-guide/dai-engine/manage"),
+      chunkOf("administration/catalogue"),
+    ];
     const fetched = await chunksFetchedOn(undefined, expected);
     expect(fetched).toEqual(expect.arrayContaining(expected));
   });
@@ -183,7 +198,9 @@ describe("prefetching", () => {
   it("loads nothing ahead with Save-Data on, yet navigation still works", async () => {
     expect(await chunksFetchedOn({ effectiveType: "4g", saveData: true })).toEqual([]);
     const t = await openPage(env.browser);
-    await t.page.addInitScript(() => Object.defineProperty(navigator, "connection", { get: () => ({ effectiveType: "4g", saveData: true }) }));
+    await t.page.addInitScript(() =>
+      Object.defineProperty(navigator, "connection", { get: () => ({ effectiveType: "4g", saveData: true }) }),
+    );
     await t.page.goto(env.site.url("user-guide/dai-engine/create"));
     await waitForContent(t.page);
     await t.page.locator(".sidebar-column").getByRole("link", { name: "Release notes" }).click();
@@ -197,7 +214,9 @@ describe("performance", () => {
   it("keeps the initial JavaScript of a guide page under 100 KB gzipped and fetches no search index", async () => {
     const t = await openPage(env.browser);
     // Save-Data keeps prefetching out of the measurement: only what the page itself needs counts.
-    await t.page.addInitScript(() => Object.defineProperty(navigator, "connection", { get: () => ({ effectiveType: "4g", saveData: true }) }));
+    await t.page.addInitScript(() =>
+      Object.defineProperty(navigator, "connection", { get: () => ({ effectiveType: "4g", saveData: true }) }),
+    );
     const scripts = new Map<string, number>();
     const others: string[] = [];
     t.page.on("response", async (response) => {

@@ -5,7 +5,15 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildSite } from "./build-helper.js";
 import { buildPythonReference, readPythonPackage } from "../build/py-reference.js";
-import { axeScan, formatViolations, openPage, readRoutes, screenshot, useSiteAndBrowser, waitForContent } from "./harness.js";
+import {
+  axeScan,
+  formatViolations,
+  openPage,
+  readRoutes,
+  screenshot,
+  useSiteAndBrowser,
+  waitForContent,
+} from "./harness.js";
 
 const fixtureDist = fileURLToPath(new URL("../test-results/fixture-dist", import.meta.url));
 const fixturePackage = fileURLToPath(new URL("./fixtures/py/ai_engine_manager", import.meta.url));
@@ -16,8 +24,14 @@ const env = useSiteAndBrowser({
 
 describe("the Python client reference", () => {
   it("has a route for each page the generator makes from the source, and nothing else under py/clients", () => {
-    const routes = readRoutes(fixtureDist).routes.map((r) => r.path).filter((p) => p.startsWith("py/clients/"));
-    const pages = buildPythonReference(readPythonPackage(fixturePackage), { prefix: "py/clients/", base: "/", sourceLabel: "" }).pages;
+    const routes = readRoutes(fixtureDist)
+      .routes.map((r) => r.path)
+      .filter((p) => p.startsWith("py/clients/"));
+    const pages = buildPythonReference(readPythonPackage(fixturePackage), {
+      prefix: "py/clients/",
+      base: "/",
+      sourceLabel: "",
+    }).pages;
     expect(routes).toEqual(pages.map((p) => p.route));
     expect(routes).toContain("py/clients/dai_engine/client");
   });
@@ -33,15 +47,25 @@ describe("the Python client reference", () => {
     await expect(method.locator(".py-signature").textContent()).resolves.toBe(
       "def create_engine(\n    workspace_id: str,\n    engine_id: Optional[str] = None,\n    cpu: Optional[int] = None,\n    annotations: Optional[Dict[str, str]] = None,\n    validate_only: bool = False,\n) -> 'DAIEngine'",
     );
-    await expect(method.locator("dt code").allTextContents()).resolves.toEqual(["workspace_id", "engine_id", "cpu", "annotations", "validate_only"]);
+    await expect(method.locator("dt code").allTextContents()).resolves.toEqual([
+      "workspace_id",
+      "engine_id",
+      "cpu",
+      "annotations",
+      "validate_only",
+    ]);
     await expect(t.page.locator('[id="DAIEngineClient._private"]').count()).resolves.toBe(0);
 
     // The sidebar is built from the package tree, with the current module marked.
     const sidebar = t.page.getByRole("navigation", { name: "Docs sidebar" });
-    await expect(sidebar.getByRole("link", { name: "client", exact: true }).getAttribute("aria-current")).resolves.toBe("page");
+    await expect(sidebar.getByRole("link", { name: "client", exact: true }).getAttribute("aria-current")).resolves.toBe(
+      "page",
+    );
     await sidebar.getByRole("link", { name: "state", exact: true }).click();
     await t.page.locator("main h1", { hasText: "ai_engine_manager.dai_engine.state" }).waitFor();
-    await expect(t.page.locator('[id="DAIEngineState.STATE_RUNNING"] td').last().textContent()).resolves.toBe("The engine runs.");
+    await expect(t.page.locator('[id="DAIEngineState.STATE_RUNNING"] td').last().textContent()).resolves.toBe(
+      "The engine runs.",
+    );
     t.expectNoErrors();
     await t.close();
   });
@@ -50,7 +74,9 @@ describe("the Python client reference", () => {
     const t = await openPage(env.browser);
     await t.page.goto(env.site.url("py/clients/login#login"));
     await waitForContent(t.page);
-    await expect.poll(() => t.page.locator('[id="login"]').evaluate((el) => el.getBoundingClientRect().top)).toBeLessThan(200);
+    await expect
+      .poll(() => t.page.locator('[id="login"]').evaluate((el) => el.getBoundingClientRect().top))
+      .toBeLessThan(200);
     await t.page.keyboard.press("Control+k");
     await t.page.getByRole("dialog").getByRole("searchbox").fill("DAIEngineClient");
     await t.page.getByRole("dialog").locator(".search-hit-title", { hasText: "DAIEngineClient" }).first().waitFor();

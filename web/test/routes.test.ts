@@ -25,7 +25,11 @@ const apiSample = [
  * others through the app's own navigation, which is how readers reach most pages and keeps a
  * sweep over every route short.
  */
-async function scanRoutes(paths: string[], theme: "light" | "dark", viewport = { width: 1280, height: 900 }): Promise<string[]> {
+async function scanRoutes(
+  paths: string[],
+  theme: "light" | "dark",
+  viewport = { width: 1280, height: 900 },
+): Promise<string[]> {
   const t = await openPage(env.browser, { viewport });
   await t.page.addInitScript((value) => localStorage.setItem("theme", value), theme);
   const problems: string[] = [];
@@ -43,7 +47,10 @@ async function scanRoutes(paths: string[], theme: "light" | "dark", viewport = {
         a.remove();
       }, BASE + path);
     }
-    await t.page.waitForFunction((expected) => document.title === expected && document.querySelector("main h1") !== null, title);
+    await t.page.waitForFunction(
+      (expected) => document.title === expected && document.querySelector("main h1") !== null,
+      title,
+    );
     expect(await t.page.getAttribute("html", "data-theme")).toBe(theme);
     const violations = await axeScan(t.page, scope(path, theme, viewport.width));
     if (violations.length) problems.push(formatViolations(`${path} (${theme}, ${viewport.width}px)`, violations));
@@ -74,7 +81,16 @@ function titleOf(path: string): string {
 describe("every route", () => {
   it("has the pages the spec's table names, and the Python reference pages the build found", () => {
     const paths = routes.map((r) => r.path);
-    for (const path of ["", "api/", "search", "release-notes", "get-started/what-is-ai-engine-manager", "get-started/access-ai-engines", "py/login", "py/clients/"]) {
+    for (const path of [
+      "",
+      "api/",
+      "search",
+      "release-notes",
+      "get-started/what-is-ai-engine-manager",
+      "get-started/access-ai-engines",
+      "py/login",
+      "py/clients/",
+    ]) {
       expect(paths).toContain(path);
     }
   });
@@ -93,7 +109,9 @@ describe("every route", () => {
     const paths = routes.map((r) => r.path);
     // Two pages at a time keeps the sweep short on small machines.
     const half = Math.ceil(paths.length / 2);
-    const problems = (await Promise.all([scanRoutes(paths.slice(0, half), "light"), scanRoutes(paths.slice(half), "light")])).flat();
+    const problems = (
+      await Promise.all([scanRoutes(paths.slice(0, half), "light"), scanRoutes(paths.slice(half), "light")])
+    ).flat();
     expect(problems.join("\n")).toBe("");
   }, 180_000);
 
@@ -105,7 +123,12 @@ describe("every route", () => {
 
   it("has no axe violations in the mobile layout", async () => {
     const sample = ["", "user-guide/notebook-engine/manage", "py/clients/", "search"];
-    const problems = (await Promise.all([scanRoutes(sample, "light", { width: 390, height: 844 }), scanRoutes(["api/"], "dark", { width: 390, height: 844 })])).flat();
+    const problems = (
+      await Promise.all([
+        scanRoutes(sample, "light", { width: 390, height: 844 }),
+        scanRoutes(["api/"], "dark", { width: 390, height: 844 }),
+      ])
+    ).flat();
     expect(problems.join("\n")).toBe("");
   }, 90_000);
 

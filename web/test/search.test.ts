@@ -102,9 +102,14 @@ describe("the search box", () => {
     await t.page.keyboard.press("Control+k");
     const alert = dialog(t.page).getByRole("alert");
     await alert.waitFor();
-    await expect(alert.locator("p").allTextContents()).resolves.toEqual(["Unable to fetch results", "You might want to check your network connection."]);
+    await expect(alert.locator("p").allTextContents()).resolves.toEqual([
+      "Unable to fetch results",
+      "You might want to check your network connection.",
+    ]);
     await input(t.page).fill("engine");
-    await expect.poll(() => alert.locator("p").allTextContents()).toEqual(["Unable to fetch results", "You might want to check your network connection."]);
+    await expect
+      .poll(() => alert.locator("p").allTextContents())
+      .toEqual(["Unable to fetch results", "You might want to check your network connection."]);
     await t.context.setOffline(false);
     await input(t.page).fill("engines");
     await dialog(t.page).locator(".search-hit").first().waitFor();

@@ -101,13 +101,26 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     const dataDir = join(root, name);
     await mkdir(dataDir, { recursive: true });
     await cp(join(keys, "keys"), join(dataDir, "keys"), { recursive: true });
-    return { part, index, name, url: `http://127.0.0.1:${await freePort()}`, dataDir, child: undefined, log: [], crashes: [] };
+    return {
+      part,
+      index,
+      name,
+      url: `http://127.0.0.1:${await freePort()}`,
+      dataDir,
+      child: undefined,
+      log: [],
+      crashes: [],
+    };
   }
 
   const replicas: Replica[] = [];
   for (const part of SERVICE_PARTS) for (let i = 0; i < count; i++) replicas.push(await makeReplica(part, i));
   const edge = await makeReplica("edge", 0);
-  const urlsOf = (part: ServicePart) => replicas.filter((r) => r.part === part).map((r) => r.url).join(",");
+  const urlsOf = (part: ServicePart) =>
+    replicas
+      .filter((r) => r.part === part)
+      .map((r) => r.url)
+      .join(",");
 
   function envOf(replica: Replica): Record<string, string> {
     // Every part builds the URLs it hands out on the edge's address, as a deployment sets it.
@@ -132,7 +145,10 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     });
     replica.child = child;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${replica.name} did not start:\n${replica.log.join("\n")}`)), 90_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${replica.name} did not start:\n${replica.log.join("\n")}`)),
+        90_000,
+      );
       const onExit = (code: number | null) => {
         clearTimeout(timer);
         reject(new Error(`${replica.name} exited with ${code}:\n${replica.log.join("\n")}`));
@@ -150,7 +166,10 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
         clearTimeout(timer);
         child.off("exit", onExit);
         child.once("exit", (code, signal) => {
-          if (replica.child === child) replica.crashes.push(`${replica.name} ended by itself (${signal ?? code}):\n${replica.log.slice(-15).join("\n")}`);
+          if (replica.child === child)
+            replica.crashes.push(
+              `${replica.name} ended by itself (${signal ?? code}):\n${replica.log.slice(-15).join("\n")}`,
+            );
         });
         resolve();
       });

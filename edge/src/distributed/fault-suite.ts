@@ -11,7 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCluster, processesUnder, type Cluster, type Replica } from "./cluster.js";
 import { startPrivateNats, startPrivatePostgres, type PrivateServer } from "./private-servers.js";
-import { createRestClient, DAI_PROFILE, DAI_VERSION, SANDBOX_IMAGE, SANDBOX_TEMPLATE, type Answer, type RestClient } from "./rest-client.js";
+import {
+  createRestClient,
+  DAI_PROFILE,
+  DAI_VERSION,
+  SANDBOX_IMAGE,
+  SANDBOX_TEMPLATE,
+  type Answer,
+  type RestClient,
+} from "./rest-client.js";
 
 const POLICY = `
 admins: [users/root]
@@ -21,7 +29,13 @@ workspaces:
 `;
 
 const WS = "workspaces/team-a";
-const TRANSITIONAL = new Set(["STATE_STARTING", "STATE_CONNECTING", "STATE_PAUSING", "STATE_TERMINATING", "STATE_DELETING"]);
+const TRANSITIONAL = new Set([
+  "STATE_STARTING",
+  "STATE_CONNECTING",
+  "STATE_PAUSING",
+  "STATE_TERMINATING",
+  "STATE_DELETING",
+]);
 /** How long after the faults an engine or sandbox may still be on its way (its reconcile window). */
 const SETTLE_MS = 60_000;
 
@@ -86,7 +100,14 @@ export async function runFaultSuite(options: FaultSuiteOptions): Promise<FaultRe
   }
 }
 
-async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer, options: FaultSuiteOptions, log: (line: string) => void, started: number): Promise<FaultReport> {
+async function exercise(
+  cluster: Cluster,
+  pg: PrivateServer,
+  nats: PrivateServer,
+  options: FaultSuiteOptions,
+  log: (line: string) => void,
+  started: number,
+): Promise<FaultReport> {
   const token = await cluster.token("root", true);
   const raw = createRestClient(cluster.edge.url, token);
   let requests = 0;
@@ -126,7 +147,10 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     if (live.length < 4 || roll < 0.25) {
       if (live.length >= 6) return;
       const id = next("e");
-      const a = await call("POST", `/v1/${WS}/daiEngines?daiEngineId=${id}`, { profile: DAI_PROFILE, daiEngineVersion: DAI_VERSION });
+      const a = await call("POST", `/v1/${WS}/daiEngines?daiEngineId=${id}`, {
+        profile: DAI_PROFILE,
+        daiEngineVersion: DAI_VERSION,
+      });
       const name = `${WS}/daiEngines/${id}`;
       // No answer: it may exist; its state is checked for being settled, not against a wish.
       if (a.status === 200) engines.set(name, { name, uid: a.body.daiEngine.uid, want: "running" });
@@ -135,7 +159,8 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     }
     const e = pick(live)!;
     const verb = roll < 0.5 ? "pause" : roll < 0.8 ? "resume" : "delete";
-    const a = verb === "delete" ? await call("DELETE", `/v1/${e.name}`) : await call("POST", `/v1/${e.name}:${verb}`, {});
+    const a =
+      verb === "delete" ? await call("DELETE", `/v1/${e.name}`) : await call("POST", `/v1/${e.name}:${verb}`, {});
     if (a.status === 200) e.want = verb === "pause" ? "paused" : verb === "resume" ? "running" : "deleted";
     else if (a.status === 0 || a.status >= 500) e.want = "unknown";
   }
@@ -143,16 +168,23 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
   async function sandboxStep(): Promise<void> {
     if (sandboxes.size < 2) {
       const id = next("s");
-      const a = await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, { sandboxEngineImage: SANDBOX_IMAGE, sandboxEngineTemplate: SANDBOX_TEMPLATE });
+      const a = await call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=${id}`, {
+        sandboxEngineImage: SANDBOX_IMAGE,
+        sandboxEngineTemplate: SANDBOX_TEMPLATE,
+      });
       if (a.status === 200) sandboxes.add(a.body.sandboxEngine.name);
       return;
     }
     const sandbox = pick([...sandboxes])!;
     const text = next("out").repeat(20);
-    const made = await call("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "sh", args: ["-c", `printf %s '${text}'`] });
+    const made = await call("POST", `/v1/${sandbox}/processes?autoRun=true`, {
+      command: "sh",
+      args: ["-c", `printf %s '${text}'`],
+    });
     if (made.status !== 200) return;
     const waited = await call("POST", `/v1/${made.body.process.name}:wait`, {});
-    if (waited.status === 200 && waited.body.process?.exitCode === 0) processes.push({ name: made.body.process.name, sandbox, text, finishedAt: Date.now() });
+    if (waited.status === 200 && waited.body.process?.exitCode === 0)
+      processes.push({ name: made.body.process.name, sandbox, text, finishedAt: Date.now() });
   }
 
   // Catalogue writes of two kinds: DAI versions (read by the engine replicas' copies) and sandbox
@@ -167,7 +199,10 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
       else if (a.status === 0 || a.status >= 500) catalogue.delete(name); // unknown outcome: not checked
       return;
     }
-    const [id, body] = kind === "daiEngineVersions" ? [`9.${seq++}.0`, { image: `example/dai:${seq}` }] : [next("img"), { image: `example/sandbox:${seq}`, enabled: true }];
+    const [id, body] =
+      kind === "daiEngineVersions"
+        ? [`9.${seq++}.0`, { image: `example/dai:${seq}` }]
+        : [next("img"), { image: `example/sandbox:${seq}`, enabled: true }];
     const a = await call("POST", `/v1/${WS}/${kind}?${kind.slice(0, -1)}Id=${id}`, body);
     if (a.status === 200) catalogue.set(`${WS}/${kind}/${id}`, true);
   }
@@ -183,7 +218,9 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
 
   const faults: string[] = [];
   const pause = () => new Promise((r) => setTimeout(r, options.gapMs));
-  const replicaFaults: Replica[] = options.everyReplica ? [...cluster.replicas] : ["catalogue-0", "engine-1", "sandbox-0"].map((n) => cluster.replicas.find((r) => r.name === n)!);
+  const replicaFaults: Replica[] = options.everyReplica
+    ? [...cluster.replicas]
+    : ["catalogue-0", "engine-1", "sandbox-0"].map((n) => cluster.replicas.find((r) => r.name === n)!);
   try {
     await pause();
     for (let round = 0; round < options.rounds; round++) {
@@ -237,7 +274,8 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     if (state && TRANSITIONAL.has(state)) stuck.push(`${e.name} ${state}`);
     if (state === "STATE_RUNNING") runningUids.add(a.body.daiEngine.uid);
     const want = { running: "STATE_RUNNING", paused: "STATE_PAUSED", deleted: undefined, unknown: state }[e.want];
-    if (e.want === "deleted" ? a.status !== 404 : state !== want) lost.push(`${e.name}: wanted ${e.want}, found ${a.status} ${state ?? ""}`);
+    if (e.want === "deleted" ? a.status !== 404 : state !== want)
+      lost.push(`${e.name}: wanted ${e.want}, found ${a.status} ${state ?? ""}`);
   }
   for (const s of sandboxes) {
     const a = await settled(s);
@@ -255,7 +293,8 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
       continue;
     }
     const diedSince = [...killedSandboxReplicaAt.values()].some((t) => t > p.finishedAt);
-    if (a.status === 400 && /lost when its sandbox engine was started again/.test(String(a.body?.message)) && diedSince) outputLostWithAgent++;
+    if (a.status === 400 && /lost when its sandbox engine was started again/.test(String(a.body?.message)) && diedSince)
+      outputLostWithAgent++;
     else lost.push(`${p.name}: output ${a.status} ${JSON.stringify(a.body).slice(0, 120)}`);
   }
 
@@ -265,20 +304,52 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
   // refused either way and the field it is refused for tells whether the copy has the image.
   const catalogueMismatches: string[] = [];
   let catalogueChecks = 0;
-  const copies: Partial<Record<Replica["part"], { kind: string; probe: (direct: RestClient, name: string) => Promise<{ has: boolean | undefined; answer: Answer }> }>> = {
+  const copies: Partial<
+    Record<
+      Replica["part"],
+      {
+        kind: string;
+        probe: (direct: RestClient, name: string) => Promise<{ has: boolean | undefined; answer: Answer }>;
+      }
+    >
+  > = {
     engine: {
       kind: "/daiEngineVersions/",
       probe: async (direct, name) => {
-        const a = await direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, { profile: DAI_PROFILE, daiEngineVersion: name });
-        return { has: a.status === 200 ? true : /dai_engine_version: .* does not exist/.test(String(a.body?.message)) ? false : undefined, answer: a };
+        const a = await direct.call("POST", `/v1/${WS}/daiEngines?daiEngineId=probe&validateOnly=true`, {
+          profile: DAI_PROFILE,
+          daiEngineVersion: name,
+        });
+        return {
+          has:
+            a.status === 200
+              ? true
+              : /dai_engine_version: .* does not exist/.test(String(a.body?.message))
+                ? false
+                : undefined,
+          answer: a,
+        };
       },
     },
     sandbox: {
       kind: "/sandboxEngineImages/",
       probe: async (direct, name) => {
-        const a = await direct.call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=probe`, { sandboxEngineImage: name, sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/absent` });
+        const a = await direct.call("POST", `/v1/${WS}/sandboxEngines?sandboxEngineId=probe`, {
+          sandboxEngineImage: name,
+          sandboxEngineTemplate: `${WS}/sandboxEngineTemplates/absent`,
+        });
         const message = String(a.body?.message);
-        return { has: a.status !== 400 ? undefined : /sandbox_engine_template:/.test(message) ? true : /sandbox_engine_image: .* does not exist/.test(message) ? false : undefined, answer: a };
+        return {
+          has:
+            a.status !== 400
+              ? undefined
+              : /sandbox_engine_template:/.test(message)
+                ? true
+                : /sandbox_engine_image: .* does not exist/.test(message)
+                  ? false
+                  : undefined,
+          answer: a,
+        };
       },
     },
   };
@@ -291,8 +362,16 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
       catalogueChecks++;
       let seen = await copy.probe(direct, name);
       // The copy follows the stream: give it the time a replay takes after the last fault.
-      for (const end = Date.now() + 30_000; seen.has !== exists && Date.now() < end; seen = await copy.probe(direct, name)) await new Promise((r) => setTimeout(r, 250));
-      if (seen.has !== exists) catalogueMismatches.push(`${replica.name}: ${name} ${exists ? "missing" : "still there"} (${seen.answer.status} ${String(seen.answer.body?.message ?? "").slice(0, 80)})`);
+      for (
+        const end = Date.now() + 30_000;
+        seen.has !== exists && Date.now() < end;
+        seen = await copy.probe(direct, name)
+      )
+        await new Promise((r) => setTimeout(r, 250));
+      if (seen.has !== exists)
+        catalogueMismatches.push(
+          `${replica.name}: ${name} ${exists ? "missing" : "still there"} (${seen.answer.status} ${String(seen.answer.body?.message ?? "").slice(0, 80)})`,
+        );
     }
   }
 
@@ -303,7 +382,9 @@ async function exercise(cluster: Cluster, pg: PrivateServer, nats: PrivateServer
     const uid = /\/engines\/([^/]+)\/data$/.exec(cwd)?.[1];
     if (uid) counts.set(uid, (counts.get(uid) ?? 0) + 1);
   }
-  for (const [uid, n] of counts) if (n > 1 || !runningUids.has(uid)) duplicateProcesses.push(`${uid}: ${n} process(es), engine ${runningUids.has(uid) ? "running" : "not running"}`);
+  for (const [uid, n] of counts)
+    if (n > 1 || !runningUids.has(uid))
+      duplicateProcesses.push(`${uid}: ${n} process(es), engine ${runningUids.has(uid) ? "running" : "not running"}`);
   for (const uid of runningUids) if (!counts.has(uid)) duplicateProcesses.push(`${uid}: running without a process`);
 
   const errors = Object.values(errorsByKind).reduce((a, b) => a + b, 0);

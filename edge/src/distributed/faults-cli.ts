@@ -6,7 +6,18 @@ import { formatReport, runFaultSuite } from "./fault-suite.js";
 
 const rounds = Number(process.env["FAULT_ROUNDS"] ?? 2);
 const gapMs = Number(process.env["FAULT_GAP_MS"] ?? 5_000);
-const report = await runFaultSuite({ everyReplica: true, rounds, gapMs, workers: 4, log: (line) => console.error(`[faults] ${line}`) });
+const report = await runFaultSuite({
+  everyReplica: true,
+  rounds,
+  gapMs,
+  workers: 4,
+  log: (line) => console.error(`[faults] ${line}`),
+});
 console.log(formatReport(report));
-const failed = report.crashes.length + report.lost.length + report.stuck.length + report.catalogueMismatches.length + report.duplicateProcesses.length;
+const failed =
+  report.crashes.length +
+  report.lost.length +
+  report.stuck.length +
+  report.catalogueMismatches.length +
+  report.duplicateProcesses.length;
 process.exitCode = failed > 0 ? 1 : 0;

@@ -7,15 +7,19 @@ import { formatReport, runFaultSuite } from "./fault-suite.js";
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
 
-it.skipIf(!real)("loses nothing a client was told succeeded while replicas, NATS, PostgreSQL and the edge fail one at a time", async () => {
-  const report = await runFaultSuite({ everyReplica: false, rounds: 1, gapMs: 2_500, workers: 3 });
-  console.log(formatReport(report));
-  expect(report.faults).toHaveLength(6);
-  expect(report.succeeded).toBeGreaterThan(20);
-  expect(report.crashes).toEqual([]);
-  expect(report.lost).toEqual([]);
-  expect(report.stuck).toEqual([]);
-  expect(report.catalogueMismatches).toEqual([]);
-  expect(report.catalogueChecks).toBeGreaterThan(0);
-  expect(report.duplicateProcesses).toEqual([]);
-}, 300_000);
+it.skipIf(!real)(
+  "loses nothing a client was told succeeded while replicas, NATS, PostgreSQL and the edge fail one at a time",
+  async () => {
+    const report = await runFaultSuite({ everyReplica: false, rounds: 1, gapMs: 2_500, workers: 3 });
+    console.log(formatReport(report));
+    expect(report.faults).toHaveLength(6);
+    expect(report.succeeded).toBeGreaterThan(20);
+    expect(report.crashes).toEqual([]);
+    expect(report.lost).toEqual([]);
+    expect(report.stuck).toEqual([]);
+    expect(report.catalogueMismatches).toEqual([]);
+    expect(report.catalogueChecks).toBeGreaterThan(0);
+    expect(report.duplicateProcesses).toEqual([]);
+  },
+  300_000,
+);

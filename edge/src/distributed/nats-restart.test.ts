@@ -49,7 +49,8 @@ describe.skipIf(!haveNats)("a replay through a NATS restart", () => {
     };
     const until = async (n: number, timeoutMs: number) => {
       for (const deadline = Date.now() + timeoutMs; seen.length < n; await new Promise((r) => setTimeout(r, 50))) {
-        if (Date.now() > deadline) throw new Error(`saw ${JSON.stringify(seen)} after ${timeoutMs} ms, wanted ${n} messages`);
+        if (Date.now() > deadline)
+          throw new Error(`saw ${JSON.stringify(seen)} after ${timeoutMs} ms, wanted ${n} messages`);
       }
     };
     await publish(1);

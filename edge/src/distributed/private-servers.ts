@@ -33,7 +33,9 @@ async function untilAccepting(port: number, what: string, child: ChildProcess, t
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
 export async function startPrivateNats(dir: string): Promise<PrivateServer> {
@@ -69,7 +71,8 @@ export async function startPrivatePostgres(dir: string): Promise<PrivateServer> 
   const bin = await postgresBin();
   const port = await freePort();
   const asRoot = userInfo().uid === 0;
-  const run = (cmd: string, args: string[]) => (asRoot ? { cmd: "runuser", args: ["-u", "postgres", "--", cmd, ...args] } : { cmd, args });
+  const run = (cmd: string, args: string[]) =>
+    asRoot ? { cmd: "runuser", args: ["-u", "postgres", "--", cmd, ...args] } : { cmd, args };
   await mkdir(dir, { recursive: true });
   if (asRoot) {
     const id = (flag: string) => Number(spawnSync("id", [flag, "postgres"], { encoding: "utf8" }).stdout.trim());
@@ -82,7 +85,20 @@ export async function startPrivatePostgres(dir: string): Promise<PrivateServer> 
   let child: ChildProcess;
   const start = async () => {
     // fsync off: a test cluster, restarted by "crash" (immediate shutdown) only, on one machine.
-    const server = run(join(bin, "postgres"), ["-D", dir, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=300"]);
+    const server = run(join(bin, "postgres"), [
+      "-D",
+      dir,
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "fsync=off",
+      "-c",
+      "max_connections=300",
+    ]);
     child = spawn(server.cmd, server.args, { stdio: "ignore" });
     await untilAccepting(port, "postgres", child);
     // Accepting connections is not accepting queries while it recovers; pg_isready tells.

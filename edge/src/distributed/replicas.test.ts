@@ -13,7 +13,14 @@ import { createEventBus, type EventBus, type Replay } from "@aiem/kit/events";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { createCluster, processesUnder, type Cluster, type Replica } from "./cluster.js";
-import { createRestClient, DAI_PROFILE, DAI_VERSION, SANDBOX_IMAGE, SANDBOX_TEMPLATE, type RestClient } from "./rest-client.js";
+import {
+  createRestClient,
+  DAI_PROFILE,
+  DAI_VERSION,
+  SANDBOX_IMAGE,
+  SANDBOX_TEMPLATE,
+  type RestClient,
+} from "./rest-client.js";
 
 const databaseUrl = process.env["DATABASE_URL"];
 const natsUrl = process.env["NATS_URL"];
@@ -25,7 +32,11 @@ workspaces:
     members: [users/alice]
 `;
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 interface StateEvent {
   id: string;
@@ -74,7 +85,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
   const replica = (name: string): Replica => cluster.replicas.find((r) => r.name === name)!;
 
   async function createEngine(id: string): Promise<{ name: string; uid: string }> {
-    const body = await api.ok("POST", `/v1/workspaces/team-a/daiEngines?daiEngineId=${id}`, { profile: DAI_PROFILE, daiEngineVersion: DAI_VERSION });
+    const body = await api.ok("POST", `/v1/workspaces/team-a/daiEngines?daiEngineId=${id}`, {
+      profile: DAI_PROFILE,
+      daiEngineVersion: DAI_VERSION,
+    });
     return { name: body.daiEngine.name, uid: body.daiEngine.uid };
   }
 
@@ -88,7 +102,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
 
   /** Runs `echo` in the sandbox and reads its output back, through whichever replica the edge picks. */
   async function echoIn(sandbox: string, text: string): Promise<string> {
-    const started = await api.ok("POST", `/v1/${sandbox}/processes?autoRun=true`, { command: "sh", args: ["-c", `printf %s '${text}'`] });
+    const started = await api.ok("POST", `/v1/${sandbox}/processes?autoRun=true`, {
+      command: "sh",
+      args: ["-c", `printf %s '${text}'`],
+    });
     await api.ok("POST", `/v1/${started.process.name}:wait`, {});
     const out = await api.ok("GET", `/v1/${started.process.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`);
     return Buffer.from(out.data as string, "base64").toString();
@@ -101,7 +118,17 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     return new Promise((resolve, reject) => {
       const socket = connect(Number(url.port), url.hostname, () => {
         socket.write(
-          [`GET ${path} HTTP/1.1`, `host: ${url.host}`, "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: c2FtcGxlIG5vbmNlIDEyMw==", `authorization: Bearer ${token}`, "", ""].join("\r\n"),
+          [
+            `GET ${path} HTTP/1.1`,
+            `host: ${url.host}`,
+            "connection: Upgrade",
+            "upgrade: websocket",
+            "sec-websocket-version: 13",
+            "sec-websocket-key: c2FtcGxlIG5vbmNlIDEyMw==",
+            `authorization: Bearer ${token}`,
+            "",
+            "",
+          ].join("\r\n"),
         );
       });
       let seen = "";
@@ -118,7 +145,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
         }
       });
       socket.on("error", reject);
-      setTimeout(() => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))), 15_000).unref();
+      setTimeout(
+        () => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))),
+        15_000,
+      ).unref();
     });
   }
 
@@ -140,7 +170,9 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     for (const [uid, list] of byUid) {
       for (let i = 1; i < list.length; i++) {
         const [a, b] = [list[i - 1]!, list[i]!];
-        expect(`${uid}: ${a.previous}->${a.state}/${a.reconciling} then ${b.previous}->${b.state}/${b.reconciling}`).not.toBe(
+        expect(
+          `${uid}: ${a.previous}->${a.state}/${a.reconciling} then ${b.previous}->${b.state}/${b.reconciling}`,
+        ).not.toBe(
           `${uid}: ${a.previous}->${a.state}/${a.reconciling} then ${a.previous}->${a.state}/${a.reconciling}`,
         );
       }
@@ -157,13 +189,19 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     for (const e of engines) expect(processes.get(e.uid), e.name).toBe(1);
     // Logs live on the host running the engine; the edge picks replicas in turn, so some of
     // these are carried out by the other replica.
-    for (const e of engines) for (let k = 0; k < 2; k++) expect((await api.ok("POST", `/v1/${e.name}:downloadLogs`, {})).logs).toBeDefined();
+    for (const e of engines)
+      for (let k = 0; k < 2; k++) expect((await api.ok("POST", `/v1/${e.name}:downloadLogs`, {})).logs).toBeDefined();
     // A WebSocket to an engine at either engine replica reaches it (the edge's own upgrade path
     // to separate parts is other work): the stand-in echoes what it is sent.
     for (const e of engines) {
-      for (const r of ["engine-0", "engine-1"]) expect(await wsEcho(replica(r).url, `/engines/${e.uid}/ws`, `ping-${r}`), `${e.name} via ${r}`).toBe(`ping-${r}`);
+      for (const r of ["engine-0", "engine-1"])
+        expect(await wsEcho(replica(r).url, `/engines/${e.uid}/ws`, `ping-${r}`), `${e.name} via ${r}`).toBe(
+          `ping-${r}`,
+        );
     }
-    await expect.poll(() => events.filter((e) => e.state !== 0).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(engines.length * 2);
+    await expect
+      .poll(() => events.filter((e) => e.state !== 0).length, { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(engines.length * 2);
     expectEachStepOnce();
   }, 240_000);
 
@@ -172,14 +210,25 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     const uids = [];
     for (const s of sandboxes) uids.push((await api.waitFor(s, "state", ["STATE_RUNNING"], 90_000)).uid as string);
     // The edge takes turns, so both replicas run some: half of the calls below are forwarded.
-    const hosts = await Promise.all(uids.map(async (uid) => (await Promise.all(["sandbox-0", "sandbox-1"].map((r) => exists(join(cluster.root, r, "sandboxes", uid))))).indexOf(true)));
+    const hosts = await Promise.all(
+      uids.map(async (uid) =>
+        (
+          await Promise.all(["sandbox-0", "sandbox-1"].map((r) => exists(join(cluster.root, r, "sandboxes", uid))))
+        ).indexOf(true),
+      ),
+    );
     expect(new Set(hosts)).toEqual(new Set([0, 1]));
-    for (const [i, s] of sandboxes.entries()) for (let k = 0; k < 2; k++) expect(await echoIn(s, `out-${i}-${k}`)).toBe(`out-${i}-${k}`);
+    for (const [i, s] of sandboxes.entries())
+      for (let k = 0; k < 2; k++) expect(await echoIn(s, `out-${i}-${k}`)).toBe(`out-${i}-${k}`);
     // A client stream names its sandbox in its first message: the replica that takes the call
     // reads that far, and the owner gets the first message and the rest.
     const files = createClient(
       FilesystemService,
-      createConnectTransport({ baseUrl: cluster.edge.url, httpVersion: "2", interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))] }),
+      createConnectTransport({
+        baseUrl: cluster.edge.url,
+        httpVersion: "2",
+        interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))],
+      }),
     );
     for (const [i, s] of sandboxes.entries()) {
       for (let k = 0; k < 2; k++) {
@@ -201,9 +250,20 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     // one replica is taken into a sandbox on the other.
     const from = sandboxes[hosts.indexOf(0)]!;
     const to = sandboxes[hosts.indexOf(1)]!;
-    await api.ok("POST", `/v1/${from}/processes?autoRun=true`, { command: "sh", args: ["-c", "printf shared > /workspace/drive-note"] }).then((b) => api.ok("POST", `/v1/${b.process.name}:wait`, {}));
-    await api.ok("POST", `/v1/${from}/h2oDrive:uploadFile`, { localPath: "/workspace/drive-note", remotePath: "notes/from-replica-0.txt" });
-    await api.ok("POST", `/v1/${to}/h2oDrive:downloadFile`, { remotePath: "notes/from-replica-0.txt", localPath: "/workspace/drive-note" });
+    await api
+      .ok("POST", `/v1/${from}/processes?autoRun=true`, {
+        command: "sh",
+        args: ["-c", "printf shared > /workspace/drive-note"],
+      })
+      .then((b) => api.ok("POST", `/v1/${b.process.name}:wait`, {}));
+    await api.ok("POST", `/v1/${from}/h2oDrive:uploadFile`, {
+      localPath: "/workspace/drive-note",
+      remotePath: "notes/from-replica-0.txt",
+    });
+    await api.ok("POST", `/v1/${to}/h2oDrive:downloadFile`, {
+      remotePath: "notes/from-replica-0.txt",
+      localPath: "/workspace/drive-note",
+    });
     const read = await api.ok("GET", `/v1/${to}/filesystem:readFile?path=/workspace/drive-note`);
     expect(Buffer.from(read.content as string, "base64").toString()).toBe("shared");
   }, 240_000);
@@ -215,7 +275,9 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     // New work goes to the replicas left, at once: no call fails for the dead ones.
     const more = [await createEngine("after-0"), await createEngine("after-1")];
     const moreSandboxes = [await createSandbox("after-s0"), await createSandbox("after-s1")];
-    await api.ok("POST", "/v1/workspaces/team-a/daiEngineVersions?daiEngineVersionId=9.9.9", { image: "example/dai:9.9.9" });
+    await api.ok("POST", "/v1/workspaces/team-a/daiEngineVersions?daiEngineVersionId=9.9.9", {
+      image: "example/dai:9.9.9",
+    });
     for (const e of more) await api.waitFor(e.name, "state", ["STATE_RUNNING"], 90_000);
     for (const s of moreSandboxes) {
       await api.waitFor(s, "state", ["STATE_RUNNING"], 90_000);

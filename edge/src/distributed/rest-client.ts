@@ -23,7 +23,10 @@ export function createRestClient(baseUrl: string, token: string): RestClient {
   async function call(method: string, path: string, body?: unknown): Promise<Answer> {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -48,11 +51,15 @@ export function createRestClient(baseUrl: string, token: string): RestClient {
       let last: Answer | undefined;
       for (;;) {
         last = await call("GET", `/v1/${name}`);
-        const resource = last.status === 200 ? (Object.values(last.body as object)[0] as Record<string, unknown>) : undefined;
+        const resource =
+          last.status === 200 ? (Object.values(last.body as object)[0] as Record<string, unknown>) : undefined;
         if (resource && states.includes(String(resource[field]))) return resource;
         // A failed resource does not recover on its own: no point waiting out the time.
         if (resource?.[field] === "STATE_FAILED") throw new Error(`${name} FAILED: ${JSON.stringify(last.body)}`);
-        if (Date.now() > until) throw new Error(`${name} did not reach ${states.join("/")} within ${timeoutMs} ms: ${last.status} ${JSON.stringify(last.body)}`);
+        if (Date.now() > until)
+          throw new Error(
+            `${name} did not reach ${states.join("/")} within ${timeoutMs} ms: ${last.status} ${JSON.stringify(last.body)}`,
+          );
         await new Promise((r) => setTimeout(r, 200));
       }
     },

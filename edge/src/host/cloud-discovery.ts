@@ -24,40 +24,49 @@ export interface CloudDiscoveryOptions {
  * issuer and the platform client. Every list fits on one page: no `nextPageToken`.
  */
 export function createCloudDiscoveryHandler(options: CloudDiscoveryOptions, next: NodeHandler): NodeHandler {
-  const lists = new Map<string, () => Record<string, unknown>>(Object.entries({
-    environment: () => ({
-      environment: {
-        h2oCloudEnvironment: options.publicUrl(),
-        issuerUrl: options.issuerUrl(),
-        // Access tokens need no particular scope here; refresh tokens carry offline access.
-        h2oCloudPlatformOauth2Scope: "openid offline_access",
-      },
-    }),
-    services: () => ({
-      services: [
-        {
-          name: `services/${ENGINE_MANAGER_SERVICE}`,
-          displayName: "AI Engine Manager",
-          uri: options.publicUrl(),
-          version: options.version,
+  const lists = new Map<string, () => Record<string, unknown>>(
+    Object.entries({
+      environment: () => ({
+        environment: {
+          h2oCloudEnvironment: options.publicUrl(),
+          issuerUrl: options.issuerUrl(),
+          // Access tokens need no particular scope here; refresh tokens carry offline access.
+          h2oCloudPlatformOauth2Scope: "openid offline_access",
         },
-      ],
+      }),
+      services: () => ({
+        services: [
+          {
+            name: `services/${ENGINE_MANAGER_SERVICE}`,
+            displayName: "AI Engine Manager",
+            uri: options.publicUrl(),
+            version: options.version,
+          },
+        ],
+      }),
+      clients: () => ({
+        clients:
+          options.platformClientId === undefined
+            ? []
+            : [{ name: "clients/platform", displayName: "Platform", oauth2ClientId: options.platformClientId }],
+      }),
+      links: () => ({ links: [] }),
+      components: () => ({ components: [] }),
     }),
-    clients: () => ({
-      clients:
-        options.platformClientId === undefined
-          ? []
-          : [{ name: "clients/platform", displayName: "Platform", oauth2ClientId: options.platformClientId }],
-    }),
-    links: () => ({ links: [] }),
-    components: () => ({ components: [] }),
-  }));
+  );
   return (req, res) => {
     const path = pathOf(req);
     if (!path.startsWith(CLOUD_DISCOVERY_PREFIX)) return next(req, res);
     const list = lists.get(path.slice(CLOUD_DISCOVERY_PREFIX.length));
     if (!list) return next(req, res);
-    if (!isRead(req)) return replyJson(req, res, 405, { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] }, { allow: "GET, HEAD" });
+    if (!isRead(req))
+      return replyJson(
+        req,
+        res,
+        405,
+        { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] },
+        { allow: "GET, HEAD" },
+      );
     replyJson(req, res, 200, list(), { "cache-control": "no-store" });
   };
 }

@@ -53,9 +53,23 @@ describe("a sandbox port's page in Chromium", () => {
     [f, browser] = await Promise.all([
       startContentFixture({
         page: PAGE,
-        fallback: (req, res) => ((req.url ?? "").startsWith(PROBE) ? probe(req as IncomingMessage, res as unknown as ServerResponse) : docs(req, res)),
+        fallback: (req, res) =>
+          (req.url ?? "").startsWith(PROBE)
+            ? probe(req as IncomingMessage, res as unknown as ServerResponse)
+            : docs(req, res),
       }),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] }),
+      chromium.launch({
+        executablePath: "/usr/bin/chromium",
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      }),
     ]);
   }, 180_000);
   afterAll(async () => {
@@ -80,7 +94,9 @@ describe("a sandbox port's page in Chromium", () => {
     const notebook = await page.goto(uri);
     expect(notebook?.status()).toBe(200);
     expect(page.url()).toBe(new URL(new URL(uri).pathname, uri).toString());
-    expect((await context.cookies(uri)).map((c) => [c.name, c.domain, c.httpOnly])).toEqual([["aiem_engine_token", new URL(uri).hostname, true]]);
+    expect((await context.cookies(uri)).map((c) => [c.name, c.domain, c.httpOnly])).toEqual([
+      ["aiem_engine_token", new URL(uri).hostname, true],
+    ]);
     const engine = await page.goto(`${a.loginUrl}?token=${f.token}`);
     expect(engine?.status()).toBe(200);
 

@@ -13,7 +13,8 @@ const uid = "0b6a3e8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
 describe("content origin decisions", () => {
   const routes = ["/engines/", "/workspaces/", "/sandboxes/"].map((prefix) => ({ prefix, handler: () => undefined }));
   const options = { domain: () => "localhost", pathUrls: false, routes };
-  const req = (host: string, url: string, headers: Record<string, string> = {}) => ({ url, headers: { host, ...headers } }) as never;
+  const req = (host: string, url: string, headers: Record<string, string> = {}) =>
+    ({ url, headers: { host, ...headers } }) as never;
 
   it("sends a port's origin to the port route with the path rewritten, and marks it; a forged mark is dropped", () => {
     const r = req(`5000-${uid}.sandboxes.localhost:8080`, "/a?b=1", { "x-aiem-content-origin": "forged" });
@@ -28,34 +29,66 @@ describe("content origin decisions", () => {
 
   it("serves only the engine's own context path at its origin", () => {
     expect(decide(options, req(`${uid}.engines.localhost`, `/engines/${uid}/x`))).toMatchObject({ kind: "route" });
-    expect(decide(options, req(`${uid}.engines.localhost`, "/"))).toMatchObject({ kind: "answer", status: 302, location: `/engines/${uid}/` });
-    const byName = req(`${uid}.engines.localhost`, "/workspaces/w/h2oEngines/h/3/Cloud", { "x-aiem-engine-origin": "forged" });
+    expect(decide(options, req(`${uid}.engines.localhost`, "/"))).toMatchObject({
+      kind: "answer",
+      status: 302,
+      location: `/engines/${uid}/`,
+    });
+    const byName = req(`${uid}.engines.localhost`, "/workspaces/w/h2oEngines/h/3/Cloud", {
+      "x-aiem-engine-origin": "forged",
+    });
     expect(decide(options, byName)).toMatchObject({ kind: "route", route: { prefix: "/workspaces/" } });
     expect((byName as { headers: Record<string, string> }).headers["x-aiem-engine-origin"]).toBe(uid);
-    for (const other of ["/v1/workspaces/default/daiEngines", "/engines/11111111-1c2d-4e5f-8a9b-0c1d2e3f4a5b/", `/engines/${uid}x/`, "/ai-engine-manager/", "/healthz"]) {
-      expect(decide(options, req(`${uid}.engines.localhost`, other)), other).toMatchObject({ kind: "answer", status: 404 });
+    for (const other of [
+      "/v1/workspaces/default/daiEngines",
+      "/engines/11111111-1c2d-4e5f-8a9b-0c1d2e3f4a5b/",
+      `/engines/${uid}x/`,
+      "/ai-engine-manager/",
+      "/healthz",
+    ]) {
+      expect(decide(options, req(`${uid}.engines.localhost`, other)), other).toMatchObject({
+        kind: "answer",
+        status: 404,
+      });
     }
   });
 
   it("keeps user content off the API's origin unless path URLs are on; engine paths answer programs with a bearer only", () => {
-    expect(decide(options, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`, { authorization: "Bearer x" }))).toMatchObject({ status: 404 });
+    expect(
+      decide(options, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`, { authorization: "Bearer x" })),
+    ).toMatchObject({ status: 404 });
     expect(decide(options, req("localhost:8080", `/engines/${uid}/`))).toMatchObject({ status: 404 });
-    expect(decide(options, req("localhost:8080", `/engines/${uid}/api`, { authorization: "Bearer x" }))).toEqual({ kind: "api", programmatic: true });
-    expect(decide(options, req("localhost:8080", `/engines/${uid}/?token=t`, { authorization: "Bearer x" }))).toMatchObject({ status: 404 });
+    expect(decide(options, req("localhost:8080", `/engines/${uid}/api`, { authorization: "Bearer x" }))).toEqual({
+      kind: "api",
+      programmatic: true,
+    });
+    expect(
+      decide(options, req("localhost:8080", `/engines/${uid}/?token=t`, { authorization: "Bearer x" })),
+    ).toMatchObject({ status: 404 });
     const withCookie = req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" });
     expect(decide(options, withCookie)).toEqual({ kind: "api", programmatic: true });
     expect((withCookie as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
-    expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({ kind: "api" });
+    expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({
+      kind: "api",
+    });
   });
 });
 
 describe("the path-URL opt-in", () => {
   it("logs a warning at start when set, and none otherwise", async () => {
-    for (const [value, warned] of [["true", true], ["false", false]] as const) {
+    for (const [value, warned] of [
+      ["true", true],
+      ["false", false],
+    ] as const) {
       const lines: string[] = [];
-      const t = await startTestHost({ env: { AIEM_PATH_URLS: value }, logger: createLogger({ write: (line) => lines.push(line) }) });
+      const t = await startTestHost({
+        env: { AIEM_PATH_URLS: value },
+        logger: createLogger({ write: (line) => lines.push(line) }),
+      });
       await t.stop();
-      const warnings = lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === "warn" && l.msg.includes("AIEM_PATH_URLS"));
+      const warnings = lines
+        .map((l) => JSON.parse(l) as { level: string; msg: string })
+        .filter((l) => l.level === "warn" && l.msg.includes("AIEM_PATH_URLS"));
       expect(warnings.length, value).toBe(warned ? 1 : 0);
     }
   });
@@ -112,14 +145,18 @@ describe("content origins through the all-in-one server", () => {
     expect(exchanged.status).toBe(303);
     expect(exchanged.headers["location"]).toBe(url.pathname);
     const cookie = String(exchanged.headers["set-cookie"]);
-    expect(cookie).toMatch(new RegExp(`^aiem_engine_token=[^;]+; Path=/engines/${f.notebook.uid}/; HttpOnly; SameSite=Lax$`));
+    expect(cookie).toMatch(
+      new RegExp(`^aiem_engine_token=[^;]+; Path=/engines/${f.notebook.uid}/; HttpOnly; SameSite=Lax$`),
+    );
     expect((await hostRequest(f.t.url, url.host, url.pathname, { cookie: cookie.split(";")[0]! })).status).toBe(200);
     // Once only.
     const again = await hostRequest(f.t.url, url.host, path);
     expect(again.status).toBe(401);
     expect(JSON.parse(again.text).message).toContain("used already");
     // A forged or altered one is refused.
-    expect((await hostRequest(f.t.url, url.host, `${url.pathname}?aiem_ticket=${ticket.slice(0, -4)}AAAA`)).status).toBe(401);
+    expect(
+      (await hostRequest(f.t.url, url.host, `${url.pathname}?aiem_ticket=${ticket.slice(0, -4)}AAAA`)).status,
+    ).toBe(401);
   });
 
   it("serves an H2O engine's name path (the official client's context path) at its own origin only", async () => {
@@ -149,7 +186,9 @@ describe("content origins through the all-in-one server", () => {
     expect(programmatic.status).toBe(200);
     expect(programmatic.headers["content-security-policy"]).toBe("sandbox");
     expect((await hostRequest(f.t.url, api, `/engines/${a.uid}/?token=${f.token}`)).status).toBe(404);
-    expect((await hostRequest(f.t.url, api, `/engines/${a.uid}/`, { cookie: `aiem_engine_token=${f.token}` })).status).toBe(404);
+    expect(
+      (await hostRequest(f.t.url, api, `/engines/${a.uid}/`, { cookie: `aiem_engine_token=${f.token}` })).status,
+    ).toBe(404);
     expect((await hostRequest(f.t.url, api, `/sandboxes/${f.sandbox.uid}/ports/8080/`, bearer())).status).toBe(404);
   });
 
@@ -158,7 +197,10 @@ describe("content origins through the all-in-one server", () => {
     expect((await hostRequest(f.t.url, host, "/")).status).toBe(401);
     const bob = await f.t.token("bob");
     expect((await hostRequest(f.t.url, host, "/", { authorization: `Bearer ${bob}` })).status).toBe(403);
-    const seen = JSON.parse((await hostRequest(f.t.url, host, "/echo?x=1", bearer())).text) as { url: string; headers: Record<string, string> };
+    const seen = JSON.parse((await hostRequest(f.t.url, host, "/echo?x=1", bearer())).text) as {
+      url: string;
+      headers: Record<string, string>;
+    };
     expect(seen.url).toBe("/echo?x=1");
     expect(seen.headers["x-forwarded-host"]).toBe(host);
     expect(seen.headers["x-forwarded-prefix"]).toBeUndefined();
@@ -192,13 +234,16 @@ describe("content origins through the all-in-one server", () => {
     const programmatic = await upgradeRequest(f.t.url, hostOf(f.t.url), `/engines/${a.uid}/ws`, bearer());
     expect(programmatic.status).toBe(101);
     programmatic.socket.destroy();
-    const browser = await upgradeRequest(f.t.url, hostOf(f.t.url), `/engines/${a.uid}/ws`, { cookie: `aiem_engine_token=${f.token}` });
+    const browser = await upgradeRequest(f.t.url, hostOf(f.t.url), `/engines/${a.uid}/ws`, {
+      cookie: `aiem_engine_token=${f.token}`,
+    });
     expect(browser.status).toBe(404);
     browser.socket.destroy();
   });
 
   it("serves a public port at its public origin to anyone", async () => {
-    const pub = (await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: true })).body.port;
+    const pub = (await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: true })).body
+      .port;
     expect(pub.publicUrl).toBe(`http://8080-${f.sandbox.uid}.public.localhost:${new URL(f.t.url).port}/`);
     expect((await hostRequest(f.t.url, hostOf(pub.publicUrl), "/")).text).toBe("<p>port page</p>");
     // A WebSocket through the public origin is cut when the port stops being public.
@@ -206,7 +251,9 @@ describe("content origins through the all-in-one server", () => {
     expect(upgraded.status).toBe(101);
     expect(await echo(upgraded.socket, "anyone")).toBe("anyone");
     const closed = new Promise<void>((resolve) => upgraded.socket.once("close", () => resolve()));
-    expect((await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: false })).status).toBe(200);
+    expect(
+      (await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: false })).status,
+    ).toBe(200);
     await closed;
     expect((await hostRequest(f.t.url, hostOf(pub.publicUrl), "/")).status).toBe(404);
   });
@@ -225,7 +272,9 @@ describe("with AIEM_PATH_URLS, the old path URLs on the API's origin", () => {
     expect(f.port.internalUrl).toBe(`${f.t.url}/sandboxes/${f.sandbox.uid}/ports/8080/`);
     const api = hostOf(f.t.url);
     const bearer = { authorization: `Bearer ${f.token}` };
-    expect((await hostRequest(f.t.url, api, `/sandboxes/${f.sandbox.uid}/ports/8080/`, bearer)).text).toBe("<p>port page</p>");
+    expect((await hostRequest(f.t.url, api, `/sandboxes/${f.sandbox.uid}/ports/8080/`, bearer)).text).toBe(
+      "<p>port page</p>",
+    );
     for (const path of [`/engines/${a.uid}/ws`, `/sandboxes/${f.sandbox.uid}/ports/8080/ws`]) {
       const upgraded = await upgradeRequest(f.t.url, api, path, bearer);
       expect(upgraded.status, path).toBe(101);

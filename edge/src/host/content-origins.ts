@@ -11,7 +11,13 @@
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { ENGINE_ORIGIN_HEADER, TOKEN_COOKIE } from "@aiem/engine";
-import { openTicket, parseContentHost, TICKET_PARAM, type ContentTarget, type createTicketLedger } from "@aiem/kit/config";
+import {
+  openTicket,
+  parseContentHost,
+  TICKET_PARAM,
+  type ContentTarget,
+  type createTicketLedger,
+} from "@aiem/kit/config";
 import type { HttpRoute } from "@aiem/kit/server";
 import { CONTENT_ORIGIN_HEADER, PORT_TOKEN_COOKIE } from "@aiem/sandbox";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
@@ -30,7 +36,10 @@ export interface ContentOriginOptions {
   /** The routes by prefix (`/engines/`, `/workspaces/`, `/sandboxes/`), local or proxied to another process. */
   readonly routes: readonly HttpRoute[];
   /** Opens the tickets on handed-out URLs (content-ticket.ts); known once the host started. */
-  readonly tickets?: { readonly key: () => Uint8Array | undefined; readonly ledger: ReturnType<typeof createTicketLedger> };
+  readonly tickets?: {
+    readonly key: () => Uint8Array | undefined;
+    readonly ledger: ReturnType<typeof createTicketLedger>;
+  };
 }
 
 const CONTENT_PREFIXES = ["/engines/", "/workspaces/", "/sandboxes/"];
@@ -84,7 +93,12 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
   };
 }
 
-function decideContent(options: ContentOriginOptions, req: NodeRequest | IncomingMessage, target: ContentTarget, url: string): Decision {
+function decideContent(
+  options: ContentOriginOptions,
+  req: NodeRequest | IncomingMessage,
+  target: ContentTarget,
+  url: string,
+): Decision {
   const parsed = new URL(url, "http://content");
   const ticket = parsed.searchParams.get(TICKET_PARAM);
   if (ticket !== null) {
@@ -97,19 +111,24 @@ function decideContent(options: ContentOriginOptions, req: NodeRequest | Incomin
     // client's get_connection_config() points h2o.connect), which the engine route serves only
     // when the name is this engine's.
     const base = `/engines/${target.uid}`;
-    if (url === "/" || url.startsWith("/?")) return { kind: "answer", status: 302, message: "", location: `${base}/${url.slice(1)}` };
+    if (url === "/" || url.startsWith("/?"))
+      return { kind: "answer", status: 302, message: "", location: `${base}/${url.slice(1)}` };
     const byName = /^\/workspaces\/[^/?]+\/h2oEngines\/[^/?]+(\/|$)/.test(url);
     if (!byName && url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) {
       return { kind: "answer", status: 404, message: `this origin serves only ${base}/` };
     }
     req.headers[ENGINE_ORIGIN_HEADER] = target.uid;
     const route = routeFor(options.routes, url);
-    return route ? { kind: "route", route } : { kind: "answer", status: 503, message: "the engine service is not served here" };
+    return route
+      ? { kind: "route", route }
+      : { kind: "answer", status: 503, message: "the engine service is not served here" };
   }
   req.url = `/sandboxes/${target.uid}/${target.public ? "public" : "ports"}/${target.port}${url.startsWith("/") ? url : `/${url}`}`;
   req.headers[CONTENT_ORIGIN_HEADER] = "1";
   const route = routeFor(options.routes, req.url);
-  return route ? { kind: "route", route } : { kind: "answer", status: 503, message: "the sandbox service is not served here" };
+  return route
+    ? { kind: "route", route }
+    : { kind: "answer", status: 503, message: "the sandbox service is not served here" };
 }
 
 /** The edge's HTTP handler: content origins to their routes, everything else to `api`. */
@@ -135,14 +154,25 @@ export function createContentOriginHandler(options: ContentOriginOptions, api: N
  * origin (no Domain: never the API's, never a parent domain's) holding the token the route
  * checks, and the browser is sent on to the URL without the ticket.
  */
-function exchange(options: ContentOriginOptions, req: NodeRequest, res: NodeResponse, decision: Extract<Decision, { kind: "exchange" }>): void {
+function exchange(
+  options: ContentOriginOptions,
+  req: NodeRequest,
+  res: NodeResponse,
+  decision: Extract<Decision, { kind: "exchange" }>,
+): void {
   const key = options.tickets?.key();
   const host = hostOf(req) ?? "";
   const opened = key ? openTicket(key, decision.ticket, host) : { refused: "tickets are not open yet" };
   if ("refused" in opened || !options.tickets!.ledger.take(opened)) {
     const why = "refused" in opened ? opened.refused : "the ticket was used already";
     res.writeHead(401, { "content-type": "application/json", "cache-control": "no-store" });
-    res.end(JSON.stringify({ code: 16, message: `${why}: ask the API for the URL again, or send Authorization: Bearer`, details: [] }));
+    res.end(
+      JSON.stringify({
+        code: 16,
+        message: `${why}: ask the API for the URL again, or send Authorization: Bearer`,
+        details: [],
+      }),
+    );
     return;
   }
   const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
@@ -150,7 +180,12 @@ function exchange(options: ContentOriginOptions, req: NodeRequest, res: NodeResp
     decision.target.kind === "engine"
       ? `${TOKEN_COOKIE}=${opened.token}; Path=/engines/${decision.target.uid}/`
       : `${PORT_TOKEN_COOKIE}=${encodeURIComponent(opened.token)}; Path=/`;
-  res.writeHead(303, { location: decision.rest, "set-cookie": `${cookie}; HttpOnly; SameSite=Lax${secure}`, "cache-control": "no-store", "referrer-policy": "no-referrer" });
+  res.writeHead(303, {
+    location: decision.rest,
+    "set-cookie": `${cookie}; HttpOnly; SameSite=Lax${secure}`,
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+  });
   res.end();
 }
 
@@ -159,11 +194,22 @@ export function createContentOriginUpgrade(options: ContentOriginOptions): Upgra
   return (req, socket, head) => {
     const decision = decide(options, req);
     // A ticket is exchanged by a page load, never by a WebSocket.
-    const route = decision.kind === "route" ? decision.route : decision.kind === "api" ? routeFor(options.routes, req.url ?? "/") : undefined;
+    const route =
+      decision.kind === "route"
+        ? decision.route
+        : decision.kind === "api"
+          ? routeFor(options.routes, req.url ?? "/")
+          : undefined;
     if (route?.upgrade) return route.upgrade(req, socket, head);
     const status = decision.kind === "answer" ? decision.status : 404;
-    const body = JSON.stringify({ code: 5, message: decision.kind === "answer" ? decision.message : "not found", details: [] });
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const body = JSON.stringify({
+      code: 5,
+      message: decision.kind === "answer" ? decision.message : "not found",
+      details: [],
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   };
 }
 

@@ -2,7 +2,13 @@ import type { FileRegistry } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
 import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
-import { contentDomain, createTicketLedger, defaultPublicUrl, loadTicketKey, type CommonConfig } from "@aiem/kit/config";
+import {
+  contentDomain,
+  createTicketLedger,
+  defaultPublicUrl,
+  loadTicketKey,
+  type CommonConfig,
+} from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
 import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
@@ -103,7 +109,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
   // document.
   const version = productVersion();
   const createSignInRoutes = (next: NodeHandler): NodeHandler => {
-    const issuerRoutes = embeddedIssuer ? createOidcIssuerHandler(embeddedIssuer, logger.child({ component: "issuer" }), next) : next;
+    const issuerRoutes = embeddedIssuer
+      ? createOidcIssuerHandler(embeddedIssuer, logger.child({ component: "issuer" }), next)
+      : next;
     const discovery = createCloudDiscoveryHandler(
       {
         publicUrl,
@@ -135,7 +143,11 @@ export async function createHost(options: HostOptions): Promise<Host> {
         logger: logger.child({ component: "events" }),
       }));
     const openDatabase = (schema: string) =>
-      createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: `${schema}${options.schemaSuffix ?? ""}` });
+      createDatabase({
+        url: config.databaseUrl,
+        dataDir: config.dataDir,
+        schema: `${schema}${options.schemaSuffix ?? ""}`,
+      });
     for (const factory of options.modules) {
       if (stopRequested) return;
       const deps: ServiceDeps = {
@@ -160,7 +172,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
     local(probe);
     const served = new Set(probe.handlers.map((h) => h.service.typeName));
     // A part in other processes may have several replicas (comma-separated URLs): one pool each.
-    pools = Object.fromEntries(Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]));
+    pools = Object.fromEntries(
+      Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]),
+    );
     const remote = publicServices(registry).flatMap((service) => {
       const pool = pools[partOf(service)];
       if (!pool || served.has(service.typeName)) return [];
@@ -187,14 +201,21 @@ export async function createHost(options: HostOptions): Promise<Host> {
       routes,
       services: [...all.services, ...remote],
       // The internal services check the shared internal key themselves, not a user's token.
-      interceptors: [createAuthInterceptor(authenticator, { isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX) })],
+      interceptors: [
+        createAuthInterceptor(authenticator, {
+          isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX),
+        }),
+      ],
       checkCredentials: async (header) => {
         await authenticator.authenticate(header.get("authorization"));
       },
       cors: { allowedOrigins: options.edge.corsOrigins },
       bodyLimitBytes: options.edge.bodyLimitBytes,
       logger,
-      fallback: createHealthHandler(checks, createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound))),
+      fallback: createHealthHandler(
+        checks,
+        createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound)),
+      ),
     });
     const front = options.front ?? true;
     const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
@@ -205,11 +226,18 @@ export async function createHost(options: HostOptions): Promise<Host> {
       tickets: { key: () => ticketKey, ledger: createTicketLedger() },
     };
     if (front && content.pathUrls) {
-      logger.warn("AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights");
+      logger.warn(
+        "AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights",
+      );
     }
     if (stopRequested) return;
     // A part behind the edge takes the paths as they come: the edge has applied the origin rules.
-    server = createEdgeServer(withRequestLog(front ? createContentOriginHandler(content, handler) : handler, logger.child({ component: "edge" })));
+    server = createEdgeServer(
+      withRequestLog(
+        front ? createContentOriginHandler(content, handler) : handler,
+        logger.child({ component: "edge" }),
+      ),
+    );
     server.http1.on("upgrade", front ? createContentOriginUpgrade(content) : createPathUpgrade(httpRoutes));
     const address = await server.listen(config.port, config.host);
     listeningPort = address.port;

@@ -33,9 +33,14 @@ describe("docs through the edge", () => {
 
   it("serves the OpenAPI document the API page links to, the same the edge serves at /openapi.*", async () => {
     for (const file of ["openapi.json", "openapi.yaml"]) {
-      const [download, served] = await Promise.all([t.call("GET", `/ai-engine-manager/${file}`), t.call("GET", `/${file}`)]);
+      const [download, served] = await Promise.all([
+        t.call("GET", `/ai-engine-manager/${file}`),
+        t.call("GET", `/${file}`),
+      ]);
       expect(download.status, file).toBe(200);
-      expect(download.headers.get("content-type"), file).toMatch(file.endsWith(".json") ? /^application\/json/ : /^application\/yaml/);
+      expect(download.headers.get("content-type"), file).toMatch(
+        file.endsWith(".json") ? /^application\/json/ : /^application\/yaml/,
+      );
       expect(await download.text(), file).toBe(await served.text());
     }
   });

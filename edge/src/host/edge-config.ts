@@ -18,7 +18,13 @@ export interface EdgeConfig {
 export function readEdgeEnv(env: Env = process.env): EdgeConfig {
   const origins = readString(env, "AIEM_CORS_ORIGINS", { default: "*" });
   return {
-    corsOrigins: origins.trim() === "*" ? "*" : origins.split(",").map((o) => o.trim()).filter(Boolean),
+    corsOrigins:
+      origins.trim() === "*"
+        ? "*"
+        : origins
+            .split(",")
+            .map((o) => o.trim())
+            .filter(Boolean),
     bodyLimitBytes: readInt(env, "AIEM_BODY_LIMIT_BYTES", { default: 4 << 20, min: 1024, max: 1 << 30 }),
     publicUrl: readPublicUrl(env),
     internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),

@@ -19,7 +19,11 @@ export function createHealthHandler(checks: readonly HealthCheck[], next: NodeHa
         checks.map(async (c) => [c.name, await Promise.resolve(c.check()).catch(() => false)] as const),
       ).then((results) => {
         const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
-        reply(res, failing.length === 0 ? 200 : 503, failing.length === 0 ? { status: "ready" } : { status: "not ready", failing });
+        reply(
+          res,
+          failing.length === 0 ? 200 : 503,
+          failing.length === 0 ? { status: "ready" } : { status: "not ready", failing },
+        );
       });
       return;
     }

@@ -21,7 +21,10 @@ function edgeFor(base: string): Server {
   return server;
 }
 
-async function listen(server: { listen(port: number, host: string, cb: () => void): unknown; address(): unknown }): Promise<number> {
+async function listen(server: {
+  listen(port: number, host: string, cb: () => void): unknown;
+  address(): unknown;
+}): Promise<number> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return (server.address() as AddressInfo).port;
 }
@@ -30,7 +33,9 @@ async function listen(server: { listen(port: number, host: string, cb: () => voi
 function upgrade(port: number, after: string, done: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1", () => {
-      socket.write("GET /engines/x/ws HTTP/1.1\r\nhost: localhost\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n");
+      socket.write(
+        "GET /engines/x/ws HTTP/1.1\r\nhost: localhost\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n",
+      );
     });
     let text = "";
     let sent = false;
@@ -75,6 +80,10 @@ describe("upgrades to a part in another process", () => {
     servers.push(edge);
     const text = await upgrade(await listen(edge), "", () => false);
     expect(text.split("\r\n")[0]).toBe("HTTP/1.1 502 Bad Gateway");
-    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({ code: 14, message: "the part serving this path is unavailable", details: [] });
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({
+      code: 14,
+      message: "the part serving this path is unavailable",
+      details: [],
+    });
   });
 });

@@ -35,7 +35,11 @@ export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: Node
 export function remoteHttpRoutes(remotes: Partial<Record<PartName, string | ReplicaPool>>): HttpRoute[] {
   return Object.entries(remotes).flatMap(([part, base]) => {
     const pool = typeof base === "string" ? createReplicaPool(base) : base;
-    return PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({ prefix, handler: proxyTo(pool), upgrade: proxyUpgradeTo(pool) }));
+    return PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({
+      prefix,
+      handler: proxyTo(pool),
+      upgrade: proxyUpgradeTo(pool),
+    }));
   });
 }
 
@@ -89,9 +93,19 @@ function proxyUpgradeTo(pool: ReplicaPool): (req: IncomingMessage, socket: Duple
     upstream.once("error", () => pool.markDown(base));
     spliceUpgrade(upstream, socket, lines, head, () => {
       const body = JSON.stringify({ code: 14, message: "the part serving this path is unavailable", details: [] });
-      socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
     });
   };
 }
 
-const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"]);
+const hopByHop = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+]);

@@ -18,18 +18,28 @@ describe("internal API on the all-in-one server", () => {
     t = await startTestHost({ modules: createModuleFactories().filter((m) => m.name === "catalogue") });
     const res = await t.call("POST", "/v1/workspaces/default/secrets?secretId=k", { user: "alice", body: {} });
     secret = ((await res.json()) as { secret: { name: string } }).secret.name;
-    await t.call("POST", `/v1/${secret}/versions`, { user: "alice", body: { value: Buffer.from("v4lue").toString("base64") } });
+    await t.call("POST", `/v1/${secret}/versions`, {
+      user: "alice",
+      body: { value: Buffer.from("v4lue").toString("base64") },
+    });
   }, 60_000);
   afterAll(() => t.stop());
 
-  const client = () => createClient(SecretResolverService, createConnectTransport({ baseUrl: t.url, httpVersion: "1.1" }));
-  const request = () => ({ principal: { name: "users/alice", subject: "alice" }, secretVersion: `${secret}/versions/latest` });
+  const client = () =>
+    createClient(SecretResolverService, createConnectTransport({ baseUrl: t.url, httpVersion: "1.1" }));
+  const request = () => ({
+    principal: { name: "users/alice", subject: "alice" },
+    secretVersion: `${secret}/versions/latest`,
+  });
 
   it("refuses a caller holding only a user's token, even an admin's", async () => {
     const token = await t.token("root", { admin: true });
     const err = await client()
       .resolveSecretValue(request(), { headers: { authorization: `Bearer ${token}` } })
-      .then(() => undefined, (e: unknown) => ConnectError.from(e));
+      .then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
     expect(err?.code).toBe(Code.Unauthenticated);
     expect(err?.rawMessage).toContain("internal key");
   });

@@ -1,9 +1,19 @@
 import type { NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 
 /** Answers with a JSON body (headers only for HEAD). */
-export function replyJson(req: NodeRequest, res: NodeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function replyJson(
+  req: NodeRequest,
+  res: NodeResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  });
   if (req.method === "HEAD") res.end();
   else res.end(text);
 }

@@ -34,7 +34,10 @@ export function createModuleFactories(remoteCatalogue?: RemoteCatalogue): Module
     {
       name: "engine",
       create: (deps) =>
-        createEngineModule({ ...deps, engineConfig: readEngineEnv({ ...process.env, AIEM_DATA_DIR: deps.config.dataDir }) }),
+        createEngineModule({
+          ...deps,
+          engineConfig: readEngineEnv({ ...process.env, AIEM_DATA_DIR: deps.config.dataDir }),
+        }),
     },
     {
       name: "sandbox",

@@ -47,7 +47,11 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   });
 
   it("gives a sandbox process its secret environment variable, with the in-process access rule", async () => {
-    const tokens = { root: await cluster.token("root", true), alice: await cluster.token("alice"), bob: await cluster.token("bob") };
+    const tokens = {
+      root: await cluster.token("root", true),
+      alice: await cluster.token("alice"),
+      bob: await cluster.token("bob"),
+    };
     const rest = async (who: keyof typeof tokens, method: string, path: string, body?: unknown) => {
       const res = await fetch(`${edgeUrl}${path}`, {
         method,
@@ -61,7 +65,8 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
       return r.body;
     };
     const value = `s3cr3t-${randomBytes(8).toString("hex")}`;
-    const secret = ok(await rest("alice", "POST", "/v1/workspaces/team-a/secrets?secretId=api-key", {})).secret.name as string;
+    const secret = ok(await rest("alice", "POST", "/v1/workspaces/team-a/secrets?secretId=api-key", {})).secret
+      .name as string;
     ok(await rest("alice", "POST", `/v1/${secret}/versions`, { value: Buffer.from(value).toString("base64") }));
 
     const sandbox = async (who: "alice" | "bob", workspace: string) => {
@@ -115,7 +120,11 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     const alice = await cluster.token("alice");
     const bearer = { authorization: `Bearer ${alice}` };
     const rest = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${edgeUrl}${path}`, { method, headers: { ...bearer, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const res = await fetch(`${edgeUrl}${path}`, {
+        method,
+        headers: { ...bearer, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       const json = (await res.json()) as any;
       expect(res.status, JSON.stringify(json)).toBe(200);
       return json;
@@ -128,19 +137,30 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     };
-    const dai = { profile: "workspaces/global/daiEngineProfiles/default", daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0" };
-    const made = (await rest("POST", "/v1/workspaces/team-a/daiEngines?daiEngineId=origins", dai)).daiEngine.name as string;
-    const sb = (await rest("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=origins", { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE })).sandboxEngine.name as string;
+    const dai = {
+      profile: "workspaces/global/daiEngineProfiles/default",
+      daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0",
+    };
+    const made = (await rest("POST", "/v1/workspaces/team-a/daiEngines?daiEngineId=origins", dai)).daiEngine
+      .name as string;
+    const sb = (
+      await rest("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=origins", {
+        sandboxEngineImage: IMAGE,
+        sandboxEngineTemplate: TEMPLATE,
+      })
+    ).sandboxEngine.name as string;
     const engine = await until(`/v1/${made}`, "daiEngine", "STATE_RUNNING");
     const sandbox = await until(`/v1/${sb}`, "sandboxEngine", "STATE_RUNNING");
     await rest("POST", `/v1/${sb}/processes?autoRun=true`, { command: "node", args: ["-e", PORT_PROGRAM, "page"] });
     await rest("POST", `/v1/${sb}/ports?portId=8080`, {});
     await until(`/v1/${sb}/ports/8080`, "port", "STATE_READY");
 
-    const notebook = (await rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=origins", {
-      profile: "workspaces/global/notebookEngineProfiles/default",
-      notebookImage: "workspaces/global/notebookEngineImages/default",
-    })).notebookEngine.name as string;
+    const notebook = (
+      await rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=origins", {
+        profile: "workspaces/global/notebookEngineProfiles/default",
+        notebookImage: "workspaces/global/notebookEngineImages/default",
+      })
+    ).notebookEngine.name as string;
     const port = (await rest("GET", `/v1/${sb}/ports/8080`)).port;
     const edgePort = new URL(edgeUrl).port;
     expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/engines/${engine.uid}/`);
@@ -157,7 +177,10 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     expect(exchanged.status, exchanged.text).toBe(303);
     const cookie = String(exchanged.headers["set-cookie"]).split(";")[0]!;
     expect((await hostRequest(edgeUrl, access.host, access.pathname, { cookie })).status).toBe(200);
-    for (const [host, path] of [[engineHost, `/engines/${engine.uid}/ws`], [portHost, "/ws"]] as const) {
+    for (const [host, path] of [
+      [engineHost, `/engines/${engine.uid}/ws`],
+      [portHost, "/ws"],
+    ] as const) {
       const upgraded = await upgradeRequest(edgeUrl, host, path, bearer);
       expect(upgraded.status, host).toBe(101);
       expect(await echo(upgraded.socket, `through ${host}`)).toBe(`through ${host}`);

@@ -17,26 +17,50 @@ export function createOidcIssuerHandler(issuer: EmbeddedIssuer, logger: Logger, 
 
   const fail = (req: NodeRequest, res: Parameters<NodeHandler>[1]) => (err: unknown) => {
     logger.error("token issuer failed", { path: pathOf(req), err });
-    if (!res.headersSent) replyJson(req, res, 500, { error: "server_error", error_description: "the token issuer failed" }, { "cache-control": "no-store" });
+    if (!res.headersSent)
+      replyJson(
+        req,
+        res,
+        500,
+        { error: "server_error", error_description: "the token issuer failed" },
+        { "cache-control": "no-store" },
+      );
     else res.end();
   };
 
   return (req, res) => {
     const path = pathOf(req);
     if (path === metadataPath || path === jwksPath) {
-      if (!isRead(req)) return replyJson(req, res, 405, { error: "invalid_request", error_description: "use GET" }, { allow: "GET, HEAD" });
+      if (!isRead(req))
+        return replyJson(
+          req,
+          res,
+          405,
+          { error: "invalid_request", error_description: "use GET" },
+          { allow: "GET, HEAD" },
+        );
       if (path === metadataPath) return replyJson(req, res, 200, issuer.metadata(), { "cache-control": "no-cache" });
-      issuer.jwks().then((jwks) => replyJson(req, res, 200, jwks, { "cache-control": "public, max-age=300" }), fail(req, res));
+      issuer
+        .jwks()
+        .then((jwks) => replyJson(req, res, 200, jwks, { "cache-control": "public, max-age=300" }), fail(req, res));
       return;
     }
     if (path === tokenPath) {
-      if (req.method !== "POST") return replyJson(req, res, 405, { error: "invalid_request", error_description: "use POST" }, { allow: "POST" });
+      if (req.method !== "POST")
+        return replyJson(req, res, 405, { error: "invalid_request", error_description: "use POST" }, { allow: "POST" });
       readBody(req, TOKEN_BODY_LIMIT_BYTES)
         .then(async (body) => {
           if (body === undefined) {
-            return replyJson(req, res, 413, { error: "invalid_request", error_description: `the body is larger than ${TOKEN_BODY_LIMIT_BYTES} bytes` });
+            return replyJson(req, res, 413, {
+              error: "invalid_request",
+              error_description: `the body is larger than ${TOKEN_BODY_LIMIT_BYTES} bytes`,
+            });
           }
-          const answer = await issuer.token({ contentType: header(req, "content-type"), body, authorization: header(req, "authorization") });
+          const answer = await issuer.token({
+            contentType: header(req, "content-type"),
+            body,
+            authorization: header(req, "authorization"),
+          });
           replyJson(req, res, answer.status, answer.body, { ...answer.headers });
         })
         .catch(fail(req, res));

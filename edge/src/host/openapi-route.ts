@@ -20,13 +20,22 @@ export function readOpenApiDocument(file: string): Buffer {
  * `GET /openapi.json` and `GET /openapi.yaml` without a token, so tools can fetch the document
  * before they have one. Other paths go to `next`.
  */
-export function createOpenApiHandler(next: NodeHandler, read: (file: string) => Buffer = readOpenApiDocument): NodeHandler {
+export function createOpenApiHandler(
+  next: NodeHandler,
+  read: (file: string) => Buffer = readOpenApiDocument,
+): NodeHandler {
   const cache = new Map<string, Buffer>();
   return (req, res) => {
     const path = pathOf(req);
     if (!(path in OPENAPI_PATHS)) return next(req, res);
     if (!isRead(req)) {
-      return replyJson(req, res, 405, { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] }, { allow: "GET, HEAD" });
+      return replyJson(
+        req,
+        res,
+        405,
+        { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] },
+        { allow: "GET, HEAD" },
+      );
     }
     const { file, type } = OPENAPI_PATHS[path as OpenApiPath];
     let body = cache.get(file);

@@ -17,7 +17,11 @@ async function closedPort(): Promise<number> {
 describe("remote secret resolver", () => {
   it("answers UNAVAILABLE naming the catalogue when nothing listens there", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const resolver = createRemoteSecretResolver({ catalogueUrl: url, internalKey: "x", logger: createLogger({ level: "error" }) });
+    const resolver = createRemoteSecretResolver({
+      catalogueUrl: url,
+      internalKey: "x",
+      logger: createLogger({ level: "error" }),
+    });
     const principal = { name: "users/a", subject: "a", displayName: "a", roles: [], admin: false };
     const err = await resolver.resolveSecretValue(principal, "workspaces/w/secrets/s/versions/1").then(
       () => undefined,

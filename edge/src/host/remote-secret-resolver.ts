@@ -47,11 +47,15 @@ export function createRemoteSecretResolver(options: RemoteSecretResolverOptions)
       } catch (err) {
         const e = ConnectError.from(err);
         if (e.code === Code.Unavailable || e.code === Code.DeadlineExceeded) {
-          throw unavailable(`the catalogue at ${options.catalogueUrl} cannot be reached to resolve secrets: ${e.rawMessage}`);
+          throw unavailable(
+            `the catalogue at ${options.catalogueUrl} cannot be reached to resolve secrets: ${e.rawMessage}`,
+          );
         }
         if (e.code === Code.Unauthenticated) {
           // The user's token was fine; it is the two processes that disagree, which the user cannot fix.
-          options.logger.error("the catalogue refused the internal key: AIEM_INTERNAL_KEY differs between the sandbox and the catalogue");
+          options.logger.error(
+            "the catalogue refused the internal key: AIEM_INTERNAL_KEY differs between the sandbox and the catalogue",
+          );
           throw internalError("the sandbox service cannot resolve secrets: its internal key is not the catalogue's");
         }
         throw e;

@@ -33,7 +33,10 @@ function connectionFailed(err: unknown, codes: readonly string[]): boolean {
 
 /** `list` is one URL or several, comma-separated. */
 export function createReplicaPool(list: string): ReplicaPool {
-  const urls = list.split(",").map((u) => u.trim()).filter((u) => u !== "");
+  const urls = list
+    .split(",")
+    .map((u) => u.trim())
+    .filter((u) => u !== "");
   if (urls.length === 0) throw new Error("a replica pool needs at least one URL");
   const up = new Set(urls);
   // Replicas are on the same network: compressing would only burn CPU on both ends (issue 15).

@@ -14,7 +14,12 @@ const images: ModuleFactory = {
     register(router) {
       router.service(NotebookEngineImageService, {
         createNotebookEngineImage(req) {
-          return { notebookEngineImage: { image: req.notebookEngineImage?.image ?? "", name: `${req.parent}/notebookEngineImages/${req.notebookEngineImageId}` } };
+          return {
+            notebookEngineImage: {
+              image: req.notebookEngineImage?.image ?? "",
+              name: `${req.parent}/notebookEngineImages/${req.notebookEngineImageId}`,
+            },
+          };
         },
       });
     },

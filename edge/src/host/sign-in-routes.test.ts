@@ -60,21 +60,35 @@ describe("sign-in routes with the embedded identity", () => {
     const res = await fetch(`${issuer}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as Record<string, unknown>;
-    expect(doc).toMatchObject({ issuer, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks`, grant_types_supported: ["refresh_token"] });
+    expect(doc).toMatchObject({
+      issuer,
+      token_endpoint: `${issuer}/token`,
+      jwks_uri: `${issuer}/jwks`,
+      grant_types_supported: ["refresh_token"],
+    });
     const token = await mintEmbeddedToken(await loadOrCreateSigningKey(t.dataDir), { user: "alice", issuer });
-    const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(doc["jwks_uri"] as string)), { issuer, audience: EMBEDDED_AUDIENCE });
+    const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(doc["jwks_uri"] as string)), {
+      issuer,
+      audience: EMBEDDED_AUDIENCE,
+    });
     expect(payload.sub).toBe("alice");
   });
 
   it("exchanges a refresh token for an access token that the API accepts as the same user", async () => {
-    const res = await exchange({ grant_type: "refresh_token", refresh_token: await refreshToken({ clientId: "platform" }), client_id: "platform" });
+    const res = await exchange({
+      grant_type: "refresh_token",
+      refresh_token: await refreshToken({ clientId: "platform" }),
+      client_id: "platform",
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(body).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
     const call = await fetch(`${t.url}${imagePath}`, { headers: { authorization: `Bearer ${body.access_token}` } });
     expect(call.status).toBe(200);
-    expect(await call.json()).toMatchObject({ notebookEngineImage: { creator: "users/alice", creatorDisplayName: "Alice" } });
+    expect(await call.json()).toMatchObject({
+      notebookEngineImage: { creator: "users/alice", creatorDisplayName: "Alice" },
+    });
   });
 
   it("refuses a refresh token as a bearer token", async () => {
@@ -93,7 +107,8 @@ describe("sign-in routes with the embedded identity", () => {
     const key = await loadOrCreateSigningKey(t.dataDir);
     const fields: Record<string, string> = { grant_type: "refresh_token", client_id: "platform" };
     if (kind === "access") fields["refresh_token"] = await mintEmbeddedToken(key, { user: "alice", issuer });
-    if (kind === "expired") fields["refresh_token"] = await refreshToken({ ttlSeconds: 60, now: new Date(Date.now() - 3600_000) });
+    if (kind === "expired")
+      fields["refresh_token"] = await refreshToken({ ttlSeconds: 60, now: new Date(Date.now() - 3600_000) });
     if (kind === "forged") {
       const [h, p] = (await refreshToken()).split(".");
       fields["refresh_token"] = `${h}.${p}.${Buffer.alloc(64).toString("base64url")}`;
@@ -110,7 +125,10 @@ describe("sign-in routes with the embedded identity", () => {
     const get = await fetch(`${issuer}/token`);
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
-    const json = await exchange({ grant_type: "refresh_token", refresh_token: "x" }, { "content-type": "application/json" });
+    const json = await exchange(
+      { grant_type: "refresh_token", refresh_token: "x" },
+      { "content-type": "application/json" },
+    );
     expect(json.status).toBe(400);
     expect(await json.json()).toMatchObject({ error: "invalid_request" });
     const huge = await exchange({ grant_type: "refresh_token", refresh_token: "x".repeat(100_000) });
@@ -124,16 +142,26 @@ describe("sign-in routes with the embedded identity", () => {
       return res.json();
     };
     expect(await get("environment")).toEqual({
-      environment: { h2oCloudEnvironment: t.url, issuerUrl: issuer, h2oCloudPlatformOauth2Scope: "openid offline_access" },
+      environment: {
+        h2oCloudEnvironment: t.url,
+        issuerUrl: issuer,
+        h2oCloudPlatformOauth2Scope: "openid offline_access",
+      },
     });
     expect(await get("services")).toEqual({
-      services: [{ name: "services/engine-manager", displayName: "AI Engine Manager", uri: t.url, version: expect.any(String) }],
+      services: [
+        { name: "services/engine-manager", displayName: "AI Engine Manager", uri: t.url, version: expect.any(String) },
+      ],
     });
-    expect(await get("clients")).toEqual({ clients: [{ name: "clients/platform", displayName: "Platform", oauth2ClientId: "platform" }] });
+    expect(await get("clients")).toEqual({
+      clients: [{ name: "clients/platform", displayName: "Platform", oauth2ClientId: "platform" }],
+    });
     expect(await get("links")).toEqual({ links: [] });
     expect(await get("components")).toEqual({ components: [] });
     expect((await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/constructor`)).status).toBe(404);
-    expect((await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/services`, { method: "POST", body: "{}" })).status).toBe(405);
+    expect((await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/services`, { method: "POST", body: "{}" })).status).toBe(
+      405,
+    );
   });
 });
 
@@ -146,15 +174,23 @@ describe("sign-in routes behind a public URL", () => {
   afterAll(() => t.stop());
 
   it("names the issuer, the environment and the API after it, and accepts its tokens", async () => {
-    const doc = (await (await fetch(`${t.url}/oidc/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const doc = (await (await fetch(`${t.url}/oidc/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(doc).toMatchObject({ issuer: `${publicUrl}/oidc`, token_endpoint: `${publicUrl}/oidc/token` });
-    const env = (await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/environment`)).json()) as { environment: Record<string, unknown> };
+    const env = (await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/environment`)).json()) as {
+      environment: Record<string, unknown>;
+    };
     expect(env.environment).toMatchObject({ h2oCloudEnvironment: publicUrl, issuerUrl: `${publicUrl}/oidc` });
     const key = await loadOrCreateSigningKey(t.dataDir);
     const res = await fetch(`${t.url}/oidc/token`, {
       method: "POST",
       headers: FORM,
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: await mintRefreshToken(key, { user: "bob", issuer: `${publicUrl}/oidc` }) }),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: await mintRefreshToken(key, { user: "bob", issuer: `${publicUrl}/oidc` }),
+      }),
     });
     expect(res.status).toBe(200);
     const { access_token } = (await res.json()) as { access_token: string };
@@ -176,8 +212,12 @@ describe("sign-in routes with an outside OIDC issuer", () => {
   it("serves no issuer of its own and points discovery at the outside one", async () => {
     expect(t.host.issuerUrl).toBeUndefined();
     expect((await fetch(`${t.url}/oidc/.well-known/openid-configuration`)).status).toBe(404);
-    expect((await fetch(`${t.url}/oidc/token`, { method: "POST", headers: FORM, body: "grant_type=refresh_token" })).status).toBe(404);
-    const env = (await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/environment`)).json()) as { environment: Record<string, unknown> };
+    expect(
+      (await fetch(`${t.url}/oidc/token`, { method: "POST", headers: FORM, body: "grant_type=refresh_token" })).status,
+    ).toBe(404);
+    const env = (await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/environment`)).json()) as {
+      environment: Record<string, unknown>;
+    };
     expect(env.environment["issuerUrl"]).toBe("https://login.example.com/realms/aiem");
     expect(await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/clients`)).json()).toEqual({ clients: [] });
     expect((await fetch(`${t.url}/version`)).status).toBe(200);

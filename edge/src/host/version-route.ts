@@ -4,7 +4,9 @@ import { isRead, pathOf, replyJson } from "./json-reply.js";
 
 /** The product's version: the root package.json's. */
 export function productVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+    version?: unknown;
+  };
   return typeof pkg.version === "string" ? pkg.version : "unknown";
 }
 
@@ -15,7 +17,14 @@ export function productVersion(): string {
 export function createVersionHandler(version: string, next: NodeHandler): NodeHandler {
   return (req, res) => {
     if (pathOf(req) !== "/version") return next(req, res);
-    if (!isRead(req)) return replyJson(req, res, 405, { code: 12, message: `${req.method} is not allowed on /version; use GET`, details: [] }, { allow: "GET, HEAD" });
+    if (!isRead(req))
+      return replyJson(
+        req,
+        res,
+        405,
+        { code: 12, message: `${req.method} is not allowed on /version; use GET`, details: [] },
+        { allow: "GET, HEAD" },
+      );
     replyJson(req, res, 200, { version }, { "cache-control": "no-store" });
   };
 }

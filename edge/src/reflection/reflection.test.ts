@@ -39,7 +39,8 @@ describe("server reflection", () => {
   it("lists the served services and itself", async () => {
     const [res] = await ask([{ case: "listServices", value: "" }]);
     expect(res?.messageResponse.case).toBe("listServicesResponse");
-    const names = res?.messageResponse.case === "listServicesResponse" ? res.messageResponse.value.service.map((s) => s.name) : [];
+    const names =
+      res?.messageResponse.case === "listServicesResponse" ? res.messageResponse.value.service.map((s) => s.name) : [];
     expect(names).toEqual([
       "edgetest.v1.LibraryService",
       "grpc.reflection.v1.ServerReflection",
@@ -55,16 +56,27 @@ describe("server reflection", () => {
     ]);
     const first = fileNames(service);
     expect(first[0]).toBe("edgetest/v1/library.proto");
-    expect(first).toEqual(expect.arrayContaining(["google/api/annotations.proto", "google/api/http.proto", "google/protobuf/timestamp.proto"]));
+    expect(first).toEqual(
+      expect.arrayContaining([
+        "google/api/annotations.proto",
+        "google/api/http.proto",
+        "google/protobuf/timestamp.proto",
+      ]),
+    );
     expect(fileNames(method)).toEqual(["edgetest/v1/library.proto"]);
     expect(fileNames(nested)).toEqual(["edgetest/v1/library.proto"]);
   });
 
   it("keeps comments (source info) in the descriptors it sends", async () => {
     const [res] = await ask([{ case: "fileByFilename", value: "edgetest/v1/library.proto" }]);
-    const file = res?.messageResponse.case === "fileDescriptorResponse" ? res.messageResponse.value.fileDescriptorProto[0] : undefined;
+    const file =
+      res?.messageResponse.case === "fileDescriptorResponse"
+        ? res.messageResponse.value.fileDescriptorProto[0]
+        : undefined;
     const proto = fromBinary(FileDescriptorProtoSchema, file!);
-    expect(proto.sourceCodeInfo?.location.some((l) => l.leadingComments.includes("Every query parameter shape"))).toBe(true);
+    expect(proto.sourceCodeInfo?.location.some((l) => l.leadingComments.includes("Every query parameter shape"))).toBe(
+      true,
+    );
   });
 
   it("answers extension questions", async () => {
@@ -72,10 +84,16 @@ describe("server reflection", () => {
       { case: "allExtensionNumbersOfType", value: "google.protobuf.MethodOptions" },
       {
         case: "fileContainingExtension",
-        value: { $typeName: "grpc.reflection.v1.ExtensionRequest", containingType: "google.protobuf.MethodOptions", extensionNumber: 72295728 },
+        value: {
+          $typeName: "grpc.reflection.v1.ExtensionRequest",
+          containingType: "google.protobuf.MethodOptions",
+          extensionNumber: 72295728,
+        },
       },
     ]);
-    expect(numbers?.messageResponse.case === "allExtensionNumbersResponse" && numbers.messageResponse.value.extensionNumber).toContain(72295728);
+    expect(
+      numbers?.messageResponse.case === "allExtensionNumbersResponse" && numbers.messageResponse.value.extensionNumber,
+    ).toContain(72295728);
     expect(fileNames(byExtension)[0]).toBe("google/api/annotations.proto");
   });
 

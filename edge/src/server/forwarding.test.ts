@@ -7,7 +7,10 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binaryContent as binary } from "@aiem/kit/testing";
 import { FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
-import { FilesystemService, ReadFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import {
+  FilesystemService,
+  ReadFileResponseSchema,
+} from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { loadImageRegistry } from "../registry.js";
 import { createEdgeHandler } from "./edge-handler.js";
 import { createEdgeServer, type EdgeServer } from "./front-door.js";
@@ -60,7 +63,9 @@ describe("the edge's forwarded calls", () => {
       expect(res.fileInfo?.size).toBe(3_000_000n);
       const got = [];
       for await (const m of client.readFileStream({ name: "workspaces/w/sandboxEngines/s", path: "/f" })) got.push(m);
-      expect(got.map((m) => Buffer.from(m.data).toString("base64"))).toEqual(pieces.map((p) => Buffer.from(p).toString("base64")));
+      expect(got.map((m) => Buffer.from(m.data).toString("base64"))).toEqual(
+        pieces.map((p) => Buffer.from(p).toString("base64")),
+      );
       expect(got.map((m) => m.fileInfo?.size)).toEqual([3_000_000n, undefined, undefined, undefined]);
     }
     expect(Buffer.from(toBinary(ReadFileResponseSchema, kept)).equals(before)).toBe(true);

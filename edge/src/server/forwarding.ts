@@ -44,7 +44,14 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "unary":
       return async (input: AnyMessage, ctx: HandlerContext) => {
         try {
-          const res = await transport.unary(method, ctx.signal, ctx.timeoutMs(), outgoingHeaders(ctx), input, ctx.values);
+          const res = await transport.unary(
+            method,
+            ctx.signal,
+            ctx.timeoutMs(),
+            outgoingHeaders(ctx),
+            input,
+            ctx.values,
+          );
           copyApplicationHeaders(res.header, ctx.responseHeader);
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);
           return answer(res.message, ctx);
@@ -73,7 +80,14 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "client_streaming":
       return async (inputs: AsyncIterable<AnyMessage>, ctx: HandlerContext) => {
         try {
-          const res = await transport.stream(method, ctx.signal, ctx.timeoutMs(), outgoingHeaders(ctx), inputs, ctx.values);
+          const res = await transport.stream(
+            method,
+            ctx.signal,
+            ctx.timeoutMs(),
+            outgoingHeaders(ctx),
+            inputs,
+            ctx.values,
+          );
           copyApplicationHeaders(res.header, ctx.responseHeader);
           let last: unknown;
           for await (const m of res.message) last = m;
@@ -87,7 +101,14 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "bidi_streaming":
       return async function* (inputs: AsyncIterable<AnyMessage>, ctx: HandlerContext) {
         try {
-          const res = await transport.stream(method, ctx.signal, ctx.timeoutMs(), outgoingHeaders(ctx), inputs, ctx.values);
+          const res = await transport.stream(
+            method,
+            ctx.signal,
+            ctx.timeoutMs(),
+            outgoingHeaders(ctx),
+            inputs,
+            ctx.values,
+          );
           copyApplicationHeaders(res.header, ctx.responseHeader);
           yield* res.message;
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);
@@ -105,6 +126,7 @@ export function registerForwardingService(router: ConnectRouter, service: DescSe
   router.service(service, impl as never);
   for (const method of service.methods) {
     const field = detachableBytesField(method.output);
-    if (field && (method.methodKind === "unary" || method.methodKind === "server_streaming")) detachBytesField(router, method, field);
+    if (field && (method.methodKind === "unary" || method.methodKind === "server_streaming"))
+      detachBytesField(router, method, field);
   }
 }

@@ -7,7 +7,12 @@ import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
-import { compressionGzip, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import {
+  compressionGzip,
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+} from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLibraryFixture, type LibraryFixture } from "../testing/library-fixture.js";
@@ -52,7 +57,14 @@ afterAll(async () => {
 // The fixture service is dynamic, so its client is untyped here.
 type AnyClient = Record<string, (input: object, options?: object) => any>;
 
-function grpcUnary(url: string, method: string, input: DescMessage, output: DescMessage, message: object, metadata = new grpc.Metadata()) {
+function grpcUnary(
+  url: string,
+  method: string,
+  input: DescMessage,
+  output: DescMessage,
+  message: object,
+  metadata = new grpc.Metadata(),
+) {
   const client = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
   return new Promise<any>((resolve, reject) => {
     client.makeUnaryRequest(
@@ -142,7 +154,11 @@ describe.each([
     const name = `shelves/z/books/${"b".repeat(4000)}`;
     const offered = await fetch(`${url()}/edgetest.v1.LibraryService/GetBook`, {
       method: "POST",
-      headers: { "content-type": "application/json", "accept-encoding": "gzip, br", "connect-accept-encoding": "gzip, br" },
+      headers: {
+        "content-type": "application/json",
+        "accept-encoding": "gzip, br",
+        "connect-accept-encoding": "gzip, br",
+      },
       body: JSON.stringify({ name }),
     });
     expect(offered.status).toBe(200);
@@ -156,20 +172,29 @@ describe.each([
     expect(compressed.status).toBe(200);
     expect(((await compressed.json()) as { name: string }).name).toBe("shelves/z/books/2");
     // gRPC offers its own way; the answer is identity there too.
-    const client = createClient(fixture.service, createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1", acceptCompression: [compressionGzip] })) as unknown as AnyClient;
+    const client = createClient(
+      fixture.service,
+      createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1", acceptCompression: [compressionGzip] }),
+    ) as unknown as AnyClient;
     let encoding: string | null = "unset";
     await client["getBook"]!({ name }, { onHeader: (h: Headers) => (encoding = h.get("grpc-encoding")) });
     expect(encoding === null || encoding === "identity").toBe(true);
   });
 
   it("serves Connect over h2c and gRPC-Web over HTTP/1.1", async () => {
-    const connect = createClient(fixture.service, createConnectTransport({ baseUrl: url(), httpVersion: "2" })) as unknown as AnyClient;
+    const connect = createClient(
+      fixture.service,
+      createConnectTransport({ baseUrl: url(), httpVersion: "2" }),
+    ) as unknown as AnyClient;
     expect((await connect["getBook"]!({ name: "shelves/h2/books/1" })).name).toBe("shelves/h2/books/1");
     const names: string[] = [];
     for await (const b of connect["streamBooks"]!({ parent: "shelves/h2", count: 2 })) names.push(b.name);
     expect(names).toEqual(["shelves/h2/books/0", "shelves/h2/books/1"]);
 
-    const web = createClient(fixture.service, createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1" })) as unknown as AnyClient;
+    const web = createClient(
+      fixture.service,
+      createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1" }),
+    ) as unknown as AnyClient;
     expect((await web["getBook"]!({ name: "shelves/web/books/1" })).name).toBe("shelves/web/books/1");
     await expect(web["getBook"]!({ name: "shelves/web/books/missing" })).rejects.toSatisfy(
       (e: unknown) => e instanceof ConnectError && e.code === Code.NotFound,
@@ -177,7 +202,10 @@ describe.each([
   });
 
   it("refuses requests over the body limit one after another on one HTTP/1.1 connection, each at once", async () => {
-    const connect = createClient(fixture.service, createConnectTransport({ baseUrl: url(), httpVersion: "1.1" })) as unknown as AnyClient;
+    const connect = createClient(
+      fixture.service,
+      createConnectTransport({ baseUrl: url(), httpVersion: "1.1" }),
+    ) as unknown as AnyClient;
     // Connect's reader stops at the limit with the body half sent; the next call on the same
     // keep-alive connection used to get no answer until the keep-alive timeout (65 s).
     for (const mib of [5, 16, 6]) {
@@ -185,11 +213,16 @@ describe.each([
         (e: unknown) => e instanceof ConnectError && e.code === Code.ResourceExhausted,
       );
     }
-    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/1");
+    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
+      "shelves/after/books/1",
+    );
   });
 
   it("refuses requests over the body limit over HTTP/2 with RESOURCE_EXHAUSTED, to Connect and gRPC clients, and serves the next call", async () => {
-    const connect = createClient(fixture.service, createConnectTransport({ baseUrl: url(), httpVersion: "2" })) as unknown as AnyClient;
+    const connect = createClient(
+      fixture.service,
+      createConnectTransport({ baseUrl: url(), httpVersion: "2" }),
+    ) as unknown as AnyClient;
     const grpcNode = createClient(fixture.service, createGrpcTransport({ baseUrl: url() })) as unknown as AnyClient;
     const input = fixture.message("edgetest.v1.GetBookRequest");
     const output = fixture.message("edgetest.v1.Book");
@@ -205,8 +238,12 @@ describe.each([
         (e: unknown) => (e as grpc.ServiceError).code === grpc.status.RESOURCE_EXHAUSTED,
       );
     }
-    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/1");
-    expect((await grpcNode["getBook"]!({ name: "shelves/after/books/2" }, { timeoutMs: 10_000 })).name).toBe("shelves/after/books/2");
+    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
+      "shelves/after/books/1",
+    );
+    expect((await grpcNode["getBook"]!({ name: "shelves/after/books/2" }, { timeoutMs: 10_000 })).name).toBe(
+      "shelves/after/books/2",
+    );
   });
 
   it("answers an over-limit HTTP/2 request whose client stops sending without ending it", async () => {
@@ -214,7 +251,11 @@ describe.each([
     // left open (a client waiting for the answer) must still hear it.
     const session = http2Connect(url());
     try {
-      const stream = session.request({ ":method": "POST", ":path": "/edgetest.v1.LibraryService/GetBook", "content-type": "application/proto" });
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/edgetest.v1.LibraryService/GetBook",
+        "content-type": "application/proto",
+      });
       stream.write(Buffer.alloc(5 << 20));
       const head = await new Promise<Record<string, unknown>>((resolve, reject) => {
         stream.once("response", resolve);
@@ -255,7 +296,10 @@ describe.each([
 describe("protocol sniffing", () => {
   let url: URL;
   beforeAll(async () => {
-    const handler = createEdgeHandler({ registry: fixture.registry, ...createInProcessServices(fixture.routes, fixture.registry) });
+    const handler = createEdgeHandler({
+      registry: fixture.registry,
+      ...createInProcessServices(fixture.routes, fixture.registry),
+    });
     const server = createEdgeServer(handler, { firstBytesTimeoutMs: 200 });
     servers.push(server);
     const { port } = await server.listen(0, "127.0.0.1");
@@ -283,7 +327,9 @@ describe("protocol sniffing", () => {
   it("lets an HTTP/2 client send megabytes ahead, in large frames", async () => {
     const session = http2Connect(inProcessUrl);
     try {
-      const settings = await new Promise<import("node:http2").Settings>((resolve) => session.once("remoteSettings", resolve));
+      const settings = await new Promise<import("node:http2").Settings>((resolve) =>
+        session.once("remoteSettings", resolve),
+      );
       expect([settings.initialWindowSize, settings.maxFrameSize]).toEqual([4 << 20, 1 << 20]);
       // The connection's own window is raised past the 64 KiB every connection starts with; the
       // server sends that update when the session starts, so it has arrived once a ping is answered.
@@ -320,7 +366,14 @@ describe("protocol sniffing", () => {
 
 describe("gRPC server reflection", () => {
   it("lists the services for buf curl", async () => {
-    const { stdout } = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-methods", inProcessUrl]);
+    const { stdout } = await run(buf, [
+      "curl",
+      "--protocol",
+      "grpc",
+      "--http2-prior-knowledge",
+      "--list-methods",
+      inProcessUrl,
+    ]);
     const methods = stdout.trim().split("\n");
     expect(methods).toContain("edgetest.v1.LibraryService/GetBook");
     expect(methods).toContain("edgetest.v1.LibraryService/StreamBooks");

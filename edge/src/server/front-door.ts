@@ -1,7 +1,13 @@
 // One TCP port for every protocol: each connection's first bytes decide whether it is HTTP/2
 // with prior knowledge (gRPC, Connect over h2c) or HTTP/1.1 (REST, Connect, gRPC-Web), and the
 // socket is handed to the matching Node server; both run the same handler.
-import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerOptions, type ServerResponse } from "node:http";
+import {
+  createServer as createHttp1Server,
+  type IncomingMessage,
+  type Server as Http1Server,
+  type ServerOptions,
+  type ServerResponse,
+} from "node:http";
 import {
   constants as http2Constants,
   createServer as createHttp2Server,
@@ -60,7 +66,11 @@ const HOLD_SILENCE_MS = 100;
  * as soon as more than HOLD_DRAIN_BYTES came, the request broke off, or (with `silenceMs`) no
  * bytes came for that long.
  */
-function drainRequest(req: IncomingMessage | Http2ServerRequest, done: (whole: boolean) => void, silenceMs?: number): void {
+function drainRequest(
+  req: IncomingMessage | Http2ServerRequest,
+  done: (whole: boolean) => void,
+  silenceMs?: number,
+): void {
   let dropped = 0;
   let called = false;
   let timer: NodeJS.Timeout | undefined;
@@ -143,7 +153,10 @@ function holdEarlyErrorsHttp2(req: Http2ServerRequest, res: Http2ServerResponse)
     if (!req.complete && !draining && !req.stream.closed) req.stream.close(http2Constants.NGHTTP2_NO_ERROR);
   });
   type Call = (...a: unknown[]) => unknown;
-  const { writeHead, write, addTrailers, end } = res as unknown as Record<"writeHead" | "write" | "addTrailers" | "end", Call>;
+  const { writeHead, write, addTrailers, end } = res as unknown as Record<
+    "writeHead" | "write" | "addTrailers" | "end",
+    Call
+  >;
   const held: [Call, unknown[]][] = [];
   const release = () => {
     Object.assign(res, { writeHead, write, addTrailers, end });
@@ -159,7 +172,8 @@ function holdEarlyErrorsHttp2(req: Http2ServerRequest, res: Http2ServerResponse)
       req,
       (whole) => {
         release();
-        if (!whole && !req.stream.closed) res.stream.once("finish", () => req.stream.close(http2Constants.NGHTTP2_NO_ERROR));
+        if (!whole && !req.stream.closed)
+          res.stream.once("finish", () => req.stream.close(http2Constants.NGHTTP2_NO_ERROR));
       },
       HOLD_SILENCE_MS,
     );

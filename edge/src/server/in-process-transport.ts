@@ -61,7 +61,8 @@ export function createInProcessTransport(routes: Routes): Transport {
     handlers: [],
     service(service, implementation, options) {
       const spec = createServiceImplSpec(service, implementation);
-      for (const m of Object.values(spec.methods)) entries.set(key(m.method), { spec: m, interceptors: options?.interceptors ?? [] });
+      for (const m of Object.values(spec.methods))
+        entries.set(key(m.method), { spec: m, interceptors: options?.interceptors ?? [] });
       return this;
     },
     rpc(method, impl, options) {
@@ -102,7 +103,12 @@ export function createInProcessTransport(routes: Routes): Transport {
       try {
         const message = await raceAbort(
           ctx.signal,
-          invokeUnaryImplementation(entry.spec as never, ctx, toMessage(method.input, input) as never, entry.interceptors),
+          invokeUnaryImplementation(
+            entry.spec as never,
+            ctx,
+            toMessage(method.input, input) as never,
+            entry.interceptors,
+          ),
         );
         return {
           stream: false,
@@ -122,9 +128,11 @@ export function createInProcessTransport(routes: Routes): Transport {
     async stream(method, signal, timeoutMs, header, input, contextValues) {
       const entry = lookup(method);
       const ctx = contextFor(method, signal, timeoutMs, header, contextValues);
-      const output = transformInvokeImplementation(entry.spec, ctx, entry.interceptors)(
-        normalized(method.input, input) as never,
-      )[Symbol.asyncIterator]();
+      const output = transformInvokeImplementation(
+        entry.spec,
+        ctx,
+        entry.interceptors,
+      )(normalized(method.input, input) as never)[Symbol.asyncIterator]();
       // Like a network transport, answer once the handler produced its first message (and so
       // set its response headers), or failed.
       let first: IteratorResult<unknown>;

@@ -22,7 +22,8 @@ export function createInProcessServices(routes: Routes, registry?: Registry): In
   routes(probe);
   const byName = new Map<string, DescService>();
   for (const h of probe.handlers) {
-    if (!byName.has(h.service.typeName)) byName.set(h.service.typeName, registry?.getService(h.service.typeName) ?? h.service);
+    if (!byName.has(h.service.typeName))
+      byName.set(h.service.typeName, registry?.getService(h.service.typeName) ?? h.service);
   }
   const transport = createInProcessTransport(routes);
   return { routes, transport, services: [...byName.values()].map((service) => ({ service, transport })) };

@@ -10,15 +10,26 @@ export interface HostReply {
 }
 
 /** One HTTP/1.1 request to `edgeUrl`'s address with `host` as its Host header. */
-export function hostRequest(edgeUrl: string, host: string, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<HostReply> {
+export function hostRequest(
+  edgeUrl: string,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+  method = "GET",
+): Promise<HostReply> {
   const target = new URL(edgeUrl);
   return new Promise((resolve, reject) => {
-    const req = request({ host: target.hostname, port: target.port, method, path, headers: { ...headers, host } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: target.hostname, port: target.port, method, path, headers: { ...headers, host } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }),
+        );
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -33,11 +44,23 @@ export function hostOf(url: string): string {
  * A WebSocket handshake (enough of one for an echo server that answers 101 and sends back what
  * it gets): resolves with the answer's head and the socket, still open.
  */
-export function upgradeRequest(edgeUrl: string, host: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; head: string; socket: Socket }> {
+export function upgradeRequest(
+  edgeUrl: string,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; head: string; socket: Socket }> {
   const target = new URL(edgeUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname, () => {
-      const lines = [`GET ${path} HTTP/1.1`, `host: ${host}`, "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ=="];
+      const lines = [
+        `GET ${path} HTTP/1.1`,
+        `host: ${host}`,
+        "connection: Upgrade",
+        "upgrade: websocket",
+        "sec-websocket-version: 13",
+        "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
+      ];
       for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
       socket.write(`${lines.join("\r\n")}\r\n\r\n`);
     });

@@ -44,7 +44,11 @@ export interface ContentFixture {
 }
 
 /** A port nothing listens on now, for a server whose URL must be known before it starts. */
-export async function startContentFixture(options: { page: string; fallback?: NodeHandler; env?: Record<string, string> }): Promise<ContentFixture> {
+export async function startContentFixture(options: {
+  page: string;
+  fallback?: NodeHandler;
+  env?: Record<string, string>;
+}): Promise<ContentFixture> {
   // The parts build URLs from AIEM_PORT, as `npm start` does: it must be the real one.
   const port = await freePort();
   // The parts read their own settings from the process's environment (modules.ts): notebooks
@@ -58,7 +62,10 @@ export async function startContentFixture(options: { page: string; fallback?: No
   });
   const token = await t.token("root", { admin: true });
   const rest = async (method: string, path: string, body?: unknown, as = token) => {
-    const res = await t.call(method, path, { headers: { authorization: `Bearer ${as}` }, ...(body === undefined ? {} : { body }) });
+    const res = await t.call(method, path, {
+      headers: { authorization: `Bearer ${as}` },
+      ...(body === undefined ? {} : { body }),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const ok = async (p: Promise<{ status: number; body: any }>) => {
@@ -75,20 +82,43 @@ export async function startContentFixture(options: { page: string; fallback?: No
     }
   };
   const ws = "workspaces/content";
-  const dai = { profile: "workspaces/global/daiEngineProfiles/default", daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0" };
-  const made = await Promise.all(["a", "b"].map((id) => ok(rest("POST", `/v1/${ws}/daiEngines?daiEngineId=${id}`, dai))));
+  const dai = {
+    profile: "workspaces/global/daiEngineProfiles/default",
+    daiEngineVersion: "workspaces/global/daiEngineVersions/1.11.0",
+  };
+  const made = await Promise.all(
+    ["a", "b"].map((id) => ok(rest("POST", `/v1/${ws}/daiEngines?daiEngineId=${id}`, dai))),
+  );
   const nb = await ok(
-    rest("POST", `/v1/${ws}/notebookEngines?notebookEngineId=n`, { profile: "workspaces/global/notebookEngineProfiles/default", notebookImage: "workspaces/global/notebookEngineImages/default" }),
+    rest("POST", `/v1/${ws}/notebookEngines?notebookEngineId=n`, {
+      profile: "workspaces/global/notebookEngineProfiles/default",
+      notebookImage: "workspaces/global/notebookEngineImages/default",
+    }),
   );
   const h2oMade = await ok(
-    rest("POST", `/v1/${ws}/h2oEngines?h2oEngineId=h`, { profile: "workspaces/global/h2oEngineProfiles/default", h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0" }),
+    rest("POST", `/v1/${ws}/h2oEngines?h2oEngineId=h`, {
+      profile: "workspaces/global/h2oEngineProfiles/default",
+      h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0",
+    }),
   );
-  const engines = (await Promise.all(made.map((m) => until(`/v1/${m.daiEngine.name}`, "daiEngine", "STATE_RUNNING")))) as [any, any];
+  const engines = (await Promise.all(
+    made.map((m) => until(`/v1/${m.daiEngine.name}`, "daiEngine", "STATE_RUNNING")),
+  )) as [any, any];
   const h2o = await until(`/v1/${h2oMade.h2oEngine.name}`, "h2oEngine", "STATE_RUNNING");
   const notebook = await until(`/v1/${nb.notebookEngine.name}`, "notebookEngine", "STATE_RUNNING");
-  const created = await ok(rest("POST", `/v1/${ws}/sandboxEngines?sandboxEngineId=s`, { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE }));
+  const created = await ok(
+    rest("POST", `/v1/${ws}/sandboxEngines?sandboxEngineId=s`, {
+      sandboxEngineImage: IMAGE,
+      sandboxEngineTemplate: TEMPLATE,
+    }),
+  );
   const sandbox = await until(`/v1/${created.sandboxEngine.name}`, "sandboxEngine", "STATE_RUNNING");
-  await ok(rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, { command: "node", args: ["-e", PORT_PROGRAM, options.page] }));
+  await ok(
+    rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, {
+      command: "node",
+      args: ["-e", PORT_PROGRAM, options.page],
+    }),
+  );
   await ok(rest("POST", `/v1/${sandbox.name}/ports?portId=8080`, {}));
   const reachable = await until(`/v1/${sandbox.name}/ports/8080`, "port", "STATE_READY");
   return {

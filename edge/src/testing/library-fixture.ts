@@ -6,7 +6,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { create, createFileRegistry, fromBinary, type DescMessage, type DescService, type FileRegistry } from "@bufbuild/protobuf";
+import {
+  create,
+  createFileRegistry,
+  fromBinary,
+  type DescMessage,
+  type DescService,
+  type FileRegistry,
+} from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 
@@ -81,12 +88,18 @@ export function createLibraryFixture(registry: FileRegistry = buildTestRegistry(
     },
     listBooks(req: Msg, ctx: HandlerContext) {
       record("ListBooks", req, ctx);
-      return create(message("edgetest.v1.ListBooksResponse"), { request: req, books: [book("shelves/s/books/1")] } as never);
+      return create(message("edgetest.v1.ListBooksResponse"), {
+        request: req,
+        books: [book("shelves/s/books/1")],
+      } as never);
     },
     createBook(req: Msg, ctx: HandlerContext) {
       record("CreateBook", req, ctx);
       const b = req["book"] as Msg | undefined;
-      return create(Book, { ...(b ?? {}), name: `${req["parent"] as string}/books/${req["bookId"] as string}` } as never);
+      return create(Book, {
+        ...(b ?? {}),
+        name: `${req["parent"] as string}/books/${req["bookId"] as string}`,
+      } as never);
     },
     updateBook(req: Msg, ctx: HandlerContext) {
       record("UpdateBook", req, ctx);
@@ -102,11 +115,16 @@ export function createLibraryFixture(registry: FileRegistry = buildTestRegistry(
     },
     searchBooks(req: Msg, ctx: HandlerContext) {
       record("SearchBooks", req, ctx);
-      return create(message("edgetest.v1.ListBooksResponse"), { nextPageToken: `q=${req["query"] as string}` } as never);
+      return create(message("edgetest.v1.ListBooksResponse"), {
+        nextPageToken: `q=${req["query"] as string}`,
+      } as never);
     },
     getShelf(req: Msg, ctx: HandlerContext) {
       record("GetShelf", req, ctx);
-      return create(message("edgetest.v1.Shelf"), { name: `shelves/${req["shelfId"] as string}`, shelfId: req["shelfId"] } as never);
+      return create(message("edgetest.v1.Shelf"), {
+        name: `shelves/${req["shelfId"] as string}`,
+        shelfId: req["shelfId"],
+      } as never);
     },
     getFile(req: Msg, ctx: HandlerContext) {
       record("GetFile", req, ctx);

@@ -20,7 +20,11 @@ export interface TestHost {
   /** A bearer token for `users/<user>`. */
   token(user: string, options?: { admin?: boolean; roles?: string[]; displayName?: string }): Promise<string>;
   /** fetch() against the host with a JSON body and, given a user, their token. */
-  call(method: string, path: string, options?: { user?: string; admin?: boolean; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { user?: string; admin?: boolean; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -67,7 +71,12 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   await host.start();
   const key = await loadOrCreateSigningKey(dataDir);
   const token: TestHost["token"] = (user, o = {}) =>
-    mintEmbeddedToken(key, { user, admin: o.admin ?? false, roles: o.roles ?? [], ...(o.displayName ? { displayName: o.displayName } : {}) });
+    mintEmbeddedToken(key, {
+      user,
+      admin: o.admin ?? false,
+      roles: o.roles ?? [],
+      ...(o.displayName ? { displayName: o.displayName } : {}),
+    });
   return {
     host,
     url: host.url,

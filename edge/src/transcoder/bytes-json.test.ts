@@ -2,9 +2,21 @@ import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
 import { TunnelRequestSchema, TunnelResponseSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
-import { ReadFileResponseSchema, WriteFileRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import {
+  ReadFileResponseSchema,
+  WriteFileRequestSchema,
+} from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { ReadProcessOutputFramesResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
-import { LARGE_BYTES, base64Texts, decodeCanonicalBase64, jsonPieces, largeBytes, messageFromJson, messageToJson, pieceLength } from "./bytes-json.js";
+import {
+  LARGE_BYTES,
+  base64Texts,
+  decodeCanonicalBase64,
+  jsonPieces,
+  largeBytes,
+  messageFromJson,
+  messageToJson,
+  pieceLength,
+} from "./bytes-json.js";
 
 /** Every byte value, then bytes from a fixed-seed generator (the same on every run). */
 function binary(length: number, seed = 1): Uint8Array {
@@ -22,7 +34,10 @@ const opts = { alwaysEmitImplicit: true } as const;
 describe("messageToJson", () => {
   it("writes exactly the JSON of protobuf-es for binary content of every length mod 3", () => {
     for (const length of [0, 1, 2, 3, 255, 256, 257, 4095, 4096, 70_001]) {
-      const message = create(ReadFileResponseSchema, { content: binary(length, length), fileInfo: { path: "/workspace/a", size: BigInt(length) } });
+      const message = create(ReadFileResponseSchema, {
+        content: binary(length, length),
+        fileInfo: { path: "/workspace/a", size: BigInt(length) },
+      });
       const expected = toJson(ReadFileResponseSchema, message, opts);
       expect(messageToJson(ReadFileResponseSchema, message, opts)).toEqual(expected);
       // The message itself is left as it was.
@@ -33,7 +48,10 @@ describe("messageToJson", () => {
   it("leaves large values out of the text, for pieces that put together give the same JSON", () => {
     for (const length of [LARGE_BYTES - 1, LARGE_BYTES, LARGE_BYTES + 1, 3 * LARGE_BYTES + 2]) {
       // A path that looks like a marker of another response stays text.
-      const message = create(ReadFileResponseSchema, { content: binary(length, length), fileInfo: { path: "/workspace/@aiem-bytes-x:0@", size: BigInt(length) } });
+      const message = create(ReadFileResponseSchema, {
+        content: binary(length, length),
+        fileInfo: { path: "/workspace/@aiem-bytes-x:0@", size: BigInt(length) },
+      });
       const large = largeBytes();
       const pieces = jsonPieces(JSON.stringify(messageToJson(ReadFileResponseSchema, message, opts, large)), large);
       expect(pieces.some((p) => typeof p !== "string")).toBe(length >= LARGE_BYTES);
@@ -61,8 +79,12 @@ describe("messageToJson", () => {
       ],
       droppedBytes: 7n,
     });
-    expect(messageToJson(ReadProcessOutputFramesResponseSchema, frames, opts)).toEqual(toJson(ReadProcessOutputFramesResponseSchema, frames, opts));
-    expect(messageToJson(ReadProcessOutputFramesResponseSchema, frames)).toEqual(toJson(ReadProcessOutputFramesResponseSchema, frames));
+    expect(messageToJson(ReadProcessOutputFramesResponseSchema, frames, opts)).toEqual(
+      toJson(ReadProcessOutputFramesResponseSchema, frames, opts),
+    );
+    expect(messageToJson(ReadProcessOutputFramesResponseSchema, frames)).toEqual(
+      toJson(ReadProcessOutputFramesResponseSchema, frames),
+    );
 
     const data = create(TunnelResponseSchema, { frame: { case: "data", value: binary(33, 4) } });
     expect(messageToJson(TunnelResponseSchema, data)).toEqual(toJson(TunnelResponseSchema, data));
@@ -75,7 +97,11 @@ describe("messageFromJson", () => {
   it("round-trips binary content to the same bytes protobuf-es reads", () => {
     for (const length of [0, 1, 2, 3, 4096, 100_003]) {
       const content = binary(length, length + 9);
-      const json = { path: "/workspace/a", content: Buffer.from(content).toString("base64"), overwrite: true } as JsonValue;
+      const json = {
+        path: "/workspace/a",
+        content: Buffer.from(content).toString("base64"),
+        overwrite: true,
+      } as JsonValue;
       const fast = messageFromJson(WriteFileRequestSchema, structuredClone(json));
       const slow = fromJson(WriteFileRequestSchema, json);
       expect(fast).toEqual(slow);
@@ -86,7 +112,9 @@ describe("messageFromJson", () => {
   it("leaves every other spelling to protobuf-es: base64url, no padding, white space, inner padding", () => {
     for (const text of ["-_-_", "+/+/", "QUI", "QUJD\nREVG", "QQ==QQ==", "QUJDREVG", ""]) {
       const json = { content: text } as JsonValue;
-      expect(messageFromJson(WriteFileRequestSchema, structuredClone(json))).toEqual(fromJson(WriteFileRequestSchema, json));
+      expect(messageFromJson(WriteFileRequestSchema, structuredClone(json))).toEqual(
+        fromJson(WriteFileRequestSchema, json),
+      );
     }
   });
 
@@ -116,7 +144,9 @@ describe("decodeCanonicalBase64", () => {
     for (const text of samples) {
       const fast = decodeCanonicalBase64(text);
       if (fast === undefined) {
-        expect(Buffer.from(Buffer.from(text, "base64").toString("base64")).toString() === text && text.length % 4 === 0).toBe(false);
+        expect(
+          Buffer.from(Buffer.from(text, "base64").toString("base64")).toString() === text && text.length % 4 === 0,
+        ).toBe(false);
         continue;
       }
       expect(fast).toEqual(base64Decode(text));

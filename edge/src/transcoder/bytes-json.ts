@@ -37,7 +37,10 @@ function isBytes(field: DescField): boolean {
 // Well-known types have JSON forms of their own (BytesValue is a bare string, Any embeds
 // another message): they are left to protobuf-es.
 function walkable(field: DescField): DescMessage | undefined {
-  const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+  const message =
+    field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+      ? field.message
+      : undefined;
   return message && !message.typeName.startsWith("google.protobuf.") ? message : undefined;
 }
 
@@ -83,7 +86,8 @@ const BASE64_TEXT_BYTES = 48 << 10;
  * "latin1" encoding: base64 is ASCII, so the socket takes the text as it is, with no UTF-8 pass.
  */
 export function* base64Texts(bytes: Uint8Array): Generator<string> {
-  for (let at = 0; at < bytes.length; at += BASE64_TEXT_BYTES) yield encodeBase64(bytes.subarray(at, at + BASE64_TEXT_BYTES));
+  for (let at = 0; at < bytes.length; at += BASE64_TEXT_BYTES)
+    yield encodeBase64(bytes.subarray(at, at + BASE64_TEXT_BYTES));
 }
 
 /**
@@ -97,7 +101,9 @@ export function decodeCanonicalBase64(text: string): Uint8Array | undefined {
   // was canonical.
   if (decoded.toString("base64") !== text) return undefined;
   // Small results share Node's buffer pool; a message keeps bytes of its own.
-  return decoded.length < 4096 ? new Uint8Array(decoded) : new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.length);
+  return decoded.length < 4096
+    ? new Uint8Array(decoded)
+    : new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.length);
 }
 
 /** Where a value is in the message, and where its JSON goes. */
@@ -152,7 +158,12 @@ export function pieceLength(piece: JsonPiece): number {
  * toJson, with the bytes fields encoded by Node. The message is left as it was. With `large`,
  * single values of at least LARGE_BYTES are left as markers for `jsonPieces`.
  */
-export function messageToJson(desc: DescMessage, message: unknown, options?: Partial<JsonWriteOptions>, large?: LargeBytes): JsonValue {
+export function messageToJson(
+  desc: DescMessage,
+  message: unknown,
+  options?: Partial<JsonWriteOptions>,
+  large?: LargeBytes,
+): JsonValue {
   if (bytesPlan(desc).length === 0) return toJson(desc, message as never, options);
   const swaps: Swap[] = [];
   collect(desc, message as Message, [], swaps);

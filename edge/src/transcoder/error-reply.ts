@@ -7,7 +7,12 @@ import { HttpError, httpStatusOf, statusJson } from "./status.js";
 import type { NodeRequest, NodeResponse } from "./transcoder.js";
 
 /** Answers a failed call: its status as HTTP and a `google.rpc.Status` body; anything else is a 500 without details. */
-export function replyError(req: NodeRequest, res: NodeResponse, reason: unknown, context: { logger: EdgeLogger; registry: Registry | undefined }): void {
+export function replyError(
+  req: NodeRequest,
+  res: NodeResponse,
+  reason: unknown,
+  context: { logger: EdgeLogger; registry: Registry | undefined },
+): void {
   const { logger, registry } = context;
   let error: ConnectError;
   let status: number;

@@ -13,7 +13,6 @@ export function responseHeaders(from: Headers): Record<string, string> {
   return out;
 }
 
-
 /** Reads the body as text; rejects with 413 past `limit` bytes. */
 export function readBody(req: NodeRequest, limit: number): Promise<string> {
   const tooLarge = () =>
@@ -27,7 +26,12 @@ export function readBody(req: NodeRequest, limit: number): Promise<string> {
     req.resume();
     return Promise.reject(tooLarge());
   }
-  if (declared === 0 || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined && req.httpVersionMajor === 1)) {
+  if (
+    declared === 0 ||
+    (req.headers["content-length"] === undefined &&
+      req.headers["transfer-encoding"] === undefined &&
+      req.httpVersionMajor === 1)
+  ) {
     return Promise.resolve("");
   }
   return new Promise((resolve, reject) => {
@@ -61,4 +65,3 @@ export function readBody(req: NodeRequest, limit: number): Promise<string> {
     req.on("error", onError);
   });
 }
-

@@ -19,7 +19,12 @@ const STREAM_HEADER_DELAY_MS = 1_000;
  * each such string once more and the line would be one more copy of it (a third of the server's
  * CPU for 100 MB of output). Returns what the last write returned.
  */
-function writeLine(res: NodeResponse, route: RouteEntry, message: unknown, encode: (route: RouteEntry, message: unknown, large?: LargeBytes) => string): boolean {
+function writeLine(
+  res: NodeResponse,
+  route: RouteEntry,
+  message: unknown,
+  encode: (route: RouteEntry, message: unknown, large?: LargeBytes) => string,
+): boolean {
   const large = largeBytes();
   const pieces = jsonPieces(encode(route, message, large), large);
   if (pieces.length === 1) return res.write(`{"result":${pieces[0] as string}}\n`);
@@ -45,7 +50,11 @@ export async function streamNdjson(
   abort: AbortController,
   header: Headers,
   message: Record<string, unknown>,
-  context: { encode: (route: RouteEntry, message: unknown, large?: LargeBytes) => string; logger: EdgeLogger; registry: Registry | undefined },
+  context: {
+    encode: (route: RouteEntry, message: unknown, large?: LargeBytes) => string;
+    logger: EdgeLogger;
+    registry: Registry | undefined;
+  },
 ): Promise<void> {
   const { encode, logger, registry } = context;
   // Hold the status line until the first message (or a short while), so a call that fails

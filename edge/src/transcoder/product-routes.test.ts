@@ -29,16 +29,33 @@ const record = (method: DescMethod, message: any) => {
 const recorder: Transport = {
   async unary(method, _signal, _timeout, _header, input) {
     record(method, input);
-    return { stream: false, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: create(method.output) };
+    return {
+      stream: false,
+      service: method.parent,
+      method,
+      header: new Headers(),
+      trailer: new Headers(),
+      message: create(method.output),
+    };
   },
   async stream(method, _signal, _timeout, _header, input) {
     for await (const m of input) record(method, m);
     async function* none() {}
-    return { stream: true, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: none() } as never;
+    return {
+      stream: true,
+      service: method.parent,
+      method,
+      header: new Headers(),
+      trailer: new Headers(),
+      message: none(),
+    } as never;
   },
 };
 
-const transcoder = createTranscoder({ services: services.map((service) => ({ service, transport: recorder })), registry });
+const transcoder = createTranscoder({
+  services: services.map((service) => ({ service, transport: recorder })),
+  registry,
+});
 let server: Server;
 let base: string;
 
@@ -64,12 +81,42 @@ describe("the product's REST routes", () => {
   it("routes resource, collection and custom-verb paths", async () => {
     const cases: Array<[string, string, unknown, string, Record<string, unknown>]> = [
       ["GET", "/v1/workspaces/w1/daiEngines/e1", undefined, "GetDAIEngine", { name: "workspaces/w1/daiEngines/e1" }],
-      ["GET", "/v1/workspaces/-/daiEngines?pageSize=5&orderBy=create_time%20desc", undefined, "ListDAIEngines", { parent: "workspaces/-", pageSize: 5, orderBy: "create_time desc" }],
+      [
+        "GET",
+        "/v1/workspaces/-/daiEngines?pageSize=5&orderBy=create_time%20desc",
+        undefined,
+        "ListDAIEngines",
+        { parent: "workspaces/-", pageSize: 5, orderBy: "create_time desc" },
+      ],
       ["POST", "/v1/workspaces/w1/daiEngines/e1:pause", {}, "PauseDAIEngine", { name: "workspaces/w1/daiEngines/e1" }],
-      ["PATCH", "/v1/workspaces/w1/daiEngines/e1?updateMask=display_name,cpu", { displayName: "x" }, "UpdateDAIEngine", { daiEngine: { name: "workspaces/w1/daiEngines/e1", displayName: "x" } }],
-      ["GET", "/v1/workspaces/w1/sandboxEngines/s1/filesystem:readFile?path=/etc/hosts", undefined, "ReadFile", { name: "workspaces/w1/sandboxEngines/s1", path: "/etc/hosts" }],
-      ["GET", "/v1/workspaces/global/daiEngineProfiles:listAssigned", undefined, "ListAssignedDAIEngineProfiles", { parent: "workspaces/global" }],
-      ["GET", "/v1/workspaces/w1/sandboxEngines/s1/processes/p1:streamOutput", undefined, "StreamProcessOutput", { name: "workspaces/w1/sandboxEngines/s1/processes/p1" }],
+      [
+        "PATCH",
+        "/v1/workspaces/w1/daiEngines/e1?updateMask=display_name,cpu",
+        { displayName: "x" },
+        "UpdateDAIEngine",
+        { daiEngine: { name: "workspaces/w1/daiEngines/e1", displayName: "x" } },
+      ],
+      [
+        "GET",
+        "/v1/workspaces/w1/sandboxEngines/s1/filesystem:readFile?path=/etc/hosts",
+        undefined,
+        "ReadFile",
+        { name: "workspaces/w1/sandboxEngines/s1", path: "/etc/hosts" },
+      ],
+      [
+        "GET",
+        "/v1/workspaces/global/daiEngineProfiles:listAssigned",
+        undefined,
+        "ListAssignedDAIEngineProfiles",
+        { parent: "workspaces/global" },
+      ],
+      [
+        "GET",
+        "/v1/workspaces/w1/sandboxEngines/s1/processes/p1:streamOutput",
+        undefined,
+        "StreamProcessOutput",
+        { name: "workspaces/w1/sandboxEngines/s1/processes/p1" },
+      ],
     ];
     for (const [method, path, body, rpc, request] of cases) {
       const r = await send(method, path, body);
@@ -85,7 +132,9 @@ describe("the product's REST routes", () => {
     const shapes = new Set<string>();
     for (const route of transcoder.routes.filter((r) => r.path.includes("{"))) {
       let n = 0;
-      const plain = route.path.replace(/\{[a-z0-9_.]+=([^}]+)\}/g, (_all, pattern: string) => pattern.replace(/\*/g, () => `x${++n}`));
+      const plain = route.path.replace(/\{[a-z0-9_.]+=([^}]+)\}/g, (_all, pattern: string) =>
+        pattern.replace(/\*/g, () => `x${++n}`),
+      );
       n = 0;
       const quoted = route.path.replace(/\{[a-z0-9_.]+=([^}]+)\}/g, (_all, pattern: string) =>
         encodeURIComponent(pattern.replace(/\*/g, () => `x${++n}`)),
@@ -121,7 +170,9 @@ describe("the product's REST routes", () => {
   });
 
   it("passes update masks through exactly", async () => {
-    const r = await send("PATCH", "/v1/workspaces/w1/daiEngines/e1?updateMask=display_name,Max_Idle_Duration", { displayName: "x" });
+    const r = await send("PATCH", "/v1/workspaces/w1/daiEngines/e1?updateMask=display_name,Max_Idle_Duration", {
+      displayName: "x",
+    });
     expect(r.status).toBe(200);
     expect(calls[0]?.message.updateMask.paths).toEqual(["display_name", "Max_Idle_Duration"]);
   });

@@ -85,11 +85,7 @@ function resolveProtoPath(input: DescMessage, path: readonly string[], what: str
   return fields;
 }
 
-export function createRequestPlan(
-  method: DescMethod,
-  template: PathTemplate,
-  bodySpec: string,
-): RequestPlan {
+export function createRequestPlan(method: DescMethod, template: PathTemplate, bodySpec: string): RequestPlan {
   const input = method.input;
   const where = `${method.parent.typeName}.${method.name} (${template.source})`;
 
@@ -100,7 +96,8 @@ export function createRequestPlan(
     const field = input.fields.find((f) => f.name === bodySpec);
     if (!field) throw new Error(`${where}: body field "${bodySpec}" does not exist`);
     const masks =
-      field.fieldKind === "message" && (field.message.typeName === "google.protobuf.FieldMask" || containsFieldMask(field.message));
+      field.fieldKind === "message" &&
+      (field.message.typeName === "google.protobuf.FieldMask" || containsFieldMask(field.message));
     body = { kind: "field", field, masks };
   }
 
@@ -342,7 +339,10 @@ function applyQuery(plan: RequestPlan, message: Message, query: string): void {
       name = decodeForm(eq < 0 ? pair : pair.slice(0, eq));
       text = eq < 0 ? "" : decodeForm(pair.slice(eq + 1));
     } catch {
-      violations.push({ field: pair.slice(0, eq < 0 ? undefined : eq), description: "malformed percent-encoding in the query string" });
+      violations.push({
+        field: pair.slice(0, eq < 0 ? undefined : eq),
+        description: "malformed percent-encoding in the query string",
+      });
       continue;
     }
     if (!plan.resolveQuery) {

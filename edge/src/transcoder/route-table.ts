@@ -101,8 +101,10 @@ function flattenRule(rule: HttpRule): Binding[] {
   const out: Binding[] = [];
   const visit = (r: HttpRule) => {
     const { case: kind, value } = r.pattern;
-    if (kind === "custom") out.push({ httpMethod: value.kind.toUpperCase(), path: value.path, body: r.body, responseBody: r.responseBody });
-    else if (kind !== undefined) out.push({ httpMethod: kind.toUpperCase(), path: value, body: r.body, responseBody: r.responseBody });
+    if (kind === "custom")
+      out.push({ httpMethod: value.kind.toUpperCase(), path: value.path, body: r.body, responseBody: r.responseBody });
+    else if (kind !== undefined)
+      out.push({ httpMethod: kind.toUpperCase(), path: value, body: r.body, responseBody: r.responseBody });
     for (const extra of r.additionalBindings) visit(extra);
   };
   visit(rule);

@@ -50,8 +50,12 @@ describe("route trie", () => {
   add("GET", "/v1/{shelf=shelves/*}/files/{path=**}");
 
   it("prefers literals over wildcards", () => {
-    expect(trie.match("GET", "/v1/shelves/special/books/x")).toMatchObject({ route: "GET /v1/shelves/special/books/x" });
-    expect(trie.match("GET", "/v1/shelves/special/books/y")).toMatchObject({ route: "GET /v1/{name=shelves/*/books/*}" });
+    expect(trie.match("GET", "/v1/shelves/special/books/x")).toMatchObject({
+      route: "GET /v1/shelves/special/books/x",
+    });
+    expect(trie.match("GET", "/v1/shelves/special/books/y")).toMatchObject({
+      route: "GET /v1/{name=shelves/*/books/*}",
+    });
   });
 
   it("splits a declared verb off the last segment", () => {

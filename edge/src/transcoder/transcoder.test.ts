@@ -44,7 +44,11 @@ interface Reply {
   json: any;
 }
 
-async function call(method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function call(
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(base + path, {
     method,
     body: init.body,
@@ -259,14 +263,26 @@ describe.each([
   describe("request bodies", () => {
     it("maps a body field and the id query parameter", async () => {
       const r = await call("POST", "/v1/shelves/s/books?bookId=b9", {
-        body: JSON.stringify({ title: "T", pageCount: "12", genre: "GENRE_SCIENCE", labels: { a: "b" }, author: { display_name: "Bo" } }),
+        body: JSON.stringify({
+          title: "T",
+          pageCount: "12",
+          genre: "GENRE_SCIENCE",
+          labels: { a: "b" },
+          author: { display_name: "Bo" },
+        }),
       });
       expect(r.status, r.text).toBe(200);
-      expect(r.json).toMatchObject({ name: "shelves/s/books/b9", title: "T", pageCount: "12", genre: "GENRE_SCIENCE", labels: { a: "b" } });
+      expect(r.json).toMatchObject({
+        name: "shelves/s/books/b9",
+        title: "T",
+        pageCount: "12",
+        genre: "GENRE_SCIENCE",
+        labels: { a: "b" },
+      });
       expect(last("CreateBook").book.author.displayName).toBe("Bo");
     });
 
-    it('keeps FieldMask paths in a body exactly as sent, under either field name', async () => {
+    it("keeps FieldMask paths in a body exactly as sent, under either field name", async () => {
       await call("POST", "/v1/shelves/s/books/b:archive", { body: JSON.stringify({ keepMask: "title,page_count" }) });
       expect(last("ArchiveBook").keepMask.paths).toEqual(["title", "page_count"]);
       await call("POST", "/v1/shelves/s/books/b:archive", { body: JSON.stringify({ keep_mask: "archive_reason" }) });
@@ -286,7 +302,9 @@ describe.each([
       expect(r.status).toBe(400);
       expect(r.json.code).toBe(3);
       expect(r.json.message).toBe("author.nickname: unknown field in the request body");
-      const top = await call("POST", "/v1/shelves/s/books/b:archive", { body: JSON.stringify({ reason: "x", extra: 1 }) });
+      const top = await call("POST", "/v1/shelves/s/books/b:archive", {
+        body: JSON.stringify({ reason: "x", extra: 1 }),
+      });
       expect(top.json.message).toBe("extra: unknown field in the request body");
     });
 
@@ -309,7 +327,9 @@ describe.each([
     });
 
     it("answers 413 with a Status past the body limit", async () => {
-      const r = await call("POST", "/v1/shelves/s/books?bookId=x", { body: JSON.stringify({ title: "x".repeat(2000) }) });
+      const r = await call("POST", "/v1/shelves/s/books?bookId=x", {
+        body: JSON.stringify({ title: "x".repeat(2000) }),
+      });
       expect(r.status).toBe(413);
       expect(r.json).toMatchObject({ code: 8, message: expect.stringContaining("1024 bytes") });
     });
@@ -317,7 +337,13 @@ describe.each([
     it("answers 413 for a chunked body that grows past the limit", async () => {
       const status = await new Promise<number>((resolve, reject) => {
         const req = httpRequest(
-          { host: "127.0.0.1", port: address.port, method: "POST", path: "/v1/shelves/s/books?bookId=x", headers: { "content-type": "application/json" } },
+          {
+            host: "127.0.0.1",
+            port: address.port,
+            method: "POST",
+            path: "/v1/shelves/s/books?bookId=x",
+            headers: { "content-type": "application/json" },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
@@ -360,7 +386,11 @@ describe.each([
   });
 
   describe("server streaming", () => {
-    const lines = (text: string) => text.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = (text: string) =>
+      text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l));
 
     it("streams newline-delimited JSON results", async () => {
       const r = await call("GET", "/v1/shelves/s/books:stream?count=3");
@@ -394,13 +424,16 @@ describe.each([
     it("cancels the upstream call when the client disconnects", async () => {
       const cancelled = fixture.streamCancelled();
       await new Promise<void>((resolve, reject) => {
-        const req = httpRequest({ host: "127.0.0.1", port: address.port, path: "/v1/shelves/s/books:stream?count=5&hang=true" }, (res) => {
-          res.once("data", (chunk: Buffer) => {
-            expect(JSON.parse(chunk.toString())).toMatchObject({ result: { name: "shelves/s/books/0" } });
-            req.destroy();
-            resolve();
-          });
-        });
+        const req = httpRequest(
+          { host: "127.0.0.1", port: address.port, path: "/v1/shelves/s/books:stream?count=5&hang=true" },
+          (res) => {
+            res.once("data", (chunk: Buffer) => {
+              expect(JSON.parse(chunk.toString())).toMatchObject({ result: { name: "shelves/s/books/0" } });
+              req.destroy();
+              resolve();
+            });
+          },
+        );
         req.on("error", () => {});
         req.on("close", () => resolve());
         setTimeout(() => reject(new Error("no first message")), 5_000);
@@ -418,7 +451,11 @@ describe.each([
     it("answers a preflight for REST and Connect paths", async () => {
       for (const path of ["/v1/shelves/s/books", "/edgetest.v1.LibraryService/GetBook"]) {
         const r = await call("OPTIONS", path, {
-          headers: { origin, "access-control-request-method": "PATCH", "access-control-request-headers": "authorization, content-type" },
+          headers: {
+            origin,
+            "access-control-request-method": "PATCH",
+            "access-control-request-headers": "authorization, content-type",
+          },
         });
         expect(r.status, path).toBe(204);
         expect(r.headers.get("access-control-allow-origin")).toBe(origin);

@@ -25,7 +25,11 @@ export type { RestRoute } from "./route-table.js";
 export type NodeRequest = IncomingMessage | Http2ServerRequest;
 export type NodeResponse = (Omit<ServerResponse, "write"> | Omit<Http2ServerResponse, "write">) & {
   write(chunk: string | Uint8Array, callback?: (err: Error | null | undefined) => void): boolean;
-  write(chunk: string | Uint8Array, encoding: BufferEncoding, callback?: (err: Error | null | undefined) => void): boolean;
+  write(
+    chunk: string | Uint8Array,
+    encoding: BufferEncoding,
+    callback?: (err: Error | null | undefined) => void,
+  ): boolean;
   writeHead(status: number, headers?: OutgoingHttpHeaders): unknown;
 };
 export type NodeHandler = (req: NodeRequest, res: NodeResponse) => void;
@@ -90,7 +94,10 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
     if (found.kind === "method") {
       throw new HttpError(
         405,
-        new ConnectError(`${httpMethod} is not allowed on ${path}; use ${found.allowed.join(", ")}`, Code.Unimplemented),
+        new ConnectError(
+          `${httpMethod} is not allowed on ${path}; use ${found.allowed.join(", ")}`,
+          Code.Unimplemented,
+        ),
         { allow: found.allowed.join(", ") },
       );
     }
@@ -112,13 +119,7 @@ export function createTranscoder(options: TranscoderOptions): Transcoder {
     const header = forwardedRequestHeaders(req.headers);
     const { transport } = route.call;
     if (!route.serverStreaming) {
-      const response = await transport.unary(
-        route.method as DescMethodUnary,
-        abort.signal,
-        undefined,
-        header,
-        message,
-      );
+      const response = await transport.unary(route.method as DescMethodUnary, abort.signal, undefined, header, message);
       // Large bytes values (a file read) go out as base64 piece by piece: never as one string,
       // nor inside the whole JSON text, nor in the buffer that text would become.
       const large = largeBytes();

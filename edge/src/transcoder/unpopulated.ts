@@ -42,7 +42,9 @@ export function emitsNullWhenUnset(field: DescField): boolean {
 // Well-known types have JSON forms of their own (strings, arbitrary values); no fields to fill.
 function nestedMessage(field: DescField): DescMessage | undefined {
   const message =
-    field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+    field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+      ? field.message
+      : undefined;
   if (!message || message.typeName.startsWith("google.protobuf.")) return undefined;
   return message;
 }

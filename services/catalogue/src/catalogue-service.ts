@@ -60,7 +60,12 @@ function parseName(d: KindDescriptor, name: string, field: string): Target {
 }
 
 /** The version id an alias stands for, or the segment itself when it is not an alias. */
-export async function resolveVersionId(exec: Executor, d: KindDescriptor, workspace: string, segment: string): Promise<string | undefined> {
+export async function resolveVersionId(
+  exec: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  segment: string,
+): Promise<string | undefined> {
   if (d.family !== "version" || !isAlias(segment)) return segment;
   const row = (await exec
     .selectFrom("version_aliases")
@@ -73,7 +78,12 @@ export async function resolveVersionId(exec: Executor, d: KindDescriptor, worksp
 }
 
 /** Loads the resource a request names (aliases resolved), or throws NOT_FOUND with that name. */
-async function mustLoad(exec: Executor, d: KindDescriptor, t: Target, forUpdate = false): Promise<{ id: string; resource: CatalogueResource }> {
+async function mustLoad(
+  exec: Executor,
+  d: KindDescriptor,
+  t: Target,
+  forUpdate = false,
+): Promise<{ id: string; resource: CatalogueResource }> {
   const id = await resolveVersionId(exec, d, t.workspace, t.segment);
   const resource = id === undefined ? undefined : await loadResource(exec, d, t.workspace, id, { forUpdate });
   if (!resource || id === undefined) throw notFound(t.name, d.resourceType);
@@ -110,7 +120,10 @@ export function generateId(word: string, displayName: string): string {
 
 /** The update-mask rules of a kind: its section 5 paths; immutable and output-only fields named as such. */
 function maskRules(d: KindDescriptor) {
-  const immutable = [...fieldsWith(d.schema, FieldBehavior.IMMUTABLE), ...fieldsWith(d.schema, FieldBehavior.IDENTIFIER)];
+  const immutable = [
+    ...fieldsWith(d.schema, FieldBehavior.IMMUTABLE),
+    ...fieldsWith(d.schema, FieldBehavior.IDENTIFIER),
+  ];
   const outputOnly = fieldsWith(d.schema, FieldBehavior.OUTPUT_ONLY);
   return { allowed: d.updatable, immutable, outputOnly };
 }
@@ -148,7 +161,7 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
     // be, as :assignAliases would (the official client's configs declare them on create).
     const version = d.family === "version" ? (resource as CatalogueResource & { aliases: string[] }) : undefined;
     // The name is not part of validation, so a bad request fails before any id is generated.
-    validateResource(d, resource, version && ((v) => version.aliases = aliasesOf(version.aliases, v)));
+    validateResource(d, resource, version && ((v) => (version.aliases = aliasesOf(version.aliases, v))));
     const aliases = version?.aliases ?? [];
     const now = runtime.now();
     stampCreate(resource, principal, now);
@@ -223,7 +236,12 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
       const id = await resolveVersionId(trx, d, t.workspace, t.segment);
       if (id === undefined || !(await deleteResource(trx, d, t.workspace, id))) throw notFound(t.name, d.resourceType);
       if (d.family === "version") {
-        await trx.deleteFrom("version_aliases").where("kind", "=", d.kind).where("workspace", "=", t.workspace).where("version_id", "=", id).execute();
+        await trx
+          .deleteFrom("version_aliases")
+          .where("kind", "=", d.kind)
+          .where("workspace", "=", t.workspace)
+          .where("version_id", "=", id)
+          .execute();
       }
       await enqueueDeleted(trx, d, t.workspace, id, d.pattern.format({ workspace: t.workspace, [d.idVar]: id }), now);
     });
@@ -253,7 +271,8 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
         const { resource } = await mustLoad(trx, d, source);
         resource.name = d.pattern.format({ workspace, [d.idVar]: id });
         stampCreate(resource, principal, now);
-        if (!(await insertResource(trx, d, workspace, id, resource))) throw alreadyExists(resource.name, d.resourceType);
+        if (!(await insertResource(trx, d, workspace, id, resource)))
+          throw alreadyExists(resource.name, d.resourceType);
         await enqueueChanged(trx, d, workspace, id, resource, now);
         return resource;
       });
@@ -269,7 +288,12 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
         roles.length === 0
           ? sql<boolean>`not assigned_oidc_roles_enabled`
           : sql<boolean>`(not assigned_oidc_roles_enabled or assigned_oidc_roles && ARRAY[${sql.join(roles)}]::text[])`;
-      const query = db().selectFrom(d.table).select("resource").where("workspace", "=", workspace).where("enabled", "=", true).where(usable);
+      const query = db()
+        .selectFrom(d.table)
+        .select("resource")
+        .where("workspace", "=", workspace)
+        .where("enabled", "=", true)
+        .where(usable);
       const page = await paginate(query, {
         parent: req.parent,
         pageSize: req.pageSize,
@@ -335,7 +359,15 @@ async function lockVersions(trx: Executor, d: KindDescriptor, workspace: string)
  * each other version of the workspace holding one of them loses it and is republished, and the
  * alias rows of `id` become exactly `aliases`. The caller holds lockVersions.
  */
-async function takeAliases(trx: Executor, d: KindDescriptor, workspace: string, id: string, aliases: string[], principal: Principal, now: Date): Promise<number> {
+async function takeAliases(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+  aliases: string[],
+  principal: Principal,
+  now: Date,
+): Promise<number> {
   const taken =
     aliases.length === 0
       ? []
@@ -350,7 +382,9 @@ async function takeAliases(trx: Executor, d: KindDescriptor, workspace: string, 
   const losers = new Map<string, string[]>();
   for (const row of taken) losers.set(row.version_id, [...(losers.get(row.version_id) ?? []), row.alias]);
   for (const [loserId, lost] of losers) {
-    const loser = (await loadResource(trx, d, workspace, loserId)) as (CatalogueResource & { aliases: string[] }) | undefined;
+    const loser = (await loadResource(trx, d, workspace, loserId)) as
+      | (CatalogueResource & { aliases: string[] })
+      | undefined;
     if (!loser) continue;
     loser.aliases = loser.aliases.filter((a) => !lost.includes(a));
     stampUpdate(loser, principal, now);
@@ -377,7 +411,14 @@ async function takeAliases(trx: Executor, d: KindDescriptor, workspace: string, 
  * here, and that version is republished without it. The versions of the workspace are locked in
  * name order first, so concurrent assignments cannot deadlock.
  */
-async function assignAliases(trx: Executor, d: KindDescriptor, t: Target, aliases: string[], principal: Principal, now: Date): Promise<void> {
+async function assignAliases(
+  trx: Executor,
+  d: KindDescriptor,
+  t: Target,
+  aliases: string[],
+  principal: Principal,
+  now: Date,
+): Promise<void> {
   await lockVersions(trx, d, t.workspace);
   const { id, resource } = await mustLoad(trx, d, t);
   const version = resource as CatalogueResource & { aliases: string[] };
@@ -391,6 +432,11 @@ async function assignAliases(trx: Executor, d: KindDescriptor, t: Target, aliase
 }
 
 /** Registers the eight catalogue services. Every method of each service gets a handler. */
-export function registerCatalogueServices(router: ConnectRouter, runtime: Runtime, kinds: readonly KindDescriptor[] = ALL_KINDS): void {
-  for (const d of kinds) registerGuarded(router, d.service, createKindHandlers(runtime, d), { logger: runtime.logger, label: "catalogue" });
+export function registerCatalogueServices(
+  router: ConnectRouter,
+  runtime: Runtime,
+  kinds: readonly KindDescriptor[] = ALL_KINDS,
+): void {
+  for (const d of kinds)
+    registerGuarded(router, d.service, createKindHandlers(runtime, d), { logger: runtime.logger, label: "catalogue" });
 }

@@ -2,9 +2,15 @@
 import { notebookEngineImagePattern, sandboxEngineImagePattern, validateResourceId } from "@aiem/kit/aip";
 import { CatalogueKind } from "@aiem/kit/authz";
 import { ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
-import { NotebookEngineImageSchema, type NotebookEngineImage } from "@aiem/proto/enginemanager/v1/notebook_engine_image_pb.js";
+import {
+  NotebookEngineImageSchema,
+  type NotebookEngineImage,
+} from "@aiem/proto/enginemanager/v1/notebook_engine_image_pb.js";
 import { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
-import { SandboxEngineImageSchema, type SandboxEngineImage } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_pb.js";
+import {
+  SandboxEngineImageSchema,
+  type SandboxEngineImage,
+} from "@aiem/proto/enginemanager/v1/sandbox_engine_image_pb.js";
 import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
 import { Violations, checkDisplayName, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";

@@ -2,7 +2,14 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueHarness, expectCode, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
+import {
+  createCatalogueHarness,
+  expectCode,
+  expectInvalid,
+  kindApi,
+  type CatalogueHarness,
+  type KindApi,
+} from "./testing.js";
 
 let h: CatalogueHarness;
 beforeAll(async () => {
@@ -12,7 +19,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-const IMAGES = [KIND_DESCRIPTORS.notebookEngineImages, KIND_DESCRIPTORS.sandboxEngineImages] as unknown as KindDescriptor[];
+const IMAGES = [
+  KIND_DESCRIPTORS.notebookEngineImages,
+  KIND_DESCRIPTORS.sandboxEngineImages,
+] as unknown as KindDescriptor[];
 const ws = "team-a";
 
 describe.each(IMAGES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
@@ -72,11 +82,26 @@ describe.each(IMAGES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   it("updates every allowed path and nothing else", async () => {
     await admin().create(ws, "upd", { image: "x:1" });
     const updated = await admin().update(
-      { name: nameOf("upd"), displayName: "New", image: "x:2", enabled: true, imagePullPolicy: 1, imagePullSecrets: ["s"] },
+      {
+        name: nameOf("upd"),
+        displayName: "New",
+        image: "x:2",
+        enabled: true,
+        imagePullPolicy: 1,
+        imagePullSecrets: ["s"],
+      },
       ["*"],
     );
-    expect(updated).toMatchObject({ displayName: "New", image: "x:2", enabled: true, imagePullPolicy: 1, imagePullSecrets: ["s"] });
-    const partial = await admin().update({ name: nameOf("upd"), displayName: "Only", image: "ignored:1" }, ["display_name"]);
+    expect(updated).toMatchObject({
+      displayName: "New",
+      image: "x:2",
+      enabled: true,
+      imagePullPolicy: 1,
+      imagePullSecrets: ["s"],
+    });
+    const partial = await admin().update({ name: nameOf("upd"), displayName: "Only", image: "ignored:1" }, [
+      "display_name",
+    ]);
     expect(partial).toMatchObject({ displayName: "Only", image: "x:2" });
     await expectInvalid(admin().update({ name: nameOf("upd") }, ["deprecated"]), "update_mask");
     await expectInvalid(admin().update({ name: nameOf("upd"), image: "" }, ["image"]), `${d.resourceField}.image`);
@@ -122,10 +147,10 @@ describe("sandboxEngineTemplates", () => {
     const created = await admin().create(ws, "defaults", { ...minimal, milliCpuLimit: 1000 });
     expect(created.milliCpuRequest).toBe(1000);
     expect(created.memoryBytesRequest).toBe(2n * GiB);
-    const updated = await admin().update({ name: nameOf("defaults"), milliCpuLimit: 2000, memoryBytesLimit: 3n * GiB }, [
-      "milli_cpu_limit",
-      "memory_bytes_limit",
-    ]);
+    const updated = await admin().update(
+      { name: nameOf("defaults"), milliCpuLimit: 2000, memoryBytesLimit: 3n * GiB },
+      ["milli_cpu_limit", "memory_bytes_limit"],
+    );
     expect(updated.milliCpuRequest).toBe(2000);
     expect(updated.memoryBytesRequest).toBe(3n * GiB);
     // No cpu limit: no cpu request either; both show as 0, as does no storage quota.
@@ -136,7 +161,12 @@ describe("sandboxEngineTemplates", () => {
   it("reads 0 as unset for the optional numbers, as the official client sends them", async () => {
     const zeros = { milliCpuRequest: 0, milliCpuLimit: 0, memoryBytesRequest: 0n, storageBytes: 0n };
     const created = await admin().create(ws, "zeros", { ...minimal, ...zeros });
-    expect(created).toMatchObject({ milliCpuLimit: 0, milliCpuRequest: 0, memoryBytesRequest: 2n * GiB, storageBytes: 0n });
+    expect(created).toMatchObject({
+      milliCpuLimit: 0,
+      milliCpuRequest: 0,
+      memoryBytesRequest: 2n * GiB,
+      storageBytes: 0n,
+    });
     // Stored as unset: a later limit is followed by the request.
     const limited = await admin().update({ name: nameOf("zeros"), ...minimal, ...zeros, milliCpuLimit: 1500 }, ["*"]);
     expect(limited).toMatchObject({ milliCpuLimit: 1500, milliCpuRequest: 1500 });
@@ -145,10 +175,16 @@ describe("sandboxEngineTemplates", () => {
   it("defaults max_running_duration to 8h; 0s means no limit for it and for max_idle_duration", async () => {
     const created = await admin().create(ws, "running-default", minimal);
     expect(created.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 28800n }));
-    const unlimited = await admin().create(ws, "running-none", { memoryBytesLimit: GiB, maxIdleDuration: { seconds: 0n }, maxRunningDuration: { seconds: 0n } });
+    const unlimited = await admin().create(ws, "running-none", {
+      memoryBytesLimit: GiB,
+      maxIdleDuration: { seconds: 0n },
+      maxRunningDuration: { seconds: 0n },
+    });
     expect(unlimited.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 0n }));
     expect(unlimited.maxIdleDuration).toEqual(expect.objectContaining({ seconds: 0n }));
-    const changed = await admin().update({ name: nameOf("running-default"), maxRunningDuration: { seconds: 60n } }, ["max_running_duration"]);
+    const changed = await admin().update({ name: nameOf("running-default"), maxRunningDuration: { seconds: 60n } }, [
+      "max_running_duration",
+    ]);
     expect(changed.maxRunningDuration).toEqual(expect.objectContaining({ seconds: 60n }));
     // Named in the mask but left out of the body: back to the default.
     const cleared = await admin().update({ name: nameOf("running-default") }, ["max_running_duration"]);
@@ -204,8 +240,17 @@ describe("sandboxEngineTemplates", () => {
 
   it("rejects changes that break the request/limit rule, naming the field", async () => {
     await admin().create(ws, "rules", { ...minimal, memoryBytesRequest: GiB });
-    await expectInvalid(admin().update({ name: nameOf("rules"), memoryBytesLimit: GiB / 2n }, ["memory_bytes_limit"]), "sandbox_engine_template.memory_bytes_request");
-    await expectInvalid(admin().update({ name: nameOf("rules") }, ["max_idle_duration"]), "sandbox_engine_template.max_idle_duration");
-    await expectInvalid(admin().update({ name: nameOf("rules") }, ["memory_bytes_limit"]), "sandbox_engine_template.memory_bytes_limit");
+    await expectInvalid(
+      admin().update({ name: nameOf("rules"), memoryBytesLimit: GiB / 2n }, ["memory_bytes_limit"]),
+      "sandbox_engine_template.memory_bytes_request",
+    );
+    await expectInvalid(
+      admin().update({ name: nameOf("rules") }, ["max_idle_duration"]),
+      "sandbox_engine_template.max_idle_duration",
+    );
+    await expectInvalid(
+      admin().update({ name: nameOf("rules") }, ["memory_bytes_limit"]),
+      "sandbox_engine_template.memory_bytes_limit",
+    );
   });
 });

@@ -5,7 +5,10 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { describe, expect, it } from "vitest";
 import type { Principal } from "@aiem/kit/identity";
 import { createLogger } from "@aiem/kit/logger";
-import { ActingPrincipalSchema, SecretResolverService } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
+import {
+  ActingPrincipalSchema,
+  SecretResolverService,
+} from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import { INTERNAL_KEY_HEADER, internalKeyMatches, registerInternalSecretResolver } from "./internal-secret-resolver.js";
 
 const key = randomBytes(32);
@@ -27,7 +30,13 @@ function setup() {
 }
 
 const request = {
-  principal: create(ActingPrincipalSchema, { name: "users/alice", subject: "alice", displayName: "Alice", roles: ["ds"], admin: false }),
+  principal: create(ActingPrincipalSchema, {
+    name: "users/alice",
+    subject: "alice",
+    displayName: "Alice",
+    roles: ["ds"],
+    admin: false,
+  }),
   secretVersion: "workspaces/team-a/secrets/s/versions/latest",
 };
 
@@ -44,15 +53,17 @@ describe("internal SecretResolverService", () => {
   it("answers UNAUTHENTICATED without the key, with another key or with garbage, and resolves nothing", async () => {
     const { asked, client } = setup();
     expect(await codeOf(client.resolveSecretValue(request))).toBe(Code.Unauthenticated);
-    expect(await codeOf(client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: randomBytes(32).toString("base64") } }))).toBe(
-      Code.Unauthenticated,
-    );
-    expect(await codeOf(client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: "not base64 at all!" } }))).toBe(
-      Code.Unauthenticated,
-    );
-    expect(await codeOf(client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: keyText.slice(0, 20) } }))).toBe(
-      Code.Unauthenticated,
-    );
+    expect(
+      await codeOf(
+        client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: randomBytes(32).toString("base64") } }),
+      ),
+    ).toBe(Code.Unauthenticated);
+    expect(
+      await codeOf(client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: "not base64 at all!" } })),
+    ).toBe(Code.Unauthenticated);
+    expect(
+      await codeOf(client.resolveSecretValue(request, { headers: { [INTERNAL_KEY_HEADER]: keyText.slice(0, 20) } })),
+    ).toBe(Code.Unauthenticated);
     expect(asked).toEqual([]);
   });
 
@@ -71,7 +82,10 @@ describe("internal SecretResolverService", () => {
 
   it("needs a principal", async () => {
     const { asked, client } = setup();
-    const call = client.resolveSecretValue({ secretVersion: request.secretVersion }, { headers: { [INTERNAL_KEY_HEADER]: keyText } });
+    const call = client.resolveSecretValue(
+      { secretVersion: request.secretVersion },
+      { headers: { [INTERNAL_KEY_HEADER]: keyText } },
+    );
     await expect(call).rejects.toMatchObject({ code: Code.InvalidArgument });
     expect(asked).toEqual([]);
   });

@@ -31,16 +31,29 @@ export interface InternalSecretResolverDeps {
 
 export function registerInternalSecretResolver(router: ConnectRouter, deps: InternalSecretResolverDeps): void {
   router.service(SecretResolverService, {
-    resolveSecretValue: guardHandler(deps.guard, "ResolveSecretValue", ResolveSecretValueRequestSchema, async (req: ResolveSecretValueRequest, ctx) => {
-      if (!internalKeyMatches(ctx.requestHeader.get(INTERNAL_KEY_HEADER), deps.internalKey())) {
-        throw unauthenticated(`a valid internal key is required in the ${INTERNAL_KEY_HEADER} header (AIEM_INTERNAL_KEY)`);
-      }
-      const p = req.principal;
-      if (!p || p.name === "") throw requiredField("principal.name");
-      const principal: Principal = { name: p.name, subject: p.subject, displayName: p.displayName, roles: [...p.roles], admin: p.admin };
-      const resolved = await deps.resolveSecretValue(principal, req.secretVersion);
-      return create(ResolveSecretValueResponseSchema, { name: resolved.name, value: resolved.value });
-    }),
+    resolveSecretValue: guardHandler(
+      deps.guard,
+      "ResolveSecretValue",
+      ResolveSecretValueRequestSchema,
+      async (req: ResolveSecretValueRequest, ctx) => {
+        if (!internalKeyMatches(ctx.requestHeader.get(INTERNAL_KEY_HEADER), deps.internalKey())) {
+          throw unauthenticated(
+            `a valid internal key is required in the ${INTERNAL_KEY_HEADER} header (AIEM_INTERNAL_KEY)`,
+          );
+        }
+        const p = req.principal;
+        if (!p || p.name === "") throw requiredField("principal.name");
+        const principal: Principal = {
+          name: p.name,
+          subject: p.subject,
+          displayName: p.displayName,
+          roles: [...p.roles],
+          admin: p.admin,
+        };
+        const resolved = await deps.resolveSecretValue(principal, req.secretVersion);
+        return create(ResolveSecretValueResponseSchema, { name: resolved.name, value: resolved.value });
+      },
+    ),
   });
 }
 

@@ -9,7 +9,13 @@ import { sandboxEngineTemplates } from "./template-kind.js";
 
 export type { CatalogueResource, CatalogueResourceByKind } from "@aiem/kit/catalogue-view";
 export type { ColumnSpec, Family, KindDescriptor } from "./kind-descriptor.js";
-export { DEFAULT_GIT_DIRECTORY, DEFAULT_GIT_REF, daiEngineProfiles, h2oEngineProfiles, notebookEngineProfiles } from "./profile-kinds.js";
+export {
+  DEFAULT_GIT_DIRECTORY,
+  DEFAULT_GIT_REF,
+  daiEngineProfiles,
+  h2oEngineProfiles,
+  notebookEngineProfiles,
+} from "./profile-kinds.js";
 export { daiEngineVersions, h2oEngineVersions } from "./version-kinds.js";
 export { notebookEngineImages, sandboxEngineImages } from "./image-kinds.js";
 export { sandboxEngineTemplates } from "./template-kind.js";
@@ -35,5 +41,7 @@ export function descriptorOf(kind: CatalogueKind): KindDescriptor {
 /** Kind of a catalogue resource name (`workspaces/global/daiEngineVersions/1.2.3`), if any. */
 export function kindOfName(name: string): CatalogueKind | undefined {
   const collection = /^workspaces\/[^/]+\/([A-Za-z0-9]+)\/[^/]+$/.exec(name)?.[1];
-  return collection !== undefined && Object.hasOwn(KIND_DESCRIPTORS, collection) ? (collection as CatalogueKind) : undefined;
+  return collection !== undefined && Object.hasOwn(KIND_DESCRIPTORS, collection)
+    ? (collection as CatalogueKind)
+    : undefined;
 }

@@ -6,7 +6,8 @@ import { sql, type Kysely, type Migration } from "kysely";
 import { outboxMigration } from "@aiem/kit/events";
 
 async function createKindTable(db: Kysely<any>, table: string, extra: string): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(`
     create table ${table} (
       workspace text collate "C" not null,
       id text collate "C" not null,
@@ -16,7 +17,8 @@ async function createKindTable(db: Kysely<any>, table: string, extra: string): P
       update_time timestamptz not null,
       resource bytea not null,
       primary key (workspace, id)
-    )`).execute(db);
+    )`)
+    .execute(db);
   // The default order, create_time desc, with the name as tiebreaker.
   await sql.raw(`create index ${table}_ws_create_idx on ${table} (workspace, create_time, name)`).execute(db);
 }
@@ -46,7 +48,9 @@ const catalogueTables: Migration = {
     for (const table of ["dai_engine_profiles", "h2o_engine_profiles", "notebook_engine_profiles"]) {
       await createKindTable(db, table, PROFILE);
       // ListAssigned walks enabled profiles by priority, then name.
-      await sql.raw(`create index ${table}_assigned_idx on ${table} (workspace, priority, name) where enabled`).execute(db);
+      await sql
+        .raw(`create index ${table}_assigned_idx on ${table} (workspace, priority, name) where enabled`)
+        .execute(db);
     }
     for (const table of ["dai_engine_versions", "h2o_engine_versions"]) await createKindTable(db, table, VERSION);
     for (const table of ["notebook_engine_images", "sandbox_engine_images"]) await createKindTable(db, table, IMAGE);

@@ -37,7 +37,13 @@ describe("readCatalogueEnv", () => {
 
   it("reads the defaults on top of the common settings", () => {
     const cfg = readCatalogueEnv({ AIEM_DATA_DIR: "/tmp/x" });
-    expect(cfg).toMatchObject({ dataDir: "/tmp/x", pageTokenKey: undefined, secretsKey: undefined, seedDemo: true, port: 8080 });
+    expect(cfg).toMatchObject({
+      dataDir: "/tmp/x",
+      pageTokenKey: undefined,
+      secretsKey: undefined,
+      seedDemo: true,
+      port: 8080,
+    });
   });
 
   it("reads keys and the seed switch", () => {
@@ -64,18 +70,33 @@ describe("readCatalogueEnv", () => {
 });
 
 describe("the kinds' contract", () => {
-  it.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s: update paths are exactly its fields that are neither output-only, immutable nor the name", (_k, d) => {
-    const behaviours = fieldBehaviours(d.schema);
-    const settable = [...behaviours]
-      .filter(([, b]) => !b.includes(FieldBehavior.OUTPUT_ONLY) && !b.includes(FieldBehavior.IMMUTABLE) && !b.includes(FieldBehavior.IDENTIFIER))
-      .map(([name]) => name)
-      // A version's aliases are set on create and through :assignAliases, never by an update.
-      .filter((name) => !(d.family === "version" && name === "aliases"));
-    expect([...d.updatable].sort()).toEqual(settable.sort());
-    expect(fieldsWith(d.schema, FieldBehavior.OUTPUT_ONLY)).toEqual(
-      expect.arrayContaining(["create_time", "update_time", "creator", "updater", "creator_display_name", "updater_display_name"]),
-    );
-  });
+  it.each(ALL_KINDS.map((d) => [d.kind, d] as const))(
+    "%s: update paths are exactly its fields that are neither output-only, immutable nor the name",
+    (_k, d) => {
+      const behaviours = fieldBehaviours(d.schema);
+      const settable = [...behaviours]
+        .filter(
+          ([, b]) =>
+            !b.includes(FieldBehavior.OUTPUT_ONLY) &&
+            !b.includes(FieldBehavior.IMMUTABLE) &&
+            !b.includes(FieldBehavior.IDENTIFIER),
+        )
+        .map(([name]) => name)
+        // A version's aliases are set on create and through :assignAliases, never by an update.
+        .filter((name) => !(d.family === "version" && name === "aliases"));
+      expect([...d.updatable].sort()).toEqual(settable.sort());
+      expect(fieldsWith(d.schema, FieldBehavior.OUTPUT_ONLY)).toEqual(
+        expect.arrayContaining([
+          "create_time",
+          "update_time",
+          "creator",
+          "updater",
+          "creator_display_name",
+          "updater_display_name",
+        ]),
+      );
+    },
+  );
 
   it("serves the eight catalogue services and the two secret services", () => {
     expect(CATALOGUE_SERVICES.map((s) => s.typeName)).toEqual([
@@ -120,20 +141,28 @@ describe("lifecycle", () => {
     expect(module.isReady()).toBe(false);
     const name = "workspaces/global/daiEngineProfiles/x";
     // Without the host's interceptor there is no principal.
-    const bare = createClient(DAIEngineProfileService, createRouterTransport((r) => module.register(r)));
+    const bare = createClient(
+      DAIEngineProfileService,
+      createRouterTransport((r) => module.register(r)),
+    );
     await expectCode(bare.getDAIEngineProfile({ name }), Code.Unauthenticated);
     const root = { name: "users/root", subject: "root", displayName: "Root", roles: [], admin: true };
     const asRoot: Interceptor = (next) => (req) => {
       req.contextValues.set(principalKey, root);
       return next(req);
     };
-    const client = createClient(DAIEngineProfileService, createRouterTransport((r) => module.register(r), { router: { interceptors: [asRoot] } }));
+    const client = createClient(
+      DAIEngineProfileService,
+      createRouterTransport((r) => module.register(r), { router: { interceptors: [asRoot] } }),
+    );
     await expectCode(client.getDAIEngineProfile({ name }), Code.Unavailable);
     await module.start();
     await expectCode(client.getDAIEngineProfile({ name }), Code.NotFound, name);
     expect(module.isReady()).toBe(true);
     for (const name of ["page-token", "secrets"]) {
-      expect(Buffer.from((await readFile(path.join(dataDir, "keys", `${name}.key`), "utf8")).trim(), "base64")).toHaveLength(32);
+      expect(
+        Buffer.from((await readFile(path.join(dataDir, "keys", `${name}.key`), "utf8")).trim(), "base64"),
+      ).toHaveLength(32);
     }
     await module.stop();
     expect(module.isReady()).toBe(false);
@@ -169,8 +198,12 @@ describe("demo catalogue", () => {
         if (aliases) expect(got.aliases).toEqual(aliases);
       }
       for (const d of ALL_KINDS) expect((await kindApi(viewer, d).list("global")).items).toHaveLength(1);
-      expect((await kindApi(viewer, ALL_KINDS[3]!).get("workspaces/global/daiEngineVersions/latest")).name).toBe("workspaces/global/daiEngineVersions/1.11.0");
-      expect((await kindApi(viewer, ALL_KINDS[4]!).get("workspaces/global/h2oEngineVersions/latest")).name).toBe("workspaces/global/h2oEngineVersions/3.46.0");
+      expect((await kindApi(viewer, ALL_KINDS[3]!).get("workspaces/global/daiEngineVersions/latest")).name).toBe(
+        "workspaces/global/daiEngineVersions/1.11.0",
+      );
+      expect((await kindApi(viewer, ALL_KINDS[4]!).get("workspaces/global/h2oEngineVersions/latest")).name).toBe(
+        "workspaces/global/h2oEngineVersions/3.46.0",
+      );
       // Usable right away: assigned to anyone, enabled.
       expect((await kindApi(viewer, ALL_KINDS[0]!).listAssigned("global")).items.map((p: any) => p.name)).toEqual([
         "workspaces/global/daiEngineProfiles/default",
@@ -179,7 +212,10 @@ describe("demo catalogue", () => {
       await first.close();
 
       const second = await createCatalogueHarness("seed2", { database, seedDemo: true });
-      await expectCode(kindApi(second.as("admin"), ALL_KINDS[0]!).get("workspaces/global/daiEngineProfiles/default"), Code.NotFound);
+      await expectCode(
+        kindApi(second.as("admin"), ALL_KINDS[0]!).get("workspaces/global/daiEngineProfiles/default"),
+        Code.NotFound,
+      );
       expect((await kindApi(second.as("admin"), ALL_KINDS[1]!).list("global")).items).toHaveLength(1);
       await second.close();
     } finally {

@@ -21,7 +21,13 @@ import type { CatalogueSettings } from "./config.js";
 import { registerInternalSecretResolver } from "./internal-secret-resolver.js";
 import { ALL_KINDS } from "./kinds.js";
 import { catalogueMigrations } from "./migrations.js";
-import { createSecretCipher, createSecretHandlers, registerSecretServices, type ResolvedSecretValue, type SecretCipher } from "./secrets.js";
+import {
+  createSecretCipher,
+  createSecretHandlers,
+  registerSecretServices,
+  type ResolvedSecretValue,
+  type SecretCipher,
+} from "./secrets.js";
 import { seedDemo } from "./seed.js";
 import { republishAll } from "./store.js";
 
@@ -47,7 +53,11 @@ export interface CatalogueModule extends ServiceModule {
   flushEvents(): Promise<number>;
 }
 
-export const CATALOGUE_SERVICES: readonly DescService[] = [...ALL_KINDS.map((d) => d.service), SecretService, SecretVersionService];
+export const CATALOGUE_SERVICES: readonly DescService[] = [
+  ...ALL_KINDS.map((d) => d.service),
+  SecretService,
+  SecretVersionService,
+];
 
 export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModule {
   const logger = deps.logger.child({ service: "catalogue" });
@@ -67,9 +77,19 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
 
   async function start(): Promise<void> {
     const { config, catalogueConfig } = deps;
-    const secretsKey = await loadSecretKey({ variable: "AIEM_SECRETS_KEY", value: catalogueConfig.secretsKey, dataDir: config.dataDir, name: "secrets" });
+    const secretsKey = await loadSecretKey({
+      variable: "AIEM_SECRETS_KEY",
+      value: catalogueConfig.secretsKey,
+      dataDir: config.dataDir,
+      name: "secrets",
+    });
     cipher = createSecretCipher(secretsKey);
-    internalKey = await loadSecretKey({ variable: "AIEM_INTERNAL_KEY", value: catalogueConfig.internalKey, dataDir: config.dataDir, name: "internal" });
+    internalKey = await loadSecretKey({
+      variable: "AIEM_INTERNAL_KEY",
+      value: catalogueConfig.internalKey,
+      dataDir: config.dataDir,
+      name: "internal",
+    });
     const opened = (store = await openServiceStore({
       deps,
       schema: CATALOGUE_SCHEMA,
@@ -84,7 +104,8 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
         }
         if (catalogueConfig.seedDemo) {
           const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
-          if (seeded) logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
+          if (seeded)
+            logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
         }
       },
     }));

@@ -3,7 +3,15 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueHarness, expectCode, kindApi, TEST_WORKSPACE, type CatalogueHarness, type Clients, type Who } from "./testing.js";
+import {
+  createCatalogueHarness,
+  expectCode,
+  kindApi,
+  TEST_WORKSPACE,
+  type CatalogueHarness,
+  type Clients,
+  type Who,
+} from "./testing.js";
 
 let h: CatalogueHarness;
 beforeAll(async () => {
@@ -101,7 +109,9 @@ const CATALOGUE_EXPECTED: Record<Who, { read: boolean; write: boolean }> = {
 };
 
 describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (_kind, d) => {
-  const cases = kindCalls(d).flatMap((call) => (["admin", "member", "viewer", "stranger", "anonymous"] as Who[]).map((who) => ({ call, who })));
+  const cases = kindCalls(d).flatMap((call) =>
+    (["admin", "member", "viewer", "stranger", "anonymous"] as Who[]).map((who) => ({ call, who })),
+  );
   it.each(cases.map((c) => ({ ...c, label: `${c.call.name} as ${c.who}` })))("$label", async ({ call, who }) => {
     const expected = call.write ? CATALOGUE_EXPECTED[who].write : CATALOGUE_EXPECTED[who].read;
     const result = call.run(h.as(who));
@@ -128,9 +138,24 @@ describe("secrets", () => {
     return `workspaces/${ws}/secrets/${id}`;
   };
   const calls: Array<Call & { viewer: boolean }> = [
-    { name: "CreateSecret", write: true, viewer: false, run: (c) => c.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: `c${++n}` }) },
-    { name: "GetSecret", write: false, viewer: true, run: async (c) => c.secrets.getSecret({ name: await secretFixture() }) },
-    { name: "ListSecrets", write: false, viewer: true, run: (c) => c.secrets.listSecrets({ parent: `workspaces/${ws}` }) },
+    {
+      name: "CreateSecret",
+      write: true,
+      viewer: false,
+      run: (c) => c.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: `c${++n}` }),
+    },
+    {
+      name: "GetSecret",
+      write: false,
+      viewer: true,
+      run: async (c) => c.secrets.getSecret({ name: await secretFixture() }),
+    },
+    {
+      name: "ListSecrets",
+      write: false,
+      viewer: true,
+      run: (c) => c.secrets.listSecrets({ parent: `workspaces/${ws}` }),
+    },
     {
       name: "DeleteSecret",
       write: true,
@@ -149,7 +174,11 @@ describe("secrets", () => {
       name: "AddSecretVersion",
       write: true,
       viewer: false,
-      run: async (c) => c.secretVersions.addSecretVersion({ parent: await secretFixture(), secretVersion: { value: new Uint8Array([1]) } }),
+      run: async (c) =>
+        c.secretVersions.addSecretVersion({
+          parent: await secretFixture(),
+          secretVersion: { value: new Uint8Array([1]) },
+        }),
     },
     {
       name: "GetSecretVersion",
@@ -157,11 +186,18 @@ describe("secrets", () => {
       viewer: true,
       run: async (c) => c.secretVersions.getSecretVersion({ name: `${await secretFixture()}/versions/latest` }),
     },
-    { name: "ListSecretVersions", write: false, viewer: true, run: async (c) => c.secretVersions.listSecretVersions({ parent: await secretFixture() }) },
+    {
+      name: "ListSecretVersions",
+      write: false,
+      viewer: true,
+      run: async (c) => c.secretVersions.listSecretVersions({ parent: await secretFixture() }),
+    },
   ];
   const allowed = (who: Who, call: (typeof calls)[number]) =>
     who === "admin" || who === "member" || (who === "viewer" && call.viewer);
-  const cases = calls.flatMap((call) => (["admin", "member", "viewer", "stranger", "anonymous"] as Who[]).map((who) => ({ call, who })));
+  const cases = calls.flatMap((call) =>
+    (["admin", "member", "viewer", "stranger", "anonymous"] as Who[]).map((who) => ({ call, who })),
+  );
 
   it.each(cases.map((c) => ({ ...c, label: `${c.call.name} as ${c.who}` })))("$label", async ({ call, who }) => {
     const result = call.run(h.as(who));
@@ -174,6 +210,9 @@ describe("secrets", () => {
     const bob = await h.asUser("bob");
     await expectCode(bob.secrets.listSecrets({ parent: `workspaces/${ws}` }), Code.PermissionDenied);
     await bob.secrets.createSecret({ parent: "workspaces/team-b", secretId: "bobs" });
-    await expectCode(h.as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/bobs" }), Code.PermissionDenied);
+    await expectCode(
+      h.as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/bobs" }),
+      Code.PermissionDenied,
+    );
   });
 });

@@ -14,7 +14,10 @@ import {
 import { DAIEngineProfileService } from "@aiem/proto/enginemanager/v1/dai_engine_profile_service_pb.js";
 import { H2OEngineProfileSchema, type H2OEngineProfile } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_pb.js";
 import { H2OEngineProfileService } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_service_pb.js";
-import { NotebookEngineProfileSchema, type NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";
+import {
+  NotebookEngineProfileSchema,
+  type NotebookEngineProfile,
+} from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";
 import { NotebookEngineProfileService } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_service_pb.js";
 import { DEFAULT_CONSTRAINTS } from "@aiem/kit/catalogue-view";
 import {
@@ -224,8 +227,13 @@ export const notebookEngineProfiles: KindDescriptor<"notebookEngineProfiles"> = 
     checkText(v, "git_repository", p.gitRepository, 2048);
     if (/\s/.test(p.gitRepository)) v.add("git_repository", "must be a repository URL without spaces");
     checkText(v, "git_ref", p.gitRef, 255);
-    if (/[\s~^:?*[\\]|\.\.|^-/.test(p.gitRef)) v.add("git_ref", "must be a branch, tag or commit name (no spaces, .., ~, ^, :, ?, *, [ or \\, not starting with -)");
+    if (/[\s~^:?*[\\]|\.\.|^-/.test(p.gitRef))
+      v.add(
+        "git_ref",
+        "must be a branch, tag or commit name (no spaces, .., ~, ^, :, ?, *, [ or \\, not starting with -)",
+      );
     checkText(v, "git_directory_name", p.gitDirectoryName, 255);
-    if (/[/\\]|^\.{1,2}$/.test(p.gitDirectoryName)) v.add("git_directory_name", "must be a single directory name (no / and not . or ..)");
+    if (/[/\\]|^\.{1,2}$/.test(p.gitDirectoryName))
+      v.add("git_directory_name", "must be a single directory name (no / and not . or ..)");
   },
 };

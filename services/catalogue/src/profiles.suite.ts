@@ -3,7 +3,14 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueHarness, expectCode, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
+import {
+  createCatalogueHarness,
+  expectCode,
+  expectInvalid,
+  kindApi,
+  type CatalogueHarness,
+  type KindApi,
+} from "./testing.js";
 
 let h: CatalogueHarness;
 beforeAll(async () => {
@@ -13,7 +20,11 @@ afterAll(async () => {
   await h?.close();
 });
 
-const PROFILES = [KIND_DESCRIPTORS.daiEngineProfiles, KIND_DESCRIPTORS.h2oEngineProfiles, KIND_DESCRIPTORS.notebookEngineProfiles] as unknown as KindDescriptor[];
+const PROFILES = [
+  KIND_DESCRIPTORS.daiEngineProfiles,
+  KIND_DESCRIPTORS.h2oEngineProfiles,
+  KIND_DESCRIPTORS.notebookEngineProfiles,
+] as unknown as KindDescriptor[];
 const admin = (d: KindDescriptor): KindApi => kindApi(h.as("admin"), d);
 const GiB = 1024n ** 3n;
 
@@ -87,9 +98,10 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect(createMs).toBeGreaterThanOrEqual(before - 1000);
     expect(created.updateTime).toEqual(created.createTime);
     for (const [key, value] of Object.entries({ ...commonBody(), ...KIND_SPECIFIC[kind] })) {
-      expect(JSON.parse(JSON.stringify(created[key], (_k, v) => (typeof v === "bigint" ? `${v}` : v))), key).toMatchObject(
-        JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? `${v}` : v))),
-      );
+      expect(
+        JSON.parse(JSON.stringify(created[key], (_k, v) => (typeof v === "bigint" ? `${v}` : v))),
+        key,
+      ).toMatchObject(JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? `${v}` : v))));
     }
     const got = await kindApi(h.as("stranger"), d).get(nameOf("full"));
     expect(got).toEqual(created);
@@ -144,13 +156,28 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     ["cpu_constraint.cumulative_max", { cpuConstraint: { min: 1n, default: 4n, cumulativeMax: 3n } }],
     ["gpu_constraint.min", { gpuConstraint: { min: -1n, default: 0n } }],
     ["memory_bytes_constraint.default", { memoryBytesConstraint: { min: GiB, max: 2n * GiB, default: 3n * GiB } }],
-    ["max_idle_duration_constraint.max", { maxIdleDurationConstraint: { min: { seconds: 60n }, max: { seconds: 30n }, default: { seconds: 60n } } }],
-    ["max_idle_duration_constraint.default", { maxIdleDurationConstraint: { min: { seconds: 60n }, default: { seconds: 30n } } }],
-    ["max_idle_duration_constraint.default", { maxIdleDurationConstraint: { min: { seconds: 0n }, max: { seconds: 60n }, default: { seconds: 61n } } }],
+    [
+      "max_idle_duration_constraint.max",
+      { maxIdleDurationConstraint: { min: { seconds: 60n }, max: { seconds: 30n }, default: { seconds: 60n } } },
+    ],
+    [
+      "max_idle_duration_constraint.default",
+      { maxIdleDurationConstraint: { min: { seconds: 60n }, default: { seconds: 30n } } },
+    ],
+    [
+      "max_idle_duration_constraint.default",
+      { maxIdleDurationConstraint: { min: { seconds: 0n }, max: { seconds: 60n }, default: { seconds: 61n } } },
+    ],
     ["max_idle_duration_constraint.min", { maxIdleDurationConstraint: { default: { seconds: 60n } } }],
     ["max_idle_duration_constraint.default", { maxIdleDurationConstraint: { min: { seconds: 0n } } }],
-    ["max_running_duration_constraint.min", { maxRunningDurationConstraint: { min: { seconds: -5n }, default: { seconds: 60n } } }],
-    ["max_running_duration_constraint.default", { maxRunningDurationConstraint: { min: { seconds: 0n }, default: { seconds: 1n, nanos: 2_000_000_000 } } }],
+    [
+      "max_running_duration_constraint.min",
+      { maxRunningDurationConstraint: { min: { seconds: -5n }, default: { seconds: 60n } } },
+    ],
+    [
+      "max_running_duration_constraint.default",
+      { maxRunningDurationConstraint: { min: { seconds: 0n }, default: { seconds: 1n, nanos: 2_000_000_000 } } },
+    ],
     ["yaml_pod_template_spec", { yamlPodTemplateSpec: "spec: [unclosed" }],
     ["yaml_pod_template_spec", { yamlPodTemplateSpec: "- a list" }],
     ["yaml_gpu_tolerations", { yamlGpuTolerations: "key: value" }],
@@ -160,7 +187,9 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   });
 
   it("accepts a constraint with min = default = max", async () => {
-    const created = await admin(d).create(ws, "tight", { cpuConstraint: { min: 4n, max: 4n, default: 4n, cumulativeMax: 4n } });
+    const created = await admin(d).create(ws, "tight", {
+      cpuConstraint: { min: 4n, max: 4n, default: 4n, cumulativeMax: 4n },
+    });
     expect(created.cpuConstraint).toMatchObject({ min: 4n, max: 4n, default: 4n, cumulativeMax: 4n });
   });
 
@@ -264,8 +293,15 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     });
 
     it("answers NOT_FOUND with the name, and names a missing or malformed resource name", async () => {
-      await expectCode(admin(d).update({ name: nameOf("ghost"), displayName: "x" }, ["display_name"]), Code.NotFound, nameOf("ghost"));
-      await expectInvalid(admin(d).update({ name: "nonsense", displayName: "x" }, ["display_name"]), `${d.resourceField}.name`);
+      await expectCode(
+        admin(d).update({ name: nameOf("ghost"), displayName: "x" }, ["display_name"]),
+        Code.NotFound,
+        nameOf("ghost"),
+      );
+      await expectInvalid(
+        admin(d).update({ name: "nonsense", displayName: "x" }, ["display_name"]),
+        `${d.resourceField}.name`,
+      );
       const c = h.as("admin")[clientKey(d)] as any;
       await expectInvalid(c[`update${d.singular}`]({ updateMask: { paths: ["display_name"] } }), d.resourceField);
     });
@@ -287,7 +323,16 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       expect(copy.creator).toBe("users/ops");
       expect(copy.updater).toBe("users/ops");
       const strip = (r: any) => {
-        const { name: _n, createTime: _c, updateTime: _u, creator: _a, updater: _b, creatorDisplayName: _d, updaterDisplayName: _e, ...rest } = r;
+        const {
+          name: _n,
+          createTime: _c,
+          updateTime: _u,
+          creator: _a,
+          updater: _b,
+          creatorDisplayName: _d,
+          updaterDisplayName: _e,
+          ...rest
+        } = r;
         return rest;
       };
       expect(strip(copy)).toEqual(strip(source));
@@ -317,22 +362,41 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       await a.create(aws, "high-a", { enabled: true, priority: 1 });
       await a.create(aws, "negative", { enabled: true, priority: -3 });
       await a.create(aws, "disabled", { enabled: false, priority: 0 });
-      await a.create(aws, "for-ds", { enabled: true, priority: 5, assignedOidcRolesEnabled: true, assignedOidcRoles: ["ds", "ml"] });
-      await a.create(aws, "nobody", { enabled: true, priority: 0, assignedOidcRolesEnabled: true, assignedOidcRoles: [] });
+      await a.create(aws, "for-ds", {
+        enabled: true,
+        priority: 5,
+        assignedOidcRolesEnabled: true,
+        assignedOidcRoles: ["ds", "ml"],
+      });
+      await a.create(aws, "nobody", {
+        enabled: true,
+        priority: 0,
+        assignedOidcRolesEnabled: true,
+        assignedOidcRoles: [],
+      });
       // Roles listed but not verified: everyone may use it.
-      await a.create(aws, "roles-off", { enabled: true, priority: 7, assignedOidcRolesEnabled: false, assignedOidcRoles: ["x"] });
+      await a.create(aws, "roles-off", {
+        enabled: true,
+        priority: 7,
+        assignedOidcRolesEnabled: false,
+        assignedOidcRoles: ["x"],
+      });
     });
 
     it("lists the enabled profiles the caller may use, by priority then name", async () => {
       const plain = await h.asUser("plain");
       const { items } = await kindApi(plain, d).listAssigned(aws);
-      expect(items.map((p: any) => p.name)).toEqual(["negative", "high-a", "high-b", "roles-off", "low"].map(assignedName));
+      expect(items.map((p: any) => p.name)).toEqual(
+        ["negative", "high-a", "high-b", "roles-off", "low"].map(assignedName),
+      );
     });
 
     it("includes role-restricted profiles for holders of one of their roles", async () => {
       const ds = await h.asUser("scientist", { roles: ["ml"] });
       const { items } = await kindApi(ds, d).listAssigned(aws);
-      expect(items.map((p: any) => p.name)).toEqual(["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName));
+      expect(items.map((p: any) => p.name)).toEqual(
+        ["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName),
+      );
     });
 
     it("applies the role rule to administrators too", async () => {
@@ -365,13 +429,28 @@ describe("profile kind specifics", () => {
   const nb = () => admin(KIND_DESCRIPTORS.notebookEngineProfiles as unknown as KindDescriptor);
 
   it.each([
-    ["dai_engine_profile.storage_bytes_constraint.default", () => dai().create(ws, "x1", { storageBytesConstraint: { min: 2n * GiB, default: GiB } })],
-    ["dai_engine_profile.max_non_interaction_duration", () => dai().create(ws, "x2", { maxNonInteractionDuration: { seconds: 0n } })],
+    [
+      "dai_engine_profile.storage_bytes_constraint.default",
+      () => dai().create(ws, "x1", { storageBytesConstraint: { min: 2n * GiB, default: GiB } }),
+    ],
+    [
+      "dai_engine_profile.max_non_interaction_duration",
+      () => dai().create(ws, "x2", { maxNonInteractionDuration: { seconds: 0n } }),
+    ],
     ["dai_engine_profile.max_unused_duration", () => dai().create(ws, "x3", { maxUnusedDuration: { seconds: -1n } })],
-    ['dai_engine_profile.configuration_override["bad key"]', () => dai().create(ws, "x4", { configurationOverride: { "bad key": "v" } })],
+    [
+      'dai_engine_profile.configuration_override["bad key"]',
+      () => dai().create(ws, "x4", { configurationOverride: { "bad key": "v" } }),
+    ],
     ["dai_engine_profile.config_editability", () => dai().create(ws, "x5", { configEditability: 42 })],
-    ["h2o_engine_profile.node_count_constraint.min", () => h2o().create(ws, "x6", { nodeCountConstraint: { min: 0n, default: 1n } })],
-    ["h2o_engine_profile.node_count_constraint.max", () => h2o().create(ws, "x7", { nodeCountConstraint: { min: 3n, max: 2n, default: 3n } })],
+    [
+      "h2o_engine_profile.node_count_constraint.min",
+      () => h2o().create(ws, "x6", { nodeCountConstraint: { min: 0n, default: 1n } }),
+    ],
+    [
+      "h2o_engine_profile.node_count_constraint.max",
+      () => h2o().create(ws, "x7", { nodeCountConstraint: { min: 3n, max: 2n, default: 3n } }),
+    ],
     ["notebook_engine_profile.git_repository", () => nb().create(ws, "x8", { syncGitRepositoryEnabled: true })],
     ["notebook_engine_profile.git_directory_name", () => nb().create(ws, "x9", { gitDirectoryName: "../escape" })],
     ["notebook_engine_profile.git_ref", () => nb().create(ws, "x10", { gitRef: "bad ref" })],
@@ -387,14 +466,28 @@ describe("profile kind specifics", () => {
     );
     expect(updated.enabled).toBe(true);
     expect(updated.assignedOidcRolesEnabled).toBe(true);
-    await expectInvalid(h2o().update({ name: `workspaces/${ws}/h2oEngineProfiles/h2o-mask` }, ["disabled"]), "update_mask");
-    await expectInvalid(h2o().update({ name: `workspaces/${ws}/h2oEngineProfiles/h2o-mask` }, ["storage_bytes_constraint"]), "update_mask");
+    await expectInvalid(
+      h2o().update({ name: `workspaces/${ws}/h2oEngineProfiles/h2o-mask` }, ["disabled"]),
+      "update_mask",
+    );
+    await expectInvalid(
+      h2o().update({ name: `workspaces/${ws}/h2oEngineProfiles/h2o-mask` }, ["storage_bytes_constraint"]),
+      "update_mask",
+    );
   });
 
   it("keeps notebook git settings immutable", async () => {
-    await nb().create(ws, "git", { syncGitRepositoryEnabled: true, gitRepository: "https://example.com/r.git", gitRef: "main", gitDirectoryName: "Docs" });
+    await nb().create(ws, "git", {
+      syncGitRepositoryEnabled: true,
+      gitRepository: "https://example.com/r.git",
+      gitRef: "main",
+      gitDirectoryName: "Docs",
+    });
     for (const path of ["git_repository", "git_ref", "git_directory_name", "sync_git_repository_enabled"]) {
-      const err = await expectInvalid(nb().update({ name: `workspaces/${ws}/notebookEngineProfiles/git`, gitRef: "dev" }, [path]), "update_mask");
+      const err = await expectInvalid(
+        nb().update({ name: `workspaces/${ws}/notebookEngineProfiles/git`, gitRef: "dev" }, [path]),
+        "update_mask",
+      );
       expect(err.rawMessage).toContain("cannot be changed after create");
     }
     const got = await nb().get(`workspaces/${ws}/notebookEngineProfiles/git`);
@@ -404,13 +497,23 @@ describe("profile kind specifics", () => {
   it("rejects DAI-only paths on the notebook mask and notebook-only paths on the DAI mask", async () => {
     await nb().create(ws, "nbmask", {});
     await dai().create(ws, "daimask", {});
-    await expectInvalid(nb().update({ name: `workspaces/${ws}/notebookEngineProfiles/nbmask` }, ["triton_enabled"]), "update_mask");
-    await expectInvalid(dai().update({ name: `workspaces/${ws}/daiEngineProfiles/daimask` }, ["storage_class_name"]), "update_mask");
+    await expectInvalid(
+      nb().update({ name: `workspaces/${ws}/notebookEngineProfiles/nbmask` }, ["triton_enabled"]),
+      "update_mask",
+    );
+    await expectInvalid(
+      dai().update({ name: `workspaces/${ws}/daiEngineProfiles/daimask` }, ["storage_class_name"]),
+      "update_mask",
+    );
   });
 });
 
 function clientKey(d: KindDescriptor) {
-  return ({ daiEngineProfiles: "daiProfiles", h2oEngineProfiles: "h2oProfiles", notebookEngineProfiles: "notebookProfiles" } as const)[
-    d.kind as "daiEngineProfiles"
-  ];
+  return (
+    {
+      daiEngineProfiles: "daiProfiles",
+      h2oEngineProfiles: "h2oProfiles",
+      notebookEngineProfiles: "notebookProfiles",
+    } as const
+  )[d.kind as "daiEngineProfiles"];
 }

@@ -8,7 +8,12 @@ import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
 import { createTestDatabase } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueReadModel, isProfileAssignedTo, type CatalogueChange, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import {
+  createCatalogueReadModel,
+  isProfileAssignedTo,
+  type CatalogueChange,
+  type CatalogueReadModel,
+} from "@aiem/kit/catalogue-view";
 import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness } from "./testing.js";
 
 let h: CatalogueHarness;
@@ -76,10 +81,15 @@ describe("events", () => {
 
   it("publishes nothing for a refused change", async () => {
     const before = messages.length;
-    await expectInvalid(kindApi(h.as("admin"), dai).create(ws, "refused", { displayName: "x".repeat(64) }), "dai_engine_profile.display_name");
+    await expectInvalid(
+      kindApi(h.as("admin"), dai).create(ws, "refused", { displayName: "x".repeat(64) }),
+      "dai_engine_profile.display_name",
+    );
     await h.module.flushEvents();
     await new Promise((r) => setTimeout(r, 100));
-    expect(messages.slice(before).some((m) => m.subject === catalogueSubject("daiEngineProfiles", ws, "refused"))).toBe(false);
+    expect(messages.slice(before).some((m) => m.subject === catalogueSubject("daiEngineProfiles", ws, "refused"))).toBe(
+      false,
+    );
   });
 
   it("republishes a version that loses an alias, on the version's own subject (ids percent-encoded)", async () => {
@@ -90,11 +100,24 @@ describe("events", () => {
     await api.assignAliases(`workspaces/${ws}/daiEngineVersions/2.0.0`, ["stable"]);
     const s1 = catalogueSubject("daiEngineVersions", ws, "1.0.0");
     expect(s1).toBe(`enginemanager.catalogue.daiEngineVersions.${ws}.1%2E0%2E0`);
-    await waitFor(() => {
-      const v1 = lastOn(s1);
-      return v1 !== undefined && (fromBinary(EventSchema, v1.data).payload.value as any).resource.value.aliases.length === 0;
-    }, 2000, "version 1.0.0 without its alias");
-    await waitFor(() => early.get("daiEngineVersions", `workspaces/${ws}/daiEngineVersions/stable`)?.name === `workspaces/${ws}/daiEngineVersions/2.0.0`, 2000, "the alias to move");
+    await waitFor(
+      () => {
+        const v1 = lastOn(s1);
+        return (
+          v1 !== undefined &&
+          (fromBinary(EventSchema, v1.data).payload.value as any).resource.value.aliases.length === 0
+        );
+      },
+      2000,
+      "version 1.0.0 without its alias",
+    );
+    await waitFor(
+      () =>
+        early.get("daiEngineVersions", `workspaces/${ws}/daiEngineVersions/stable`)?.name ===
+        `workspaces/${ws}/daiEngineVersions/2.0.0`,
+      2000,
+      "the alias to move",
+    );
   });
 });
 
@@ -119,16 +142,34 @@ describe("read model", () => {
   });
 
   it("resolves aliases, lists by workspace and forgets deleted resources", async () => {
-    await waitFor(() => early.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest") !== undefined, 2000, "the demo version");
-    expect(early.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest")?.name).toBe("workspaces/global/daiEngineVersions/1.11.0");
-    expect(early.resolveName("h2oEngineVersions", "workspaces/global/h2oEngineVersions/latest")).toBe("workspaces/global/h2oEngineVersions/3.46.0");
+    await waitFor(
+      () => early.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest") !== undefined,
+      2000,
+      "the demo version",
+    );
+    expect(early.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest")?.name).toBe(
+      "workspaces/global/daiEngineVersions/1.11.0",
+    );
+    expect(early.resolveName("h2oEngineVersions", "workspaces/global/h2oEngineVersions/latest")).toBe(
+      "workspaces/global/h2oEngineVersions/3.46.0",
+    );
     expect(early.get("daiEngineVersions", "workspaces/team-a/daiEngineVersions/latest")).toBeUndefined();
-    expect(early.list("notebookEngineImages", "global").map((r) => r.name)).toEqual(["workspaces/global/notebookEngineImages/default"]);
+    expect(early.list("notebookEngineImages", "global").map((r) => r.name)).toEqual([
+      "workspaces/global/notebookEngineImages/default",
+    ]);
     const api = kindApi(h.as("admin"), dai);
     await api.create(ws, "short-lived", {});
-    await waitFor(() => early.get("daiEngineProfiles", `workspaces/${ws}/daiEngineProfiles/short-lived`) !== undefined, 2000, "create");
+    await waitFor(
+      () => early.get("daiEngineProfiles", `workspaces/${ws}/daiEngineProfiles/short-lived`) !== undefined,
+      2000,
+      "create",
+    );
     await api.delete(`workspaces/${ws}/daiEngineProfiles/short-lived`);
-    await waitFor(() => early.get("daiEngineProfiles", `workspaces/${ws}/daiEngineProfiles/short-lived`) === undefined, 2000, "delete");
+    await waitFor(
+      () => early.get("daiEngineProfiles", `workspaces/${ws}/daiEngineProfiles/short-lived`) === undefined,
+      2000,
+      "delete",
+    );
   });
 
   it("lets a consumer that starts late rebuild the whole catalogue from the stream", async () => {
@@ -154,10 +195,16 @@ describe("read model", () => {
           const { items } = await kindApi(h.as("admin"), d).list(workspace, { pageSize: 1000, orderBy: "name" });
           expect(late.list(d.kind, workspace), `${d.kind} in ${workspace}`).toEqual(items);
         }
-        expect(late.get(d.kind, `workspaces/late/${d.kind}/${d.family === "version" ? "7.2.0" : "late-2"}`)).toBeUndefined();
+        expect(
+          late.get(d.kind, `workspaces/late/${d.kind}/${d.family === "version" ? "7.2.0" : "late-2"}`),
+        ).toBeUndefined();
       }
-      expect(late.resolveName("daiEngineVersions", "workspaces/late/daiEngineVersions/latest")).toBe("workspaces/late/daiEngineVersions/7.1.0");
-      expect(late.resolveName("daiEngineVersions", "workspaces/late/daiEngineVersions/lts")).toBe("workspaces/late/daiEngineVersions/7.0.0");
+      expect(late.resolveName("daiEngineVersions", "workspaces/late/daiEngineVersions/latest")).toBe(
+        "workspaces/late/daiEngineVersions/7.1.0",
+      );
+      expect(late.resolveName("daiEngineVersions", "workspaces/late/daiEngineVersions/lts")).toBe(
+        "workspaces/late/daiEngineVersions/7.0.0",
+      );
       expect(late.isReady()).toBe(true);
     } finally {
       await late.stop();
@@ -179,7 +226,11 @@ describe("read model", () => {
 
 describe("isProfileAssignedTo", () => {
   it("applies the role rule", () => {
-    const p = (enabled: boolean, verify: boolean, roles: string[]) => ({ enabled, assignedOidcRolesEnabled: verify, assignedOidcRoles: roles });
+    const p = (enabled: boolean, verify: boolean, roles: string[]) => ({
+      enabled,
+      assignedOidcRolesEnabled: verify,
+      assignedOidcRoles: roles,
+    });
     expect(isProfileAssignedTo(p(true, false, []), [])).toBe(true);
     expect(isProfileAssignedTo(p(false, false, []), ["x"])).toBe(false);
     expect(isProfileAssignedTo(p(true, true, []), ["x"])).toBe(false);
@@ -197,11 +248,13 @@ describe("a restart on the in-process bus", () => {
       database,
       bus: await createTestEventBus("republish1", { kind: "memory" }),
     });
-    const created = (await first.as("admin").daiProfiles.createDAIEngineProfile({
-      parent: "workspaces/team-r",
-      daiEngineProfileId: "kept",
-      daiEngineProfile: { displayName: "Kept", enabled: true },
-    })).daiEngineProfile!;
+    const created = (
+      await first.as("admin").daiProfiles.createDAIEngineProfile({
+        parent: "workspaces/team-r",
+        daiEngineProfileId: "kept",
+        daiEngineProfile: { displayName: "Kept", enabled: true },
+      })
+    ).daiEngineProfile!;
     await first.module.stop();
     await first.bus.destroy();
 
@@ -210,7 +263,11 @@ describe("a restart on the in-process bus", () => {
     const model = createCatalogueReadModel({ bus });
     try {
       await model.ready;
-      await waitFor(() => model.get("daiEngineProfiles", created.name) !== undefined, 2000, "the profile on the new bus");
+      await waitFor(
+        () => model.get("daiEngineProfiles", created.name) !== undefined,
+        2000,
+        "the profile on the new bus",
+      );
       expect(model.get("daiEngineVersions", "workspaces/global/daiEngineVersions/latest")?.name).toBe(
         "workspaces/global/daiEngineVersions/1.11.0",
       );

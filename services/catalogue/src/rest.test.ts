@@ -23,7 +23,11 @@ beforeAll(async () => {
     modules: [
       {
         name: "catalogue",
-        create: (deps) => createCatalogueModule({ ...deps, catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true } }),
+        create: (deps) =>
+          createCatalogueModule({
+            ...deps,
+            catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: true },
+          }),
       },
     ],
   });
@@ -44,7 +48,12 @@ const catalogue = () => t.host.modules.find((m) => m.name === "catalogue") as Ca
 
 // ---- calling ------------------------------------------------------------------------------------
 
-const USERS: Record<Exclude<Who, "anonymous">, string> = { admin: "root", member: "alice", viewer: "carol", stranger: "dave" };
+const USERS: Record<Exclude<Who, "anonymous">, string> = {
+  admin: "root",
+  member: "alice",
+  viewer: "carol",
+  stranger: "dave",
+};
 const tokens = new Map<string, Promise<string>>();
 
 function tokenOf(user: string, roles: string[] = []): Promise<string> {
@@ -60,7 +69,11 @@ interface Reply {
   readonly text: string;
 }
 
-async function rest(method: string, path: string, options: { who?: Who; user?: string; roles?: string[]; body?: unknown } = {}): Promise<Reply> {
+async function rest(
+  method: string,
+  path: string,
+  options: { who?: Who; user?: string; roles?: string[]; body?: unknown } = {},
+): Promise<Reply> {
   const who = options.who ?? "admin";
   const headers: Record<string, string> = {};
   const user = options.user ?? (who === "anonymous" ? undefined : USERS[who]);
@@ -80,7 +93,13 @@ const ok = (r: Reply): any => {
   return r.body;
 };
 
-const CODES = { INVALID_ARGUMENT: [400, 3], NOT_FOUND: [404, 5], ALREADY_EXISTS: [409, 6], PERMISSION_DENIED: [403, 7], UNAUTHENTICATED: [401, 16] } as const;
+const CODES = {
+  INVALID_ARGUMENT: [400, 3],
+  NOT_FOUND: [404, 5],
+  ALREADY_EXISTS: [409, 6],
+  PERMISSION_DENIED: [403, 7],
+  UNAUTHENTICATED: [401, 16],
+} as const;
 
 /** Checks the HTTP status, the Status code, and that the message names `field` (`field: ...`). */
 function expectError(r: Reply, code: keyof typeof CODES, field?: string): void {
@@ -90,7 +109,10 @@ function expectError(r: Reply, code: keyof typeof CODES, field?: string): void {
   expect(Array.isArray(r.body.details), r.text).toBe(true);
   if (field !== undefined) {
     if (code === "INVALID_ARGUMENT") {
-      expect(r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)), `message names ${field}: ${r.body.message}`).toBe(true);
+      expect(
+        r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)),
+        `message names ${field}: ${r.body.message}`,
+      ).toBe(true);
       expect(r.body.details[0].fieldViolations.map((v: { field: string }) => v.field)).toContain(field);
     } else {
       expect(r.body.message, r.text).toContain(field);
@@ -126,7 +148,13 @@ const BAD_BODY: Record<string, [Record<string, unknown>, string]> = {
 const freshId = (d: KindDescriptor) => (d.family === "version" ? `4.0.${++counter}` : `r${++counter}`);
 const collection = (d: KindDescriptor, workspace = ws) => `/v1/workspaces/${workspace}/${d.kind}`;
 
-async function createAs(d: KindDescriptor, who: Who = "admin", id = freshId(d), body = bodyOf(d), workspace = ws): Promise<Reply> {
+async function createAs(
+  d: KindDescriptor,
+  who: Who = "admin",
+  id = freshId(d),
+  body = bodyOf(d),
+  workspace = ws,
+): Promise<Reply> {
   return rest("POST", `${collection(d, workspace)}?${d.idLocal}=${encodeURIComponent(id)}`, { who, body });
 }
 
@@ -141,18 +169,24 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
 
   it("creates, gets, lists, updates and deletes, answering in the JSON mapping", async () => {
     const id = freshId(d);
-    const created = ok(await createAs(d, "admin", id, { ...bodyOf(d), createTime: "2001-01-01T00:00:00Z", creator: "users/mallory" }))[d.resourceLocal];
+    const created = ok(
+      await createAs(d, "admin", id, { ...bodyOf(d), createTime: "2001-01-01T00:00:00Z", creator: "users/mallory" }),
+    )[d.resourceLocal];
     const name = `workspaces/${ws}/${kind}/${id}`;
     expect(created.name).toBe(name);
     expect(created.creator).toBe("users/root");
     expect(created.createTime).not.toBe("2001-01-01T00:00:00Z");
     expect(created.createTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(ok(await rest("GET", `/v1/${name}`, { who: "stranger" }))[d.resourceLocal]).toEqual(created);
-    const list = ok(await rest("GET", `${collection(d)}?filter=${encodeURIComponent(`name = "${name}"`)}`, { who: "viewer" }));
+    const list = ok(
+      await rest("GET", `${collection(d)}?filter=${encodeURIComponent(`name = "${name}"`)}`, { who: "viewer" }),
+    );
     expect(list[d.pluralLocal]).toEqual([created]);
     expect(list.nextPageToken).toBe("");
     const path = d.updatable[0]!;
-    const updated = ok(await rest("PATCH", `/v1/${name}?updateMask=${path}`, { body: { ...bodyOf(d), name: "ignored/by/the/path" } }))[d.resourceLocal];
+    const updated = ok(
+      await rest("PATCH", `/v1/${name}?updateMask=${path}`, { body: { ...bodyOf(d), name: "ignored/by/the/path" } }),
+    )[d.resourceLocal];
     expect(updated.name).toBe(name);
     expect(updated.updateTime >= created.updateTime).toBe(true);
     expect(ok(await rest("DELETE", `/v1/${name}`))).toEqual({});
@@ -166,7 +200,9 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
   });
 
   it("rejects a malformed id (400) naming the id parameter", async () => {
-    for (const id of d.family === "version" ? ["1.2", "latest", "1.2.3+b", `1.2.${"9".repeat(60)}`] : ["Upper", "9lives", "a".repeat(64), "bad-"]) {
+    for (const id of d.family === "version"
+      ? ["1.2", "latest", "1.2.3+b", `1.2.${"9".repeat(60)}`]
+      : ["Upper", "9lives", "a".repeat(64), "bad-"]) {
       expectError(await createAs(d, "admin", id), "INVALID_ARGUMENT", d.idField);
     }
     if (d.generatedIdWord) {
@@ -186,7 +222,11 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
 
   it("rejects a display name over 63 characters where there is one", async () => {
     if (!d.updatable.includes("display_name")) return;
-    expectError(await createAs(d, "admin", freshId(d), { ...bodyOf(d), displayName: "x".repeat(64) }), "INVALID_ARGUMENT", `${rf}.display_name`);
+    expectError(
+      await createAs(d, "admin", freshId(d), { ...bodyOf(d), displayName: "x".repeat(64) }),
+      "INVALID_ARGUMENT",
+      `${rf}.display_name`,
+    );
     ok(await createAs(d, "admin", freshId(d), { ...bodyOf(d), displayName: "x".repeat(63) }));
   });
 
@@ -206,11 +246,31 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
 
     it("takes exact, case-sensitive snake_case paths", async () => {
       const camel = d.updatable.find((p) => p.includes("_"))!.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=${camel}`, { body: bodyOf(d) }), "INVALID_ARGUMENT", "update_mask");
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=${d.updatable[0]!.toUpperCase()}`, { body: bodyOf(d) }), "INVALID_ARGUMENT", "update_mask");
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=no_such_field`, { body: bodyOf(d) }), "INVALID_ARGUMENT", "update_mask");
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=create_time`, { body: bodyOf(d) }), "INVALID_ARGUMENT", "update_mask");
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=*,${d.updatable[0]}`, { body: bodyOf(d) }), "INVALID_ARGUMENT", "update_mask");
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=${camel}`, { body: bodyOf(d) }),
+        "INVALID_ARGUMENT",
+        "update_mask",
+      );
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=${d.updatable[0]!.toUpperCase()}`, { body: bodyOf(d) }),
+        "INVALID_ARGUMENT",
+        "update_mask",
+      );
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=no_such_field`, { body: bodyOf(d) }),
+        "INVALID_ARGUMENT",
+        "update_mask",
+      );
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=create_time`, { body: bodyOf(d) }),
+        "INVALID_ARGUMENT",
+        "update_mask",
+      );
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=*,${d.updatable[0]}`, { body: bodyOf(d) }),
+        "INVALID_ARGUMENT",
+        "update_mask",
+      );
     });
 
     it("accepts each of its section 5 paths, several at once, and * for all", async () => {
@@ -223,13 +283,21 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
       const before = ok(await rest("GET", `/v1/${name}`))[d.resourceLocal];
       const [body, field] = BAD_BODY[d.family]!;
       const path = field.split(".")[0]!;
-      expectError(await rest("PATCH", `/v1/${name}?updateMask=${path}`, { body }), "INVALID_ARGUMENT", `${rf}.${field}`);
+      expectError(
+        await rest("PATCH", `/v1/${name}?updateMask=${path}`, { body }),
+        "INVALID_ARGUMENT",
+        `${rf}.${field}`,
+      );
       expect(ok(await rest("GET", `/v1/${name}`))[d.resourceLocal]).toEqual(before);
     });
 
     it("answers 404 for a missing resource", async () => {
       const missing = `workspaces/${ws}/${kind}/${d.family === "version" ? "8.8.8" : "missing"}`;
-      expectError(await rest("PATCH", `/v1/${missing}?updateMask=${d.updatable[0]}`, { body: bodyOf(d) }), "NOT_FOUND", missing);
+      expectError(
+        await rest("PATCH", `/v1/${missing}?updateMask=${d.updatable[0]}`, { body: bodyOf(d) }),
+        "NOT_FOUND",
+        missing,
+      );
     });
   });
 
@@ -240,17 +308,34 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
     const seen: string[] = [];
     let pageToken = "";
     do {
-      const page = ok(await rest("GET", `${collection(d, lws)}?pageSize=2&orderBy=name%20desc${pageToken ? `&pageToken=${pageToken}` : ""}`, { who: "viewer" }));
+      const page = ok(
+        await rest(
+          "GET",
+          `${collection(d, lws)}?pageSize=2&orderBy=name%20desc${pageToken ? `&pageToken=${pageToken}` : ""}`,
+          { who: "viewer" },
+        ),
+      );
       expect(page[d.pluralLocal].length).toBeLessThanOrEqual(2);
       seen.push(...page[d.pluralLocal].map((r: { name: string }) => r.name));
       pageToken = page.nextPageToken;
     } while (pageToken);
     expect(seen).toEqual([...names].sort().reverse());
     // Default order: create_time desc.
-    expect(ok(await rest("GET", collection(d, lws)))[d.pluralLocal].map((r: { name: string }) => r.name)).toEqual([...names].reverse());
-    const filtered = ok(await rest("GET", `${collection(d, lws)}?filter=${encodeURIComponent(`name = "*${names[2]!.split("/").pop()}"`)}`));
+    expect(ok(await rest("GET", collection(d, lws)))[d.pluralLocal].map((r: { name: string }) => r.name)).toEqual(
+      [...names].reverse(),
+    );
+    const filtered = ok(
+      await rest(
+        "GET",
+        `${collection(d, lws)}?filter=${encodeURIComponent(`name = "*${names[2]!.split("/").pop()}"`)}`,
+      ),
+    );
     expect(filtered[d.pluralLocal].map((r: { name: string }) => r.name)).toEqual([names[2]]);
-    expectError(await rest("GET", `${collection(d, lws)}?filter=${encodeURIComponent("bogus = 1")}`), "INVALID_ARGUMENT", "filter");
+    expectError(
+      await rest("GET", `${collection(d, lws)}?filter=${encodeURIComponent("bogus = 1")}`),
+      "INVALID_ARGUMENT",
+      "filter",
+    );
     expectError(await rest("GET", `${collection(d, lws)}?orderBy=bogus`), "INVALID_ARGUMENT", "order_by");
     expectError(await rest("GET", `${collection(d, lws)}?pageSize=-1`), "INVALID_ARGUMENT", "page_size");
     expectError(await rest("GET", `${collection(d, lws)}?pageToken=forged`), "INVALID_ARGUMENT", "page_token");
@@ -270,17 +355,43 @@ function kindCalls(d: KindDescriptor): RestCall[] {
     { name: `POST ${d.kind}`, write: true, run: (who) => createAs(d, who) },
     { name: `GET ${d.kind}/{id}`, write: false, run: async (who) => rest("GET", `/v1/${await fixture(d)}`, { who }) },
     { name: `GET ${d.kind}`, write: false, run: (who) => rest("GET", collection(d), { who }) },
-    { name: `PATCH ${d.kind}/{id}`, write: true, run: async (who) => rest("PATCH", `/v1/${await fixture(d)}?updateMask=${d.updatable[0]}`, { who, body: bodyOf(d) }) },
-    { name: `DELETE ${d.kind}/{id}`, write: true, run: async (who) => rest("DELETE", `/v1/${await fixture(d)}`, { who }) },
+    {
+      name: `PATCH ${d.kind}/{id}`,
+      write: true,
+      run: async (who) =>
+        rest("PATCH", `/v1/${await fixture(d)}?updateMask=${d.updatable[0]}`, { who, body: bodyOf(d) }),
+    },
+    {
+      name: `DELETE ${d.kind}/{id}`,
+      write: true,
+      run: async (who) => rest("DELETE", `/v1/${await fixture(d)}`, { who }),
+    },
   ];
   if (d.family === "profile") {
     calls.push(
-      { name: `POST ${d.kind}/{id}:copy`, write: true, run: async (who) => rest("POST", `/v1/${await fixture(d)}:copy`, { who, body: { parent: `workspaces/${ws}`, [d.idLocal]: freshId(d) } }) },
-      { name: `GET ${d.kind}:listAssigned`, write: false, run: (who) => rest("GET", `${collection(d)}:listAssigned`, { who }) },
+      {
+        name: `POST ${d.kind}/{id}:copy`,
+        write: true,
+        run: async (who) =>
+          rest("POST", `/v1/${await fixture(d)}:copy`, {
+            who,
+            body: { parent: `workspaces/${ws}`, [d.idLocal]: freshId(d) },
+          }),
+      },
+      {
+        name: `GET ${d.kind}:listAssigned`,
+        write: false,
+        run: (who) => rest("GET", `${collection(d)}:listAssigned`, { who }),
+      },
     );
   }
   if (d.family === "version") {
-    calls.push({ name: `POST ${d.kind}/{id}:assignAliases`, write: true, run: async (who) => rest("POST", `/v1/${await fixture(d)}:assignAliases`, { who, body: { aliases: [`a${++counter}`] } }) });
+    calls.push({
+      name: `POST ${d.kind}/{id}:assignAliases`,
+      write: true,
+      run: async (who) =>
+        rest("POST", `/v1/${await fixture(d)}:assignAliases`, { who, body: { aliases: [`a${++counter}`] } }),
+    });
   }
   return calls;
 }
@@ -288,7 +399,9 @@ function kindCalls(d: KindDescriptor): RestCall[] {
 const WHO: Who[] = ["admin", "member", "viewer", "stranger", "anonymous"];
 
 describe("catalogue permissions over REST: reads for everyone signed in, writes for administrators", () => {
-  const cases = ALL_KINDS.flatMap((d) => kindCalls(d)).flatMap((call) => WHO.map((who) => ({ call, who, label: `${call.name} as ${who}` })));
+  const cases = ALL_KINDS.flatMap((d) => kindCalls(d)).flatMap((call) =>
+    WHO.map((who) => ({ call, who, label: `${call.name} as ${who}` })),
+  );
   it.each(cases)("$label", async ({ call, who }) => {
     const r = await call.run(who);
     if (who === "anonymous") expectError(r, "UNAUTHENTICATED");
@@ -302,7 +415,11 @@ describe("catalogue permissions over REST: reads for everyone signed in, writes 
 
 // ---- profiles -----------------------------------------------------------------------------------
 
-const PROFILES = [KIND_DESCRIPTORS.daiEngineProfiles, KIND_DESCRIPTORS.h2oEngineProfiles, KIND_DESCRIPTORS.notebookEngineProfiles] as unknown as KindDescriptor[];
+const PROFILES = [
+  KIND_DESCRIPTORS.daiEngineProfiles,
+  KIND_DESCRIPTORS.h2oEngineProfiles,
+  KIND_DESCRIPTORS.notebookEngineProfiles,
+] as unknown as KindDescriptor[];
 
 describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, d) => {
   const rf = d.resourceField;
@@ -312,13 +429,20 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, 
       [{ cpuConstraint: { min: "2", max: "8", default: "1" } }, "cpu_constraint.default"],
       [{ cpuConstraint: { min: "2", max: "8", default: "9" } }, "cpu_constraint.default"],
       [{ gpuConstraint: { min: "3", max: "1", default: "3" } }, "gpu_constraint.max"],
-      [{ memoryBytesConstraint: { min: "1073741824", default: "4294967296", cumulativeMax: "1073741824" } }, "memory_bytes_constraint.cumulative_max"],
+      [
+        { memoryBytesConstraint: { min: "1073741824", default: "4294967296", cumulativeMax: "1073741824" } },
+        "memory_bytes_constraint.cumulative_max",
+      ],
       [{ maxIdleDurationConstraint: { min: "60s", max: "30s", default: "60s" } }, "max_idle_duration_constraint.max"],
       [{ maxIdleDurationConstraint: { min: "60s", default: "59s" } }, "max_idle_duration_constraint.default"],
-      [{ maxRunningDurationConstraint: { min: "0s", max: "3600s", default: "3601s" } }, "max_running_duration_constraint.default"],
+      [
+        { maxRunningDurationConstraint: { min: "0s", max: "3600s", default: "3601s" } },
+        "max_running_duration_constraint.default",
+      ],
       [{ maxRunningDurationConstraint: { default: "3600s" } }, "max_running_duration_constraint.min"],
     ];
-    for (const [body, field] of cases) expectError(await createAs(d, "admin", freshId(d), body), "INVALID_ARGUMENT", `${rf}.${field}`);
+    for (const [body, field] of cases)
+      expectError(await createAs(d, "admin", freshId(d), body), "INVALID_ARGUMENT", `${rf}.${field}`);
     const fine = ok(
       await createAs(d, "admin", freshId(d), {
         cpuConstraint: { min: "1", max: "8", default: "2", cumulativeMax: "16" },
@@ -333,13 +457,31 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, 
 
   it(":copy needs a parent and a new id, and copies into another workspace", async () => {
     const source = await fixture(d);
-    const copy = ok(await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b", [d.idLocal]: "copied" } }))[d.resourceLocal];
+    const copy = ok(
+      await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b", [d.idLocal]: "copied" } }),
+    )[d.resourceLocal];
     expect(copy.name).toBe(`workspaces/team-b/${kind}/copied`);
-    expectError(await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b", [d.idLocal]: "copied" } }), "ALREADY_EXISTS", copy.name);
-    expectError(await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b" } }), "INVALID_ARGUMENT", d.idField);
-    expectError(await rest("POST", `/v1/${source}:copy`, { body: { [d.idLocal]: "other" } }), "INVALID_ARGUMENT", "parent");
+    expectError(
+      await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b", [d.idLocal]: "copied" } }),
+      "ALREADY_EXISTS",
+      copy.name,
+    );
+    expectError(
+      await rest("POST", `/v1/${source}:copy`, { body: { parent: "workspaces/team-b" } }),
+      "INVALID_ARGUMENT",
+      d.idField,
+    );
+    expectError(
+      await rest("POST", `/v1/${source}:copy`, { body: { [d.idLocal]: "other" } }),
+      "INVALID_ARGUMENT",
+      "parent",
+    );
     const missing = `workspaces/${ws}/${kind}/no-source`;
-    expectError(await rest("POST", `/v1/${missing}:copy`, { body: { parent: `workspaces/${ws}`, [d.idLocal]: "other" } }), "NOT_FOUND", missing);
+    expectError(
+      await rest("POST", `/v1/${missing}:copy`, { body: { parent: `workspaces/${ws}`, [d.idLocal]: "other" } }),
+      "NOT_FOUND",
+      missing,
+    );
   });
 
   it(":listAssigned lists the enabled profiles the caller may use, lower priority value first, then by name", async () => {
@@ -352,13 +494,27 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, 
     await make("nobody", { enabled: true, priority: 0, assignedOidcRolesEnabled: true, assignedOidcRoles: [] });
     await make("ml-only", { enabled: true, priority: 3, assignedOidcRolesEnabled: true, assignedOidcRoles: ["ml"] });
     const names = (r: Reply) => ok(r)[d.pluralLocal].map((p: { name: string }) => p.name.split("/").pop());
-    expect(names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin" }))).toEqual(["first-a", "first-b", "second"]);
-    expect(names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin", roles: ["ml"] }))).toEqual(["first-a", "first-b", "second", "ml-only"]);
+    expect(names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin" }))).toEqual([
+      "first-a",
+      "first-b",
+      "second",
+    ]);
+    expect(
+      names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin", roles: ["ml"] })),
+    ).toEqual(["first-a", "first-b", "second", "ml-only"]);
     const page = ok(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1`, { user: "erin" }));
     expect(page[d.pluralLocal]).toHaveLength(1);
-    const next = ok(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1&pageToken=${page.nextPageToken}`, { user: "erin" }));
+    const next = ok(
+      await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1&pageToken=${page.nextPageToken}`, {
+        user: "erin",
+      }),
+    );
     expect(next[d.pluralLocal][0].name.split("/").pop()).toBe("first-b");
-    expectError(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=-5`), "INVALID_ARGUMENT", "page_size");
+    expectError(
+      await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=-5`),
+      "INVALID_ARGUMENT",
+      "page_size",
+    );
   });
 });
 
@@ -366,76 +522,127 @@ describe("profile specifics over REST", () => {
   it("uses enabled on H2O profiles; disabled is not a path", async () => {
     const d = KIND_DESCRIPTORS.h2oEngineProfiles as unknown as KindDescriptor;
     const name = await fixture(d);
-    expect(ok(await rest("PATCH", `/v1/${name}?updateMask=enabled`, { body: { enabled: false } })).h2oEngineProfile.enabled).toBe(false);
-    expectError(await rest("PATCH", `/v1/${name}?updateMask=disabled`, { body: {} }), "INVALID_ARGUMENT", "update_mask");
+    expect(
+      ok(await rest("PATCH", `/v1/${name}?updateMask=enabled`, { body: { enabled: false } })).h2oEngineProfile.enabled,
+    ).toBe(false);
+    expectError(
+      await rest("PATCH", `/v1/${name}?updateMask=disabled`, { body: {} }),
+      "INVALID_ARGUMENT",
+      "update_mask",
+    );
   });
 
   it("defaults notebook git sync to ref HEAD and directory Example, and keeps them immutable", async () => {
     const d = KIND_DESCRIPTORS.notebookEngineProfiles as unknown as KindDescriptor;
-    const created = ok(await createAs(d, "admin", "git-sync", { syncGitRepositoryEnabled: true, gitRepository: "https://github.com/acme/x.git" })).notebookEngineProfile;
+    const created = ok(
+      await createAs(d, "admin", "git-sync", {
+        syncGitRepositoryEnabled: true,
+        gitRepository: "https://github.com/acme/x.git",
+      }),
+    ).notebookEngineProfile;
     expect(created).toMatchObject({ gitRef: "HEAD", gitDirectoryName: "Example", syncGitRepositoryEnabled: true });
-    expectError(await rest("PATCH", `/v1/${created.name}?updateMask=git_ref`, { body: { gitRef: "main" } }), "INVALID_ARGUMENT", "update_mask");
-    expectError(await createAs(d, "admin", "git-no-repo", { syncGitRepositoryEnabled: true }), "INVALID_ARGUMENT", "notebook_engine_profile.git_repository");
+    expectError(
+      await rest("PATCH", `/v1/${created.name}?updateMask=git_ref`, { body: { gitRef: "main" } }),
+      "INVALID_ARGUMENT",
+      "update_mask",
+    );
+    expectError(
+      await createAs(d, "admin", "git-no-repo", { syncGitRepositoryEnabled: true }),
+      "INVALID_ARGUMENT",
+      "notebook_engine_profile.git_repository",
+    );
   });
 });
 
 // ---- versions -----------------------------------------------------------------------------------
 
-describe.each([KIND_DESCRIPTORS.daiEngineVersions, KIND_DESCRIPTORS.h2oEngineVersions].map((d) => [d.kind, d as unknown as KindDescriptor] as const))(
-  "%s aliases over REST",
-  (kind, d) => {
-    const aws = `rest-aliases-${kind.slice(0, 3)}`;
+describe.each(
+  [KIND_DESCRIPTORS.daiEngineVersions, KIND_DESCRIPTORS.h2oEngineVersions].map(
+    (d) => [d.kind, d as unknown as KindDescriptor] as const,
+  ),
+)("%s aliases over REST", (kind, d) => {
+  const aws = `rest-aliases-${kind.slice(0, 3)}`;
 
-    it("accepts semver ids with more than three segments, up to 63 characters", async () => {
-      for (const id of ["1.2.3.4", "1.2.3-beta.1", `1.2.${"3".repeat(59)}`]) {
-        expect(ok(await createAs(d, "admin", id, bodyOf(d), aws))[d.resourceLocal].name).toBe(`workspaces/${aws}/${kind}/${id}`);
-      }
-    });
+  it("accepts semver ids with more than three segments, up to 63 characters", async () => {
+    for (const id of ["1.2.3.4", "1.2.3-beta.1", `1.2.${"3".repeat(59)}`]) {
+      expect(ok(await createAs(d, "admin", id, bodyOf(d), aws))[d.resourceLocal].name).toBe(
+        `workspaces/${aws}/${kind}/${id}`,
+      );
+    }
+  });
 
-    it("replaces aliases, moves a taken one within the workspace only, and lets an alias stand in for the id", async () => {
-      await createAs(d, "admin", "2.0.0", bodyOf(d), aws).then(ok);
-      await createAs(d, "admin", "3.0.0", bodyOf(d), aws).then(ok);
-      await createAs(d, "admin", "2.0.0", bodyOf(d), `${aws}-other`).then(ok);
-      const aliasesOf = (r: Reply) => Object.fromEntries(ok(r)[d.pluralLocal].map((v: any) => [v.name.split("/").pop(), v.aliases]));
-      expect(aliasesOf(await rest("POST", `/v1/workspaces/${aws}/${kind}/2.0.0:assignAliases`, { body: { aliases: ["latest", "lts"] } }))).toMatchObject({
-        "2.0.0": ["latest", "lts"],
-        "3.0.0": [],
-      });
-      ok(await rest("POST", `/v1/workspaces/${aws}-other/${kind}/2.0.0:assignAliases`, { body: { aliases: ["latest"] } }));
-      expect(aliasesOf(await rest("POST", `/v1/workspaces/${aws}/${kind}/3.0.0:assignAliases`, { body: { aliases: ["latest"] } }))).toMatchObject({
-        "2.0.0": ["lts"],
-        "3.0.0": ["latest"],
-      });
-      expect(ok(await rest("GET", `/v1/workspaces/${aws}/${kind}/latest`, { who: "stranger" }))[d.resourceLocal].name).toBe(`workspaces/${aws}/${kind}/3.0.0`);
-      expect(ok(await rest("GET", `/v1/workspaces/${aws}-other/${kind}/latest`))[d.resourceLocal].name).toBe(`workspaces/${aws}-other/${kind}/2.0.0`);
-      const patched = ok(await rest("PATCH", `/v1/workspaces/${aws}/${kind}/lts?updateMask=deprecated`, { body: { deprecated: true } }))[d.resourceLocal];
-      expect(patched).toMatchObject({ name: `workspaces/${aws}/${kind}/2.0.0`, deprecated: true });
-      expectError(await rest("GET", `/v1/workspaces/${aws}/${kind}/nightly`), "NOT_FOUND", `workspaces/${aws}/${kind}/nightly`);
+  it("replaces aliases, moves a taken one within the workspace only, and lets an alias stand in for the id", async () => {
+    await createAs(d, "admin", "2.0.0", bodyOf(d), aws).then(ok);
+    await createAs(d, "admin", "3.0.0", bodyOf(d), aws).then(ok);
+    await createAs(d, "admin", "2.0.0", bodyOf(d), `${aws}-other`).then(ok);
+    const aliasesOf = (r: Reply) =>
+      Object.fromEntries(ok(r)[d.pluralLocal].map((v: any) => [v.name.split("/").pop(), v.aliases]));
+    expect(
+      aliasesOf(
+        await rest("POST", `/v1/workspaces/${aws}/${kind}/2.0.0:assignAliases`, {
+          body: { aliases: ["latest", "lts"] },
+        }),
+      ),
+    ).toMatchObject({
+      "2.0.0": ["latest", "lts"],
+      "3.0.0": [],
     });
+    ok(
+      await rest("POST", `/v1/workspaces/${aws}-other/${kind}/2.0.0:assignAliases`, { body: { aliases: ["latest"] } }),
+    );
+    expect(
+      aliasesOf(
+        await rest("POST", `/v1/workspaces/${aws}/${kind}/3.0.0:assignAliases`, { body: { aliases: ["latest"] } }),
+      ),
+    ).toMatchObject({
+      "2.0.0": ["lts"],
+      "3.0.0": ["latest"],
+    });
+    expect(
+      ok(await rest("GET", `/v1/workspaces/${aws}/${kind}/latest`, { who: "stranger" }))[d.resourceLocal].name,
+    ).toBe(`workspaces/${aws}/${kind}/3.0.0`);
+    expect(ok(await rest("GET", `/v1/workspaces/${aws}-other/${kind}/latest`))[d.resourceLocal].name).toBe(
+      `workspaces/${aws}-other/${kind}/2.0.0`,
+    );
+    const patched = ok(
+      await rest("PATCH", `/v1/workspaces/${aws}/${kind}/lts?updateMask=deprecated`, { body: { deprecated: true } }),
+    )[d.resourceLocal];
+    expect(patched).toMatchObject({ name: `workspaces/${aws}/${kind}/2.0.0`, deprecated: true });
+    expectError(
+      await rest("GET", `/v1/workspaces/${aws}/${kind}/nightly`),
+      "NOT_FOUND",
+      `workspaces/${aws}/${kind}/nightly`,
+    );
+  });
 
-    it("rejects bad aliases naming them", async () => {
-      const name = await fixture(d, aws);
-      for (const [aliases, field] of [
-        [["Latest"], "aliases[0]"],
-        [["ok", "1.0.0"], "aliases[1]"],
-        [["a".repeat(64)], "aliases[0]"],
-        [[""], "aliases[0]"],
-        [["trailing-"], "aliases[0]"],
-      ] as const) {
-        expectError(await rest("POST", `/v1/${name}:assignAliases`, { body: { aliases } }), "INVALID_ARGUMENT", field);
-      }
-      ok(await rest("POST", `/v1/${name}:assignAliases`, { body: { aliases: [`a${"b".repeat(61)}c`] } }));
-    });
+  it("rejects bad aliases naming them", async () => {
+    const name = await fixture(d, aws);
+    for (const [aliases, field] of [
+      [["Latest"], "aliases[0]"],
+      [["ok", "1.0.0"], "aliases[1]"],
+      [["a".repeat(64)], "aliases[0]"],
+      [[""], "aliases[0]"],
+      [["trailing-"], "aliases[0]"],
+    ] as const) {
+      expectError(await rest("POST", `/v1/${name}:assignAliases`, { body: { aliases } }), "INVALID_ARGUMENT", field);
+    }
+    ok(await rest("POST", `/v1/${name}:assignAliases`, { body: { aliases: [`a${"b".repeat(61)}c`] } }));
+  });
 
-    // The official Python client's create body carries aliases (its version configs declare them).
-    it("takes aliases sent on create and refuses them in an update mask", async () => {
-      const created = ok(await createAs(d, "admin", freshId(d), { ...bodyOf(d), aliases: ["from-create"] }, aws))[d.resourceLocal];
-      expect(created.aliases).toEqual(["from-create"]);
-      expect(ok(await rest("GET", `/v1/workspaces/${aws}/${kind}/from-create`))[d.resourceLocal].name).toBe(created.name);
-      expectError(await rest("PATCH", `/v1/${created.name}?updateMask=aliases`, { body: { aliases: ["x"] } }), "INVALID_ARGUMENT", "update_mask");
-    });
-  },
-);
+  // The official Python client's create body carries aliases (its version configs declare them).
+  it("takes aliases sent on create and refuses them in an update mask", async () => {
+    const created = ok(await createAs(d, "admin", freshId(d), { ...bodyOf(d), aliases: ["from-create"] }, aws))[
+      d.resourceLocal
+    ];
+    expect(created.aliases).toEqual(["from-create"]);
+    expect(ok(await rest("GET", `/v1/workspaces/${aws}/${kind}/from-create`))[d.resourceLocal].name).toBe(created.name);
+    expectError(
+      await rest("PATCH", `/v1/${created.name}?updateMask=aliases`, { body: { aliases: ["x"] } }),
+      "INVALID_ARGUMENT",
+      "update_mask",
+    );
+  });
+});
 
 // ---- templates ----------------------------------------------------------------------------------
 
@@ -443,29 +650,67 @@ describe("sandbox templates over REST", () => {
   const d = KIND_DESCRIPTORS.sandboxEngineTemplates as unknown as KindDescriptor;
 
   it("requires memory_bytes_limit and max_idle_duration", async () => {
-    expectError(await createAs(d, "admin", freshId(d), { maxIdleDuration: "60s" }), "INVALID_ARGUMENT", "sandbox_engine_template.memory_bytes_limit");
-    expectError(await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1024" }), "INVALID_ARGUMENT", "sandbox_engine_template.max_idle_duration");
+    expectError(
+      await createAs(d, "admin", freshId(d), { maxIdleDuration: "60s" }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine_template.memory_bytes_limit",
+    );
+    expectError(
+      await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1024" }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine_template.max_idle_duration",
+    );
   });
 
   it("takes max_running_duration as the official client sends it, and defaults it to 28800s", async () => {
     const sent = ok(
-      await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1073741824", maxIdleDuration: "3600s", maxRunningDuration: "7200s" }),
+      await createAs(d, "admin", freshId(d), {
+        memoryBytesLimit: "1073741824",
+        maxIdleDuration: "3600s",
+        maxRunningDuration: "7200s",
+      }),
     ).sandboxEngineTemplate;
     expect(sent).toMatchObject({ maxIdleDuration: "3600s", maxRunningDuration: "7200s" });
-    const unset = ok(await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1073741824", maxIdleDuration: "0s", maxRunningDuration: null })).sandboxEngineTemplate;
+    const unset = ok(
+      await createAs(d, "admin", freshId(d), {
+        memoryBytesLimit: "1073741824",
+        maxIdleDuration: "0s",
+        maxRunningDuration: null,
+      }),
+    ).sandboxEngineTemplate;
     expect(unset).toMatchObject({ maxIdleDuration: "0s", maxRunningDuration: "28800s" });
     expectError(
-      await createAs(d, "admin", freshId(d), { memoryBytesLimit: "1024", maxIdleDuration: "60s", maxRunningDuration: "-1s" }),
+      await createAs(d, "admin", freshId(d), {
+        memoryBytesLimit: "1024",
+        maxIdleDuration: "60s",
+        maxRunningDuration: "-1s",
+      }),
       "INVALID_ARGUMENT",
       "sandbox_engine_template.max_running_duration",
     );
   });
 
   it("defaults requests to their limits (1000 millicpu is one core)", async () => {
-    const created = ok(await createAs(d, "admin", freshId(d), { milliCpuLimit: 1000, memoryBytesLimit: "2147483648", maxIdleDuration: "3600s" })).sandboxEngineTemplate;
-    expect(created).toMatchObject({ milliCpuRequest: 1000, milliCpuLimit: 1000, memoryBytesRequest: "2147483648", memoryBytesLimit: "2147483648" });
+    const created = ok(
+      await createAs(d, "admin", freshId(d), {
+        milliCpuLimit: 1000,
+        memoryBytesLimit: "2147483648",
+        maxIdleDuration: "3600s",
+      }),
+    ).sandboxEngineTemplate;
+    expect(created).toMatchObject({
+      milliCpuRequest: 1000,
+      milliCpuLimit: 1000,
+      memoryBytesRequest: "2147483648",
+      memoryBytesLimit: "2147483648",
+    });
     expectError(
-      await createAs(d, "admin", freshId(d), { milliCpuRequest: 1500, milliCpuLimit: 1000, memoryBytesLimit: "1024", maxIdleDuration: "60s" }),
+      await createAs(d, "admin", freshId(d), {
+        milliCpuRequest: 1500,
+        milliCpuLimit: 1000,
+        memoryBytesLimit: "1024",
+        maxIdleDuration: "60s",
+      }),
       "INVALID_ARGUMENT",
       "sandbox_engine_template.milli_cpu_request",
     );
@@ -485,7 +730,10 @@ describe("page sizes (spec section 9)", () => {
     await database.db.transaction().execute(async (trx) => {
       for (let i = 0; i < 1001; i++) {
         const id = `img-${String(i).padStart(4, "0")}`;
-        const image = create(SandboxEngineImageSchema, { name: `workspaces/${pws}/sandboxEngineImages/${id}`, image: "x:1" });
+        const image = create(SandboxEngineImageSchema, {
+          name: `workspaces/${pws}/sandboxEngineImages/${id}`,
+          image: "x:1",
+        });
         stampCreate(image, { name: "users/root", displayName: "root" }, now);
         image.createTime = timestampFromDate(new Date(now.getTime() + i));
         await insertResource(trx, d, pws, id, image);
@@ -504,7 +752,9 @@ describe("page sizes (spec section 9)", () => {
     const big = ok(await rest("GET", `${collection(d, pws)}?pageSize=5000`));
     expect(big.sandboxEngineImages).toHaveLength(1000);
     const rest1 = ok(await rest("GET", `${collection(d, pws)}?pageSize=5000&pageToken=${big.nextPageToken}`));
-    expect(rest1.sandboxEngineImages.map((r: { name: string }) => r.name)).toEqual([`workspaces/${pws}/sandboxEngineImages/img-0000`]);
+    expect(rest1.sandboxEngineImages.map((r: { name: string }) => r.name)).toEqual([
+      `workspaces/${pws}/sandboxEngineImages/img-0000`,
+    ]);
     expect(rest1.nextPageToken).toBe("");
   });
 });
@@ -522,18 +772,40 @@ describe("secrets over REST", () => {
   };
 
   it("creates, gets, lists and deletes secrets, and adds, gets and lists versions without values", async () => {
-    const secret = ok(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=db`, { who: "member", body: { displayName: "DB", annotations: { team: "a" } } })).secret;
-    expect(secret).toMatchObject({ name: `workspaces/${ws}/secrets/db`, displayName: "DB", annotations: { team: "a" }, creator: "users/alice" });
+    const secret = ok(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=db`, {
+        who: "member",
+        body: { displayName: "DB", annotations: { team: "a" } },
+      }),
+    ).secret;
+    expect(secret).toMatchObject({
+      name: `workspaces/${ws}/secrets/db`,
+      displayName: "DB",
+      annotations: { team: "a" },
+      creator: "users/alice",
+    });
     expect(ok(await rest("GET", `/v1/${secret.name}`, { who: "viewer" })).secret).toEqual(secret);
-    const v1 = ok(await rest("POST", `/v1/${secret.name}/versions`, { who: "member", body: { secretVersion: undefined, value: VALUE } }));
+    const v1 = ok(
+      await rest("POST", `/v1/${secret.name}/versions`, {
+        who: "member",
+        body: { secretVersion: undefined, value: VALUE },
+      }),
+    );
     expect(v1.secretVersion.name).toBe(`${secret.name}/versions/1`);
     expect(v1.secretVersion.value).toBe("");
     const v2 = ok(await rest("POST", `/v1/${secret.name}/versions`, { who: "member", body: { value: VALUE } }));
     const latest = ok(await rest("GET", `/v1/${secret.name}/versions/latest`, { who: "viewer" }));
     expect(latest.secretVersion.name).toBe(v2.secretVersion.name);
     const versions = ok(await rest("GET", `/v1/${secret.name}/versions`, { who: "member" }));
-    expect(versions.secretVersions.map((v: { name: string }) => v.name)).toEqual([`${secret.name}/versions/2`, `${secret.name}/versions/1`]);
-    const list = ok(await rest("GET", `/v1/workspaces/${ws}/secrets?filter=${encodeURIComponent('display_name = "DB"')}`, { who: "member" }));
+    expect(versions.secretVersions.map((v: { name: string }) => v.name)).toEqual([
+      `${secret.name}/versions/2`,
+      `${secret.name}/versions/1`,
+    ]);
+    const list = ok(
+      await rest("GET", `/v1/workspaces/${ws}/secrets?filter=${encodeURIComponent('display_name = "DB"')}`, {
+        who: "member",
+      }),
+    );
     expect(list.secrets.map((s: { name: string }) => s.name)).toEqual([secret.name]);
     for (const r of [v1, v2, latest, versions]) expect(JSON.stringify(r)).not.toContain(VALUE);
     ok(await rest("DELETE", `/v1/${secret.name}`, { who: "member" }));
@@ -543,29 +815,94 @@ describe("secrets over REST", () => {
   });
 
   it("answers the rules with their status, code and field", async () => {
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=Bad_Id`, { body: {} }), "INVALID_ARGUMENT", "secret_id");
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=Bad_Id`, { body: {} }),
+      "INVALID_ARGUMENT",
+      "secret_id",
+    );
     expectError(await rest("POST", `/v1/workspaces/${ws}/secrets`, { body: {} }), "INVALID_ARGUMENT", "secret_id");
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=ann`, { body: { annotations: { ".bad": "x" } } }), "INVALID_ARGUMENT", 'secret.annotations[".bad"]');
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=ann`, { body: { annotations: { [`k${"x".repeat(63)}`]: "x" } } }), "INVALID_ARGUMENT", `secret.annotations["k${"x".repeat(63)}"]`);
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=long`, { body: { displayName: "d".repeat(64) } }), "INVALID_ARGUMENT", "secret.display_name");
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=ann`, { body: { annotations: { ".bad": "x" } } }),
+      "INVALID_ARGUMENT",
+      'secret.annotations[".bad"]',
+    );
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=ann`, {
+        body: { annotations: { [`k${"x".repeat(63)}`]: "x" } },
+      }),
+      "INVALID_ARGUMENT",
+      `secret.annotations["k${"x".repeat(63)}"]`,
+    );
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=long`, { body: { displayName: "d".repeat(64) } }),
+      "INVALID_ARGUMENT",
+      "secret.display_name",
+    );
     const name = await secretFixture();
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=${name.split("/").pop()}`, { body: {} }), "ALREADY_EXISTS", name);
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=${name.split("/").pop()}`, { body: {} }),
+      "ALREADY_EXISTS",
+      name,
+    );
     expectError(await rest("POST", `/v1/${name}/versions`, { body: {} }), "INVALID_ARGUMENT", "secret_version.value");
-    expectError(await rest("POST", `/v1/${name}/versions`, { body: { value: Buffer.alloc(65537).toString("base64") } }), "INVALID_ARGUMENT", "secret_version.value");
+    expectError(
+      await rest("POST", `/v1/${name}/versions`, { body: { value: Buffer.alloc(65537).toString("base64") } }),
+      "INVALID_ARGUMENT",
+      "secret_version.value",
+    );
     ok(await rest("POST", `/v1/${name}/versions`, { body: { value: Buffer.alloc(65536, 1).toString("base64") } }));
     expectError(await rest("GET", `/v1/${name}/versions/0`), "INVALID_ARGUMENT", "name");
     expectError(await rest("GET", `/v1/${name}/versions/42`), "NOT_FOUND", `${name}/versions/42`);
-    expectError(await rest("POST", `/v1/workspaces/${ws}/secrets/none/versions`, { body: { value: VALUE } }), "NOT_FOUND", `workspaces/${ws}/secrets/none`);
+    expectError(
+      await rest("POST", `/v1/workspaces/${ws}/secrets/none/versions`, { body: { value: VALUE } }),
+      "NOT_FOUND",
+      `workspaces/${ws}/secrets/none`,
+    );
   });
 
   const calls: Array<RestCall & { viewer: boolean }> = [
-    { name: "POST secrets", write: true, viewer: false, run: (who) => rest("POST", `/v1/workspaces/${ws}/secrets?secretId=p${++n}`, { who, body: {} }) },
-    { name: "GET secrets/{id}", write: false, viewer: true, run: async (who) => rest("GET", `/v1/${await secretFixture()}`, { who }) },
-    { name: "GET secrets", write: false, viewer: true, run: (who) => rest("GET", `/v1/workspaces/${ws}/secrets`, { who }) },
-    { name: "DELETE secrets/{id}", write: true, viewer: false, run: async (who) => rest("DELETE", `/v1/${await secretFixture()}`, { who }) },
-    { name: "POST secrets/{id}/versions", write: true, viewer: false, run: async (who) => rest("POST", `/v1/${await secretFixture()}/versions`, { who, body: { value: VALUE } }) },
-    { name: "GET secrets/{id}/versions/{v}", write: false, viewer: true, run: async (who) => rest("GET", `/v1/${await secretFixture()}/versions/latest`, { who }) },
-    { name: "GET secrets/{id}/versions", write: false, viewer: true, run: async (who) => rest("GET", `/v1/${await secretFixture()}/versions`, { who }) },
+    {
+      name: "POST secrets",
+      write: true,
+      viewer: false,
+      run: (who) => rest("POST", `/v1/workspaces/${ws}/secrets?secretId=p${++n}`, { who, body: {} }),
+    },
+    {
+      name: "GET secrets/{id}",
+      write: false,
+      viewer: true,
+      run: async (who) => rest("GET", `/v1/${await secretFixture()}`, { who }),
+    },
+    {
+      name: "GET secrets",
+      write: false,
+      viewer: true,
+      run: (who) => rest("GET", `/v1/workspaces/${ws}/secrets`, { who }),
+    },
+    {
+      name: "DELETE secrets/{id}",
+      write: true,
+      viewer: false,
+      run: async (who) => rest("DELETE", `/v1/${await secretFixture()}`, { who }),
+    },
+    {
+      name: "POST secrets/{id}/versions",
+      write: true,
+      viewer: false,
+      run: async (who) => rest("POST", `/v1/${await secretFixture()}/versions`, { who, body: { value: VALUE } }),
+    },
+    {
+      name: "GET secrets/{id}/versions/{v}",
+      write: false,
+      viewer: true,
+      run: async (who) => rest("GET", `/v1/${await secretFixture()}/versions/latest`, { who }),
+    },
+    {
+      name: "GET secrets/{id}/versions",
+      write: false,
+      viewer: true,
+      run: async (who) => rest("GET", `/v1/${await secretFixture()}/versions`, { who }),
+    },
   ];
   const cases = calls.flatMap((call) => WHO.map((who) => ({ call, who, label: `${call.name} as ${who}` })));
 
@@ -580,10 +917,18 @@ describe("secrets over REST", () => {
 describe("the demo catalogue over REST", () => {
   it("lets a newcomer find everything an engine needs", async () => {
     const u = { user: "newcomer" };
-    expect(ok(await rest("GET", "/v1/workspaces/global/daiEngineVersions/latest", u)).daiEngineVersion.name).toBe("workspaces/global/daiEngineVersions/1.11.0");
-    expect(ok(await rest("GET", "/v1/workspaces/global/h2oEngineVersions/latest", u)).h2oEngineVersion.name).toBe("workspaces/global/h2oEngineVersions/3.46.0");
+    expect(ok(await rest("GET", "/v1/workspaces/global/daiEngineVersions/latest", u)).daiEngineVersion.name).toBe(
+      "workspaces/global/daiEngineVersions/1.11.0",
+    );
+    expect(ok(await rest("GET", "/v1/workspaces/global/h2oEngineVersions/latest", u)).h2oEngineVersion.name).toBe(
+      "workspaces/global/h2oEngineVersions/3.46.0",
+    );
     for (const kind of ["daiEngineProfiles", "h2oEngineProfiles", "notebookEngineProfiles"]) {
-      expect(ok(await rest("GET", `/v1/workspaces/global/${kind}:listAssigned`, u))[kind].map((p: { name: string }) => p.name)).toEqual([`workspaces/global/${kind}/default`]);
+      expect(
+        ok(await rest("GET", `/v1/workspaces/global/${kind}:listAssigned`, u))[kind].map(
+          (p: { name: string }) => p.name,
+        ),
+      ).toEqual([`workspaces/global/${kind}/default`]);
     }
     for (const kind of ["notebookEngineImages", "sandboxEngineImages", "sandboxEngineTemplates"]) {
       expect(ok(await rest("GET", `/v1/workspaces/global/${kind}/default`, u))).toHaveProperty(kind.slice(0, -1));

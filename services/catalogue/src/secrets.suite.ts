@@ -13,7 +13,9 @@ let h: CatalogueHarness;
 const seen: Uint8Array[] = [];
 
 beforeAll(async () => {
-  h = await createCatalogueHarness("secrets", { logger: createLogger({ level: "debug", write: (l) => logLines.push(l) }) });
+  h = await createCatalogueHarness("secrets", {
+    logger: createLogger({ level: "debug", write: (l) => logLines.push(l) }),
+  });
   // Everything published on the bus, to prove no value ever leaves through events.
   h.bus.replay({ subjects: "enginemanager.catalogue.>" }, async (m) => void seen.push(m.data));
   h.bus.replay({ subjects: "enginemanager.secrets.>" }, async (m) => void seen.push(m.data));
@@ -48,13 +50,21 @@ describe("secrets", () => {
     });
     expect(secret!.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect((await alice.secrets.getSecret({ name: secret!.name })).secret).toEqual(secret);
-    await alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "api-token", secret: { displayName: "API" } });
+    await alice.secrets.createSecret({
+      parent: `workspaces/${ws}`,
+      secretId: "api-token",
+      secret: { displayName: "API" },
+    });
     const list = await alice.secrets.listSecrets({ parent: `workspaces/${ws}`, orderBy: "display_name" });
     expect(list.secrets.map((s) => s.displayName)).toEqual(["API", "Database"]);
     const filtered = await alice.secrets.listSecrets({ parent: `workspaces/${ws}`, filter: 'display_name = "Data*"' });
     expect(filtered.secrets.map((s) => s.name)).toEqual([secret!.name]);
     await alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/api-token` });
-    await expectCode(alice.secrets.getSecret({ name: `workspaces/${ws}/secrets/api-token` }), Code.NotFound, "api-token");
+    await expectCode(
+      alice.secrets.getSecret({ name: `workspaces/${ws}/secrets/api-token` }),
+      Code.NotFound,
+      "api-token",
+    );
   });
 
   it.each([
@@ -70,9 +80,21 @@ describe("secrets", () => {
   it("answers ALREADY_EXISTS and NOT_FOUND with the name", async () => {
     const alice = h.as("member");
     await alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "twice" });
-    await expectCode(alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "twice" }), Code.AlreadyExists, `workspaces/${ws}/secrets/twice`);
-    await expectCode(alice.secrets.getSecret({ name: `workspaces/${ws}/secrets/none` }), Code.NotFound, `workspaces/${ws}/secrets/none`);
-    await expectCode(alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/none` }), Code.NotFound, `workspaces/${ws}/secrets/none`);
+    await expectCode(
+      alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "twice" }),
+      Code.AlreadyExists,
+      `workspaces/${ws}/secrets/twice`,
+    );
+    await expectCode(
+      alice.secrets.getSecret({ name: `workspaces/${ws}/secrets/none` }),
+      Code.NotFound,
+      `workspaces/${ws}/secrets/none`,
+    );
+    await expectCode(
+      alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/none` }),
+      Code.NotFound,
+      `workspaces/${ws}/secrets/none`,
+    );
   });
 });
 
@@ -85,14 +107,23 @@ describe("secret versions", () => {
 
   it("adds numbered versions without ever returning the value; latest is the newest", async () => {
     const alice = h.as("member");
-    const v1 = await alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: bytes(`${VALUE}-1`), name: "forged" } });
-    expect(v1.secretVersion).toMatchObject({ name: `${parent}/versions/1`, creator: "users/alice", creatorDisplayName: "Alice Member" });
+    const v1 = await alice.secretVersions.addSecretVersion({
+      parent,
+      secretVersion: { value: bytes(`${VALUE}-1`), name: "forged" },
+    });
+    expect(v1.secretVersion).toMatchObject({
+      name: `${parent}/versions/1`,
+      creator: "users/alice",
+      creatorDisplayName: "Alice Member",
+    });
     expect(v1.secretVersion!.value).toEqual(new Uint8Array());
     const v2 = await alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: bytes(`${VALUE}-2`) } });
     expect(v2.secretVersion!.name).toBe(`${parent}/versions/2`);
     const latest = await alice.secretVersions.getSecretVersion({ name: `${parent}/versions/latest` });
     expect(latest.secretVersion).toEqual(v2.secretVersion);
-    expect((await alice.secretVersions.getSecretVersion({ name: `${parent}/versions/1` })).secretVersion).toEqual(v1.secretVersion);
+    expect((await alice.secretVersions.getSecretVersion({ name: `${parent}/versions/1` })).secretVersion).toEqual(
+      v1.secretVersion,
+    );
     const list = await alice.secretVersions.listSecretVersions({ parent });
     expect(list.secretVersions.map((v) => v.name)).toEqual([`${parent}/versions/2`, `${parent}/versions/1`]);
     expect(list.secretVersions.every((v) => v.value.length === 0)).toBe(true);
@@ -106,32 +137,54 @@ describe("secret versions", () => {
     const alice = h.as("member");
     await alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: new Uint8Array([0]) } });
     await alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: randomBytes(64 * 1024) } });
-    await expectInvalid(alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: randomBytes(64 * 1024 + 1) } }), "secret_version.value");
-    await expectInvalid(alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: new Uint8Array() } }), "secret_version.value");
+    await expectInvalid(
+      alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: randomBytes(64 * 1024 + 1) } }),
+      "secret_version.value",
+    );
+    await expectInvalid(
+      alice.secretVersions.addSecretVersion({ parent, secretVersion: { value: new Uint8Array() } }),
+      "secret_version.value",
+    );
     await expectInvalid(alice.secretVersions.addSecretVersion({ parent }), "secret_version.value");
   });
 
   it("answers NOT_FOUND for a missing secret or version and INVALID_ARGUMENT for a bad version id", async () => {
     const alice = h.as("member");
     const missing = `workspaces/${ws}/secrets/missing`;
-    await expectCode(alice.secretVersions.addSecretVersion({ parent: missing, secretVersion: { value: bytes("x") } }), Code.NotFound, missing);
+    await expectCode(
+      alice.secretVersions.addSecretVersion({ parent: missing, secretVersion: { value: bytes("x") } }),
+      Code.NotFound,
+      missing,
+    );
     await expectCode(alice.secretVersions.listSecretVersions({ parent: missing }), Code.NotFound, missing);
-    await expectCode(alice.secretVersions.getSecretVersion({ name: `${parent}/versions/99` }), Code.NotFound, `${parent}/versions/99`);
-    await expectCode(alice.secretVersions.getSecretVersion({ name: `${missing}/versions/latest` }), Code.NotFound, `${missing}/versions/latest`);
+    await expectCode(
+      alice.secretVersions.getSecretVersion({ name: `${parent}/versions/99` }),
+      Code.NotFound,
+      `${parent}/versions/99`,
+    );
+    await expectCode(
+      alice.secretVersions.getSecretVersion({ name: `${missing}/versions/latest` }),
+      Code.NotFound,
+      `${missing}/versions/latest`,
+    );
     await expectInvalid(alice.secretVersions.getSecretVersion({ name: `${parent}/versions/newest` }), "name");
     await expectInvalid(alice.secretVersions.getSecretVersion({ name: `${parent}/versions/0` }), "name");
   });
 
   it("stores values encrypted with AES-256-GCM under a fresh nonce each", async () => {
-    const rows = (await sql<{ nonce: Uint8Array; ciphertext: Uint8Array; key_id: string }>`
-      select nonce, ciphertext, key_id from secret_versions`.execute(h.database.db)).rows;
+    const rows = (
+      await sql<{ nonce: Uint8Array; ciphertext: Uint8Array; key_id: string }>`
+      select nonce, ciphertext, key_id from secret_versions`.execute(h.database.db)
+    ).rows;
     expect(rows.length).toBeGreaterThan(2);
     for (const row of rows) {
       expect(row.nonce).toHaveLength(12);
       expect(containsValue(row.ciphertext, VALUE)).toBe(false);
     }
     expect(new Set(rows.map((r) => Buffer.from(r.nonce).toString("hex"))).size).toBe(rows.length);
-    const dump = (await sql<{ t: string }>`select string_agg(resource::text, '') as t from secret_versions`.execute(h.database.db)).rows[0]!.t;
+    const dump = (
+      await sql<{ t: string }>`select string_agg(resource::text, '') as t from secret_versions`.execute(h.database.db)
+    ).rows[0]!.t;
     expect(dump).not.toContain(Buffer.from(VALUE).toString("hex"));
   });
 
@@ -166,39 +219,64 @@ describe("resolveSecretValue (internal)", () => {
   });
 
   it("needs read access to the workspace", async () => {
-    await expectCode(h.module.resolveSecretValue(h.principal("stranger"), `${parent}/versions/1`), Code.PermissionDenied);
+    await expectCode(
+      h.module.resolveSecretValue(h.principal("stranger"), `${parent}/versions/1`),
+      Code.PermissionDenied,
+    );
     await expect(h.module.resolveSecretValue(h.principal("viewer"), `${parent}/versions/1`)).resolves.toBeDefined();
   });
 
   it("answers NOT_FOUND with the name and INVALID_ARGUMENT for a malformed name", async () => {
-    await expectCode(h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/9`), Code.NotFound, `${parent}/versions/9`);
-    await expectInvalid(h.module.resolveSecretValue(h.principal("member"), "workspaces/team-a/secrets/x"), "secret_version");
+    await expectCode(
+      h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/9`),
+      Code.NotFound,
+      `${parent}/versions/9`,
+    );
+    await expectInvalid(
+      h.module.resolveSecretValue(h.principal("member"), "workspaces/team-a/secrets/x"),
+      "secret_version",
+    );
   });
 
   it("refuses a ciphertext moved to another row (bound to name and secret)", async () => {
     await sql`update secret_versions set ciphertext = (select ciphertext from secret_versions where name = ${`${parent}/versions/2`}),
-      nonce = (select nonce from secret_versions where name = ${`${parent}/versions/2`}) where name = ${`${parent}/versions/1`}`.execute(h.database.db);
-    await expectCode(h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/1`), Code.Internal, "cannot be decrypted");
+      nonce = (select nonce from secret_versions where name = ${`${parent}/versions/2`}) where name = ${`${parent}/versions/1`}`.execute(
+      h.database.db,
+    );
+    await expectCode(
+      h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/1`),
+      Code.Internal,
+      "cannot be decrypted",
+    );
   });
 
   it("is gone with its secret", async () => {
     await h.as("member").secrets.deleteSecret({ name: parent });
     await expectCode(h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/latest`), Code.NotFound);
-    const left = await sql<{ n: bigint }>`select count(*) as n from secret_versions where secret_id = 'reveal'`.execute(h.database.db);
+    const left = await sql<{ n: bigint }>`select count(*) as n from secret_versions where secret_id = 'reveal'`.execute(
+      h.database.db,
+    );
     expect(Number(left.rows[0]!.n)).toBe(0);
   });
 
   it("reports a changed secrets key instead of returning garbage", async () => {
     const alice = h.as("member");
     await alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "rekey" });
-    await alice.secretVersions.addSecretVersion({ parent: `workspaces/${ws}/secrets/rekey`, secretVersion: { value: bytes("x") } });
+    await alice.secretVersions.addSecretVersion({
+      parent: `workspaces/${ws}/secrets/rekey`,
+      secretVersion: { value: bytes("x") },
+    });
     const other = await createCatalogueHarness("secrets2", {
       database: h.database,
       bus: h.bus,
       secretsKey: randomBytes(32).toString("base64"),
     });
     try {
-      await expectCode(other.module.resolveSecretValue(other.principal("member"), `workspaces/${ws}/secrets/rekey/versions/1`), Code.Internal, "AIEM_SECRETS_KEY");
+      await expectCode(
+        other.module.resolveSecretValue(other.principal("member"), `workspaces/${ws}/secrets/rekey/versions/1`),
+        Code.Internal,
+        "AIEM_SECRETS_KEY",
+      );
     } finally {
       await other.close();
     }

@@ -90,14 +90,28 @@ interface SecretRow {
   resource: Uint8Array;
 }
 
-async function loadSecret(exec: Executor, workspace: string, id: string, forUpdate = false): Promise<SecretRow | undefined> {
-  let q = exec.selectFrom("secrets").select(["uid", "last_version", "resource"]).where("workspace", "=", workspace).where("id", "=", id);
+async function loadSecret(
+  exec: Executor,
+  workspace: string,
+  id: string,
+  forUpdate = false,
+): Promise<SecretRow | undefined> {
+  let q = exec
+    .selectFrom("secrets")
+    .select(["uid", "last_version", "resource"])
+    .where("workspace", "=", workspace)
+    .where("id", "=", id);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as SecretRow | undefined;
 }
 
 /** The number of a version id (`latest` resolved), or undefined when the secret has no such version. */
-async function resolveVersion(exec: Executor, workspace: string, secretId: string, versionId: string): Promise<bigint | undefined> {
+async function resolveVersion(
+  exec: Executor,
+  workspace: string,
+  secretId: string,
+  versionId: string,
+): Promise<bigint | undefined> {
   if (versionId !== LATEST) return BigInt(versionId);
   const row = (await exec
     .selectFrom("secret_versions")
@@ -116,7 +130,12 @@ interface VersionRow {
   ciphertext: Uint8Array;
 }
 
-async function loadVersion(exec: Executor, workspace: string, secretId: string, version: bigint): Promise<VersionRow | undefined> {
+async function loadVersion(
+  exec: Executor,
+  workspace: string,
+  secretId: string,
+  version: bigint,
+): Promise<VersionRow | undefined> {
   return (await exec
     .selectFrom("secret_versions")
     .select(["version", "resource", "key_id", "nonce", "ciphertext"])
@@ -216,7 +235,12 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
       policy.check(principalOf(ctx), Action.DELETE, Kind.secrets, workspace);
       const deleted = await runtime.write(async (trx) => {
         // Versions go with it (foreign key, on delete cascade).
-        const row = await trx.deleteFrom("secrets").where("workspace", "=", workspace).where("id", "=", id).returning("id").executeTakeFirst();
+        const row = await trx
+          .deleteFrom("secrets")
+          .where("workspace", "=", workspace)
+          .where("id", "=", id)
+          .returning("id")
+          .executeTakeFirst();
         return row !== undefined;
       });
       if (!deleted) throw notFound(req.name, SECRET_RESOURCE_TYPE);
@@ -232,7 +256,10 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
       const value: Uint8Array | undefined = req.secretVersion?.value;
       if (!value || value.length === 0) throw invalidArgument("secret_version.value", "is required: 1 byte to 64 KiB");
       if (value.length > MAX_SECRET_VALUE_BYTES) {
-        throw invalidArgument("secret_version.value", `must be at most ${MAX_SECRET_VALUE_BYTES} bytes (got ${value.length})`);
+        throw invalidArgument(
+          "secret_version.value",
+          `must be at most ${MAX_SECRET_VALUE_BYTES} bytes (got ${value.length})`,
+        );
       }
       const c = cipher();
       const now = runtime.now();
@@ -261,7 +288,12 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
             ciphertext,
           })
           .execute();
-        await trx.updateTable("secrets").set({ last_version: number }).where("workspace", "=", workspace).where("id", "=", secretId).execute();
+        await trx
+          .updateTable("secrets")
+          .set({ last_version: number })
+          .where("workspace", "=", workspace)
+          .where("id", "=", secretId)
+          .execute();
         return version;
       });
       return { secretVersion: added };
@@ -281,7 +313,11 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
       policy.check(principalOf(ctx), Action.LIST, Kind.secretVersions, workspace);
       if (!(await loadSecret(db(), workspace, secretId))) throw notFound(req.parent, SECRET_RESOURCE_TYPE);
       const page = await paginate(
-        db().selectFrom("secret_versions").select("resource").where("workspace", "=", workspace).where("secret_id", "=", secretId),
+        db()
+          .selectFrom("secret_versions")
+          .select("resource")
+          .where("workspace", "=", workspace)
+          .where("secret_id", "=", secretId),
         {
           parent: req.parent,
           pageSize: req.pageSize,
@@ -306,7 +342,11 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
    * Throws INVALID_ARGUMENT for a malformed name, PERMISSION_DENIED, or NOT_FOUND naming it.
    */
   async function resolveSecretValue(principal: Principal, secretVersionName: string): Promise<ResolvedSecretValue> {
-    const { workspace, secret: secretId, version: versionId } = secretVersionPattern.parse(secretVersionName, "secret_version");
+    const {
+      workspace,
+      secret: secretId,
+      version: versionId,
+    } = secretVersionPattern.parse(secretVersionName, "secret_version");
     policy.check(principal, Action.GET, Kind.secretVersions, workspace);
     const exec = db();
     const secret = await loadSecret(exec, workspace, secretId);
@@ -332,7 +372,11 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
 
 type Req = Record<string, any>;
 
-export function registerSecretServices(router: ConnectRouter, runtime: Runtime, handlers: ReturnType<typeof createSecretHandlers>): void {
+export function registerSecretServices(
+  router: ConnectRouter,
+  runtime: Runtime,
+  handlers: ReturnType<typeof createSecretHandlers>,
+): void {
   const options = { logger: runtime.logger, label: "catalogue" };
   registerGuarded(router, SecretService, handlers.secretService, options);
   registerGuarded(router, SecretVersionService, handlers.versionService, options);

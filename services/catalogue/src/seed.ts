@@ -58,7 +58,10 @@ export function demoCatalogue(): DemoItem[] {
     [
       descriptorOf("h2oEngineVersions"),
       "3.46.0",
-      create(H2OEngineVersionSchema, { image: "h2oai/h2o-open-source-k8s:3.46.0", imagePullPolicy: ImagePullPolicy.IF_NOT_PRESENT }),
+      create(H2OEngineVersionSchema, {
+        image: "h2oai/h2o-open-source-k8s:3.46.0",
+        imagePullPolicy: ImagePullPolicy.IF_NOT_PRESENT,
+      }),
       ["latest"],
     ],
     [
@@ -102,7 +105,12 @@ export function demoCatalogue(): DemoItem[] {
  * applied now. Runs in the caller's transaction, events included.
  */
 export async function seedDemo(trx: Executor, now: Date): Promise<boolean> {
-  const marked = await trx.insertInto("seeds").values({ name: DEMO_SEED }).onConflict((oc) => oc.doNothing()).returning("name").executeTakeFirst();
+  const marked = await trx
+    .insertInto("seeds")
+    .values({ name: DEMO_SEED })
+    .onConflict((oc) => oc.doNothing())
+    .returning("name")
+    .executeTakeFirst();
   if (!marked) return false;
   for (const { d, id, resource, aliases } of demoCatalogue()) {
     resource.name = d.pattern.format({ workspace: DEMO_WORKSPACE, [d.idVar]: id });

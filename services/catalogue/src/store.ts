@@ -10,7 +10,10 @@ import { enqueue } from "@aiem/kit/events";
 import { catalogueSubject } from "@aiem/kit/events";
 import type { Principal } from "@aiem/kit/identity";
 import { FieldBehavior, field_behavior } from "@aiem/proto/google/api/field_behavior_pb.js";
-import { CatalogueResourceChangedSchema, CatalogueResourceDeletedSchema } from "@aiem/proto/enginemanager/events/v1/catalogue_events_pb.js";
+import {
+  CatalogueResourceChangedSchema,
+  CatalogueResourceDeletedSchema,
+} from "@aiem/proto/enginemanager/events/v1/catalogue_events_pb.js";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, type CatalogueResource, type KindDescriptor } from "./kinds.js";
 
@@ -53,7 +56,12 @@ export function clearOutputOnly(schema: DescMessage, message: Record<string, unk
 }
 
 /** Copies the fields named by mask paths (top-level snake_case names) from `from` onto `to`. */
-export function applyPaths(schema: DescMessage, to: Record<string, unknown>, from: Record<string, unknown>, paths: readonly string[]): void {
+export function applyPaths(
+  schema: DescMessage,
+  to: Record<string, unknown>,
+  from: Record<string, unknown>,
+  paths: readonly string[],
+): void {
   for (const path of paths) {
     const local = fieldByName(schema, path).localName;
     to[local] = from[local];
@@ -117,7 +125,8 @@ function rowOf(d: KindDescriptor, workspace: string, id: string, r: CatalogueRes
 
 // Arrays go in as an ARRAY[] of bound texts; PGlite and pg agree on that form.
 function columnValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.length === 0 ? sql`'{}'::text[]` : sql`ARRAY[${sql.join(value as string[])}]::text[]`;
+  if (Array.isArray(value))
+    return value.length === 0 ? sql`'{}'::text[]` : sql`ARRAY[${sql.join(value as string[])}]::text[]`;
   return value;
 }
 
@@ -148,7 +157,13 @@ export async function loadResource(
 }
 
 /** Inserts a new resource; false when the id is taken. */
-export async function insertResource(trx: Executor, d: KindDescriptor, workspace: string, id: string, r: CatalogueResource): Promise<boolean> {
+export async function insertResource(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+  r: CatalogueResource,
+): Promise<boolean> {
   const result = await trx
     .insertInto(d.table)
     .values(sqlRow(rowOf(d, workspace, id, r)))
@@ -158,21 +173,44 @@ export async function insertResource(trx: Executor, d: KindDescriptor, workspace
   return result !== undefined;
 }
 
-export async function updateResource(trx: Executor, d: KindDescriptor, workspace: string, id: string, r: CatalogueResource): Promise<void> {
+export async function updateResource(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+  r: CatalogueResource,
+): Promise<void> {
   const { workspace: _w, id: _i, ...values } = rowOf(d, workspace, id, r);
   await trx.updateTable(d.table).set(sqlRow(values)).where("workspace", "=", workspace).where("id", "=", id).execute();
 }
 
 /** Deletes a resource; false when there was none. */
-export async function deleteResource(trx: Executor, d: KindDescriptor, workspace: string, id: string): Promise<boolean> {
-  const result = await trx.deleteFrom(d.table).where("workspace", "=", workspace).where("id", "=", id).returning("id").executeTakeFirst();
+export async function deleteResource(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+): Promise<boolean> {
+  const result = await trx
+    .deleteFrom(d.table)
+    .where("workspace", "=", workspace)
+    .where("id", "=", id)
+    .returning("id")
+    .executeTakeFirst();
   return result !== undefined;
 }
 
 // ---- events -------------------------------------------------------------------------------------
 
 /** Records the resource's full current state on its replication subject, in the writer's transaction. */
-export async function enqueueChanged(trx: Executor, d: KindDescriptor, workspace: string, id: string, r: CatalogueResource, now: Date): Promise<void> {
+export async function enqueueChanged(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+  r: CatalogueResource,
+  now: Date,
+): Promise<void> {
   const eventId = randomUUID();
   const event = create(EventSchema, {
     id: eventId,
@@ -183,11 +221,22 @@ export async function enqueueChanged(trx: Executor, d: KindDescriptor, workspace
       value: create(CatalogueResourceChangedSchema, { resource: { case: d.eventCase, value: present(d, r) } as never }),
     },
   });
-  await enqueue(trx, { id: eventId, subject: catalogueSubject(d.kind, workspace, id), data: toBinary(EventSchema, event) });
+  await enqueue(trx, {
+    id: eventId,
+    subject: catalogueSubject(d.kind, workspace, id),
+    data: toBinary(EventSchema, event),
+  });
 }
 
 /** Records a deletion as a tombstone on the resource's subject. */
-export async function enqueueDeleted(trx: Executor, d: KindDescriptor, workspace: string, id: string, name: string, now: Date): Promise<void> {
+export async function enqueueDeleted(
+  trx: Executor,
+  d: KindDescriptor,
+  workspace: string,
+  id: string,
+  name: string,
+  now: Date,
+): Promise<void> {
   const eventId = randomUUID();
   const event = create(EventSchema, {
     id: eventId,
@@ -195,7 +244,12 @@ export async function enqueueDeleted(trx: Executor, d: KindDescriptor, workspace
     source: EVENT_SOURCE,
     payload: { case: "catalogueResourceDeleted", value: create(CatalogueResourceDeletedSchema, { name }) },
   });
-  await enqueue(trx, { id: eventId, subject: catalogueSubject(d.kind, workspace, id), data: toBinary(EventSchema, event), tombstone: true });
+  await enqueue(trx, {
+    id: eventId,
+    subject: catalogueSubject(d.kind, workspace, id),
+    data: toBinary(EventSchema, event),
+    tombstone: true,
+  });
 }
 
 /**

@@ -77,22 +77,31 @@ export const sandboxEngineTemplates: KindDescriptor<"sandboxEngineTemplates"> = 
   validate(t, v) {
     checkDisplayName(v, "display_name", t.displayName);
     if (t.milliCpuLimit !== undefined && t.milliCpuLimit < 0) {
-      v.add("milli_cpu_limit", `must not be negative (1000 is one core; got ${t.milliCpuLimit}); 0 or unset means no cpu limit`);
+      v.add(
+        "milli_cpu_limit",
+        `must not be negative (1000 is one core; got ${t.milliCpuLimit}); 0 or unset means no cpu limit`,
+      );
     }
     if (t.milliCpuRequest !== undefined) {
-      if (t.milliCpuRequest < 0) v.add("milli_cpu_request", `must not be negative (1000 is one core; got ${t.milliCpuRequest})`);
+      if (t.milliCpuRequest < 0)
+        v.add("milli_cpu_request", `must not be negative (1000 is one core; got ${t.milliCpuRequest})`);
       else if (t.milliCpuLimit !== undefined && t.milliCpuLimit > 0 && t.milliCpuRequest > t.milliCpuLimit) {
         v.add("milli_cpu_request", `must not be above milli_cpu_limit (${t.milliCpuRequest} > ${t.milliCpuLimit})`);
       }
     }
     checkText(v, "gpu_resource", t.gpuResource, 253);
     if (t.gpu < 0) v.add("gpu", `must not be negative (got ${t.gpu})`);
-    if (t.memoryBytesLimit === 0n) v.add("memory_bytes_limit", "is required: the most memory a sandbox may use, in bytes");
+    if (t.memoryBytesLimit === 0n)
+      v.add("memory_bytes_limit", "is required: the most memory a sandbox may use, in bytes");
     else if (t.memoryBytesLimit < 0n) v.add("memory_bytes_limit", `must be above 0 (got ${t.memoryBytesLimit})`);
     if (t.memoryBytesRequest !== undefined) {
-      if (t.memoryBytesRequest < 0n) v.add("memory_bytes_request", `must not be negative (got ${t.memoryBytesRequest})`);
+      if (t.memoryBytesRequest < 0n)
+        v.add("memory_bytes_request", `must not be negative (got ${t.memoryBytesRequest})`);
       else if (t.memoryBytesLimit > 0n && t.memoryBytesRequest > t.memoryBytesLimit) {
-        v.add("memory_bytes_request", `must not be above memory_bytes_limit (${t.memoryBytesRequest} > ${t.memoryBytesLimit})`);
+        v.add(
+          "memory_bytes_request",
+          `must not be above memory_bytes_limit (${t.memoryBytesRequest} > ${t.memoryBytesLimit})`,
+        );
       }
     }
     if (t.storageBytes !== undefined && t.storageBytes < 0n) {
@@ -109,7 +118,13 @@ export const sandboxEngineTemplates: KindDescriptor<"sandboxEngineTemplates"> = 
     // Requests left unset follow their limits, also when a limit changes later. Unset limits
     // show as 0 (the official client reads these numbers without a null check), and templates
     // stored before they had a running limit show the default.
-    const complete = [t.milliCpuRequest, t.milliCpuLimit, t.memoryBytesRequest, t.storageBytes, t.maxRunningDuration].every((f) => f !== undefined);
+    const complete = [
+      t.milliCpuRequest,
+      t.milliCpuLimit,
+      t.memoryBytesRequest,
+      t.storageBytes,
+      t.maxRunningDuration,
+    ].every((f) => f !== undefined);
     if (complete) return t;
     const out = clone(SandboxEngineTemplateSchema, t);
     out.milliCpuLimit ??= 0;

@@ -6,7 +6,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createRouterTransport, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createRouterTransport,
+  type Client,
+  type ConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { parsePolicy, type Policy } from "@aiem/kit/authz";
 import { readCommonEnv } from "@aiem/kit/config";
 import type { Database } from "@aiem/kit/db";
@@ -124,7 +132,9 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
   const routes = (router: ConnectRouter) => module.register(router);
   const tokens = Object.fromEntries(
     await Promise.all(
-      Object.entries(USERS).map(async ([who, u]) => [who, await mintEmbeddedToken(key, { user: u.user, displayName: u.displayName })] as const),
+      Object.entries(USERS).map(
+        async ([who, u]) => [who, await mintEmbeddedToken(key, { user: u.user, displayName: u.displayName })] as const,
+      ),
     ),
   ) as Record<Exclude<Who, "anonymous">, string>;
 
@@ -133,7 +143,10 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
       if (token) req.header.set("authorization", `Bearer ${token}`);
       return next(req);
     };
-    const transport = createRouterTransport(routes, { router: { interceptors: [interceptor] }, transport: { interceptors: [auth] } });
+    const transport = createRouterTransport(routes, {
+      router: { interceptors: [interceptor] },
+      transport: { interceptors: [auth] },
+    });
     return Object.fromEntries(
       Object.entries(SERVICES).map(([k, service]) => [k, createClient(service as DescService, transport)]),
     ) as unknown as Clients;
@@ -154,7 +167,9 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
       return c;
     },
     async asUser(user, o = {}) {
-      return clientsFor(await mintEmbeddedToken(key, { user, displayName: o.displayName, admin: o.admin, roles: o.roles }));
+      return clientsFor(
+        await mintEmbeddedToken(key, { user, displayName: o.displayName, admin: o.admin, roles: o.roles }),
+      );
     },
     token: (who) => tokens[who],
     principal: (who, roles = []) => ({
@@ -197,7 +212,8 @@ export async function expectInvalid(call: Promise<unknown>, field: string): Prom
 export async function expectCode(call: Promise<unknown>, code: Code, text?: string): Promise<ConnectError> {
   const err = await failure(call);
   if (err.code !== code) throw new Error(`expected ${Code[code]}, got ${Code[err.code]}: ${err.rawMessage}`);
-  if (text !== undefined && !err.rawMessage.includes(text)) throw new Error(`expected the message to contain ${JSON.stringify(text)}: ${err.rawMessage}`);
+  if (text !== undefined && !err.rawMessage.includes(text))
+    throw new Error(`expected the message to contain ${JSON.stringify(text)}: ${err.rawMessage}`);
   return err;
 }
 
@@ -229,18 +245,23 @@ export function kindApi(clients: Clients, d: import("./kinds.js").KindDescriptor
   const s = d.singular;
   return {
     create: async (workspace, id, body = {}) =>
-      (await c[`create${s}`]!({ parent: `workspaces/${workspace}`, [d.resourceLocal]: body, [d.idLocal]: id }))[d.resourceLocal],
+      (await c[`create${s}`]!({ parent: `workspaces/${workspace}`, [d.resourceLocal]: body, [d.idLocal]: id }))[
+        d.resourceLocal
+      ],
     get: async (name) => (await c[`get${s}`]!({ name }))[d.resourceLocal],
     list: async (workspace, req = {}) => {
       const res = await c[`list${s}s`]!({ parent: `workspaces/${workspace}`, ...req });
       return { items: res[d.pluralLocal], nextPageToken: res.nextPageToken };
     },
     update: async (resource, paths) =>
-      (await c[`update${s}`]!({ [d.resourceLocal]: resource, updateMask: paths === undefined ? undefined : { paths } }))[d.resourceLocal],
+      (
+        await c[`update${s}`]!({ [d.resourceLocal]: resource, updateMask: paths === undefined ? undefined : { paths } })
+      )[d.resourceLocal],
     delete: async (name) => {
       await c[`delete${s}`]!({ name });
     },
-    copy: async (name, workspace, id) => (await c[`copy${s}`]!({ name, parent: `workspaces/${workspace}`, [d.idLocal]: id }))[d.resourceLocal],
+    copy: async (name, workspace, id) =>
+      (await c[`copy${s}`]!({ name, parent: `workspaces/${workspace}`, [d.idLocal]: id }))[d.resourceLocal],
     listAssigned: async (workspace, req = {}) => {
       const res = await c[`listAssigned${s}s`]!({ parent: `workspaces/${workspace}`, ...req });
       return { items: res[d.pluralLocal], nextPageToken: res.nextPageToken };

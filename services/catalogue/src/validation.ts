@@ -6,7 +6,10 @@ import type { Duration } from "@bufbuild/protobuf/wkt";
 import { validateDisplayName, validateAnnotationKey } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
 import { parse as parseYaml } from "yaml";
-import type { ProfileConstraintDuration, ProfileConstraintNumeric } from "@aiem/proto/enginemanager/v1/profile_constraint_pb.js";
+import type {
+  ProfileConstraintDuration,
+  ProfileConstraintNumeric,
+} from "@aiem/proto/enginemanager/v1/profile_constraint_pb.js";
 
 /** Longest free-text value (options, class names, resource names) we keep. */
 export const MAX_TEXT_LENGTH = 4096;
@@ -71,7 +74,10 @@ export function checkYaml(v: Violations, field: string, text: string, kind: "map
 /** A value of the enum, unknown numbers (possible in binary requests) included. */
 export function checkEnum(v: Violations, field: string, schema: DescEnum, value: number): void {
   if (!schema.values.some((e) => e.number === value)) {
-    v.add(field, `${value} is not a value of ${schema.name}; use one of ${schema.values.map((e) => e.name).join(", ")}`);
+    v.add(
+      field,
+      `${value} is not a value of ${schema.name}; use one of ${schema.values.map((e) => e.name).join(", ")}`,
+    );
   }
 }
 
@@ -93,7 +99,10 @@ export function checkPullSecrets(v: Violations, field: string, names: readonly s
   if (names.length > MAX_ITEMS) return v.add(field, `may hold at most ${MAX_ITEMS} names`);
   names.forEach((name, i) => {
     if (!K8S_NAME.test(name)) {
-      v.add(`${field}[${i}]`, `${quote(name)} is not a secret name: lowercase letters, digits, - and ., at most 253, starting and ending alphanumeric`);
+      v.add(
+        `${field}[${i}]`,
+        `${quote(name)} is not a secret name: lowercase letters, digits, - and ., at most 253, starting and ending alphanumeric`,
+      );
     }
   });
 }
@@ -124,10 +133,18 @@ export function checkStringMap(
 }
 
 export const configKeyRule = (key: string): string | undefined =>
-  key === "" ? "must not be empty" : key.length > 256 ? "must be at most 256 characters" : /[\s\0=]/.test(key) ? "must not contain spaces or =" : undefined;
+  key === ""
+    ? "must not be empty"
+    : key.length > 256
+      ? "must be at most 256 characters"
+      : /[\s\0=]/.test(key)
+        ? "must not contain spaces or ="
+        : undefined;
 
 export const envNameRule = (key: string): string | undefined =>
-  /^[A-Za-z_][A-Za-z0-9_]{0,255}$/.test(key) ? undefined : "must be an environment variable name: letters, digits and _, not starting with a digit";
+  /^[A-Za-z_][A-Za-z0-9_]{0,255}$/.test(key)
+    ? undefined
+    : "must be an environment variable name: letters, digits and _, not starting with a digit";
 
 export const annotationKeyRule = validateAnnotationKey;
 
@@ -185,14 +202,20 @@ export function checkDuration(
  * min <= default <= max (max unset means no upper limit), min at least `floor`, and a cumulative
  * maximum, when set, at least the default (else not even one engine with the default fits).
  */
-export function checkNumericConstraint(v: Violations, field: string, c: ProfileConstraintNumeric | undefined, floor: bigint): void {
+export function checkNumericConstraint(
+  v: Violations,
+  field: string,
+  c: ProfileConstraintNumeric | undefined,
+  floor: bigint,
+): void {
   if (!c) return;
   const before = v.list.length;
   if (c.min < floor) v.add(`${field}.min`, `must be at least ${floor} (got ${c.min})`);
   if (c.max !== undefined && c.max < c.min) v.add(`${field}.max`, `must not be below min (${c.max} < ${c.min})`);
   if (v.list.length > before) return;
   if (c.default < c.min) v.add(`${field}.default`, `must not be below min (${c.default} < ${c.min})`);
-  else if (c.max !== undefined && c.default > c.max) v.add(`${field}.default`, `must not be above max (${c.default} > ${c.max})`);
+  else if (c.max !== undefined && c.default > c.max)
+    v.add(`${field}.default`, `must not be above max (${c.default} > ${c.max})`);
   if (c.cumulativeMax !== undefined && c.cumulativeMax < c.default) {
     v.add(`${field}.cumulative_max`, `must not be below default (${c.cumulativeMax} < ${c.default})`);
   }
@@ -211,5 +234,6 @@ export function checkDurationConstraint(v: Violations, field: string, c: Profile
     return;
   }
   if (def < min) v.add(`${field}.default`, `must not be below min (${formatNanos(def)} < ${formatNanos(min)})`);
-  else if (max !== undefined && def > max) v.add(`${field}.default`, `must not be above max (${formatNanos(def)} > ${formatNanos(max)})`);
+  else if (max !== undefined && def > max)
+    v.add(`${field}.default`, `must not be above max (${formatNanos(def)} > ${formatNanos(max)})`);
 }

@@ -2,7 +2,14 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import { createCatalogueHarness, expectCode, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
+import {
+  createCatalogueHarness,
+  expectCode,
+  expectInvalid,
+  kindApi,
+  type CatalogueHarness,
+  type KindApi,
+} from "./testing.js";
 
 let h: CatalogueHarness;
 beforeAll(async () => {
@@ -12,7 +19,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-const VERSIONS = [KIND_DESCRIPTORS.daiEngineVersions, KIND_DESCRIPTORS.h2oEngineVersions] as unknown as KindDescriptor[];
+const VERSIONS = [
+  KIND_DESCRIPTORS.daiEngineVersions,
+  KIND_DESCRIPTORS.h2oEngineVersions,
+] as unknown as KindDescriptor[];
 
 describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   const ws = "team-a";
@@ -52,15 +62,21 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     const older = await admin().get(nameOf("1.0.0", aws));
     expect(older.aliases).toEqual(["stable"]);
     expect(older.updater).toBe("users/root");
-    const err = await expectInvalid(admin().create(aws, "1.2.0", { image: "", aliases: ["ok", "Bad"] }), `${d.resourceField}.aliases[1]`);
+    const err = await expectInvalid(
+      admin().create(aws, "1.2.0", { image: "", aliases: ["ok", "Bad"] }),
+      `${d.resourceField}.aliases[1]`,
+    );
     expect(err.rawMessage).toContain(`${d.resourceField}.image: `);
     await expectCode(admin().get(nameOf("1.2.0", aws)), Code.NotFound);
     expect((await admin().get(nameOf("latest", aws))).name).toBe(nameOf("1.1.0", aws));
   });
 
-  it.each(["1.10.3.1", "1.10.3-alpha", "1.10.3-rc.1", "10.20.30.40.50", `1.2.${"3".repeat(59)}`])("accepts the version id %s", async (id) => {
-    expect((await admin().create(ws, id, image("x"))).name).toBe(nameOf(id));
-  });
+  it.each(["1.10.3.1", "1.10.3-alpha", "1.10.3-rc.1", "10.20.30.40.50", `1.2.${"3".repeat(59)}`])(
+    "accepts the version id %s",
+    async (id) => {
+      expect((await admin().create(ws, id, image("x"))).name).toBe(nameOf(id));
+    },
+  );
 
   it.each([
     ["", "is required"],
@@ -93,14 +109,30 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   it("updates deprecated, image, pull policy and secrets; aliases are not a path", async () => {
     await admin().create(ws, "3.0.0", image("3"));
     const updated = await admin().update(
-      { name: nameOf("3.0.0"), deprecated: true, image: "ghcr.io/acme/engine:3-fixed", imagePullPolicy: 3, imagePullSecrets: ["a"] },
+      {
+        name: nameOf("3.0.0"),
+        deprecated: true,
+        image: "ghcr.io/acme/engine:3-fixed",
+        imagePullPolicy: 3,
+        imagePullSecrets: ["a"],
+      },
       ["*"],
     );
-    expect(updated).toMatchObject({ deprecated: true, image: "ghcr.io/acme/engine:3-fixed", imagePullPolicy: 3, imagePullSecrets: ["a"] });
-    const err = await expectInvalid(admin().update({ name: nameOf("3.0.0"), aliases: ["x"] }, ["aliases"]), "update_mask");
+    expect(updated).toMatchObject({
+      deprecated: true,
+      image: "ghcr.io/acme/engine:3-fixed",
+      imagePullPolicy: 3,
+      imagePullSecrets: ["a"],
+    });
+    const err = await expectInvalid(
+      admin().update({ name: nameOf("3.0.0"), aliases: ["x"] }, ["aliases"]),
+      "update_mask",
+    );
     expect(err.rawMessage).toContain(":assignAliases");
     // With "*" the aliases in the body are not applied.
-    const star = await admin().update({ name: nameOf("3.0.0"), image: "ghcr.io/acme/engine:3", aliases: ["sneaky"] }, ["*"]);
+    const star = await admin().update({ name: nameOf("3.0.0"), image: "ghcr.io/acme/engine:3", aliases: ["sneaky"] }, [
+      "*",
+    ]);
     expect(star.aliases).toEqual([]);
     await expectInvalid(admin().update({ name: nameOf("3.0.0"), image: "" }, ["image"]), `${d.resourceField}.image`);
     await expectInvalid(admin().update({ name: nameOf("3.0.0") }, ["display_name"]), "update_mask");
@@ -127,7 +159,9 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       all = await admin().assignAliases(vname("1.1.0"), ["latest"]);
       expect(aliasesOf(all)).toEqual({ "1.0.0": ["stable"], "1.1.0": ["latest"], "1.2.0": [] });
       // The other workspace kept its own "latest".
-      expect((await admin().get(`workspaces/aliases-elsewhere/${kind}/latest`)).name).toBe(`workspaces/aliases-elsewhere/${kind}/1.0.0`);
+      expect((await admin().get(`workspaces/aliases-elsewhere/${kind}/latest`)).name).toBe(
+        `workspaces/aliases-elsewhere/${kind}/1.0.0`,
+      );
     });
 
     it("lets an alias stand in for the id in get, update, assignAliases and delete", async () => {

@@ -8,7 +8,11 @@ import { permissionDenied, quote } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import type { EngineRow } from "./store.js";
 
-export function canSee(policy: Policy, principal: Principal, row: Pick<EngineRow, "creator" | "type" | "shared" | "workspace">): boolean {
+export function canSee(
+  policy: Policy,
+  principal: Principal,
+  row: Pick<EngineRow, "creator" | "type" | "shared" | "workspace">,
+): boolean {
   if (policy.isAdmin(principal) || row.creator === principal.name) return true;
   return row.type === "notebookEngines" && row.shared && policy.role(principal, row.workspace) !== undefined;
 }
@@ -20,7 +24,9 @@ export function canManage(policy: Policy, principal: Principal, row: Pick<Engine
 /** Throws PERMISSION_DENIED unless the caller created the engine or is an administrator. */
 export function checkManage(policy: Policy, principal: Principal, row: Pick<EngineRow, "creator" | "name">): void {
   if (!canManage(policy, principal, row)) {
-    throw permissionDenied(`permission denied: only its creator (${row.creator}) or an administrator may change ${quote(row.name)}`);
+    throw permissionDenied(
+      `permission denied: only its creator (${row.creator}) or an administrator may change ${quote(row.name)}`,
+    );
   }
 }
 

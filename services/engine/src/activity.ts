@@ -16,7 +16,11 @@ export interface ActivityTracker {
   stop(): Promise<void>;
 }
 
-export function createActivityTracker(options: { database: () => Database | undefined; flushMs: number; logger: Logger }): ActivityTracker {
+export function createActivityTracker(options: {
+  database: () => Database | undefined;
+  flushMs: number;
+  logger: Logger;
+}): ActivityTracker {
   let pending = new Map<string, Date>();
   // Recent activity, written or not, so that reads racing a write still see it; pruned once it is
   // surely in the database.
@@ -43,7 +47,9 @@ export function createActivityTracker(options: { database: () => Database | unde
       try {
         await write(batch);
       } catch (err) {
-        options.logger.warn("could not record engine activity", { error: err instanceof Error ? err.message : String(err) });
+        options.logger.warn("could not record engine activity", {
+          error: err instanceof Error ? err.message : String(err),
+        });
         for (const [uid, at] of batch) if (!pending.has(uid)) pending.set(uid, at);
       }
       const old = Date.now() - keepMs;

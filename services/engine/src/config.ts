@@ -1,4 +1,12 @@
-import { ConfigError, readCommonEnv, readInt, readString, readUrl, type CommonConfig, type Env } from "@aiem/kit/config";
+import {
+  ConfigError,
+  readCommonEnv,
+  readInt,
+  readString,
+  readUrl,
+  type CommonConfig,
+  type Env,
+} from "@aiem/kit/config";
 
 /** What the engine service needs on top of the common settings. */
 export interface EngineSettings {
@@ -86,7 +94,8 @@ export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineS
 /** Reads and checks the engine service's environment; a bad value is a ConfigError naming its variable. */
 export function readEngineEnv(env: Env = process.env): EngineConfig {
   const runtime = readString(env, "AIEM_ENGINE_RUNTIME", { default: "local" });
-  if (runtime !== "local") throw new ConfigError("AIEM_ENGINE_RUNTIME", `only "local" is available, got ${JSON.stringify(runtime)}`);
+  if (runtime !== "local")
+    throw new ConfigError("AIEM_ENGINE_RUNTIME", `only "local" is available, got ${JSON.stringify(runtime)}`);
   return {
     ...readCommonEnv(env),
     pageTokenKey: readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true }),
@@ -97,18 +106,34 @@ export function readEngineEnv(env: Env = process.env): EngineConfig {
     h2oServer: readH2OServer(env),
     javaCommand: readString(env, "AIEM_JAVA", { default: "java" }),
     h2oJar: readString(env, "AIEM_H2O_JAR", { optional: true }),
-    reconcileIntervalMs: readInt(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.reconcileIntervalMs, min: 10 }),
-    checkIntervalMs: readInt(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", { default: ENGINE_SETTING_DEFAULTS.checkIntervalMs, min: 10 }),
-    startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.startTimeoutMs, min: 100 }),
-    stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", { default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs, min: 0 }),
-    activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", { default: ENGINE_SETTING_DEFAULTS.activityFlushMs, min: 10 }),
+    reconcileIntervalMs: readInt(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", {
+      default: ENGINE_SETTING_DEFAULTS.reconcileIntervalMs,
+      min: 10,
+    }),
+    checkIntervalMs: readInt(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", {
+      default: ENGINE_SETTING_DEFAULTS.checkIntervalMs,
+      min: 10,
+    }),
+    startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", {
+      default: ENGINE_SETTING_DEFAULTS.startTimeoutMs,
+      min: 100,
+    }),
+    stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", {
+      default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs,
+      min: 0,
+    }),
+    activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", {
+      default: ENGINE_SETTING_DEFAULTS.activityFlushMs,
+      min: 10,
+    }),
     internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),
   };
 }
 
 function readH2OServer(env: Env): EngineSettings["h2oServer"] {
   const value = readString(env, "AIEM_H2O_SERVER", { default: "h2o-3" });
-  if (value !== "h2o-3" && value !== "stand-in") throw new ConfigError("AIEM_H2O_SERVER", `must be "h2o-3" or "stand-in", got ${JSON.stringify(value)}`);
+  if (value !== "h2o-3" && value !== "stand-in")
+    throw new ConfigError("AIEM_H2O_SERVER", `must be "h2o-3" or "stand-in", got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -122,11 +147,15 @@ function readCoreConfig(env: Env): Record<string, string> {
     throw new ConfigError("AIEM_DAI_CORE_CONFIG", `is not valid JSON: ${(err as Error).message}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new ConfigError("AIEM_DAI_CORE_CONFIG", 'must be a JSON object of configuration keys to string values, e.g. {"max_runtime_minutes": "60"}');
+    throw new ConfigError(
+      "AIEM_DAI_CORE_CONFIG",
+      'must be a JSON object of configuration keys to string values, e.g. {"max_runtime_minutes": "60"}',
+    );
   }
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof value !== "string") throw new ConfigError("AIEM_DAI_CORE_CONFIG", `the value of ${JSON.stringify(key)} must be a string`);
+    if (typeof value !== "string")
+      throw new ConfigError("AIEM_DAI_CORE_CONFIG", `the value of ${JSON.stringify(key)} must be a string`);
     out[key] = value;
   }
   return out;

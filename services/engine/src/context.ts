@@ -5,7 +5,13 @@ import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { createContentUrls, withTicket, type ContentSettings } from "@aiem/kit/config";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
-import { createServiceCore, ServedElsewhere, type ReplicaRegistry, type ServiceCore, type ServiceCoreState } from "@aiem/kit/server";
+import {
+  createServiceCore,
+  ServedElsewhere,
+  type ReplicaRegistry,
+  type ServiceCore,
+  type ServiceCoreState,
+} from "@aiem/kit/server";
 import type { ActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
@@ -89,7 +95,13 @@ export function createServiceContext(options: {
       const url = await ctx.servedAt(row);
       if (url) throw new ServedElsewhere(url, row.name);
     },
-    presentContext: () => ({ now: new Date(), publicUrl: publicUrl(), engineUrl: content.engine, catalogue: state.catalogue, pendingActivity: options.activity.latest }),
+    presentContext: () => ({
+      now: new Date(),
+      publicUrl: publicUrl(),
+      engineUrl: content.engine,
+      catalogue: state.catalogue,
+      pendingActivity: options.activity.latest,
+    }),
   };
   return ctx;
 }

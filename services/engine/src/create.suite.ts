@@ -30,7 +30,13 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
 
   it("takes unset values from the profile, ignores output-only values, and starts it", async () => {
     const r = await createEngine(kind, {
-      body: bodyOf(kind, { displayName: "Mine", createTime: "2001-01-01T00:00:00Z", creator: "users/mallory", state: "STATE_PAUSED", uid: "x" }),
+      body: bodyOf(kind, {
+        displayName: "Mine",
+        createTime: "2001-01-01T00:00:00Z",
+        creator: "users/mallory",
+        state: "STATE_PAUSED",
+        uid: "x",
+      }),
     });
     const e = res(r);
     expect(e.name).toBe(r.name);
@@ -49,7 +55,8 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     if (kind !== "h2o") expect(e.storageBytes).toBe(String(16 * GiB));
     else expect(e.nodeCount).toBe(1);
     expect(e.profileInfo.name).toBe(e.profile);
-    const info = kind === "dai" ? e.daiEngineVersionInfo : kind === "h2o" ? e.h2oEngineVersionInfo : e.notebookImageInfo;
+    const info =
+      kind === "dai" ? e.daiEngineVersionInfo : kind === "h2o" ? e.h2oEngineVersionInfo : e.notebookImageInfo;
     expect(info.name).toBe(e[k.versionJson]);
     expect(e.currentIdleDuration).toBeNull();
     const running = await h().waitForState(r.name, "STATE_RUNNING");
@@ -63,12 +70,20 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     const r = await createEngine(kind, { query: "validateOnly=true" });
     expect(res(r).name).toBe(r.name);
     expectError(await get(`/v1/${r.name}`), "NOT_FOUND", r.name);
-    expectError(await createEngine(kind, { query: "validateOnly=true", body: bodyOf(kind, { cpu: 99 }) }), "INVALID_ARGUMENT", f("cpu"));
+    expectError(
+      await createEngine(kind, { query: "validateOnly=true", body: bodyOf(kind, { cpu: 99 }) }),
+      "INVALID_ARGUMENT",
+      f("cpu"),
+    );
   });
 
   it("requires the profile and the version or image, naming them", async () => {
     expectError(await createEngine(kind, { body: bodyOf(kind, { profile: "" }) }), "INVALID_ARGUMENT", f("profile"));
-    expectError(await createEngine(kind, { body: bodyOf(kind, { [k.versionJson]: "" }) }), "INVALID_ARGUMENT", f(k.versionField));
+    expectError(
+      await createEngine(kind, { body: bodyOf(kind, { [k.versionJson]: "" }) }),
+      "INVALID_ARGUMENT",
+      f(k.versionField),
+    );
     expectError(await createEngine(kind, { body: {} }), "INVALID_ARGUMENT", f("profile"));
   });
 
@@ -77,40 +92,89 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     const r1 = await createEngine(kind, { body: bodyOf(kind, { profile: missing }) });
     expectError(r1, "INVALID_ARGUMENT", f("profile"));
     expect(r1.body.message).toContain("does not exist");
-    expectError(await createEngine(kind, { body: bodyOf(kind, { profile: "not-a-name" }) }), "INVALID_ARGUMENT", f("profile"));
+    expectError(
+      await createEngine(kind, { body: bodyOf(kind, { profile: "not-a-name" }) }),
+      "INVALID_ARGUMENT",
+      f("profile"),
+    );
     const off = await profileFixture(kind, freshId("off"), { enabled: false });
     const r2 = await createEngine(kind, { body: bodyOf(kind, { profile: off }) });
     expectError(r2, "INVALID_ARGUMENT", f("profile"));
     expect(r2.body.message).toContain("is disabled");
-    const roles = await profileFixture(kind, freshId("roles"), { assignedOidcRolesEnabled: true, assignedOidcRoles: ["data-science"] });
-    expectError(await createEngine(kind, { body: bodyOf(kind, { profile: roles }) }), "PERMISSION_DENIED", "holds none of the roles");
-    ok(await createEngine(kind, { body: bodyOf(kind, { profile: roles }), roles: ["data-science"], query: "validateOnly=true" }));
+    const roles = await profileFixture(kind, freshId("roles"), {
+      assignedOidcRolesEnabled: true,
+      assignedOidcRoles: ["data-science"],
+    });
+    expectError(
+      await createEngine(kind, { body: bodyOf(kind, { profile: roles }) }),
+      "PERMISSION_DENIED",
+      "holds none of the roles",
+    );
+    ok(
+      await createEngine(kind, {
+        body: bodyOf(kind, { profile: roles }),
+        roles: ["data-science"],
+        query: "validateOnly=true",
+      }),
+    );
   });
 
   it("refuses values outside the profile's constraints, every one in one answer", async () => {
-    const extra: Record<string, unknown> = { cpu: 5, gpu: 3, memoryBytes: String(GiB / 2), maxIdleDuration: "90000s", maxRunningDuration: "-5s" };
+    const extra: Record<string, unknown> = {
+      cpu: 5,
+      gpu: 3,
+      memoryBytes: String(GiB / 2),
+      maxIdleDuration: "90000s",
+      maxRunningDuration: "-5s",
+    };
     if (kind !== "h2o") extra["storageBytes"] = String(65 * GiB);
     if (kind === "h2o") extra["nodeCount"] = 9;
     const r = await createEngine(kind, { body: bodyOf(kind, extra) });
     expectError(r, "INVALID_ARGUMENT", f("cpu"));
     expect(r.body.message).toContain(`${f("cpu")}: must be between 1 and 4 (the profile's cpu_constraint), got 5`);
     const fields = r.body.details[0].fieldViolations.map((v: { field: string }) => v.field);
-    const expected = ["cpu", "gpu", "memory_bytes", "max_idle_duration", "max_running_duration", kind === "h2o" ? "node_count" : "storage_bytes"].map(f);
+    const expected = [
+      "cpu",
+      "gpu",
+      "memory_bytes",
+      "max_idle_duration",
+      "max_running_duration",
+      kind === "h2o" ? "node_count" : "storage_bytes",
+    ].map(f);
     expect(fields.sort()).toEqual(expected.sort());
-    const edge: Record<string, unknown> = { cpu: 4, gpu: 2, memoryBytes: String(8 * GiB), maxIdleDuration: "86400s", maxRunningDuration: "0s" };
+    const edge: Record<string, unknown> = {
+      cpu: 4,
+      gpu: 2,
+      memoryBytes: String(8 * GiB),
+      maxIdleDuration: "86400s",
+      maxRunningDuration: "0s",
+    };
     if (kind !== "h2o") edge["storageBytes"] = String(64 * GiB);
     ok(await createEngine(kind, { body: bodyOf(kind, edge), query: "validateOnly=true" }));
   });
 
   it("checks the id, the display name and (DAI, H2O) annotation keys", async () => {
     const idField = `${kind}_engine_id`;
-    for (const id of ["Upper", "9lives", "a".repeat(64), "bad-"]) expectError(await createEngine(kind, { id }), "INVALID_ARGUMENT", idField);
-    expectError(await createEngine(kind, { body: bodyOf(kind, { displayName: "x".repeat(64) }) }), "INVALID_ARGUMENT", f("display_name"));
+    for (const id of ["Upper", "9lives", "a".repeat(64), "bad-"])
+      expectError(await createEngine(kind, { id }), "INVALID_ARGUMENT", idField);
+    expectError(
+      await createEngine(kind, { body: bodyOf(kind, { displayName: "x".repeat(64) }) }),
+      "INVALID_ARGUMENT",
+      f("display_name"),
+    );
     ok(await createEngine(kind, { body: bodyOf(kind, { displayName: "x".repeat(63) }), query: "validateOnly=true" }));
     if (kind !== "notebook") {
-      expectError(await createEngine(kind, { body: bodyOf(kind, { annotations: { "-bad": "x" } }) }), "INVALID_ARGUMENT", `${f("annotations")}["-bad"]`);
+      expectError(
+        await createEngine(kind, { body: bodyOf(kind, { annotations: { "-bad": "x" } }) }),
+        "INVALID_ARGUMENT",
+        `${f("annotations")}["-bad"]`,
+      );
     }
-    expectError(await post(`/v1/workspaces/${WS}/${k.collection}`, { who: "alice", body: bodyOf(kind) }), "INVALID_ARGUMENT", idField);
+    expectError(
+      await post(`/v1/workspaces/${WS}/${k.collection}`, { who: "alice", body: bodyOf(kind) }),
+      "INVALID_ARGUMENT",
+      idField,
+    );
   });
 
   it("answers ALREADY_EXISTS (409) for a taken id", async () => {
@@ -118,7 +182,11 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     ok(r);
     const again = await createEngine(kind, { id: r.name.split("/").pop()! });
     expectError(again, "ALREADY_EXISTS", r.name);
-    expectError(await createEngine(kind, { id: r.name.split("/").pop()!, query: "validateOnly=true" }), "ALREADY_EXISTS", r.name);
+    expectError(
+      await createEngine(kind, { id: r.name.split("/").pop()!, query: "validateOnly=true" }),
+      "ALREADY_EXISTS",
+      r.name,
+    );
   });
 
   it("bounds the caller's total across their engines of the profile (cumulative_max) and their running engines", async () => {
@@ -136,7 +204,11 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     const profile2 = await profileFixture(kind, freshId("running"), { maxRunningEngines: 1 });
     const first = await createEngine(kind, { body: bodyOf(kind, { profile: profile2 }) });
     ok(first);
-    expectError(await createEngine(kind, { body: bodyOf(kind, { profile: profile2 }) }), "RESOURCE_EXHAUSTED", "max_running_engines");
+    expectError(
+      await createEngine(kind, { body: bodyOf(kind, { profile: profile2 }) }),
+      "RESOURCE_EXHAUSTED",
+      "max_running_engines",
+    );
     if (kind === "h2o") {
       // A terminated engine no longer runs.
       ok(await post(`/v1/${first.name}:terminate`, { who: "alice" }));
@@ -147,7 +219,12 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     }
     const second = await createEngine(kind, { body: bodyOf(kind, { profile: profile2 }) });
     ok(second);
-    if (kind !== "h2o") expectError(await post(`/v1/${first.name}:resume`, { who: "alice" }), "RESOURCE_EXHAUSTED", "max_running_engines");
+    if (kind !== "h2o")
+      expectError(
+        await post(`/v1/${first.name}:resume`, { who: "alice" }),
+        "RESOURCE_EXHAUSTED",
+        "max_running_engines",
+      );
   });
 });
 
@@ -157,26 +234,45 @@ describe.concurrent("versions and images", () => {
     expect(e.daiEngineVersion).toBe(std.daiVersion);
     expect(e.daiEngineVersionInfo.aliases).toEqual(["latest"]);
     expect(e.upgradeAvailable).toBe(false);
-    const old = res(await createEngine("dai", { body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }) }));
+    const old = res(
+      await createEngine("dai", {
+        body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }),
+      }),
+    );
     expect(old.upgradeAvailable).toBe(true);
   });
 
   it("refuses a deprecated or missing version and a disabled or missing image", async () => {
-    const dep = await createEngine("dai", { body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.9.0" }) });
+    const dep = await createEngine("dai", {
+      body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.9.0" }),
+    });
     expectError(dep, "INVALID_ARGUMENT", "dai_engine.dai_engine_version");
     expect(dep.body.message).toContain("is deprecated");
-    const missing = await createEngine("h2o", { body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/9.9.9" }) });
+    const missing = await createEngine("h2o", {
+      body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/9.9.9" }),
+    });
     expectError(missing, "INVALID_ARGUMENT", "h2o_engine.h2o_engine_version");
     expect(missing.body.message).toContain("does not exist");
-    const off = await createEngine("notebook", { body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/off" }) });
+    const off = await createEngine("notebook", {
+      body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/off" }),
+    });
     expectError(off, "INVALID_ARGUMENT", "notebook_engine.notebook_image");
     expect(off.body.message).toContain("is disabled");
-    expectError(await createEngine("notebook", { body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/gone" }) }), "INVALID_ARGUMENT", "notebook_engine.notebook_image");
+    expectError(
+      await createEngine("notebook", {
+        body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/gone" }),
+      }),
+      "INVALID_ARGUMENT",
+      "notebook_engine.notebook_image",
+    );
   });
 
   it("keeps the image, H2O version and DAI version out of updates", async () => {
     const nb = res(await createEngine("notebook"));
-    const r1 = await h().rest("PATCH", `/v1/${nb.name}?updateMask=notebook_image`, { who: "alice", body: { notebookImage: std.image } });
+    const r1 = await h().rest("PATCH", `/v1/${nb.name}?updateMask=notebook_image`, {
+      who: "alice",
+      body: { notebookImage: std.image },
+    });
     expectError(r1, "INVALID_ARGUMENT", "update_mask");
     expect(r1.body.message).toContain("cannot be changed after create");
     const dai = res(await createEngine("dai"));
@@ -193,16 +289,35 @@ describe.concurrent("versions and images", () => {
 
 describe.concurrent("DAI configuration", () => {
   it("enforces config_editability and drops reserved keys without an error", async () => {
-    const disabled = await profileFixture("dai", freshId("cfgoff"), { configEditability: "CONFIG_EDITABILITY_DISABLED" });
-    expectError(await createEngine("dai", { body: bodyOf("dai", { profile: disabled, config: { a: "1" } }) }), "INVALID_ARGUMENT", "dai_engine.config");
+    const disabled = await profileFixture("dai", freshId("cfgoff"), {
+      configEditability: "CONFIG_EDITABILITY_DISABLED",
+    });
+    expectError(
+      await createEngine("dai", { body: bodyOf("dai", { profile: disabled, config: { a: "1" } }) }),
+      "INVALID_ARGUMENT",
+      "dai_engine.config",
+    );
     // Reserved keys are ignored, so they do not count as configuration either.
     const quiet = res(await createEngine("dai", { body: bodyOf("dai", { profile: disabled, config: { port: "1" } }) }));
     expect(quiet.config).toEqual({});
-    const base = await profileFixture("dai", freshId("cfgbase"), { configEditability: "CONFIG_EDITABILITY_BASE_CONFIG_ONLY", baseConfiguration: { a: "0" } });
-    expectError(await createEngine("dai", { body: bodyOf("dai", { profile: base, config: { b: "1" } }) }), "INVALID_ARGUMENT", 'dai_engine.config["b"]');
-    expect(res(await createEngine("dai", { body: bodyOf("dai", { profile: base, config: { a: "1", data_directory: "/x" } }) })).config).toEqual({ a: "1" });
+    const base = await profileFixture("dai", freshId("cfgbase"), {
+      configEditability: "CONFIG_EDITABILITY_BASE_CONFIG_ONLY",
+      baseConfiguration: { a: "0" },
+    });
+    expectError(
+      await createEngine("dai", { body: bodyOf("dai", { profile: base, config: { b: "1" } }) }),
+      "INVALID_ARGUMENT",
+      'dai_engine.config["b"]',
+    );
+    expect(
+      res(
+        await createEngine("dai", { body: bodyOf("dai", { profile: base, config: { a: "1", data_directory: "/x" } }) }),
+      ).config,
+    ).toEqual({ a: "1" });
     const full = await profileFixture("dai", freshId("cfgfull"), { configEditability: "CONFIG_EDITABILITY_FULL" });
-    expect(res(await createEngine("dai", { body: bodyOf("dai", { profile: full, config: { anything: "x" } }) })).config).toEqual({ anything: "x" });
+    expect(
+      res(await createEngine("dai", { body: bodyOf("dai", { profile: full, config: { anything: "x" } }) })).config,
+    ).toEqual({ anything: "x" });
   });
 
   it("runs the engine with override > server core > engine > base precedence", async () => {
@@ -210,10 +325,14 @@ describe.concurrent("DAI configuration", () => {
       baseConfiguration: { a: "base", b: "base", c: "base", d: "base", ip: "1.2.3.4" },
       configurationOverride: { a: "override" },
     });
-    const name = await runningEngine("dai", { body: bodyOf("dai", { profile, config: { a: "engine", b: "engine", c: "engine", port: "1" } }) });
+    const name = await runningEngine("dai", {
+      body: bodyOf("dai", { profile, config: { a: "engine", b: "engine", c: "engine", port: "1" } }),
+    });
     const e = res(await get(`/v1/${name}`, { who: "alice" }));
     expect(e.config).toEqual({ a: "engine", b: "engine", c: "engine" });
-    const page = await fetch(`${e.apiUrl}/config`, { headers: { authorization: `Bearer ${await h().token("alice")}` } });
+    const page = await fetch(`${e.apiUrl}/config`, {
+      headers: { authorization: `Bearer ${await h().token("alice")}` },
+    });
     // The host runs with AIEM_DAI_CORE_CONFIG {"b": "core", "max_cores": "99"} (see rest.test.ts).
     expect((await page.json()) as any).toEqual({ a: "override", b: "core", c: "engine", d: "base" });
   });
@@ -222,7 +341,11 @@ describe.concurrent("DAI configuration", () => {
     const profile = await profileFixture("dai", freshId("cfgchg"), {});
     const e = res(await createEngine("dai", { body: bodyOf("dai", { profile, config: { z: "1" } }) }));
     await updateCatalogue(h(), profile, { configEditability: "CONFIG_EDITABILITY_DISABLED" }, "config_editability");
-    expectError(await createEngine("dai", { body: bodyOf("dai", { profile, config: { z: "1" } }) }), "INVALID_ARGUMENT", "dai_engine.config");
+    expectError(
+      await createEngine("dai", { body: bodyOf("dai", { profile, config: { z: "1" } }) }),
+      "INVALID_ARGUMENT",
+      "dai_engine.config",
+    );
     // The existing engine keeps its configuration until it changes it.
     expect(res(await get(`/v1/${e.name}`, { who: "alice" })).config).toEqual({ z: "1" });
   });

@@ -20,7 +20,21 @@ export const MAX_LOG_BYTES = 16 * 1024 * 1024;
 
 /** The calls that change an existing engine's state, and its logs and access URL. */
 export function createEngineActions(calls: EngineCalls) {
-  const { ctx, kind, policy, db, parseName, mustLoad, usableVersion, currentProfile, decodeStored, checkQuotas, change, respond, resourcesOf } = calls;
+  const {
+    ctx,
+    kind,
+    policy,
+    db,
+    parseName,
+    mustLoad,
+    usableVersion,
+    currentProfile,
+    decodeStored,
+    checkQuotas,
+    change,
+    respond,
+    resourcesOf,
+  } = calls;
 
   async function delete_(req: Req, hctx: HandlerContext) {
     const principal = principalOf(hctx);
@@ -87,7 +101,8 @@ export function createEngineActions(calls: EngineCalls) {
   }
 
   async function resizeStorage(req: Req, hctx: HandlerContext) {
-    const requested = typeof req.newStorageBytes === "bigint" ? (req.newStorageBytes as bigint) : BigInt(req.newStorageBytes ?? 0);
+    const requested =
+      typeof req.newStorageBytes === "bigint" ? (req.newStorageBytes as bigint) : BigInt(req.newStorageBytes ?? 0);
     return respond(
       await change(req, hctx, {
         action: "resizeStorage",
@@ -103,20 +118,32 @@ export function createEngineActions(calls: EngineCalls) {
             });
           }
           if (requested <= row.storage_bytes) {
-            throw invalidArgument("new_storage_bytes", `must be larger than the engine's storage_bytes (${row.storage_bytes}): storage only grows; got ${requested}`);
+            throw invalidArgument(
+              "new_storage_bytes",
+              `must be larger than the engine's storage_bytes (${row.storage_bytes}): storage only grows; got ${requested}`,
+            );
           }
           const profile = currentProfile(row) as DAIEngineProfile | NotebookEngineProfile | undefined;
           const c = profile?.storageBytesConstraint;
           if (c && (requested < c.min || (c.max !== undefined && requested > c.max))) {
             const range = c.max !== undefined ? `between ${c.min} and ${c.max}` : `at least ${c.min}`;
-            throw invalidArgument("new_storage_bytes", `must be ${range} (the profile's storage_bytes_constraint), got ${requested}`);
+            throw invalidArgument(
+              "new_storage_bytes",
+              `must be ${range} (the profile's storage_bytes_constraint), got ${requested}`,
+            );
           }
           if (profile) {
-            await checkQuotas(trx, row.creator, profile, { ...resourcesOf(row), storageBytes: requested }, {
-              willRun: false,
-              except: row.uid,
-              only: ["storage_bytes"],
-            });
+            await checkQuotas(
+              trx,
+              row.creator,
+              profile,
+              { ...resourcesOf(row), storageBytes: requested },
+              {
+                willRun: false,
+                except: row.uid,
+                only: ["storage_bytes"],
+              },
+            );
           }
         },
         apply: () => ({ storage_bytes: requested, storage_resizing: true }),
@@ -136,7 +163,10 @@ export function createEngineActions(calls: EngineCalls) {
           daiEngineVersionPattern.parse(target, "new_dai_engine_version");
           const v = usableVersion(target, "new_dai_engine_version") as DAIEngineVersion;
           if (compareVersions(idOf(v.name), row.version) <= 0) {
-            throw invalidArgument("new_dai_engine_version", `${quote(v.name)} is not newer than the engine's version ${quote(row.version_name)}`);
+            throw invalidArgument(
+              "new_dai_engine_version",
+              `${quote(v.name)} is not newer than the engine's version ${quote(row.version_name)}`,
+            );
           }
           return v;
         },
@@ -158,7 +188,8 @@ export function createEngineActions(calls: EngineCalls) {
         activity: true,
         check: () => {
           if (newCreator === "") throw requiredField("new_creator");
-          if (!/^users\/[^/\s]{1,256}$/.test(newCreator)) throw invalidArgument("new_creator", `${quote(newCreator)} is not a user such as users/alice`);
+          if (!/^users\/[^/\s]{1,256}$/.test(newCreator))
+            throw invalidArgument("new_creator", `${quote(newCreator)} is not a user such as users/alice`);
         },
         apply: () => ({ creator: newCreator, creator_display_name: newCreator.slice("users/".length) }),
       }),
@@ -174,7 +205,9 @@ export function createEngineActions(calls: EngineCalls) {
     checkTransition(kind, "downloadLogs", row.name, row.state);
     await ctx.requireServedHere(row);
     if (row.state === S.RUNNING) ctx.activity.touch(row.uid);
-    return { logs: { contentType: "text/plain; charset=utf-8", data: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) } };
+    return {
+      logs: { contentType: "text/plain; charset=utf-8", data: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) },
+    };
   }
 
   async function access(req: Req, hctx: HandlerContext) {

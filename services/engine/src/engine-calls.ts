@@ -24,7 +24,15 @@ import type { NotebookEngineImage } from "@aiem/proto/enginemanager/v1/notebook_
 import { canSee, checkManage } from "./access.js";
 import type { ServiceContext } from "./context.js";
 import { checkTransition, S, type AnyEngine, type EngineAction, type EngineKind } from "./kinds.js";
-import { enqueueStateChanged, ENGINES, kindFieldTable, loadByName, present, type EngineRow, type Executor } from "./store.js";
+import {
+  enqueueStateChanged,
+  ENGINES,
+  kindFieldTable,
+  loadByName,
+  present,
+  type EngineRow,
+  type Executor,
+} from "./store.js";
 import { cumulativeAmount, cumulativeTerms, type AnyProfile, type Resources } from "./validation.js";
 
 export type Req = Record<string, any>;
@@ -94,7 +102,9 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     if (!profile) throw invalidArgument(field, `${quote(name)} does not exist`);
     if (!profile.enabled) throw invalidArgument(field, `${quote(name)} is disabled; choose an enabled profile`);
     if (!isProfileAssignedTo(profile, principal.roles)) {
-      throw permissionDenied(`permission denied: ${principal.name} holds none of the roles the profile ${quote(name)} is assigned to (${f("profile")})`);
+      throw permissionDenied(
+        `permission denied: ${principal.name} holds none of the roles the profile ${quote(name)} is assigned to (${f("profile")})`,
+      );
     }
     return profile;
   }
@@ -106,7 +116,8 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     const found = ctx.catalogue().get(kind.versionKind, name) as VersionLike | undefined;
     if (!found) throw invalidArgument(field, `${quote(name)} does not exist`);
     if (kind.versionKind === "notebookEngineImages") {
-      if (!(found as NotebookEngineImage).enabled) throw invalidArgument(field, `${quote(found.name)} is disabled; choose an enabled image`);
+      if (!(found as NotebookEngineImage).enabled)
+        throw invalidArgument(field, `${quote(found.name)} is disabled; choose an enabled image`);
     } else if ((found as DAIEngineVersion).deprecated) {
       throw invalidArgument(field, `${quote(found.name)} is deprecated; choose a version that is not`);
     }
@@ -116,7 +127,7 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
   /** The engine's profile now: from the catalogue when it still exists, else the copy the engine keeps. */
   function currentProfile(row: EngineRow): AnyProfile | undefined {
     const fromCatalogue = ctx.catalogue().get(kind.profileKind, row.profile) as AnyProfile | undefined;
-    return fromCatalogue ?? ((decodeStored(row) as { profileInfo?: AnyProfile }).profileInfo);
+    return fromCatalogue ?? (decodeStored(row) as { profileInfo?: AnyProfile }).profileInfo;
   }
 
   /** The stored resource: what the row's columns do not hold (copies, config, annotations). */
@@ -144,10 +155,17 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
       .select(["uid", "type", "cpu", "gpu", "memory_bytes", "storage_bytes", "node_count", "state", "desired"])
       .where("creator", "=", creator)
       .where("profile", "=", profile.name)
-      .execute()) as Array<Pick<EngineRow, "uid" | "type" | "cpu" | "gpu" | "memory_bytes" | "storage_bytes" | "node_count" | "state" | "desired">>;
+      .execute()) as Array<
+      Pick<
+        EngineRow,
+        "uid" | "type" | "cpu" | "gpu" | "memory_bytes" | "storage_bytes" | "node_count" | "state" | "desired"
+      >
+    >;
     const others = rows.filter((r) => r.uid !== options.except);
     if (options.willRun && profile.maxRunningEngines !== undefined) {
-      const running = others.filter((r) => r.desired === "RUNNING" && r.state !== S.FAILED && r.state !== S.TERMINATED).length;
+      const running = others.filter(
+        (r) => r.desired === "RUNNING" && r.state !== S.FAILED && r.state !== S.TERMINATED,
+      ).length;
       if (running >= profile.maxRunningEngines) {
         throw resourceExhausted(
           `${creator} already runs ${running} engine(s) with the profile ${quote(profile.name)}, which allows ${profile.maxRunningEngines} (max_running_engines); pause or delete one first`,
@@ -196,8 +214,6 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
 
   // ---- state changes --------------------------------------------------------------------------
 
-
-
   async function change<P = void>(req: Req, hctx: HandlerContext, c: Change<P>): Promise<EngineRow> {
     const principal = principalOf(hctx);
     const t = parseName(req.name);
@@ -229,7 +245,24 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
 
   const respond = (row: EngineRow) => ({ [kind.resourceLocal]: present(row, ctx.presentContext()) });
 
-  return { ctx, kind, policy, fieldTable, db, f, parseName, mustLoad, usableProfile, usableVersion, currentProfile, decodeStored, checkQuotas, resourcesOf, change, respond };
+  return {
+    ctx,
+    kind,
+    policy,
+    fieldTable,
+    db,
+    f,
+    parseName,
+    mustLoad,
+    usableProfile,
+    usableVersion,
+    currentProfile,
+    decodeStored,
+    checkQuotas,
+    resourcesOf,
+    change,
+    respond,
+  };
 }
 
 export type EngineCalls = ReturnType<typeof createEngineCalls>;

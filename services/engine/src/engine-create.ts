@@ -49,7 +49,8 @@ export function createEngineCreation(calls: EngineCalls) {
     };
     const resources = resolveResources(kind, profile, requested, v);
     let config: Record<string, string> = {};
-    if (kind.type === "daiEngines") config = checkEngineConfig(v, profile as DAIEngineProfile, (i as DAIEngine).config ?? {});
+    if (kind.type === "daiEngines")
+      config = checkEngineConfig(v, profile as DAIEngineProfile, (i as DAIEngine).config ?? {});
     v.throwIfAny();
 
     const now = ctx.now();
@@ -121,12 +122,19 @@ export function createEngineCreation(calls: EngineCalls) {
     return { row, profile };
   }
 
-  async function createEngine(principal: Principal, t: Target, input: AnyEngine, validateOnly: boolean): Promise<AnyEngine> {
+  async function createEngine(
+    principal: Principal,
+    t: Target,
+    input: AnyEngine,
+    validateOnly: boolean,
+  ): Promise<AnyEngine> {
     const { row, profile } = buildNew(principal, t, input);
     if (validateOnly) {
       const exec = db();
       if (await loadByName(exec, t.name)) throw alreadyExists(t.name, kind.resourceType);
-      await exec.transaction().execute((trx) => checkQuotas(trx, principal.name, profile, resourcesOf(row), { willRun: true }));
+      await exec
+        .transaction()
+        .execute((trx) => checkQuotas(trx, principal.name, profile, resourcesOf(row), { willRun: true }));
       return present(row, ctx.presentContext());
     }
     await ctx.write(async (trx) => {

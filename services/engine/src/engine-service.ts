@@ -28,7 +28,8 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
   const calls = createEngineCalls(ctx, kind);
   const { policy, fieldTable, db, parseName, mustLoad } = calls;
   const { createEngine } = createEngineCreation(calls);
-  const { delete_, pause, resume, terminate, resizeStorage, upgradeVersion, migrateCreator, downloadLogs, access } = createEngineActions(calls);
+  const { delete_, pause, resume, terminate, resizeStorage, upgradeVersion, migrateCreator, downloadLogs, access } =
+    createEngineActions(calls);
   const { update } = createEngineUpdate(calls, createEngine);
 
   async function create_(req: Req, hctx: HandlerContext) {
@@ -41,7 +42,9 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
     const input = req[kind.resourceLocal] as AnyEngine | undefined;
     if (!input) throw requiredField(kind.resourceField);
     const name = kind.pattern.format({ workspace, [kind.idVar]: id });
-    return { [kind.resourceLocal]: await createEngine(principal, { workspace, id, name }, input, req.validateOnly === true) };
+    return {
+      [kind.resourceLocal]: await createEngine(principal, { workspace, id, name }, input, req.validateOnly === true),
+    };
   }
 
   // ---- get and list ---------------------------------------------------------------------------
@@ -103,12 +106,18 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
     handlers["CalculateH2OEngineSizeCompressedDataset"] = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = compressedDatasetSize(BigInt(req.rowsCount ?? 0), BigInt(req.columnsCount ?? 0), req.limits);
-      return { h2oEngineSize: create(H2OEngineSizeSchema, size), limits: create(H2OEngineSizeLimitsSchema, req.limits) };
+      return {
+        h2oEngineSize: create(H2OEngineSizeSchema, size),
+        limits: create(H2OEngineSizeLimitsSchema, req.limits),
+      };
     };
     handlers["CalculateH2OEngineSizeRawDataset"] = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = rawDatasetSize(BigInt(req.datasetSizeBytes ?? 0), req.limits);
-      return { h2oEngineSize: create(H2OEngineSizeSchema, size), limits: create(H2OEngineSizeLimitsSchema, req.limits) };
+      return {
+        h2oEngineSize: create(H2OEngineSizeSchema, size),
+        limits: create(H2OEngineSizeLimitsSchema, req.limits),
+      };
     };
   }
   return handlers;

@@ -24,8 +24,12 @@ import {
 import type { EngineCalls, Req, Target } from "./engine-calls.js";
 
 /** Update with a field mask (and allow_missing, which creates through `createEngine`). */
-export function createEngineUpdate(calls: EngineCalls, createEngine: (principal: Principal, t: Target, input: AnyEngine, validateOnly: boolean) => Promise<AnyEngine>) {
-  const { kind, policy, db, f, parseName, usableProfile, currentProfile, decodeStored, checkQuotas, change, respond } = calls;
+export function createEngineUpdate(
+  calls: EngineCalls,
+  createEngine: (principal: Principal, t: Target, input: AnyEngine, validateOnly: boolean) => Promise<AnyEngine>,
+) {
+  const { kind, policy, db, f, parseName, usableProfile, currentProfile, decodeStored, checkQuotas, change, respond } =
+    calls;
 
   const SET_ELSEWHERE: Record<string, string> = {
     storage_bytes: "grows through :resizeStorage",
@@ -44,7 +48,8 @@ export function createEngineUpdate(calls: EngineCalls, createEngine: (principal:
         throw invalidArgument("update_mask", `${quote(path)} ${reason}`);
       }
       const field = kind.schema.fields.find((fd) => fd.name === path);
-      if (field && !kind.updatable.includes(path)) throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
+      if (field && !kind.updatable.includes(path))
+        throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
     }
     return checkUpdateMask(paths, { allowed: kind.updatable });
   }
@@ -74,7 +79,11 @@ export function createEngineUpdate(calls: EngineCalls, createEngine: (principal:
       check: async (row, trx) => {
         const plan = planUpdate(row, incoming, paths, principal);
         if (plan.quotaFields.length > 0) {
-          await checkQuotas(trx, row.creator, plan.profile, plan.resources, { willRun: false, except: row.uid, only: plan.quotaFields });
+          await checkQuotas(trx, row.creator, plan.profile, plan.resources, {
+            willRun: false,
+            except: row.uid,
+            only: plan.quotaFields,
+          });
         }
         return plan;
       },
@@ -93,7 +102,9 @@ export function createEngineUpdate(calls: EngineCalls, createEngine: (principal:
     const stored = decodeStored(row) as AnyEngine & Record<string, any>;
     const v = new Violations(kind.resourceField);
     const profileChanges = has("profile") && (incoming.profile ?? "") !== row.profile;
-    const profile = profileChanges ? usableProfile(principal, incoming.profile ?? "") : (currentProfile(row) ?? (stored.profileInfo as AnyProfile));
+    const profile = profileChanges
+      ? usableProfile(principal, incoming.profile ?? "")
+      : (currentProfile(row) ?? (stored.profileInfo as AnyProfile));
     if (has("display_name")) checkDisplayName(v, incoming.displayName ?? "");
     if (has("annotations")) checkAnnotations(v, incoming.annotations ?? {});
     const pick = <T>(path: string, fromIncoming: T, current: T) => (has(path) ? fromIncoming : current);
@@ -109,7 +120,11 @@ export function createEngineUpdate(calls: EngineCalls, createEngine: (principal:
     const resources = resolveResources(kind, profile, requested, v, (field) => profileChanges || has(field));
     let config: Record<string, string> | undefined;
     if (kind.type === "daiEngines" && (has("config") || profileChanges)) {
-      config = checkEngineConfig(v, profile as DAIEngineProfile, has("config") ? (incoming.config ?? {}) : (stored as DAIEngine).config);
+      config = checkEngineConfig(
+        v,
+        profile as DAIEngineProfile,
+        has("config") ? (incoming.config ?? {}) : (stored as DAIEngine).config,
+      );
     }
     v.throwIfAny();
 
@@ -118,13 +133,16 @@ export function createEngineUpdate(calls: EngineCalls, createEngine: (principal:
     if (config) stored.config = config;
     if (profileChanges) {
       stored.profileInfo = profile;
-      if (kind.type === "daiEngines") (stored as DAIEngine).dataDirectoryStorageClass = (profile as DAIEngineProfile).dataDirectoryStorageClass;
+      if (kind.type === "daiEngines")
+        (stored as DAIEngine).dataDirectoryStorageClass = (profile as DAIEngineProfile).dataDirectoryStorageClass;
     }
     if (kind.type === "notebookEngines") {
       stored.updater = principal.name;
       stored.updaterDisplayName = principal.displayName;
     }
-    const quotaFields = profileChanges ? cumulativeTerms(kind, profile).map((term) => term.field) : ["cpu", "gpu", "memory_bytes"].filter(has);
+    const quotaFields = profileChanges
+      ? cumulativeTerms(kind, profile).map((term) => term.field)
+      : ["cpu", "gpu", "memory_bytes"].filter(has);
     return {
       profile,
       resources,

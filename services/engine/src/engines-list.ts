@@ -12,7 +12,9 @@ import { ENGINES, mixedFieldTable, presentMixed, uidTiebreaker, type EngineRow }
 /** The names of every deprecated DAI and H2O version the catalogue holds now. */
 export function deprecatedVersionNames(ctx: ServiceContext): string[] {
   const catalogue = ctx.catalogue();
-  return [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")].filter((v) => v.deprecated).map((v) => v.name);
+  return [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")]
+    .filter((v) => v.deprecated)
+    .map((v) => v.name);
 }
 
 export function createEngineListHandlers(ctx: ServiceContext): Record<string, Handler> {

@@ -20,19 +20,27 @@ const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 const INT64_MAX = 2n ** 63n - 1n;
 
 function checkTotal(total: bigint, field: string, violations: FieldViolation[]): void {
-  if (total > INT64_MAX) violations.push({ field, description: "is too large: the memory it needs does not fit in 64 bits" });
+  if (total > INT64_MAX)
+    violations.push({ field, description: "is too large: the memory it needs does not fit in 64 bits" });
 }
 
 /** Throws INVALID_ARGUMENT listing every inconsistent limit. */
 export function checkLimits(limits: H2OEngineSizeLimits | undefined, violations: FieldViolation[]): void {
   if (!limits) {
-    violations.push({ field: "limits", description: "is required: memory_bytes_per_node_min and node_count_min at least" });
+    violations.push({
+      field: "limits",
+      description: "is required: memory_bytes_per_node_min and node_count_min at least",
+    });
     return;
   }
   if (limits.memoryBytesPerNodeMin <= 0n) {
-    violations.push({ field: "limits.memory_bytes_per_node_min", description: `must be above 0, got ${limits.memoryBytesPerNodeMin}` });
+    violations.push({
+      field: "limits.memory_bytes_per_node_min",
+      description: `must be above 0, got ${limits.memoryBytesPerNodeMin}`,
+    });
   }
-  if (limits.nodeCountMin <= 0n) violations.push({ field: "limits.node_count_min", description: `must be at least 1, got ${limits.nodeCountMin}` });
+  if (limits.nodeCountMin <= 0n)
+    violations.push({ field: "limits.node_count_min", description: `must be at least 1, got ${limits.nodeCountMin}` });
   if (limits.memoryBytesPerNodeMax !== undefined && limits.memoryBytesPerNodeMax < limits.memoryBytesPerNodeMin) {
     violations.push({
       field: "limits.memory_bytes_per_node_max",
@@ -40,7 +48,10 @@ export function checkLimits(limits: H2OEngineSizeLimits | undefined, violations:
     });
   }
   if (limits.nodeCountMax !== undefined && limits.nodeCountMax < limits.nodeCountMin) {
-    violations.push({ field: "limits.node_count_max", description: `must not be below node_count_min (${limits.nodeCountMax} < ${limits.nodeCountMin})` });
+    violations.push({
+      field: "limits.node_count_max",
+      description: `must not be below node_count_min (${limits.nodeCountMax} < ${limits.nodeCountMin})`,
+    });
   }
 }
 
@@ -61,7 +72,8 @@ export function sizeFor(totalBytes: bigint, limits: H2OEngineSizeLimits): H2OSiz
 
 export function rawDatasetSize(datasetSizeBytes: bigint, limits: H2OEngineSizeLimits | undefined): H2OSize {
   const violations: FieldViolation[] = [];
-  if (datasetSizeBytes <= 0n) violations.push({ field: "dataset_size_bytes", description: `must be above 0, got ${datasetSizeBytes}` });
+  if (datasetSizeBytes <= 0n)
+    violations.push({ field: "dataset_size_bytes", description: `must be above 0, got ${datasetSizeBytes}` });
   checkLimits(limits, violations);
   checkTotal(datasetSizeBytes * RAW_DATASET_FACTOR, "dataset_size_bytes", violations);
   if (violations.length > 0) throw invalidArguments(violations);

@@ -21,7 +21,11 @@ const PYTHON = path.join(REPOSITORY, ".venv", "bin", "python");
 const MiB = 1024 * 1024;
 const java = await findOnPath("java");
 const jar = defaultH2OJar();
-const missing = [!java && "java (Debian package openjdk-17-jre-headless)", !existsSync(jar) && `${jar} (npm run setup)`, !existsSync(PYTHON) && `${PYTHON} (npm run setup)`].filter(Boolean);
+const missing = [
+  !java && "java (Debian package openjdk-17-jre-headless)",
+  !existsSync(jar) && `${jar} (npm run setup)`,
+  !existsSync(PYTHON) && `${PYTHON} (npm run setup)`,
+].filter(Boolean);
 if (missing.length > 0) console.warn(`h2o.test.ts: real H2O-3 tests skipped, missing ${missing.join(", ")}`);
 
 const PROFILE = "workspaces/global/h2oEngineProfiles/small";
@@ -144,7 +148,13 @@ describe("H2O engines without what they need", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "aiem-h2o-missing-"));
     writeFileSync(path.join(dir, "placeholder.jar"), "not a server");
-    h = await startEngineTestHost({ settings: { h2oServer: "h2o-3", javaCommand: path.join(dir, "no-java"), h2oJar: path.join(dir, "placeholder.jar") } });
+    h = await startEngineTestHost({
+      settings: {
+        h2oServer: "h2o-3",
+        javaCommand: path.join(dir, "no-java"),
+        h2oJar: path.join(dir, "placeholder.jar"),
+      },
+    });
     await catalogue(h);
   });
   afterAll(async () => {
@@ -154,7 +164,10 @@ describe("H2O engines without what they need", () => {
 
   it("fail with a reason that names the missing java", async () => {
     const name = "workspaces/team-a/h2oEngines/nojava";
-    const r = await h.rest("POST", "/v1/workspaces/team-a/h2oEngines?h2oEngineId=nojava", { who: "alice", body: { profile: PROFILE, h2oEngineVersion: VERSION } });
+    const r = await h.rest("POST", "/v1/workspaces/team-a/h2oEngines?h2oEngineId=nojava", {
+      who: "alice",
+      body: { profile: PROFILE, h2oEngineVersion: VERSION },
+    });
     expect(r.status, r.text).toBe(200);
     const e = await h.waitForState(name, "STATE_FAILED");
     expect(e.failureMessage).toContain("H2O engines need Java");
@@ -167,7 +180,13 @@ describe("H2O engines without the server jar", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "aiem-h2o-nojar-"));
     const placeholder = path.join(dir, "placeholder.jar");
     writeFileSync(placeholder, "not a server");
-    const runtime = createLocalRuntime({ root: path.join(dir, "engines"), h2o: { kind: "h2o-3", java: process.execPath, jar: placeholder }, startTimeoutMs: 5_000, stopTimeoutMs: 1_000, logger: silentLogger });
+    const runtime = createLocalRuntime({
+      root: path.join(dir, "engines"),
+      h2o: { kind: "h2o-3", java: process.execPath, jar: placeholder },
+      startTimeoutMs: 5_000,
+      stopTimeoutMs: 1_000,
+      logger: silentLogger,
+    });
     try {
       const uid = "00000000-0000-4000-8000-000000000016";
       await runtime.start({
@@ -199,7 +218,9 @@ describe("H2O engines without the server jar", () => {
 describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
   let h: EngineTestHost;
   beforeAll(async () => {
-    h = await startEngineTestHost({ settings: { h2oServer: "h2o-3", h2oJar: jar, startTimeoutMs: 120_000, stopTimeoutMs: 10_000 } });
+    h = await startEngineTestHost({
+      settings: { h2oServer: "h2o-3", h2oJar: jar, startTimeoutMs: 120_000, stopTimeoutMs: 10_000 },
+    });
     await catalogue(h);
   });
   afterAll(async () => h?.stop());
@@ -215,7 +236,9 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     return { name, e: await h.waitForState(name, "STATE_RUNNING", 120_000) };
   }
 
-  it("forms a 2-node cloud that h2o.connect reaches through the edge, trains a GLM, and leaves no JVM", { timeout: 150_000 }, async () => {
+  it("forms a 2-node cloud that h2o.connect reaches through the edge, trains a GLM, and leaves no JVM", {
+    timeout: 150_000,
+  }, async () => {
     const { name, e } = await runningCluster("glm", 512);
     expect(e.apiUrl).toBe(`${h.url}/engines/${e.uid}`);
     const nodes = nodesOf(h, e.uid);
@@ -223,7 +246,9 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
 
     // Creator-only: no credentials, or another member's, do not reach the cluster.
     expect((await fetch(`${e.apiUrl}/3/Cloud`)).status).toBe(401);
-    expect((await fetch(`${e.apiUrl}/3/Cloud`, { headers: { authorization: `Bearer ${await h.token("bob")}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${e.apiUrl}/3/Cloud`, { headers: { authorization: `Bearer ${await h.token("bob")}` } })).status,
+    ).toBe(404);
 
     // Asynchronously: the edge that serves the client runs in this process.
     const run = await python(["-c", CLIENT_SCRIPT, e.apiUrl, await h.token("alice")]);
@@ -244,13 +269,23 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     expect(flow.status).toBe(200);
     expect(flow.headers.get("content-type")).toContain("text/html");
 
-    const official = await python(["-c", OFFICIAL_SCRIPT, name, e.loginUrl, new URL(h.url).port, await h.token("alice")]);
+    const official = await python([
+      "-c",
+      OFFICIAL_SCRIPT,
+      name,
+      e.loginUrl,
+      new URL(h.url).port,
+      await h.token("alice"),
+    ]);
     expect(official.code, `${official.stdout}\n${official.stderr}`).toBe(0);
     expect(resultOf(official.stdout)).toMatchObject({ context_path: name, nodes: 2 });
     expect(resultOf(official.stdout).frames).toBeGreaterThanOrEqual(1);
     // By name too, only the creator gets through.
     expect((await fetch(`${h.url}/${name}/3/Cloud`)).status).toBe(401);
-    expect((await fetch(`${h.url}/${name}/3/Cloud`, { headers: { authorization: `Bearer ${await h.token("bob")}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${h.url}/${name}/3/Cloud`, { headers: { authorization: `Bearer ${await h.token("bob")}` } }))
+        .status,
+    ).toBe(404);
 
     const logs = await h.rest("POST", `/v1/${name}:downloadLogs`, { who: "alice", body: {} });
     expect(logs.status, logs.text).toBe(200);
@@ -269,12 +304,20 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     for (const node of nodes) expect(alive(node.pid), `node ${node.index}`).toBe(false);
   });
 
-  it("is adopted by a new runtime, and reports a killed node as FAILED within the check interval", { timeout: 150_000 }, async () => {
+  it("is adopted by a new runtime, and reports a killed node as FAILED within the check interval", {
+    timeout: 150_000,
+  }, async () => {
     const { name, e } = await runningCluster("kill", 256);
     const nodes = nodesOf(h, e.uid);
 
     // What a restarted engine service does: a runtime over the same directory finds the cluster.
-    const again = createLocalRuntime({ root: path.join(h.dataDir, "engines"), h2o: { kind: "h2o-3", java: java!, jar }, startTimeoutMs: 60_000, stopTimeoutMs: 10_000, logger: silentLogger });
+    const again = createLocalRuntime({
+      root: path.join(h.dataDir, "engines"),
+      h2o: { kind: "h2o-3", java: java!, jar },
+      startTimeoutMs: 60_000,
+      stopTimeoutMs: 10_000,
+      logger: silentLogger,
+    });
     try {
       expect((await again.inspect(e.uid)).phase).toBe("ready");
     } finally {
@@ -291,7 +334,9 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     for (const node of nodes) expect(alive(node.pid), `node ${node.index}`).toBe(false);
   });
 
-  it("ends the nodes of a cluster whose own process was killed outright, and fails the engine", { timeout: 150_000 }, async () => {
+  it("ends the nodes of a cluster whose own process was killed outright, and fails the engine", {
+    timeout: 150_000,
+  }, async () => {
     const { name, e } = await runningCluster("orphan", 256, 1);
     const nodes = nodesOf(h, e.uid);
     const supervisor = await h.runtime.inner.pid(e.uid);

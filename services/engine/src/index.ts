@@ -9,7 +9,15 @@ export { createEngineProxy, ENGINE_ORIGIN_HEADER, ENGINE_PATH_PREFIX, TOKEN_COOK
 export type { EngineHttpRoute, EngineProxyOptions } from "./proxy.js";
 export { createLocalRuntime, findOnPath, killEngineProcesses, STAND_IN_SERVER } from "./runtime/local-runtime.js";
 export type { LocalRuntime, LocalRuntimeOptions } from "./runtime/local-runtime.js";
-export type { DiskUsage, EngineEndpoint, EngineExit, EnginePhase, EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime/runtime.js";
+export type {
+  DiskUsage,
+  EngineEndpoint,
+  EngineExit,
+  EnginePhase,
+  EngineRunSpec,
+  EngineRuntime,
+  EngineStatus,
+} from "./runtime/runtime.js";
 export { compressedDatasetSize, rawDatasetSize } from "./h2o-size.js";
 export { RESERVED_DAI_CONFIG_KEYS, effectiveConfig } from "./validation.js";
 export { compareVersions } from "./semver.js";

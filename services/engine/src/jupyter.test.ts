@@ -10,22 +10,31 @@ import { findOnPath } from "./runtime/local-runtime.js";
 import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
 
 const jupyter = await findOnPath("jupyter-notebook");
-if (!jupyter) console.warn("jupyter.test.ts: skipped, jupyter-notebook is not on the PATH (Debian package jupyter-notebook)");
+if (!jupyter)
+  console.warn("jupyter.test.ts: skipped, jupyter-notebook is not on the PATH (Debian package jupyter-notebook)");
 
 describe.skipIf(!jupyter)("a notebook engine on Jupyter", () => {
   let h: EngineTestHost;
   beforeAll(async () => {
     h = await startEngineTestHost({ settings: { jupyterCommand: jupyter!, startTimeoutMs: 90_000 } });
     await catalogueFixture(h, "notebookEngineProfiles", "nb", { enabled: true });
-    await catalogueFixture(h, "notebookEngineImages", "jupyter", { image: "quay.io/jupyter/minimal-notebook:latest", enabled: true });
+    await catalogueFixture(h, "notebookEngineImages", "jupyter", {
+      image: "quay.io/jupyter/minimal-notebook:latest",
+      enabled: true,
+    });
   });
   afterAll(async () => h?.stop());
 
-  it("serves Jupyter through the edge, WebSockets included, and keeps its files over pause and resume", { timeout: 120_000 }, async () => {
+  it("serves Jupyter through the edge, WebSockets included, and keeps its files over pause and resume", {
+    timeout: 120_000,
+  }, async () => {
     const name = "workspaces/team-a/notebookEngines/jup";
     const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=jup", {
       who: "alice",
-      body: { profile: "workspaces/global/notebookEngineProfiles/nb", notebookImage: "workspaces/global/notebookEngineImages/jupyter" },
+      body: {
+        profile: "workspaces/global/notebookEngineProfiles/nb",
+        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
+      },
     });
     expect(created.status, created.text).toBe(200);
     const e = await h.waitForState(name, "STATE_RUNNING", 90_000);
@@ -48,7 +57,8 @@ describe.skipIf(!jupyter)("a notebook engine on Jupyter", () => {
     expect(api.version).toMatch(/^\d+\.\d+/);
 
     // Save a file through Jupyter's contents API (its XSRF check wants the _xsrf cookie echoed).
-    const xsrf = (await fetch(`${uri}tree`, { headers: { cookie } })).headers.get("set-cookie")?.match(/_xsrf=([^;]+)/)?.[1] ?? "";
+    const xsrf =
+      (await fetch(`${uri}tree`, { headers: { cookie } })).headers.get("set-cookie")?.match(/_xsrf=([^;]+)/)?.[1] ?? "";
     const put = await fetch(`${uri}api/contents/kept.txt`, {
       method: "PUT",
       headers: { cookie: `${cookie}; _xsrf=${xsrf}`, "x-xsrftoken": xsrf, "content-type": "application/json" },
@@ -102,7 +112,9 @@ describe.skipIf(!jupyter)("a notebook engine on Jupyter", () => {
     await h.waitForState(name, "STATE_PAUSED", 30_000);
     expect((await h.rest("POST", `/v1/${name}:resume`, { who: "alice", body: {} })).status).toBe(200);
     await h.waitForState(name, "STATE_RUNNING", 90_000);
-    const kept = (await (await fetch(`${uri}api/contents/kept.txt`, { headers: { cookie } })).json()) as { content: string };
+    const kept = (await (await fetch(`${uri}api/contents/kept.txt`, { headers: { cookie } })).json()) as {
+      content: string;
+    };
     expect(kept.content).toBe("kept over pause");
   });
 });

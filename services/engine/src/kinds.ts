@@ -11,7 +11,11 @@ import { DAIEngineService } from "@aiem/proto/enginemanager/v1/dai_engine_servic
 import { Engine_StateSchema, Engine_Type } from "@aiem/proto/enginemanager/v1/engine_pb.js";
 import { H2OEngine_StateSchema, H2OEngineSchema, type H2OEngine } from "@aiem/proto/enginemanager/v1/h2o_engine_pb.js";
 import { H2OEngineService } from "@aiem/proto/enginemanager/v1/h2o_engine_service_pb.js";
-import { NotebookEngine_StateSchema, NotebookEngineSchema, type NotebookEngine } from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
+import {
+  NotebookEngine_StateSchema,
+  NotebookEngineSchema,
+  type NotebookEngine,
+} from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
 import { NotebookEngineService } from "@aiem/proto/enginemanager/v1/notebook_engine_service_pb.js";
 
 /** The collection id of a kind: its resource names, permissions and the `type` column. */
@@ -89,7 +93,17 @@ export interface EngineKind {
 const ALL_BUT = (states: readonly StateName[], ...except: StateName[]) => states.filter((s) => !except.includes(s));
 
 const DAI_STATES: StateName[] = [S.STARTING, S.RUNNING, S.PAUSING, S.PAUSED, S.FAILED, S.DELETING, S.CONNECTING];
-const H2O_STATES: StateName[] = [S.STARTING, S.RUNNING, S.PAUSING, S.PAUSED, S.FAILED, S.DELETING, S.CONNECTING, S.TERMINATING, S.TERMINATED];
+const H2O_STATES: StateName[] = [
+  S.STARTING,
+  S.RUNNING,
+  S.PAUSING,
+  S.PAUSED,
+  S.FAILED,
+  S.DELETING,
+  S.CONNECTING,
+  S.TERMINATING,
+  S.TERMINATED,
+];
 const NOTEBOOK_STATES: StateName[] = [S.STARTING, S.RUNNING, S.PAUSING, S.PAUSED, S.FAILED, S.DELETING, S.TERMINATED];
 
 export const DAI: EngineKind = {
@@ -116,7 +130,17 @@ export const DAI: EngineKind = {
   hasStorage: true,
   hasNodeCount: false,
   limitAction: "pause",
-  updatable: ["profile", "cpu", "gpu", "memory_bytes", "config", "annotations", "display_name", "max_idle_duration", "max_running_duration"],
+  updatable: [
+    "profile",
+    "cpu",
+    "gpu",
+    "memory_bytes",
+    "config",
+    "annotations",
+    "display_name",
+    "max_idle_duration",
+    "max_running_duration",
+  ],
   states: DAI_STATES,
   allowed: {
     pause: [S.STARTING, S.CONNECTING, S.RUNNING],
@@ -201,7 +225,11 @@ export const NOTEBOOK: EngineKind = {
 };
 
 export const ENGINE_KINDS: readonly EngineKind[] = [DAI, H2O, NOTEBOOK];
-export const KIND_BY_TYPE: Readonly<Record<EngineType, EngineKind>> = { daiEngines: DAI, h2oEngines: H2O, notebookEngines: NOTEBOOK };
+export const KIND_BY_TYPE: Readonly<Record<EngineType, EngineKind>> = {
+  daiEngines: DAI,
+  h2oEngines: H2O,
+  notebookEngines: NOTEBOOK,
+};
 
 /** Every state name of the mixed Engine list. */
 export const ENGINE_STATE_NAMES: readonly string[] = Engine_StateSchema.values.map((v) => v.name);

@@ -2,7 +2,19 @@
 // engines pause, H2O engines terminate (and stay listed); the current durations are live; calls on
 // an engine and traffic through its URL reset its idle time.
 import { beforeAll, describe, expect, it } from "vitest";
-import { bodyOf, deleteAllEngines, expectError, get, h, ok, post, profileFixture, res, runningEngine, type KindKey } from "./rest-shared.js";
+import {
+  bodyOf,
+  deleteAllEngines,
+  expectError,
+  get,
+  h,
+  ok,
+  post,
+  profileFixture,
+  res,
+  runningEngine,
+  type KindKey,
+} from "./rest-shared.js";
 import { freshId } from "./testing.js";
 
 const profiles: Record<KindKey, string> = { dai: "", h2o: "", notebook: "" };
@@ -23,7 +35,9 @@ describe.concurrent("idle and running limits", () => {
 
   it("pause DAI and notebook engines and terminate H2O engines after their maximum idle duration", async () => {
     const names = await Promise.all(
-      (["dai", "notebook", "h2o"] as const).map((kind) => runningEngine(kind, { body: bodyOf(kind, { profile: profiles[kind], maxIdleDuration: "2s" }) })),
+      (["dai", "notebook", "h2o"] as const).map((kind) =>
+        runningEngine(kind, { body: bodyOf(kind, { profile: profiles[kind], maxIdleDuration: "2s" }) }),
+      ),
     );
     const [dai, notebook, h2o] = names as [string, string, string];
     const first = res(await get(`/v1/${dai}`, { who: "alice" }));
@@ -40,7 +54,10 @@ describe.concurrent("idle and running limits", () => {
       expect(e.reconciling).toBe(false);
     }
     // Terminated engines stay listed, and cannot be started again.
-    expect(ok(await get(`/v1/workspaces/team-a/engines?filter=${encodeURIComponent(`name = "${h2o}"`)}`, { who: "alice" })).engines[0].state).toBe("STATE_TERMINATED");
+    expect(
+      ok(await get(`/v1/workspaces/team-a/engines?filter=${encodeURIComponent(`name = "${h2o}"`)}`, { who: "alice" }))
+        .engines[0].state,
+    ).toBe("STATE_TERMINATED");
     expectError(await post(`/v1/${h2o}:terminate`, { who: "alice" }), "FAILED_PRECONDITION", "STATE_TERMINATED");
     // A paused engine resumes and runs again.
     ok(await post(`/v1/${dai}:resume`, { who: "alice" }));
@@ -48,8 +65,12 @@ describe.concurrent("idle and running limits", () => {
   });
 
   it("pause or terminate engines after their maximum running duration, even when they are busy", async () => {
-    const dai = await runningEngine("dai", { body: bodyOf("dai", { profile: profiles.dai, maxRunningDuration: "3s" }) });
-    const h2o = await runningEngine("h2o", { body: bodyOf("h2o", { profile: profiles.h2o, maxRunningDuration: "3s" }) });
+    const dai = await runningEngine("dai", {
+      body: bodyOf("dai", { profile: profiles.dai, maxRunningDuration: "3s" }),
+    });
+    const h2o = await runningEngine("h2o", {
+      body: bodyOf("h2o", { profile: profiles.h2o, maxRunningDuration: "3s" }),
+    });
     const e = res(await get(`/v1/${dai}`, { who: "alice" }));
     const token = await h().token("alice");
     let stop = false;
@@ -63,7 +84,8 @@ describe.concurrent("idle and running limits", () => {
     const terminated = await h().waitForState(h2o, "STATE_TERMINATED", 12_000);
     stop = true;
     await busy;
-    for (const x of [paused, terminated]) expect(new Date(x.updateTime).getTime() - new Date(x.resumeTime).getTime()).toBeGreaterThanOrEqual(3_000);
+    for (const x of [paused, terminated])
+      expect(new Date(x.updateTime).getTime() - new Date(x.resumeTime).getTime()).toBeGreaterThanOrEqual(3_000);
   });
 
   it("count calls on an engine and traffic through its URL as activity", async () => {
@@ -93,7 +115,12 @@ describe.concurrent("idle and running limits", () => {
     const after = res(await get(`/v1/${name}`, { who: "alice" }));
     expect(seconds(after.currentIdleDuration)).toBeLessThanOrEqual((Date.now() - sinceCall) / 1000);
     await sleep(1_000);
-    ok(await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, { who: "alice", body: { displayName: "still here" } }));
+    ok(
+      await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, {
+        who: "alice",
+        body: { displayName: "still here" },
+      }),
+    );
     expect(res(await get(`/v1/${name}`, { who: "alice" })).state).toBe("STATE_RUNNING");
     // Reading it does not: left alone, it pauses.
     const quiet = Date.now();

@@ -66,10 +66,16 @@ const engineTable: Migration = {
     await sql`create index engines_ct_idx on engines (create_time, uid)`.execute(db);
     // Filtering by state, of one kind or all (the mixed list). The included columns let the count
     // behind totalSize run as an index-only scan for the usual filters and the visibility rule.
-    await sql`create index engines_ws_type_state_idx on engines (workspace, type, state) include (creator, shared, cpu, gpu, memory_bytes)`.execute(db);
-    await sql`create index engines_ws_state_idx on engines (workspace, state) include (type, creator, shared, cpu, gpu, memory_bytes)`.execute(db);
+    await sql`create index engines_ws_type_state_idx on engines (workspace, type, state) include (creator, shared, cpu, gpu, memory_bytes)`.execute(
+      db,
+    );
+    await sql`create index engines_ws_state_idx on engines (workspace, state) include (type, creator, shared, cpu, gpu, memory_bytes)`.execute(
+      db,
+    );
     // The reconciler's queue.
-    await sql`create index engines_due_idx on engines (next_reconcile_at) where next_reconcile_at is not null`.execute(db);
+    await sql`create index engines_due_idx on engines (next_reconcile_at) where next_reconcile_at is not null`.execute(
+      db,
+    );
     // Quotas: a user's engines of one profile.
     await sql`create index engines_quota_idx on engines (creator, profile)`.execute(db);
   },

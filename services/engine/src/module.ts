@@ -7,7 +7,15 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
-import { createReplicaRegistry, createStartOnce, openServiceStore, registerGuarded, type ServiceDeps, type ServiceModule, type ServiceStore } from "@aiem/kit/server";
+import {
+  createReplicaRegistry,
+  createStartOnce,
+  openServiceStore,
+  registerGuarded,
+  type ServiceDeps,
+  type ServiceModule,
+  type ServiceStore,
+} from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
@@ -28,7 +36,11 @@ import { loadByName, loadByUid } from "./store.js";
 
 export const ENGINE_SCHEMA = "engine";
 
-export const ENGINE_SERVICES: readonly DescService[] = [...ENGINE_KINDS.map((k) => k.service), EngineService, DAILicenseService];
+export const ENGINE_SERVICES: readonly DescService[] = [
+  ...ENGINE_KINDS.map((k) => k.service),
+  EngineService,
+  DAILicenseService,
+];
 
 export interface EngineModuleDeps extends ServiceDeps {
   readonly engineConfig: EngineSettings;
@@ -54,7 +66,8 @@ export interface EngineModule extends ServiceModule {
 
 /** `http://<host>:<port>` of the process, for engine URLs when AIEM_PUBLIC_URL is unset. */
 function defaultPublicUrl(host: string, port: number): string {
-  const shown = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const shown =
+    host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   return `http://${shown}:${port}`;
 }
 
@@ -102,7 +115,14 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     const { database: db, relay } = opened;
     const catalogue = createCatalogueReadModel({
       bus: deps.bus,
-      kinds: ["daiEngineProfiles", "h2oEngineProfiles", "notebookEngineProfiles", "daiEngineVersions", "h2oEngineVersions", "notebookEngineImages"],
+      kinds: [
+        "daiEngineProfiles",
+        "h2oEngineProfiles",
+        "notebookEngineProfiles",
+        "daiEngineVersions",
+        "h2oEngineVersions",
+        "notebookEngineImages",
+      ],
       logger,
     });
     await catalogue.ready;
@@ -112,9 +132,14 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       // stop) the first one's engines. It stops with a clear error instead.
       await fs.promises.mkdir(deps.config.dataDir, { recursive: true });
       placementLock = acquireDirectoryLock(path.join(deps.config.dataDir, "engines"), "the engines of this directory");
-      const jupyter = settings.jupyterCommand === "none" ? undefined : await findOnPath(settings.jupyterCommand ?? "jupyter-notebook");
+      const jupyter =
+        settings.jupyterCommand === "none"
+          ? undefined
+          : await findOnPath(settings.jupyterCommand ?? "jupyter-notebook");
       if (settings.jupyterCommand && settings.jupyterCommand !== "none" && !jupyter) {
-        logger.warn("AIEM_JUPYTER_COMMAND is not an executable; notebook engines run the stand-in server", { command: settings.jupyterCommand });
+        logger.warn("AIEM_JUPYTER_COMMAND is not an executable; notebook engines run the stand-in server", {
+          command: settings.jupyterCommand,
+        });
       }
       runtime = createLocalRuntime({
         root: path.join(deps.config.dataDir, "engines"),
@@ -130,7 +155,12 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     state.catalogue = catalogue;
     state.runtime = runtime;
     state.database = db;
-    state.replicas = createReplicaRegistry({ database: () => state.database, id: runtime.placement, url: () => replicaUrlOf(deps.config), logger });
+    state.replicas = createReplicaRegistry({
+      database: () => state.database,
+      id: runtime.placement,
+      url: () => replicaUrlOf(deps.config),
+      logger,
+    });
     await state.replicas.start();
     activity.start();
     reconciler = createReconciler({

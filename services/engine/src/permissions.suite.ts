@@ -3,10 +3,25 @@
 // and LIST_ALL. Engines the caller cannot see answer 404 (their existence does not leak); calls
 // the caller's role does not allow answer 403 before anything is looked up.
 import { beforeAll, describe, expect, it } from "vitest";
-import { bodyOf, createEngine, deleteAllEngines, expectError, get, h, K, ok, post, res, runningEngine, WS } from "./rest-shared.js";
+import {
+  bodyOf,
+  createEngine,
+  deleteAllEngines,
+  expectError,
+  get,
+  h,
+  K,
+  ok,
+  post,
+  res,
+  runningEngine,
+  WS,
+} from "./rest-shared.js";
 
-const listNames = async (path: string, who: Parameters<typeof get>[1] extends infer O ? (O extends { who?: infer W } ? W : never) : never) =>
-  ok(await get(path, { who })).engines?.map((e: { name: string }) => e.name) ?? [];
+const listNames = async (
+  path: string,
+  who: Parameters<typeof get>[1] extends infer O ? (O extends { who?: infer W } ? W : never) : never,
+) => ok(await get(path, { who })).engines?.map((e: { name: string }) => e.name) ?? [];
 
 describe.concurrent("a private engine", () => {
   let dai: string;
@@ -22,7 +37,8 @@ describe.concurrent("a private engine", () => {
     expectError(await get(`/v1/${dai}`, { who: "bob" }), "NOT_FOUND", dai);
     expectError(await get(`/v1/${dai}`, { who: "viewer" }), "NOT_FOUND", dai);
     expectError(await get(`/v1/${notebook}`, { who: "bob" }), "NOT_FOUND", notebook);
-    const names = (who: "alice" | "bob" | "viewer" | "admin") => listNames(`/v1/workspaces/${WS}/engines?pageSize=1000`, who);
+    const names = (who: "alice" | "bob" | "viewer" | "admin") =>
+      listNames(`/v1/workspaces/${WS}/engines?pageSize=1000`, who);
     expect(await names("alice")).toContain(dai);
     expect(await names("admin")).toContain(dai);
     expect(await names("bob")).not.toContain(dai);
@@ -32,9 +48,17 @@ describe.concurrent("a private engine", () => {
   });
 
   it("refuses callers without a role in the workspace (403) and without a token (401)", async () => {
-    expectError(await get(`/v1/${dai}`, { who: "stranger" }), "PERMISSION_DENIED", "lacks actions/enginemanager/daiEngines/GET on workspaces/team-a");
+    expectError(
+      await get(`/v1/${dai}`, { who: "stranger" }),
+      "PERMISSION_DENIED",
+      "lacks actions/enginemanager/daiEngines/GET on workspaces/team-a",
+    );
     expectError(await get(`/v1/${dai}`, { who: "erin" }), "PERMISSION_DENIED", "daiEngines/GET");
-    expectError(await get(`/v1/workspaces/${WS}/daiEngines`, { who: "stranger" }), "PERMISSION_DENIED", "daiEngines/LIST");
+    expectError(
+      await get(`/v1/workspaces/${WS}/daiEngines`, { who: "stranger" }),
+      "PERMISSION_DENIED",
+      "daiEngines/LIST",
+    );
     expectError(await get(`/v1/workspaces/${WS}/engines`, { who: "stranger" }), "PERMISSION_DENIED", "engines/LIST");
     expectError(await createEngine("dai", { who: "stranger" }), "PERMISSION_DENIED", "daiEngines/CREATE");
     expectError(await get(`/v1/${dai}`, { who: "anonymous" }), "UNAUTHENTICATED");
@@ -55,7 +79,11 @@ describe.concurrent("a private engine", () => {
       expectError(await post(path, { who: "viewer" }), "PERMISSION_DENIED", `daiEngines/${action}`);
     }
     expectError(await h().rest("DELETE", `/v1/${dai}`, { who: "viewer" }), "PERMISSION_DENIED", "daiEngines/DELETE");
-    expectError(await h().rest("PATCH", `/v1/${dai}?updateMask=display_name`, { who: "viewer", body: {} }), "PERMISSION_DENIED", "daiEngines/UPDATE");
+    expectError(
+      await h().rest("PATCH", `/v1/${dai}?updateMask=display_name`, { who: "viewer", body: {} }),
+      "PERMISSION_DENIED",
+      "daiEngines/UPDATE",
+    );
     expectError(await get(`/v1/${notebook}:access`, { who: "viewer" }), "PERMISSION_DENIED", "notebookEngines/ACCESS");
     ok(await get(`/v1/workspaces/${WS}/notebookEngines`, { who: "viewer" }));
   });
@@ -64,7 +92,11 @@ describe.concurrent("a private engine", () => {
     expectError(await post(`/v1/${dai}:pause`, { who: "bob" }), "NOT_FOUND", dai);
     expectError(await post(`/v1/${dai}:downloadLogs`, { who: "bob" }), "NOT_FOUND", dai);
     expectError(await h().rest("DELETE", `/v1/${dai}`, { who: "bob" }), "NOT_FOUND", dai);
-    expectError(await h().rest("PATCH", `/v1/${dai}?updateMask=display_name`, { who: "bob", body: {} }), "NOT_FOUND", dai);
+    expectError(
+      await h().rest("PATCH", `/v1/${dai}?updateMask=display_name`, { who: "bob", body: {} }),
+      "NOT_FOUND",
+      dai,
+    );
     expectError(await get(`/v1/${notebook}:access`, { who: "bob" }), "NOT_FOUND", notebook);
     // allow_missing does not reveal it either.
     expect(ok(await h().rest("DELETE", `/v1/${dai}?allowMissing=true`, { who: "bob" }))).toEqual({});
@@ -73,7 +105,10 @@ describe.concurrent("a private engine", () => {
 
   it("lets administrators act on anyone's engine", async () => {
     const name = (await createEngine("dai", { who: "bob" })).name;
-    expect(res(await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, { body: { displayName: "By admin" } })).displayName).toBe("By admin");
+    expect(
+      res(await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, { body: { displayName: "By admin" } }))
+        .displayName,
+    ).toBe("By admin");
     expect(res(await post(`/v1/${name}:pause`)).state).toBe("STATE_PAUSING");
     expect(res(await h().rest("DELETE", `/v1/${name}`)).state).toBe("STATE_DELETING");
   });
@@ -81,7 +116,11 @@ describe.concurrent("a private engine", () => {
   it("only lets administrators list all workspaces (LIST_ALL)", async () => {
     ok(await get("/v1/workspaces/-/engines"));
     for (const who of ["alice", "viewer", "stranger"] as const) {
-      expectError(await get("/v1/workspaces/-/engines", { who }), "PERMISSION_DENIED", "actions/enginemanager/engines/LIST_ALL");
+      expectError(
+        await get("/v1/workspaces/-/engines", { who }),
+        "PERMISSION_DENIED",
+        "actions/enginemanager/engines/LIST_ALL",
+      );
     }
   });
 });
@@ -89,7 +128,9 @@ describe.concurrent("a private engine", () => {
 describe.concurrent("a shared notebook", () => {
   let shared: string;
   beforeAll(async () => {
-    const r = await createEngine("notebook", { body: bodyOf("notebook", { shared: true, displayName: "Team notebook" }) });
+    const r = await createEngine("notebook", {
+      body: bodyOf("notebook", { shared: true, displayName: "Team notebook" }),
+    });
     expect(res(r).shared).toBe(true);
     shared = r.name;
     await h().waitForState(shared, "STATE_RUNNING");
@@ -99,7 +140,12 @@ describe.concurrent("a shared notebook", () => {
     for (const who of ["bob", "viewer", "admin", "alice"] as const) {
       expect(res(await get(`/v1/${shared}`, { who })).shared).toBe(true);
       expect(await listNames(`/v1/workspaces/${WS}/engines?pageSize=1000`, who)).toContain(shared);
-      const typed = ok(await get(`/v1/workspaces/${WS}/notebookEngines?pageSize=1000&filter=${encodeURIComponent("display_name = \"Team notebook\"")}`, { who }));
+      const typed = ok(
+        await get(
+          `/v1/workspaces/${WS}/notebookEngines?pageSize=1000&filter=${encodeURIComponent('display_name = "Team notebook"')}`,
+          { who },
+        ),
+      );
       expect(typed.notebookEngines.map((e: { name: string }) => e.name)).toContain(shared);
     }
     expectError(await get(`/v1/${shared}`, { who: "erin" }), "PERMISSION_DENIED");
@@ -111,10 +157,22 @@ describe.concurrent("a shared notebook", () => {
     expect(page.status).toBe(200);
     const viewerPage = await fetch(uri, { headers: { authorization: `Bearer ${await h().token("carol")}` } });
     expect(viewerPage.status).toBe(403);
-    expectError(await post(`/v1/${shared}:pause`, { who: "bob" }), "PERMISSION_DENIED", "only its creator (users/alice) or an administrator");
-    expectError(await h().rest("PATCH", `/v1/${shared}?updateMask=display_name`, { who: "bob", body: {} }), "PERMISSION_DENIED", "only its creator");
+    expectError(
+      await post(`/v1/${shared}:pause`, { who: "bob" }),
+      "PERMISSION_DENIED",
+      "only its creator (users/alice) or an administrator",
+    );
+    expectError(
+      await h().rest("PATCH", `/v1/${shared}?updateMask=display_name`, { who: "bob", body: {} }),
+      "PERMISSION_DENIED",
+      "only its creator",
+    );
     expectError(await h().rest("DELETE", `/v1/${shared}`, { who: "bob" }), "PERMISSION_DENIED", "only its creator");
-    expectError(await post(`/v1/${shared}:resizeStorage`, { who: "bob", body: { newStorageBytes: "99999999999" } }), "PERMISSION_DENIED", "only its creator");
+    expectError(
+      await post(`/v1/${shared}:resizeStorage`, { who: "bob", body: { newStorageBytes: "99999999999" } }),
+      "PERMISSION_DENIED",
+      "only its creator",
+    );
   });
 
   it("shared is set on create only", async () => {

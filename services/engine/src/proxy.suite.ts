@@ -35,7 +35,9 @@ describe("the engine proxy", () => {
       expect(cookie).toContain(`Path=/engines/${uid}/`);
       expect(cookie).toContain("HttpOnly");
       const pair = cookie.split(";")[0]!;
-      const echo = (await (await fetch(`${h().url}${first.headers.get("location")}`, { headers: { cookie: `${pair}; theirs=1` } })).json()) as any;
+      const echo = (await (
+        await fetch(`${h().url}${first.headers.get("location")}`, { headers: { cookie: `${pair}; theirs=1` } })
+      ).json()) as any;
       expect(echo.url).toBe(`/engines/${uid}/api/echo?x=1`);
       // The engine sees neither the token nor our cookie, but keeps its own cookies and the host.
       expect(echo.headers.authorization).toBeUndefined();
@@ -46,7 +48,11 @@ describe("the engine proxy", () => {
     });
 
     it("forward methods and bodies, and answer with the engine's status", async () => {
-      const posted = await fetch(`${base}api/echo`, { method: "POST", headers: { ...(await bearer()), "content-type": "text/plain" }, body: "hello" });
+      const posted = await fetch(`${base}api/echo`, {
+        method: "POST",
+        headers: { ...(await bearer()), "content-type": "text/plain" },
+        body: "hello",
+      });
       expect(((await posted.json()) as any).method).toBe("POST");
       const missing = await fetch(`${base}no/such/page`, { headers: await bearer() });
       expect(missing.status).toBe(404);
@@ -56,7 +62,9 @@ describe("the engine proxy", () => {
     });
 
     it("answer unknown engines with 404, engines that do not run with their state", async () => {
-      const unknown = await fetch(`${h().url}/engines/00000000-0000-4000-8000-000000000000/`, { headers: await bearer() });
+      const unknown = await fetch(`${h().url}/engines/00000000-0000-4000-8000-000000000000/`, {
+        headers: await bearer(),
+      });
       expect(unknown.status).toBe(404);
       expect(((await unknown.json()) as any).code).toBe(5);
       expect((await fetch(`${h().url}/engines/not-a-uid/`, { headers: await bearer() })).status).toBe(404);
@@ -115,10 +123,21 @@ describe("the engine proxy", () => {
       }
     }
 
-    function handshake(port: number, path: string, headers: Record<string, string>): Promise<{ head: string; socket: import("node:net").Socket }> {
+    function handshake(
+      port: number,
+      path: string,
+      headers: Record<string, string>,
+    ): Promise<{ head: string; socket: import("node:net").Socket }> {
       return new Promise((resolve, reject) => {
         const socket = connect(port, "127.0.0.1", () => {
-          const lines = [`GET ${path} HTTP/1.1`, "host: 127.0.0.1", "connection: Upgrade", "upgrade: websocket", "sec-websocket-version: 13", "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ=="];
+          const lines = [
+            `GET ${path} HTTP/1.1`,
+            "host: 127.0.0.1",
+            "connection: Upgrade",
+            "upgrade: websocket",
+            "sec-websocket-version: 13",
+            "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
+          ];
           for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
           socket.write(`${lines.join("\r\n")}\r\n\r\n`);
         });
@@ -154,7 +173,9 @@ describe("the engine proxy", () => {
         other.socket.destroy();
         // Plain requests still work through the same route.
         const status = await new Promise<number>((resolve) => {
-          void bearer().then((headers) => request({ port, path: `/engines/${uid}/api/health`, headers }, (r) => resolve(r.statusCode ?? 0)).end());
+          void bearer().then((headers) =>
+            request({ port, path: `/engines/${uid}/api/health`, headers }, (r) => resolve(r.statusCode ?? 0)).end(),
+          );
         });
         expect(status).toBe(200);
       });
@@ -164,12 +185,17 @@ describe("the engine proxy", () => {
   describe("failures", () => {
     it("show an engine whose process died as FAILED with the reason", async () => {
       const victim = await runningEngine("h2o");
-      const r = await fetch(`${res(await get(`/v1/${victim}`, { who: "alice" })).apiUrl}/api/crash?code=5`, { headers: await bearer() });
+      const r = await fetch(`${res(await get(`/v1/${victim}`, { who: "alice" })).apiUrl}/api/crash?code=5`, {
+        headers: await bearer(),
+      });
       expect(r.status).toBe(200);
       const failed = await h().waitForState(victim, "STATE_FAILED");
       expect(failed.failureMessage).toBe("the engine process exited with code 5");
       expectError(await post(`/v1/${victim}:downloadLogs`, { who: "bob" }), "NOT_FOUND");
-      const logs = Buffer.from(ok(await post(`/v1/${victim}:downloadLogs`, { who: "alice" })).logs.data, "base64").toString();
+      const logs = Buffer.from(
+        ok(await post(`/v1/${victim}:downloadLogs`, { who: "alice" })).logs.data,
+        "base64",
+      ).toString();
       expect(logs).toContain("crashing with exit code 5");
     });
   });

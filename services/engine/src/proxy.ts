@@ -46,7 +46,11 @@ export interface EngineProxyOptions {
   readonly policy: Policy;
   readonly logger: Logger;
   /** The engine with this uid, if any (the database, once started). */
-  readonly lookup: (uid: string) => Promise<Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state" | "placement"> | undefined>;
+  readonly lookup: (
+    uid: string,
+  ) => Promise<
+    Pick<EngineRow, "uid" | "name" | "type" | "workspace" | "creator" | "shared" | "state" | "placement"> | undefined
+  >;
   readonly runtime: () => EngineRuntime | undefined;
   readonly activity: ActivityTracker;
   /** The URL of the replica running the engine when it is not this one (see ServiceContext.servedAt). */
@@ -135,7 +139,8 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
     out["x-forwarded-host"] = host;
   }
   const remote = req.socket?.remoteAddress;
-  if (remote) out["x-forwarded-for"] = req.headers["x-forwarded-for"] ? `${req.headers["x-forwarded-for"]}, ${remote}` : remote;
+  if (remote)
+    out["x-forwarded-for"] = req.headers["x-forwarded-for"] ? `${req.headers["x-forwarded-for"]}, ${remote}` : remote;
   out["x-forwarded-proto"] = (req.headers["x-forwarded-proto"] as string | undefined) ?? "http";
   return out;
 }
@@ -143,9 +148,21 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
 export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute {
   const { authenticator, policy, logger } = options;
 
-  async function authorize(req: AnyRequest, target: Parsed): Promise<{ principal: Principal; token: string; row: NonNullable<Awaited<ReturnType<EngineProxyOptions["lookup"]>>> }> {
+  async function authorize(
+    req: AnyRequest,
+    target: Parsed,
+  ): Promise<{
+    principal: Principal;
+    token: string;
+    row: NonNullable<Awaited<ReturnType<EngineProxyOptions["lookup"]>>>;
+  }> {
     const token = bearer(req.headers) ?? target.queryToken ?? parseCookies(req.headers["cookie"]).get(TOKEN_COOKIE);
-    if (!token) throw new ProxyError(401, Code.Unauthenticated, "sign in: send Authorization: Bearer <token>, or open the URL once with ?token=<token>");
+    if (!token)
+      throw new ProxyError(
+        401,
+        Code.Unauthenticated,
+        "sign in: send Authorization: Bearer <token>, or open the URL once with ?token=<token>",
+      );
     let principal: Principal;
     try {
       principal = await authenticator.authenticate(`Bearer ${token}`);
@@ -154,18 +171,26 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       throw new ProxyError(e.code === Code.Unavailable ? 503 : 401, e.code, e.rawMessage);
     }
     const pinned = req.headers[ENGINE_ORIGIN_HEADER];
-    if (pinned !== undefined && pinned !== target.uid) throw new ProxyError(404, Code.NotFound, "this origin serves only its own engine");
+    if (pinned !== undefined && pinned !== target.uid)
+      throw new ProxyError(404, Code.NotFound, "this origin serves only its own engine");
     const row = await options.lookup(target.uid);
-    if (!row || !canSee(policy, principal, row)) throw new ProxyError(404, Code.NotFound, `engine ${target.uid} not found`);
+    if (!row || !canSee(policy, principal, row))
+      throw new ProxyError(404, Code.NotFound, `engine ${target.uid} not found`);
     if (!policy.allows(principal, Action.ACCESS, row.type, row.workspace)) {
-      throw new ProxyError(403, Code.PermissionDenied, `permission denied: ${principal.name} lacks actions/enginemanager/${row.type}/ACCESS on workspaces/${row.workspace}`);
+      throw new ProxyError(
+        403,
+        Code.PermissionDenied,
+        `permission denied: ${principal.name} lacks actions/enginemanager/${row.type}/ACCESS on workspaces/${row.workspace}`,
+      );
     }
     if (row.state !== S.RUNNING) {
       const starting = row.state === S.STARTING || row.state === S.CONNECTING;
       throw new ProxyError(
         starting ? 503 : 400,
         starting ? Code.Unavailable : Code.FailedPrecondition,
-        starting ? `${row.name} is ${row.state}; retry shortly` : `${row.name} is ${row.state}; it can be opened only while STATE_RUNNING`,
+        starting
+          ? `${row.name} is ${row.state}; retry shortly`
+          : `${row.name} is ${row.state}; it can be opened only while STATE_RUNNING`,
       );
     }
     return { principal, token, row };
@@ -179,7 +204,8 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 
   function fail(res: AnyResponse, err: unknown): void {
     const e = err instanceof ProxyError ? err : new ProxyError(502, Code.Unavailable, "the engine did not answer");
-    if (!(err instanceof ProxyError)) logger.warn("engine proxy failed", { error: err instanceof Error ? err.message : String(err) });
+    if (!(err instanceof ProxyError))
+      logger.warn("engine proxy failed", { error: err instanceof Error ? err.message : String(err) });
     if (res.headersSent) {
       res.destroy();
       return;
@@ -191,7 +217,8 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 
   async function handle(req: AnyRequest, res: AnyResponse): Promise<void> {
     const target = parseTarget(req.url ?? "/");
-    if (!target) throw new ProxyError(404, Code.NotFound, "no engine at this path; engine URLs look like /engines/<uid>/");
+    if (!target)
+      throw new ProxyError(404, Code.NotFound, "no engine at this path; engine URLs look like /engines/<uid>/");
     if (target.needsSlash) {
       res.writeHead(301, { location: target.forwardPath.replace(/^(\/engines\/[^/?]+)/, "$1/") });
       res.end();
@@ -219,7 +246,13 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     options.activity.touch(row.uid);
     await new Promise<void>((resolve) => {
       const upstream = httpRequest(
-        { host: endpoint.host, port: endpoint.port, method: req.method, path: target.forwardPath, headers: requestHeaders(req, false) },
+        {
+          host: endpoint.host,
+          port: endpoint.port,
+          method: req.method,
+          path: target.forwardPath,
+          headers: requestHeaders(req, false),
+        },
         (answer) => {
           const headers: Record<string, string | string[]> = {};
           for (const [name, value] of Object.entries(answer.headers)) {
@@ -228,7 +261,10 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
           const existing = res.getHeader("set-cookie");
           if (existing !== undefined) {
             const theirs = headers["set-cookie"] ?? [];
-            headers["set-cookie"] = [...(Array.isArray(existing) ? existing.map(String) : [String(existing)]), ...(Array.isArray(theirs) ? theirs : [theirs])];
+            headers["set-cookie"] = [
+              ...(Array.isArray(existing) ? existing.map(String) : [String(existing)]),
+              ...(Array.isArray(theirs) ? theirs : [theirs]),
+            ];
           }
           res.writeHead(answer.statusCode ?? 502, headers);
           answer.pipe(res as NodeJS.WritableStream);
@@ -289,7 +325,9 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       handleUpgrade(req, socket, head).catch((err: unknown) => {
         const e = err instanceof ProxyError ? err : new ProxyError(502, Code.Unavailable, "the engine did not answer");
         const body = JSON.stringify({ code: e.code, message: e.message, details: [] });
-        socket.end(`HTTP/1.1 ${e.status} ${e.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 ${e.status} ${e.status === 401 ? "Unauthorized" : "Error"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
       });
     },
   };
@@ -303,7 +341,10 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
  * carry no absolute paths, so the rewrite is enough for the `h2o` package; its Flow web UI is
  * reached at the engine's own URL.
  */
-export function createH2ONameRoute(route: EngineHttpRoute, lookupUid: (name: string) => Promise<string | undefined>): EngineHttpRoute {
+export function createH2ONameRoute(
+  route: EngineHttpRoute,
+  lookupUid: (name: string) => Promise<string | undefined>,
+): EngineHttpRoute {
   const rewrite = async (req: IncomingMessage | Http2ServerRequest): Promise<void> => {
     const url = req.url ?? "/";
     const match = /^\/(workspaces\/[^/?]+\/h2oEngines\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);

@@ -80,11 +80,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     if (pokes.size === 0) return;
     const uids = [...pokes];
     pokes.clear();
-    await db
-      .updateTable(ENGINES)
-      .set({ next_reconcile_at: sql`now()` })
-      .where("uid", "in", uids)
-      .execute();
+    await db.updateTable(ENGINES).set({ next_reconcile_at: sql`now()` }).where("uid", "in", uids).execute();
   }
 
   async function claim(limit: number): Promise<EngineRow[]> {
@@ -122,7 +118,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
    * Commits what a step observed, unless what was asked for changed since the claim. Recomputes
    * `reconciling`, releases the lease and records a state event when state or reconciling changed.
    */
-  async function commit(claimed: EngineRow, patch: Patch, next: Date | null, flags: { deleted?: boolean } = {}): Promise<boolean> {
+  async function commit(
+    claimed: EngineRow,
+    patch: Patch,
+    next: Date | null,
+    flags: { deleted?: boolean } = {},
+  ): Promise<boolean> {
     let events = false;
     const applied = await db.transaction().execute(async (trx) => {
       const current = await loadByUid(trx, claimed.uid, { forUpdate: true });
@@ -176,9 +177,21 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const message = exit?.message ?? fallback;
     let reason = "";
     if (row.type === "notebookEngines") {
-      reason = exit?.cause === "oom" ? "FAILURE_REASON_OOM_KILLED" : exit?.cause === "error" ? "FAILURE_REASON_PROCESS_FAILED" : "FAILURE_REASON_UNKNOWN";
+      reason =
+        exit?.cause === "oom"
+          ? "FAILURE_REASON_OOM_KILLED"
+          : exit?.cause === "error"
+            ? "FAILURE_REASON_PROCESS_FAILED"
+            : "FAILURE_REASON_UNKNOWN";
     }
-    return { state: S.FAILED, failure_message: message, failure_reason: reason, launched_at: null, total_disk_bytes: null, free_disk_bytes: null };
+    return {
+      state: S.FAILED,
+      failure_message: message,
+      failure_reason: reason,
+      launched_at: null,
+      total_disk_bytes: null,
+      free_disk_bytes: null,
+    };
   }
 
   /**
@@ -200,9 +213,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   /** When a running engine's idle or running limit expires (ms since epoch), or Infinity. */
   function limitDue(row: EngineRow): { idle: number; running: number } {
     const pending = options.pendingActivity?.(row.uid);
-    const lastActive = Math.max(row.last_activity_time?.getTime() ?? 0, row.resume_time?.getTime() ?? 0, pending?.getTime() ?? 0);
+    const lastActive = Math.max(
+      row.last_activity_time?.getTime() ?? 0,
+      row.resume_time?.getTime() ?? 0,
+      pending?.getTime() ?? 0,
+    );
     const idle = row.max_idle_ms > 0n ? lastActive + Number(row.max_idle_ms) : Infinity;
-    const running = row.max_running_ms > 0n && row.resume_time ? row.resume_time.getTime() + Number(row.max_running_ms) : Infinity;
+    const running =
+      row.max_running_ms > 0n && row.resume_time ? row.resume_time.getTime() + Number(row.max_running_ms) : Infinity;
     return { idle, running };
   }
 
@@ -215,15 +233,28 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       if (row.launched_at === null) {
         const status = await runtime.inspect(row.uid);
         if (row.type === "notebookEngines" && row.resume_time !== null && !status.dataPresent) {
-          await commit(row, { state: S.TERMINATED, desired: "TERMINATED", failure_message: "the engine's storage is gone, so it cannot be resumed" }, null);
+          await commit(
+            row,
+            {
+              state: S.TERMINATED,
+              desired: "TERMINATED",
+              failure_message: "the engine's storage is gone, so it cannot be resumed",
+            },
+            null,
+          );
           return;
         }
         try {
           await runtime.start(runSpecOf(row, options.coreConfig));
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
-          const patchFail = failurePatch(row, { cause: "unknown", message: `the engine could not be started: ${(err as Error).message}` }, "");
-          if (row.type === "notebookEngines" && code && STORAGE_ERRORS.has(code)) patchFail.failure_reason = "FAILURE_REASON_PVC_ACCESS_FAILURE";
+          const patchFail = failurePatch(
+            row,
+            { cause: "unknown", message: `the engine could not be started: ${(err as Error).message}` },
+            "",
+          );
+          if (row.type === "notebookEngines" && code && STORAGE_ERRORS.has(code))
+            patchFail.failure_reason = "FAILURE_REASON_PVC_ACCESS_FAILURE";
           logger.warn("engine start failed", { engine: row.name, error: (err as Error).message });
           await commit(row, patchFail, null);
           return;
@@ -236,17 +267,44 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       switch (status.phase) {
         case "ready": {
           const now = new Date();
-          const running: Patch = { state: S.RUNNING, resume_time: now, last_activity_time: now, failure_message: "", failure_reason: "" };
+          const running: Patch = {
+            state: S.RUNNING,
+            resume_time: now,
+            last_activity_time: now,
+            failure_message: "",
+            failure_reason: "",
+          };
           diskCheckedAt.delete(row.uid);
           await refreshDisk({ ...row, total_disk_bytes: null }, running);
-          await commit(row, running, later(Math.min(options.checkIntervalMs, Number(row.max_idle_ms) || Infinity, Number(row.max_running_ms) || Infinity)));
+          await commit(
+            row,
+            running,
+            later(
+              Math.min(
+                options.checkIntervalMs,
+                Number(row.max_idle_ms) || Infinity,
+                Number(row.max_running_ms) || Infinity,
+              ),
+            ),
+          );
           return;
         }
         case "starting": {
           const since = (row.start_time ?? row.launched_at).getTime();
           if (Date.now() - since > options.startTimeoutMs) {
             await runtime.stop(row.uid);
-            await commit(row, failurePatch(row, { cause: "error", message: `the engine did not answer its health check within ${Math.round(options.startTimeoutMs / 1000)} s` }, ""), null);
+            await commit(
+              row,
+              failurePatch(
+                row,
+                {
+                  cause: "error",
+                  message: `the engine did not answer its health check within ${Math.round(options.startTimeoutMs / 1000)} s`,
+                },
+                "",
+              ),
+              null,
+            );
             return;
           }
           await commit(row, {}, later(Math.min(2_000, Math.max(50, since + options.startTimeoutMs - Date.now()))));
@@ -257,7 +315,15 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           return;
         case "stopped":
         case "absent":
-          await commit(row, failurePatch(row, { cause: "unknown", message: "the engine process disappeared while it was starting" }, ""), null);
+          await commit(
+            row,
+            failurePatch(
+              row,
+              { cause: "unknown", message: "the engine process disappeared while it was starting" },
+              "",
+            ),
+            null,
+          );
           return;
       }
     }
@@ -321,7 +387,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           return;
       }
     } catch (err) {
-      logger.error("reconcile step failed; retrying", { engine: row.name, error: err instanceof Error ? err.message : String(err) });
+      logger.error("reconcile step failed; retrying", {
+        engine: row.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
       // Back off, keeping the lease claim released so another attempt (or replica) can try.
       await db
         .updateTable(ENGINES)
@@ -347,7 +416,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           inFlight.add(p);
         }
         if (rows.length > 0 && inFlight.size < concurrency) continue;
-        const wait = inFlight.size >= concurrency ? options.intervalMs : Math.min(options.intervalMs, Math.max(0, await msUntilNextDue()));
+        const wait =
+          inFlight.size >= concurrency
+            ? options.intervalMs
+            : Math.min(options.intervalMs, Math.max(0, await msUntilNextDue()));
         if (wait > 0 && !stopped && pokes.size === 0) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, wait);

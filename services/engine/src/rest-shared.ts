@@ -83,7 +83,8 @@ export const constraints = {
 /** A profile of `kind` in workspaces/global with the standard constraints plus `extra`. */
 export async function profileFixture(kind: KindKey, id: string, extra: Record<string, unknown> = {}): Promise<string> {
   const body: Record<string, unknown> = { displayName: id, enabled: true, ...constraints };
-  if (kind !== "h2o") body["storageBytesConstraint"] = { min: String(GiB), max: String(64 * GiB), default: String(16 * GiB) };
+  if (kind !== "h2o")
+    body["storageBytesConstraint"] = { min: String(GiB), max: String(64 * GiB), default: String(16 * GiB) };
   if (kind === "h2o") body["nodeCountConstraint"] = { min: "1", max: "4", default: "1" };
   return (await catalogueFixture(h(), K[kind].profileKind, id, { ...body, ...extra })).name;
 }
@@ -91,14 +92,24 @@ export async function profileFixture(kind: KindKey, id: string, extra: Record<st
 /** The standard catalogue every suite can use. */
 export async function standardCatalogue(): Promise<void> {
   await Promise.all([profileFixture("dai", "std"), profileFixture("h2o", "std"), profileFixture("notebook", "std")]);
-  for (const [id, deprecated] of [["1.9.0", true], ["1.10.5", false], ["1.10.6", false]] as const) {
+  for (const [id, deprecated] of [
+    ["1.9.0", true],
+    ["1.10.5", false],
+    ["1.10.6", false],
+  ] as const) {
     await catalogueFixture(h(), "daiEngineVersions", id, { image: `h2oai/dai:${id}`, deprecated });
   }
   await catalogueFixture(h(), "h2oEngineVersions", "3.44.0", { image: "h2oai/h2o:3.44.0" });
   await catalogueFixture(h(), "h2oEngineVersions", "3.46.0", { image: "h2oai/h2o:3.46.0" });
-  await catalogueFixture(h(), "notebookEngineImages", "jupyter", { image: "jupyter/minimal:1", enabled: true, displayName: "Jupyter" });
+  await catalogueFixture(h(), "notebookEngineImages", "jupyter", {
+    image: "jupyter/minimal:1",
+    enabled: true,
+    displayName: "Jupyter",
+  });
   await catalogueFixture(h(), "notebookEngineImages", "off", { image: "jupyter/off:1", enabled: false });
-  const r = await h().rest("POST", "/v1/workspaces/global/daiEngineVersions/1.10.6:assignAliases", { body: { aliases: ["latest"] } });
+  const r = await h().rest("POST", "/v1/workspaces/global/daiEngineVersions/1.10.6:assignAliases", {
+    body: { aliases: ["latest"] },
+  });
   expect(r.status, r.text).toBe(200);
   await h().syncCatalogue("daiEngineVersions", std.daiLatest);
 }
@@ -123,7 +134,11 @@ export async function createEngine(
 ): Promise<Reply & { name: string }> {
   const id = o.id ?? freshId(kind[0]);
   const q = `${K[kind].idParam}=${encodeURIComponent(id)}${o.query ? `&${o.query}` : ""}`;
-  const options: CallOptions = { who: o.who ?? "alice", body: o.body ?? bodyOf(kind), ...(o.roles ? { roles: o.roles } : {}) };
+  const options: CallOptions = {
+    who: o.who ?? "alice",
+    body: o.body ?? bodyOf(kind),
+    ...(o.roles ? { roles: o.roles } : {}),
+  };
   const r = await h().rest("POST", `/v1/workspaces/${o.ws ?? WS}/${K[kind].collection}?${q}`, options);
   return { ...r, name: nameOf(kind, id, o.ws ?? WS) };
 }
@@ -165,7 +180,10 @@ export function expectError(r: Reply, code: keyof typeof CODES, fieldOrText?: st
   expect(r.body?.code, r.text).toBe(grpc);
   if (fieldOrText === undefined) return;
   if (code === "INVALID_ARGUMENT" && /^[a-z_.[\]"0-9-]+$/.test(fieldOrText)) {
-    expect(r.body.message.split("; ").some((p: string) => p.startsWith(`${fieldOrText}: `)), `message names ${fieldOrText}: ${r.body.message}`).toBe(true);
+    expect(
+      r.body.message.split("; ").some((p: string) => p.startsWith(`${fieldOrText}: `)),
+      `message names ${fieldOrText}: ${r.body.message}`,
+    ).toBe(true);
   } else {
     expect(r.body.message, r.text).toContain(fieldOrText);
   }
@@ -182,7 +200,9 @@ export async function deleteAllEngines(): Promise<void> {
   h().runtime.releaseAll();
   const list = ok(await get("/v1/workspaces/-/engines?pageSize=1000"));
   await Promise.all(
-    (list.engines ?? []).filter((e: { state: string }) => e.state !== "STATE_DELETING").map((e: { name: string }) => h().rest("DELETE", `/v1/${e.name}`)),
+    (list.engines ?? [])
+      .filter((e: { state: string }) => e.state !== "STATE_DELETING")
+      .map((e: { name: string }) => h().rest("DELETE", `/v1/${e.name}`)),
   );
   const until = Date.now() + 60_000;
   for (;;) {

@@ -30,7 +30,8 @@ afterAll(async () => {
   }
   if (process.env["DATABASE_URL"]) {
     const admin = await createTestDatabase("engine_restart_cleanup");
-    for (const schema of [`catalogue_r${suffix}`, `engine_r${suffix}`]) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
+    for (const schema of [`catalogue_r${suffix}`, `engine_r${suffix}`])
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
     await admin.destroy();
   }
   if (process.env["NATS_URL"]) await (await createTestEventBus("restart", { prefix: `t_r${suffix}` })).destroy();
@@ -38,7 +39,10 @@ afterAll(async () => {
 
 function startChild(env: Record<string, string>): Promise<{ process: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", CHILD], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn(process.execPath, ["--import", "tsx", CHILD], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     const timer = setTimeout(() => reject(new Error(`the child host did not start: ${err}`)), 60_000);
@@ -66,7 +70,8 @@ async function enginePids(engineDir: string): Promise<number[]> {
     try {
       const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8");
       const stat = await readFile(`/proc/${entry}/stat`, "utf8");
-      if (cmdline.includes(engineDir) && stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z") pids.push(Number(entry));
+      if (cmdline.includes(engineDir) && stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z")
+        pids.push(Number(entry));
     } catch {}
   }
   return pids;
@@ -95,34 +100,63 @@ it("resumes every engine's intent after the service is killed mid-start", { time
   const call = async (url: string, method: string, p: string, body?: unknown) => {
     const res = await fetch(`${url}${p}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
   };
   const bodies = {
-    daiEngines: { profile: "workspaces/global/daiEngineProfiles/default", daiEngineVersion: "workspaces/global/daiEngineVersions/latest" },
-    h2oEngines: { profile: "workspaces/global/h2oEngineProfiles/default", h2oEngineVersion: "workspaces/global/h2oEngineVersions/latest" },
-    notebookEngines: { profile: "workspaces/global/notebookEngineProfiles/default", notebookImage: "workspaces/global/notebookEngineImages/default" },
+    daiEngines: {
+      profile: "workspaces/global/daiEngineProfiles/default",
+      daiEngineVersion: "workspaces/global/daiEngineVersions/latest",
+    },
+    h2oEngines: {
+      profile: "workspaces/global/h2oEngineProfiles/default",
+      h2oEngineVersion: "workspaces/global/h2oEngineVersions/latest",
+    },
+    notebookEngines: {
+      profile: "workspaces/global/notebookEngineProfiles/default",
+      notebookImage: "workspaces/global/notebookEngineImages/default",
+    },
   } as const;
-  const idParam = { daiEngines: "daiEngineId", h2oEngines: "h2oEngineId", notebookEngines: "notebookEngineId" } as const;
+  const idParam = {
+    daiEngines: "daiEngineId",
+    h2oEngines: "h2oEngineId",
+    notebookEngines: "notebookEngineId",
+  } as const;
   // The demo catalogue reaches the engine service through the event stream: wait for it.
   const until = Date.now() + 30_000;
   for (;;) {
-    const probe = await call(first.url, "POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=probe&validateOnly=true", bodies.notebookEngines);
+    const probe = await call(
+      first.url,
+      "POST",
+      "/v1/workspaces/team-a/notebookEngines?notebookEngineId=probe&validateOnly=true",
+      bodies.notebookEngines,
+    );
     if (probe.status === 200) break;
     if (Date.now() > until) throw new Error(`the demo catalogue did not arrive: ${JSON.stringify(probe.body)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 
   const plan: Array<{ collection: keyof typeof bodies; id: string; intent: "run" | "pause" | "delete" }> = [];
-  for (let i = 0; i < 6; i++) plan.push({ collection: "daiEngines", id: `dai-${i}`, intent: i === 4 ? "pause" : i === 5 ? "delete" : "run" });
-  for (let i = 0; i < 4; i++) plan.push({ collection: "h2oEngines", id: `h2o-${i}`, intent: i === 3 ? "delete" : "run" });
-  for (let i = 0; i < 4; i++) plan.push({ collection: "notebookEngines", id: `nb-${i}`, intent: i === 3 ? "pause" : "run" });
+  for (let i = 0; i < 6; i++)
+    plan.push({ collection: "daiEngines", id: `dai-${i}`, intent: i === 4 ? "pause" : i === 5 ? "delete" : "run" });
+  for (let i = 0; i < 4; i++)
+    plan.push({ collection: "h2oEngines", id: `h2o-${i}`, intent: i === 3 ? "delete" : "run" });
+  for (let i = 0; i < 4; i++)
+    plan.push({ collection: "notebookEngines", id: `nb-${i}`, intent: i === 3 ? "pause" : "run" });
   const uids = new Map<string, string>();
   await Promise.all(
     plan.map(async (e) => {
-      const r = await call(first.url, "POST", `/v1/workspaces/team-a/${e.collection}?${idParam[e.collection]}=${e.id}`, bodies[e.collection]);
+      const r = await call(
+        first.url,
+        "POST",
+        `/v1/workspaces/team-a/${e.collection}?${idParam[e.collection]}=${e.id}`,
+        bodies[e.collection],
+      );
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       uids.set(e.id, (Object.values(r.body)[0] as { uid: string }).uid);
       const name = `workspaces/team-a/${e.collection}/${e.id}`;
@@ -140,16 +174,22 @@ it("resumes every engine's intent after the service is killed mid-start", { time
   const second = await startChild(env);
   child = second.process;
   const deadline = Date.now() + 90_000;
-  const wanted = (intent: string) => (intent === "run" ? "STATE_RUNNING" : intent === "pause" ? "STATE_PAUSED" : undefined);
+  const wanted = (intent: string) =>
+    intent === "run" ? "STATE_RUNNING" : intent === "pause" ? "STATE_PAUSED" : undefined;
   for (;;) {
     const states = await Promise.all(
       plan.map(async (e) => {
         const r = await call(second.url, "GET", `/v1/workspaces/team-a/${e.collection}/${e.id}`);
-        return r.status === 404 ? undefined : (Object.values(r.body)[0] as { state: string; reconciling: boolean }).state;
+        return r.status === 404
+          ? undefined
+          : (Object.values(r.body)[0] as { state: string; reconciling: boolean }).state;
       }),
     );
     if (plan.every((e, i) => states[i] === wanted(e.intent))) break;
-    if (Date.now() > deadline) throw new Error(`engines did not reach their states: ${JSON.stringify(plan.map((e, i) => [e.id, e.intent, states[i]]))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `engines did not reach their states: ${JSON.stringify(plan.map((e, i) => [e.id, e.intent, states[i]]))}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
   for (const e of plan) {
@@ -158,7 +198,9 @@ it("resumes every engine's intent after the service is killed mid-start", { time
   }
   // The restarted service serves the running engines' URLs.
   const dai = await call(second.url, "GET", "/v1/workspaces/team-a/daiEngines/dai-0");
-  const page = await fetch(dai.body.daiEngine.loginUrl.replace(/^http:\/\/[^/]+/, second.url), { headers: { authorization: `Bearer ${token}` } });
+  const page = await fetch(dai.body.daiEngine.loginUrl.replace(/^http:\/\/[^/]+/, second.url), {
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(page.status).toBe(200);
   second.process.kill("SIGTERM");
   await new Promise((r) => second.process.once("exit", r));

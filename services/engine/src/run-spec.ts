@@ -9,7 +9,11 @@ import type { EngineRunSpec, RuntimeEngineKind } from "./runtime/runtime.js";
 import { enginePath, type EngineRow } from "./store.js";
 import { effectiveConfig } from "./validation.js";
 
-const RUNTIME_KIND: Record<EngineRow["type"], RuntimeEngineKind> = { daiEngines: "dai", h2oEngines: "h2o", notebookEngines: "notebook" };
+const RUNTIME_KIND: Record<EngineRow["type"], RuntimeEngineKind> = {
+  daiEngines: "dai",
+  h2oEngines: "h2o",
+  notebookEngines: "notebook",
+};
 
 export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, string>>): EngineRunSpec {
   const kind = KIND_BY_TYPE[row.type];
@@ -22,7 +26,10 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
       const d = resource as DAIEngine;
       image = d.daiEngineVersionInfo?.image ?? "";
       config = effectiveConfig(
-        { baseConfiguration: d.profileInfo?.baseConfiguration ?? {}, configurationOverride: d.profileInfo?.configurationOverride ?? {} },
+        {
+          baseConfiguration: d.profileInfo?.baseConfiguration ?? {},
+          configurationOverride: d.profileInfo?.configurationOverride ?? {},
+        },
         d.config,
         coreConfig,
       );

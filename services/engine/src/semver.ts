@@ -25,7 +25,8 @@ export function compareVersions(a: string, b: string): number {
     if (x !== y) return x < y ? -1 : 1;
   }
   // A release is newer than its pre-releases.
-  if (pa.pre.length === 0 || pb.pre.length === 0) return pb.pre.length - pa.pre.length === 0 ? 0 : pa.pre.length === 0 ? 1 : -1;
+  if (pa.pre.length === 0 || pb.pre.length === 0)
+    return pb.pre.length - pa.pre.length === 0 ? 0 : pa.pre.length === 0 ? 1 : -1;
   const m = Math.max(pa.pre.length, pb.pre.length);
   for (let i = 0; i < m; i++) {
     const x = pa.pre[i];

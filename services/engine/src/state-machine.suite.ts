@@ -10,7 +10,18 @@ import { describe, expect, it } from "vitest";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { Engine_State } from "@aiem/proto/enginemanager/v1/engine_pb.js";
 import { DAI, H2O, NOTEBOOK, type EngineAction, type EngineKind } from "./kinds.js";
-import { bodyOf, createEngine, deleteAllEngines, expectError, get, h, ok, post, res, type KindKey } from "./rest-shared.js";
+import {
+  bodyOf,
+  createEngine,
+  deleteAllEngines,
+  expectError,
+  get,
+  h,
+  ok,
+  post,
+  res,
+  type KindKey,
+} from "./rest-shared.js";
 import { freshId, type Reply } from "./testing.js";
 
 const GiB = 1024 ** 3;
@@ -87,7 +98,10 @@ const REACH: Record<string, { kinds: KindKey[]; setup: Setup }> = {
         // A notebook whose storage is gone cannot be resumed: it ends terminated.
         ok(await post(`/v1/${name}:pause`, { who: "alice" }));
         await h().waitForState(name, "STATE_PAUSED");
-        await rm(path.join(h().runtime.inner.engineDir(h().runtime.uidOf(name)!), "data"), { recursive: true, force: true });
+        await rm(path.join(h().runtime.inner.engineDir(h().runtime.uidOf(name)!), "data"), {
+          recursive: true,
+          force: true,
+        });
         ok(await post(`/v1/${name}:resume`, { who: "alice" }));
       }
       const e = await h().waitForState(name, "STATE_TERMINATED");
@@ -99,7 +113,8 @@ const REACH: Record<string, { kinds: KindKey[]; setup: Setup }> = {
 function create(kind: KindKey, name: string): Promise<Reply> {
   const id = name.split("/").pop()!;
   // DAI engines start on 1.10.5 so that an upgrade has somewhere to go.
-  const body = kind === "dai" ? bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }) : bodyOf(kind);
+  const body =
+    kind === "dai" ? bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/1.10.5" }) : bodyOf(kind);
   return createEngine(kind, { id, body }).then((r) => {
     expect(r.status, r.text).toBe(200);
     return r;
@@ -120,11 +135,29 @@ const PROBES: Array<{ action: EngineAction; call: (name: string, kind: KindKey) 
   { action: "migrateCreator", call: (n) => post(`/v1/${n}:migrateCreator`, { body: { newCreator: "users/alice" } }) },
   {
     action: "update",
-    call: (n, kind) => h().rest("PATCH", `/v1/${n}?updateMask=display_name${kind === "dai" ? "&validateOnly=true" : ""}`, { who: "alice", body: { displayName: "probe" } }),
+    call: (n, kind) =>
+      h().rest("PATCH", `/v1/${n}?updateMask=display_name${kind === "dai" ? "&validateOnly=true" : ""}`, {
+        who: "alice",
+        body: { displayName: "probe" },
+      }),
   },
-  { action: "resizeStorage", call: (n) => post(`/v1/${n}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(17 * GiB) } }) },
-  { action: "upgradeVersion", call: (n) => post(`/v1/${n}:upgradeDAIEngineVersion`, { who: "alice", body: { newDaiEngineVersion: "workspaces/global/daiEngineVersions/1.10.6" } }) },
-  { action: "delete", call: (n, kind) => h().rest("DELETE", `/v1/${n}${kind === "notebook" ? "" : "?validateOnly=true"}`, { who: "alice" }) },
+  {
+    action: "resizeStorage",
+    call: (n) => post(`/v1/${n}:resizeStorage`, { who: "alice", body: { newStorageBytes: String(17 * GiB) } }),
+  },
+  {
+    action: "upgradeVersion",
+    call: (n) =>
+      post(`/v1/${n}:upgradeDAIEngineVersion`, {
+        who: "alice",
+        body: { newDaiEngineVersion: "workspaces/global/daiEngineVersions/1.10.6" },
+      }),
+  },
+  {
+    action: "delete",
+    call: (n, kind) =>
+      h().rest("DELETE", `/v1/${n}${kind === "notebook" ? "" : "?validateOnly=true"}`, { who: "alice" }),
+  },
   { action: "terminate", call: (n) => post(`/v1/${n}:terminate`, { who: "alice" }) },
 ];
 
@@ -145,7 +178,8 @@ describe.concurrent("every call in every state", () => {
     const k = KIND_OF[kind];
     for (const probe of probesOf(kind)) {
       // A notebook delete has no validate_only: it happens, so it goes last of all.
-      if (probe.action === "delete" && kind === "notebook" && (k.allowed.delete as readonly string[]).includes(state)) continue;
+      if (probe.action === "delete" && kind === "notebook" && (k.allowed.delete as readonly string[]).includes(state))
+        continue;
       const r = await probe.call(name, kind);
       const allowed = (k.allowed[probe.action] as readonly string[]).includes(state);
       if (allowed) {
@@ -172,7 +206,8 @@ describe.concurrent("every call in every state", () => {
 
 describe("transitions", () => {
   it("publish one state event per change, from create to deletion", async () => {
-    const seen: Array<{ engine: string; previous: string; state: string; reconciling: boolean; snapshot: boolean }> = [];
+    const seen: Array<{ engine: string; previous: string; state: string; reconciling: boolean; snapshot: boolean }> =
+      [];
     const name = `workspaces/team-a/daiEngines/${freshId("ev")}`;
     const replay = h().bus.replay({ subjects: "enginemanager.engines.>" }, async (msg) => {
       const event = fromBinary(EventSchema, msg.data);
@@ -180,7 +215,13 @@ describe("transitions", () => {
       const p = event.payload.value;
       expect(event.source).toBe("engine");
       expect(msg.subject).toBe(`enginemanager.engines.team-a.${name.split("/").pop()}.state`);
-      seen.push({ engine: p.engine, previous: Engine_State[p.previousState], state: Engine_State[p.state], reconciling: p.reconciling, snapshot: p.snapshot.case === "daiEngine" });
+      seen.push({
+        engine: p.engine,
+        previous: Engine_State[p.previousState],
+        state: Engine_State[p.state],
+        reconciling: p.reconciling,
+        snapshot: p.snapshot.case === "daiEngine",
+      });
     });
     try {
       await running("dai", name);
@@ -231,7 +272,9 @@ describe("transitions", () => {
     expect(ea.failureReason).toBe("FAILURE_REASON_OOM_KILLED");
     expect(ea.failureMessage).toContain("ran out of memory");
     const uid = h().runtime.uidOf(b)!;
-    const r = await fetch(`${h().url}/engines/${uid}/api/crash?code=3`, { headers: { authorization: `Bearer ${await h().token("alice")}` } });
+    const r = await fetch(`${h().url}/engines/${uid}/api/crash?code=3`, {
+      headers: { authorization: `Bearer ${await h().token("alice")}` },
+    });
     expect(r.status).toBe(200);
     const eb = await h().waitForState(b, "STATE_FAILED");
     expect(eb.failureReason).toBe("FAILURE_REASON_PROCESS_FAILED");
@@ -249,7 +292,11 @@ describe("transitions", () => {
     await create("h2o", stuck);
     await h().waitForState(stuck, "STATE_CONNECTING");
     // As if it had been connecting for an hour: past the start timeout.
-    await h().engine.database!.db.updateTable("engines").set({ start_time: new Date(Date.now() - 3_600_000), next_reconcile_at: new Date() }).where("name", "=", stuck).execute();
+    await h()
+      .engine.database!.db.updateTable("engines")
+      .set({ start_time: new Date(Date.now() - 3_600_000), next_reconcile_at: new Date() })
+      .where("name", "=", stuck)
+      .execute();
     h().engine.reconcileNow();
     const failed = await h().waitForState(stuck, "STATE_FAILED");
     expect(failed.failureMessage).toMatch(/did not answer its health check within \d+ s/);

@@ -14,8 +14,21 @@ import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import type { DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import { Engine_StateSchema, EngineSchema, type Engine } from "@aiem/proto/enginemanager/v1/engine_pb.js";
 import type { H2OEngine } from "@aiem/proto/enginemanager/v1/h2o_engine_pb.js";
-import { NotebookEngine_FailureReasonSchema, type NotebookEngine } from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
-import { ENGINE_STATE_NAMES, KIND_BY_TYPE, S, stateNames, stateNumber, type AnyEngine, type Desired, type EngineKind, type EngineType } from "./kinds.js";
+import {
+  NotebookEngine_FailureReasonSchema,
+  type NotebookEngine,
+} from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
+import {
+  ENGINE_STATE_NAMES,
+  KIND_BY_TYPE,
+  S,
+  stateNames,
+  stateNumber,
+  type AnyEngine,
+  type Desired,
+  type EngineKind,
+  type EngineType,
+} from "./kinds.js";
 import { compareVersions, idOf, workspaceNameOf } from "./semver.js";
 
 export type Executor = Kysely<any> | Transaction<any>;
@@ -107,7 +120,11 @@ function elapsed(now: Date, since: Date | null): Duration | undefined {
 }
 
 /** True when a newer, non-deprecated version than `versionName` exists in its workspace. */
-export function upgradeAvailable(catalogue: CatalogueReadModel | undefined, kind: "daiEngineVersions" | "h2oEngineVersions", versionName: string): boolean {
+export function upgradeAvailable(
+  catalogue: CatalogueReadModel | undefined,
+  kind: "daiEngineVersions" | "h2oEngineVersions",
+  versionName: string,
+): boolean {
   if (!catalogue) return false;
   const current = idOf(versionName);
   return catalogue
@@ -182,7 +199,8 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     case "notebookEngines": {
       const n = e as NotebookEngine;
       n.shared = row.shared;
-      n.failureReason = row.state === S.FAILED ? stateNumber(NotebookEngine_FailureReasonSchema, row.failure_reason) : 0;
+      n.failureReason =
+        row.state === S.FAILED ? stateNumber(NotebookEngine_FailureReasonSchema, row.failure_reason) : 0;
       break;
     }
   }
@@ -229,8 +247,14 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     storageResizing: kind.hasStorage && row.storage_resizing,
     ...diskSizes(row),
     // Notebook engines have no annotations.
-    annotations: row.type === "notebookEngines" ? {} : (fromBinary(kind.schema, row.resource) as DAIEngine | H2OEngine).annotations,
-    upgradeAvailable: kind.versionKind === "notebookEngineImages" ? false : upgradeAvailable(ctx.catalogue, kind.versionKind, row.version_name),
+    annotations:
+      row.type === "notebookEngines"
+        ? {}
+        : (fromBinary(kind.schema, row.resource) as DAIEngine | H2OEngine).annotations,
+    upgradeAvailable:
+      kind.versionKind === "notebookEngineImages"
+        ? false
+        : upgradeAvailable(ctx.catalogue, kind.versionKind, row.version_name),
   });
 }
 
@@ -281,7 +305,10 @@ export function mixedFieldTable(deprecatedVersionNames: readonly string[]): Fiel
   // The official client documents `engine_id = "*e*"` for this list.
   table["engine_id"] = { type: "string", sql: sql.ref("engine_id") };
   table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
-  table["version"] = { type: "string", sql: sql`(case when type = 'notebookEngines' then version_name else version end)` };
+  table["version"] = {
+    type: "string",
+    sql: sql`(case when type = 'notebookEngines' then version_name else version end)`,
+  };
   const deprecated: Expression<unknown> =
     deprecatedVersionNames.length === 0
       ? sql`false`
@@ -295,13 +322,21 @@ export const uidTiebreaker: Tiebreaker = { name: "uid", spec: { type: "string", 
 
 // ---- reads and writes ---------------------------------------------------------------------------
 
-export async function loadByName(exec: Executor, name: string, options: { forUpdate?: boolean } = {}): Promise<EngineRow | undefined> {
+export async function loadByName(
+  exec: Executor,
+  name: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<EngineRow | undefined> {
   let q = exec.selectFrom(ENGINES).selectAll().where("name", "=", name);
   if (options.forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as EngineRow | undefined;
 }
 
-export async function loadByUid(exec: Executor, uid: string, options: { forUpdate?: boolean } = {}): Promise<EngineRow | undefined> {
+export async function loadByUid(
+  exec: Executor,
+  uid: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<EngineRow | undefined> {
   let q = exec.selectFrom(ENGINES).selectAll().where("uid", "=", uid);
   if (options.forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as EngineRow | undefined;
@@ -309,7 +344,12 @@ export async function loadByUid(exec: Executor, uid: string, options: { forUpdat
 
 /** Inserts a new engine; false when the name is taken. */
 export async function insertEngine(trx: Executor, row: EngineRow): Promise<boolean> {
-  const result = await trx.insertInto(ENGINES).values(row).onConflict((oc) => oc.column("name").doNothing()).returning("uid").executeTakeFirst();
+  const result = await trx
+    .insertInto(ENGINES)
+    .values(row)
+    .onConflict((oc) => oc.column("name").doNothing())
+    .returning("uid")
+    .executeTakeFirst();
   return result !== undefined;
 }
 
@@ -360,5 +400,9 @@ export async function enqueueStateChanged(
     source: EVENT_SOURCE,
     payload: { case: "engineStateChanged", value: payload },
   });
-  await enqueue(trx, { id: eventId, subject: engineStateSubject(row.workspace, row.engine_id), data: toBinary(EventSchema, event) });
+  await enqueue(trx, {
+    id: eventId,
+    subject: engineStateSubject(row.workspace, row.engine_id),
+    data: toBinary(EventSchema, event),
+  });
 }

@@ -213,7 +213,8 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
           runtime = createGatedRuntime(
             createLocalRuntime({
               root: path.join(deps.config.dataDir, "engines"),
-              jupyterCommand: settings.jupyterCommand && settings.jupyterCommand !== "none" ? settings.jupyterCommand : undefined,
+              jupyterCommand:
+                settings.jupyterCommand && settings.jupyterCommand !== "none" ? settings.jupyterCommand : undefined,
               h2o: h2oServerOf(settings),
               startTimeoutMs: settings.startTimeoutMs,
               stopTimeoutMs: settings.stopTimeoutMs,
@@ -243,7 +244,12 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
     const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
     if (user) headers["authorization"] = `Bearer ${await token(user, o.roles)}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${url}${p}`, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}), redirect: "manual" });
+    const res = await fetch(`${url}${p}`, {
+      method,
+      headers,
+      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+      redirect: "manual",
+    });
     const text = await res.text();
     let body: unknown;
     try {
@@ -283,7 +289,8 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
         const resource = r.body ? Object.values(r.body)[0] : undefined;
         last = resource ?? r.text;
         if (r.status === 200 && wanted.includes((resource as { state?: string }).state ?? "")) return resource;
-        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
+        if (Date.now() > until)
+          throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
         await sleep(25);
       }
     },
@@ -322,12 +329,25 @@ export function freshId(prefix = "e"): string {
 /** Creates a catalogue resource as the administrator and waits until the engine service sees it. */
 export async function catalogueFixture(
   h: EngineTestHost,
-  kind: "daiEngineProfiles" | "h2oEngineProfiles" | "notebookEngineProfiles" | "daiEngineVersions" | "h2oEngineVersions" | "notebookEngineImages",
+  kind:
+    | "daiEngineProfiles"
+    | "h2oEngineProfiles"
+    | "notebookEngineProfiles"
+    | "daiEngineVersions"
+    | "h2oEngineVersions"
+    | "notebookEngineImages",
   id: string,
   body: Record<string, unknown>,
   workspace = "global",
 ): Promise<any> {
-  const idParam = { daiEngineProfiles: "daiEngineProfileId", h2oEngineProfiles: "h2oEngineProfileId", notebookEngineProfiles: "notebookEngineProfileId", daiEngineVersions: "daiEngineVersionId", h2oEngineVersions: "h2oEngineVersionId", notebookEngineImages: "notebookEngineImageId" }[kind];
+  const idParam = {
+    daiEngineProfiles: "daiEngineProfileId",
+    h2oEngineProfiles: "h2oEngineProfileId",
+    notebookEngineProfiles: "notebookEngineProfileId",
+    daiEngineVersions: "daiEngineVersionId",
+    h2oEngineVersions: "h2oEngineVersionId",
+    notebookEngineImages: "notebookEngineImageId",
+  }[kind];
   const r = await h.rest("POST", `/v1/workspaces/${workspace}/${kind}?${idParam}=${encodeURIComponent(id)}`, { body });
   if (r.status !== 200) throw new Error(`could not create ${kind}/${id}: ${r.text}`);
   const resource = Object.values(r.body)[0] as { name: string; updateTime: string };
@@ -336,11 +356,23 @@ export async function catalogueFixture(
 }
 
 /** Changes a catalogue resource as the administrator and waits until the engine service sees it. */
-export async function updateCatalogue(h: EngineTestHost, name: string, body: Record<string, unknown>, mask: string): Promise<any> {
+export async function updateCatalogue(
+  h: EngineTestHost,
+  name: string,
+  body: Record<string, unknown>,
+  mask: string,
+): Promise<any> {
   const r = await h.rest("PATCH", `/v1/${name}?updateMask=${mask}`, { body });
   if (r.status !== 200) throw new Error(`could not update ${name}: ${r.text}`);
   const resource = Object.values(r.body)[0] as { name: string; updateTime: string };
   const kind = name.split("/")[2]!;
-  await h.syncCatalogue(kind, resource.name, (x) => x.updateTime && new Date(Number(x.updateTime.seconds) * 1000 + x.updateTime.nanos / 1e6).toISOString() === new Date(resource.updateTime).toISOString());
+  await h.syncCatalogue(
+    kind,
+    resource.name,
+    (x) =>
+      x.updateTime &&
+      new Date(Number(x.updateTime.seconds) * 1000 + x.updateTime.nanos / 1e6).toISOString() ===
+        new Date(resource.updateTime).toISOString(),
+  );
   return resource;
 }

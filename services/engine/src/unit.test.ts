@@ -18,19 +18,36 @@ import { compareVersions } from "./semver.js";
 import { effectiveConfig, RESERVED_DAI_CONFIG_KEYS, withoutReserved } from "./validation.js";
 
 const limits = (o: { min: bigint; max?: bigint; nodesMin: bigint; nodesMax?: bigint }) =>
-  create(H2OEngineSizeLimitsSchema, { memoryBytesPerNodeMin: o.min, memoryBytesPerNodeMax: o.max, nodeCountMin: o.nodesMin, nodeCountMax: o.nodesMax });
+  create(H2OEngineSizeLimitsSchema, {
+    memoryBytesPerNodeMin: o.min,
+    memoryBytesPerNodeMax: o.max,
+    nodeCountMin: o.nodesMin,
+    nodeCountMax: o.nodesMax,
+  });
 
 describe("H2O size calculations", () => {
   it("hold the reference vectors", () => {
     expect(rawDatasetSize(1000n, limits({ min: 100n, nodesMin: 2n }))).toEqual({ memoryBytes: 2500n, nodeCount: 2n });
-    expect(rawDatasetSize(1000n, limits({ min: 100n, max: 200n, nodesMin: 1n, nodesMax: 2n }))).toEqual({ memoryBytes: 200n, nodeCount: 2n });
-    expect(compressedDatasetSize(100n, 100n, limits({ min: 1n, nodesMin: 2n }))).toEqual({ memoryBytes: 160_000n, nodeCount: 2n });
+    expect(rawDatasetSize(1000n, limits({ min: 100n, max: 200n, nodesMin: 1n, nodesMax: 2n }))).toEqual({
+      memoryBytes: 200n,
+      nodeCount: 2n,
+    });
+    expect(compressedDatasetSize(100n, 100n, limits({ min: 1n, nodesMin: 2n }))).toEqual({
+      memoryBytes: 160_000n,
+      nodeCount: 2n,
+    });
   });
 
   it("adds nodes while a node would exceed its maximum, and gives each node at least the minimum", () => {
-    expect(rawDatasetSize(1000n, limits({ min: 100n, max: 1000n, nodesMin: 1n }))).toEqual({ memoryBytes: 1000n, nodeCount: 5n });
+    expect(rawDatasetSize(1000n, limits({ min: 100n, max: 1000n, nodesMin: 1n }))).toEqual({
+      memoryBytes: 1000n,
+      nodeCount: 5n,
+    });
     expect(rawDatasetSize(1n, limits({ min: 4096n, nodesMin: 3n }))).toEqual({ memoryBytes: 4096n, nodeCount: 3n });
-    expect(compressedDatasetSize(10n, 10n, limits({ min: 1n, max: 1000n, nodesMin: 1n, nodesMax: 10n }))).toEqual({ memoryBytes: 800n, nodeCount: 4n });
+    expect(compressedDatasetSize(10n, 10n, limits({ min: 1n, max: 1000n, nodesMin: 1n, nodesMax: 10n }))).toEqual({
+      memoryBytes: 800n,
+      nodeCount: 4n,
+    });
   });
 
   it("rejects inconsistent limits and non-positive sizes, naming each field", () => {
@@ -43,17 +60,35 @@ describe("H2O size calculations", () => {
       throw new Error("expected a failure");
     })();
     expect(err.code).toBe(Code.InvalidArgument);
-    for (const field of ["dataset_size_bytes", "limits.memory_bytes_per_node_min", "limits.node_count_min"]) expect(err.rawMessage).toContain(`${field}: `);
-    expect(() => compressedDatasetSize(1n, -1n, limits({ min: 1n, nodesMin: 1n }))).toThrow(/columns_count: must be above 0/);
+    for (const field of ["dataset_size_bytes", "limits.memory_bytes_per_node_min", "limits.node_count_min"])
+      expect(err.rawMessage).toContain(`${field}: `);
+    expect(() => compressedDatasetSize(1n, -1n, limits({ min: 1n, nodesMin: 1n }))).toThrow(
+      /columns_count: must be above 0/,
+    );
     expect(() => rawDatasetSize(1n, undefined)).toThrow(/limits: is required/);
-    expect(() => rawDatasetSize(1n, limits({ min: 10n, max: 5n, nodesMin: 2n, nodesMax: 1n }))).toThrow(/limits.memory_bytes_per_node_max: .*limits.node_count_max: /);
-    expect(() => compressedDatasetSize(2n ** 40n, 2n ** 40n, limits({ min: 1n, nodesMin: 1n }))).toThrow(/rows_count: is too large/);
+    expect(() => rawDatasetSize(1n, limits({ min: 10n, max: 5n, nodesMin: 2n, nodesMax: 1n }))).toThrow(
+      /limits.memory_bytes_per_node_max: .*limits.node_count_max: /,
+    );
+    expect(() => compressedDatasetSize(2n ** 40n, 2n ** 40n, limits({ min: 1n, nodesMin: 1n }))).toThrow(
+      /rows_count: is too large/,
+    );
   });
 });
 
 describe("compareVersions", () => {
   it("orders numeric segments numerically, any number of them, and releases after pre-releases", () => {
-    const sorted = ["1.9.9", "1.10.0-alpha", "1.10.0-alpha.2", "1.10.0-alpha.10", "1.10.0-beta", "1.10.0", "1.10.0.1", "1.10.6", "1.11.0", "2.0.0"];
+    const sorted = [
+      "1.9.9",
+      "1.10.0-alpha",
+      "1.10.0-alpha.2",
+      "1.10.0-alpha.10",
+      "1.10.0-beta",
+      "1.10.0",
+      "1.10.0.1",
+      "1.10.6",
+      "1.11.0",
+      "2.0.0",
+    ];
     const shuffled = [...sorted].reverse();
     expect(shuffled.sort(compareVersions)).toEqual(sorted);
     expect(compareVersions("1.10.0", "1.10.0.0")).toBe(0);
@@ -63,7 +98,10 @@ describe("compareVersions", () => {
 describe("DAI configuration", () => {
   it("applies override > server core > engine > base, dropping reserved keys from every layer", () => {
     const config = effectiveConfig(
-      { baseConfiguration: { a: "base", b: "base", c: "base", d: "base", port: "1" }, configurationOverride: { a: "override", ip: "0.0.0.0" } },
+      {
+        baseConfiguration: { a: "base", b: "base", c: "base", d: "base", port: "1" },
+        configurationOverride: { a: "override", ip: "0.0.0.0" },
+      },
       { a: "engine", b: "engine", c: "engine", data_directory: "/x" },
       { a: "core", b: "core", authentication_method: "none" },
     );
@@ -79,7 +117,9 @@ describe("states", () => {
       /cannot resume "workspaces\/w\/daiEngines\/e": the Driverless AI engine is STATE_RUNNING; this needs STATE_PAUSED or STATE_FAILED/,
     );
     expect(() => checkTransition(H2O, "terminate", "n", S.TERMINATED)).toThrow(/is STATE_TERMINATED/);
-    expect(() => checkTransition(NOTEBOOK, "access", "n", S.PAUSED)).toThrow(/is STATE_PAUSED; this needs STATE_RUNNING/);
+    expect(() => checkTransition(NOTEBOOK, "access", "n", S.PAUSED)).toThrow(
+      /is STATE_PAUSED; this needs STATE_RUNNING/,
+    );
   });
 
   it("allows only states of the kind", () => {
@@ -105,7 +145,11 @@ describe("readEngineEnv", () => {
     expect(c.reconcileIntervalMs).toBe(ENGINE_SETTING_DEFAULTS.reconcileIntervalMs);
     expect(c.daiCoreConfig).toEqual({});
     expect(c.runtime).toBe("local");
-    const d = readEngineEnv({ AIEM_DAI_CORE_CONFIG: '{"a": "1"}', AIEM_PUBLIC_URL: "https://aiem.example.com/", AIEM_ENGINE_CHECK_INTERVAL_MS: "500" });
+    const d = readEngineEnv({
+      AIEM_DAI_CORE_CONFIG: '{"a": "1"}',
+      AIEM_PUBLIC_URL: "https://aiem.example.com/",
+      AIEM_ENGINE_CHECK_INTERVAL_MS: "500",
+    });
     expect(d.daiCoreConfig).toEqual({ a: "1" });
     expect(d.publicUrl).toBe("https://aiem.example.com");
     expect(d.checkIntervalMs).toBe(500);
@@ -113,7 +157,9 @@ describe("readEngineEnv", () => {
 
   it("names the variable of a bad value", () => {
     expect(() => readEngineEnv({ AIEM_DAI_CORE_CONFIG: "[1]" })).toThrow(/AIEM_DAI_CORE_CONFIG: must be a JSON object/);
-    expect(() => readEngineEnv({ AIEM_DAI_CORE_CONFIG: '{"a": 1}' })).toThrow(/AIEM_DAI_CORE_CONFIG: the value of "a" must be a string/);
+    expect(() => readEngineEnv({ AIEM_DAI_CORE_CONFIG: '{"a": 1}' })).toThrow(
+      /AIEM_DAI_CORE_CONFIG: the value of "a" must be a string/,
+    );
     expect(() => readEngineEnv({ AIEM_DAI_CORE_CONFIG: "{" })).toThrow(/AIEM_DAI_CORE_CONFIG: is not valid JSON/);
     expect(() => readEngineEnv({ AIEM_ENGINE_RUNTIME: "kubernetes" })).toThrow(/AIEM_ENGINE_RUNTIME/);
   });
@@ -130,7 +176,13 @@ describe("local runtime", () => {
   const newRuntime = async (root?: string): Promise<LocalRuntime> => {
     const dir = root ?? (await mkdtemp(path.join(tmpdir(), "aiem-rt-")));
     if (!root) roots.push(dir);
-    return createLocalRuntime({ root: dir, h2o: { kind: "stand-in" }, startTimeoutMs: 20_000, stopTimeoutMs: 2_000, logger: silentLogger });
+    return createLocalRuntime({
+      root: dir,
+      h2o: { kind: "stand-in" },
+      startTimeoutMs: 20_000,
+      stopTimeoutMs: 2_000,
+      logger: silentLogger,
+    });
   };
   const spec = (uid: string): EngineRunSpec => ({
     uid,
@@ -170,7 +222,9 @@ describe("local runtime", () => {
     const endpoint = (await rt.endpoint(uid))!;
     const health = await (await fetch(`http://${endpoint.host}:${endpoint.port}/engines/${uid}/api/health`)).json();
     expect(health).toMatchObject({ status: "ok", kind: "dai", version: "1.11.0" });
-    expect(await (await fetch(`http://${endpoint.host}:${endpoint.port}/engines/${uid}/api/config`)).json()).toEqual({ k: "v" });
+    expect(await (await fetch(`http://${endpoint.host}:${endpoint.port}/engines/${uid}/api/config`)).json()).toEqual({
+      k: "v",
+    });
     await writeFile(path.join(rt.engineDir(uid), "data", "blob"), Buffer.alloc(1000));
     const disk = (await rt.diskUsage(uid, 1_000_000n))!;
     expect(disk.totalBytes).toBe(1_000_000n);
@@ -196,7 +250,11 @@ describe("local runtime", () => {
 
   it("reports why an engine ended: SIGKILL as out of memory, an exit code as an error, an unwatched end as unknown", async () => {
     const rt = await newRuntime();
-    const [a, b, c] = ["22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333", "44444444-4444-4444-8444-444444444444"];
+    const [a, b, c] = [
+      "22222222-2222-4222-8222-222222222222",
+      "33333333-3333-4333-8333-333333333333",
+      "44444444-4444-4444-8444-444444444444",
+    ];
     await Promise.all([a, b, c].map((u) => rt.start(spec(u))));
     await Promise.all([a, b, c].map((u) => ready(rt, u)));
     const exited = (uid: string) =>
@@ -216,7 +274,10 @@ describe("local runtime", () => {
     const ep = (await rt.endpoint(b))!;
     await fetch(`http://${ep.host}:${ep.port}/engines/${b}/api/crash?code=7`);
     await bDone;
-    expect(await rt.inspect(b)).toMatchObject({ phase: "exited", exit: { cause: "error", message: "the engine process exited with code 7" } });
+    expect(await rt.inspect(b)).toMatchObject({
+      phase: "exited",
+      exit: { cause: "error", message: "the engine process exited with code 7" },
+    });
     // Ended while nobody watched: a new instance finds the pid file of a dead process.
     const pid = (await rt.pid(c))!;
     await rt.close();

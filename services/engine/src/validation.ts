@@ -6,10 +6,16 @@ import type { Duration } from "@bufbuild/protobuf/wkt";
 import { validateAnnotationKey, validateDisplayName } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
 import { DEFAULT_CONSTRAINTS } from "@aiem/kit/catalogue-view";
-import { DAIEngineProfile_ConfigEditability, type DAIEngineProfile } from "@aiem/proto/enginemanager/v1/dai_engine_profile_pb.js";
+import {
+  DAIEngineProfile_ConfigEditability,
+  type DAIEngineProfile,
+} from "@aiem/proto/enginemanager/v1/dai_engine_profile_pb.js";
 import type { H2OEngineProfile } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_pb.js";
 import type { NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";
-import type { ProfileConstraintDuration, ProfileConstraintNumeric } from "@aiem/proto/enginemanager/v1/profile_constraint_pb.js";
+import type {
+  ProfileConstraintDuration,
+  ProfileConstraintNumeric,
+} from "@aiem/proto/enginemanager/v1/profile_constraint_pb.js";
 import type { EngineKind } from "./kinds.js";
 
 export type AnyProfile = DAIEngineProfile | H2OEngineProfile | NotebookEngineProfile;
@@ -83,14 +89,26 @@ export interface Resources {
   maxRunningMs: bigint;
 }
 
-function numericWithin(v: Violations, field: string, constraintName: string, c: ProfileConstraintNumeric, value: bigint): void {
+function numericWithin(
+  v: Violations,
+  field: string,
+  constraintName: string,
+  c: ProfileConstraintNumeric,
+  value: bigint,
+): void {
   if (value < c.min || (c.max !== undefined && value > c.max)) {
     const range = c.max !== undefined ? `between ${c.min} and ${c.max}` : `at least ${c.min}`;
     v.add(field, `must be ${range} (the profile's ${constraintName}), got ${value}`);
   }
 }
 
-function durationWithin(v: Violations, field: string, constraintName: string, c: ProfileConstraintDuration, ms: bigint): void {
+function durationWithin(
+  v: Violations,
+  field: string,
+  constraintName: string,
+  c: ProfileConstraintDuration,
+  ms: bigint,
+): void {
   const min = c.min ? durationMs(c.min) : 0n;
   const max = c.max ? durationMs(c.max) : undefined;
   if (typeof min !== "bigint" || typeof max === "string") return;
@@ -140,12 +158,22 @@ export function resolveResources(
   const memC = profile.memoryBytesConstraint ?? DEFAULT_CONSTRAINTS.memoryBytes();
   const idleC = profile.maxIdleDurationConstraint ?? DEFAULT_CONSTRAINTS.maxIdleDuration();
   const runC = profile.maxRunningDurationConstraint ?? DEFAULT_CONSTRAINTS.maxRunningDuration();
-  const small = (field: string, constraintName: string, c: ProfileConstraintNumeric, value: number | undefined): number => {
+  const small = (
+    field: string,
+    constraintName: string,
+    c: ProfileConstraintNumeric,
+    value: number | undefined,
+  ): number => {
     const n = value === undefined ? c.default : BigInt(value);
     if (value !== undefined && check(field)) numericWithin(v, field, constraintName, c, n);
     return Number(n > INT32_MAX ? INT32_MAX : n);
   };
-  const big = (field: string, constraintName: string, c: ProfileConstraintNumeric, value: bigint | undefined): bigint => {
+  const big = (
+    field: string,
+    constraintName: string,
+    c: ProfileConstraintNumeric,
+    value: bigint | undefined,
+  ): bigint => {
     const n = value === undefined ? c.default : value;
     if (value !== undefined && check(field)) numericWithin(v, field, constraintName, c, n);
     return n;
@@ -156,11 +184,27 @@ export function resolveResources(
     memoryBytes: big("memory_bytes", "memory_bytes_constraint", memC, req.memoryBytes),
     storageBytes: 0n,
     nodeCount: null,
-    maxIdleMs: resolveDuration(v, "max_idle_duration", "max_idle_duration_constraint", idleC, req.maxIdleDuration, check("max_idle_duration")),
-    maxRunningMs: resolveDuration(v, "max_running_duration", "max_running_duration_constraint", runC, req.maxRunningDuration, check("max_running_duration")),
+    maxIdleMs: resolveDuration(
+      v,
+      "max_idle_duration",
+      "max_idle_duration_constraint",
+      idleC,
+      req.maxIdleDuration,
+      check("max_idle_duration"),
+    ),
+    maxRunningMs: resolveDuration(
+      v,
+      "max_running_duration",
+      "max_running_duration_constraint",
+      runC,
+      req.maxRunningDuration,
+      check("max_running_duration"),
+    ),
   };
   if (kind.hasStorage) {
-    const storageC = (profile as DAIEngineProfile | NotebookEngineProfile).storageBytesConstraint ?? DEFAULT_CONSTRAINTS.storageBytes();
+    const storageC =
+      (profile as DAIEngineProfile | NotebookEngineProfile).storageBytesConstraint ??
+      DEFAULT_CONSTRAINTS.storageBytes();
     out.storageBytes = big("storage_bytes", "storage_bytes_constraint", storageC, req.storageBytes);
   }
   if (kind.hasNodeCount) {
@@ -180,8 +224,18 @@ export function cumulativeTerms(
     { field: "gpu", constraint: profile.gpuConstraint, column: "gpu" },
     { field: "memory_bytes", constraint: profile.memoryBytesConstraint, column: "memory_bytes" },
   ];
-  if (kind.hasStorage) terms.push({ field: "storage_bytes", constraint: (profile as DAIEngineProfile).storageBytesConstraint, column: "storage_bytes" });
-  if (kind.hasNodeCount) terms.push({ field: "node_count", constraint: (profile as H2OEngineProfile).nodeCountConstraint, column: "node_count" });
+  if (kind.hasStorage)
+    terms.push({
+      field: "storage_bytes",
+      constraint: (profile as DAIEngineProfile).storageBytesConstraint,
+      column: "storage_bytes",
+    });
+  if (kind.hasNodeCount)
+    terms.push({
+      field: "node_count",
+      constraint: (profile as H2OEngineProfile).nodeCountConstraint,
+      column: "node_count",
+    });
   return terms;
 }
 
@@ -263,7 +317,11 @@ export function withoutReserved(config: Readonly<Record<string, string>>): Recor
  * Checks an engine's own `config` against the profile's `config_editability` and returns it with
  * reserved keys dropped. Unspecified editability means FULL (docs/decisions.md).
  */
-export function checkEngineConfig(v: Violations, profile: DAIEngineProfile, config: Readonly<Record<string, string>>): Record<string, string> {
+export function checkEngineConfig(
+  v: Violations,
+  profile: DAIEngineProfile,
+  config: Readonly<Record<string, string>>,
+): Record<string, string> {
   const cleaned = withoutReserved(config);
   const keys = Object.keys(cleaned);
   if (keys.length > MAX_MAP_ENTRIES) {
@@ -271,13 +329,17 @@ export function checkEngineConfig(v: Violations, profile: DAIEngineProfile, conf
     return cleaned;
   }
   for (const key of keys) {
-    if (key === "" || /[\s=]/.test(key) || key.length > 256) v.add(`config[${quote(key)}]`, "key must be 1-256 characters without spaces or =");
+    if (key === "" || /[\s=]/.test(key) || key.length > 256)
+      v.add(`config[${quote(key)}]`, "key must be 1-256 characters without spaces or =");
     else checkValue(v, `config[${quote(key)}]`, cleaned[key]!);
   }
   switch (profile.configEditability) {
     case DAIEngineProfile_ConfigEditability.DISABLED:
       if (keys.length > 0) {
-        v.add("config", `must be empty: the profile ${quote(profile.name)} does not let users set configuration (config_editability CONFIG_EDITABILITY_DISABLED)`);
+        v.add(
+          "config",
+          `must be empty: the profile ${quote(profile.name)} does not let users set configuration (config_editability CONFIG_EDITABILITY_DISABLED)`,
+        );
       }
       break;
     case DAIEngineProfile_ConfigEditability.BASE_CONFIG_ONLY:
@@ -306,5 +368,10 @@ export function effectiveConfig(
   engineConfig: Readonly<Record<string, string>>,
   coreConfig: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  return withoutReserved({ ...profile.baseConfiguration, ...engineConfig, ...coreConfig, ...profile.configurationOverride });
+  return withoutReserved({
+    ...profile.baseConfiguration,
+    ...engineConfig,
+    ...coreConfig,
+    ...profile.configurationOverride,
+  });
 }

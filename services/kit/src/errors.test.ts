@@ -1,4 +1,8 @@
-import { BadRequestSchema, PreconditionFailureSchema, ResourceInfoSchema } from "@aiem/proto/google/rpc/error_details_pb.js";
+import {
+  BadRequestSchema,
+  PreconditionFailureSchema,
+  ResourceInfoSchema,
+} from "@aiem/proto/google/rpc/error_details_pb.js";
 import { describe, expect, it } from "vitest";
 import {
   Code,

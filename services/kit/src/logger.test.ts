@@ -9,7 +9,14 @@ describe("logger", () => {
     log.child({ requestId: "r1" }).info("request", { status: 200, bytes: 10n });
     expect(lines).toHaveLength(1);
     const entry = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(entry).toMatchObject({ level: "info", msg: "request", service: "edge", requestId: "r1", status: 200, bytes: "10" });
+    expect(entry).toMatchObject({
+      level: "info",
+      msg: "request",
+      service: "edge",
+      requestId: "r1",
+      status: 200,
+      bytes: "10",
+    });
     expect(typeof entry["time"]).toBe("string");
   });
 

@@ -5,7 +5,16 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { sandboxEnginePattern } from "@aiem/kit/aip";
 import type { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { Code, ConnectError, failedPrecondition, invalidArgument, notFound, permissionDenied, requiredField, unavailable } from "@aiem/kit/errors";
+import {
+  Code,
+  ConnectError,
+  failedPrecondition,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+  requiredField,
+  unavailable,
+} from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
@@ -107,11 +116,18 @@ export function agentError(
   const e = ConnectError.from(err);
   const replaced = translate?.(e);
   if (replaced) return replaced;
-  if ((e.code === Code.Unavailable || e.code === Code.Internal || e.code === Code.Canceled) && !deps.lifecycle.handle(call.row)) {
+  if (
+    (e.code === Code.Unavailable || e.code === Code.Internal || e.code === Code.Canceled) &&
+    !deps.lifecycle.handle(call.row)
+  ) {
     return failedPrecondition(`${call.row.name} stopped while the call was running`);
   }
   if (e.code === Code.Unknown || e.code === Code.Internal) {
-    deps.context.logger.warn("a sandbox agent call failed", { sandbox: call.row.name, code: Code[e.code], error: e.rawMessage });
+    deps.context.logger.warn("a sandbox agent call failed", {
+      sandbox: call.row.name,
+      code: Code[e.code],
+      error: e.rawMessage,
+    });
     return new ConnectError("the sandbox's agent failed to carry out the call", Code.Internal);
   }
   // The agent's messages name sandbox paths only, never host paths or request contents.
@@ -133,11 +149,13 @@ export function parentMissing(path: string): (err: ConnectError) => ConnectError
 export function sandboxPath(field: string, value: string): string {
   if (value === "") throw requiredField(field);
   if (!value.startsWith("/")) throw invalidArgument(field, "must be an absolute path starting with /");
-  if (Buffer.byteLength(value) > MAX_PATH_BYTES) throw invalidArgument(field, `must be at most ${MAX_PATH_BYTES} bytes`);
+  if (Buffer.byteLength(value) > MAX_PATH_BYTES)
+    throw invalidArgument(field, `must be at most ${MAX_PATH_BYTES} bytes`);
   const segments: string[] = [];
   for (const segment of value.split("/")) {
     if (segment === "" || segment === ".") continue;
-    if (segment === "..") throw invalidArgument(field, "must not contain '..' segments: paths cannot leave the sandbox");
+    if (segment === "..")
+      throw invalidArgument(field, "must not contain '..' segments: paths cannot leave the sandbox");
     segments.push(segment);
   }
   return `/${segments.join("/")}`;

@@ -1,5 +1,14 @@
 import path from "node:path";
-import { ConfigError, readBool, readCommonEnv, readInt, readString, readUrl, type CommonConfig, type Env } from "@aiem/kit/config";
+import {
+  ConfigError,
+  readBool,
+  readCommonEnv,
+  readInt,
+  readString,
+  readUrl,
+  type CommonConfig,
+  type Env,
+} from "@aiem/kit/config";
 
 /** What the sandbox service needs on top of the common settings. */
 export interface SandboxSettings {
@@ -46,7 +55,10 @@ const MIB = 1 << 20;
 export function readSandboxEnv(env: Env = process.env): SandboxConfig {
   const common = readCommonEnv(env);
   const shownHost = common.host.includes(":") ? `[${common.host}]` : common.host;
-  const publicUrl = readUrl(env, "AIEM_PUBLIC_URL", { default: `http://${shownHost}:${common.port}`, protocols: ["http", "https"] });
+  const publicUrl = readUrl(env, "AIEM_PUBLIC_URL", {
+    default: `http://${shownHost}:${common.port}`,
+    protocols: ["http", "https"],
+  });
   const pageTokenKey = readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true });
   if (pageTokenKey !== undefined && Buffer.from(pageTokenKey, "base64").length !== 32) {
     throw new ConfigError("AIEM_PAGE_TOKEN_KEY", "must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)");
@@ -57,7 +69,11 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     publicUrl: publicUrl.replace(/\/+$/, ""),
     pageTokenKey,
     driveDir: path.resolve(readString(env, "AIEM_DRIVE_DIR", { default: path.join(common.dataDir, "drive") })),
-    outputLimitBytes: readInt(env, "AIEM_SANDBOX_OUTPUT_LIMIT_BYTES", { default: 16 * MIB, min: 64 * 1024, max: 1024 * MIB }),
+    outputLimitBytes: readInt(env, "AIEM_SANDBOX_OUTPUT_LIMIT_BYTES", {
+      default: 16 * MIB,
+      min: 64 * 1024,
+      max: 1024 * MIB,
+    }),
     warmPoolSize: readInt(env, "AIEM_SANDBOX_WARM_POOL", { default: 1, min: 0, max: 64 }),
     stopWithService: readBool(env, "AIEM_SANDBOX_STOP_WITH_SERVICE", { default: false }),
   };

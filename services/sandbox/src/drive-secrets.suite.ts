@@ -23,23 +23,33 @@ const upload = (body: Record<string, unknown>, who: "creator" | "member" = "crea
 const download = (body: Record<string, unknown>) =>
   h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, { body: { workspace: `workspaces/${WS}`, ...body } });
 const write = (p: string, content: string) =>
-  h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: p, content: b64(content), overwrite: true, createParentDirectories: true } });
-const read = async (p: string) => unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent(p)}`)).content).toString();
+  h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+    body: { path: p, content: b64(content), overwrite: true, createParentDirectories: true },
+  });
+const read = async (p: string) =>
+  unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent(p)}`)).content).toString();
 
 describe("drive", () => {
   it("uploads a sandbox file into the workspace's drive, replacing what is there", async () => {
     ok(await write("/workspace/out/report.txt", "report v1"));
-    expect(ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded).toBe("9");
+    expect(
+      ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded,
+    ).toBe("9");
     expect(fs.readFileSync(path.join(driveDir, WS, "results/2024/report.txt"), "utf8")).toBe("report v1");
     ok(await write("/workspace/out/report.txt", "report v2!"));
-    expect(ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded).toBe("10");
+    expect(
+      ok(await upload({ localPath: "/workspace/out/report.txt", remotePath: "results/2024/report.txt" })).bytesUploaded,
+    ).toBe("10");
     expect(fs.readFileSync(path.join(driveDir, WS, "results/2024/report.txt"), "utf8")).toBe("report v2!");
   });
 
   it("uses the sandbox engine's own workspace when the request names none", async () => {
-    const call = (verb: string, body: Record<string, unknown>) => h.rest("POST", `/v1/${sb.name}/h2oDrive:${verb}`, { body });
+    const call = (verb: string, body: Record<string, unknown>) =>
+      h.rest("POST", `/v1/${sb.name}/h2oDrive:${verb}`, { body });
     ok(await write("/workspace/own.txt", "own workspace"));
-    expect(ok(await call("uploadFile", { localPath: "/workspace/own.txt", remotePath: "own/a.txt" })).bytesUploaded).toBe("13");
+    expect(
+      ok(await call("uploadFile", { localPath: "/workspace/own.txt", remotePath: "own/a.txt" })).bytesUploaded,
+    ).toBe("13");
     expect(fs.readFileSync(path.join(driveDir, WS, "own/a.txt"), "utf8")).toBe("own workspace");
     ok(await call("uploadFile", { workspace: "", localPath: "/workspace/own.txt", remotePath: "own/b.txt" }));
     expect(fs.readFileSync(path.join(driveDir, WS, "own/b.txt"), "utf8")).toBe("own workspace");
@@ -49,8 +59,15 @@ describe("drive", () => {
     fs.mkdirSync(path.join(driveDir, "team-b"), { recursive: true });
     fs.writeFileSync(path.join(driveDir, "team-b", "own.txt"), "team b");
     const bobs = await h.createSandbox("drive-b", { who: "member", workspace: "team-b" });
-    ok(await h.rest("POST", `/v1/${bobs.name}/h2oDrive:downloadFile`, { who: "member", body: { remotePath: "own.txt", localPath: "/workspace/own.txt" } }));
-    const got = ok(await h.rest("GET", `/v1/${bobs.name}/filesystem:readFile?path=/workspace/own.txt`, { who: "member" }));
+    ok(
+      await h.rest("POST", `/v1/${bobs.name}/h2oDrive:downloadFile`, {
+        who: "member",
+        body: { remotePath: "own.txt", localPath: "/workspace/own.txt" },
+      }),
+    );
+    const got = ok(
+      await h.rest("GET", `/v1/${bobs.name}/filesystem:readFile?path=/workspace/own.txt`, { who: "member" }),
+    );
     expect(unb64(got.content).toString()).toBe("team b");
   });
 
@@ -58,11 +75,21 @@ describe("drive", () => {
     fs.mkdirSync(path.join(driveDir, WS, "datasets"), { recursive: true });
     fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "a,b\n1,2\n");
     const local = "/workspace/data/train.csv";
-    expectError(await download({ remotePath: "datasets/train.csv", localPath: local }), "FAILED_PRECONDITION", "create_parent_directories");
-    const info = ok(await download({ remotePath: "datasets/train.csv", localPath: local, createParentDirectories: true })).fileInfo;
+    expectError(
+      await download({ remotePath: "datasets/train.csv", localPath: local }),
+      "FAILED_PRECONDITION",
+      "create_parent_directories",
+    );
+    const info = ok(
+      await download({ remotePath: "datasets/train.csv", localPath: local, createParentDirectories: true }),
+    ).fileInfo;
     expect(info).toMatchObject({ path: local, size: "8", type: "FILE_TYPE_REGULAR", mode: "0644" });
     expect(await read(local)).toBe("a,b\n1,2\n");
-    expectError(await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: false }), "ALREADY_EXISTS", local);
+    expectError(
+      await download({ remotePath: "datasets/train.csv", localPath: local, overwrite: false }),
+      "ALREADY_EXISTS",
+      local,
+    );
     // Unset (or null, as the official client sends it) means overwrite.
     fs.writeFileSync(path.join(driveDir, WS, "datasets/train.csv"), "new");
     ok(await download({ remotePath: "datasets/train.csv", localPath: local }));
@@ -79,12 +106,30 @@ describe("drive", () => {
     fs.mkdirSync(path.join(driveDir, "team-c"), { recursive: true });
     fs.writeFileSync(path.join(driveDir, "team-c", "shared.txt"), "from c");
     // alice only views team-c: she may read its drive, not write it.
-    ok(await download({ workspace: "workspaces/team-c", remotePath: "shared.txt", localPath: "/workspace/c.txt", overwrite: true }));
+    ok(
+      await download({
+        workspace: "workspaces/team-c",
+        remotePath: "shared.txt",
+        localPath: "/workspace/c.txt",
+        overwrite: true,
+      }),
+    );
     expect(await read("/workspace/c.txt")).toBe("from c");
-    expectError(await upload({ workspace: "workspaces/team-c", localPath: "/workspace/c.txt", remotePath: "x.txt" }), "PERMISSION_DENIED", "drive/UPDATE");
+    expectError(
+      await upload({ workspace: "workspaces/team-c", localPath: "/workspace/c.txt", remotePath: "x.txt" }),
+      "PERMISSION_DENIED",
+      "drive/UPDATE",
+    );
     // She is not in team-b at all.
-    expectError(await download({ workspace: "workspaces/team-b", remotePath: "x", localPath: "/workspace/x" }), "PERMISSION_DENIED", "drive/GET");
-    expectError(await upload({ workspace: "workspaces/team-b", localPath: "/workspace/c.txt", remotePath: "x.txt" }), "PERMISSION_DENIED");
+    expectError(
+      await download({ workspace: "workspaces/team-b", remotePath: "x", localPath: "/workspace/x" }),
+      "PERMISSION_DENIED",
+      "drive/GET",
+    );
+    expectError(
+      await upload({ workspace: "workspaces/team-b", localPath: "/workspace/c.txt", remotePath: "x.txt" }),
+      "PERMISSION_DENIED",
+    );
     expect(fs.existsSync(path.join(driveDir, "team-c", "x.txt"))).toBe(false);
   });
 
@@ -94,18 +139,42 @@ describe("drive", () => {
       expectError(await upload({ remotePath, localPath: "/workspace/c.txt" }), "INVALID_ARGUMENT", "remote_path");
     }
     expectError(await download({ remotePath: "nope.txt", localPath: "/workspace/x" }), "NOT_FOUND", "nope.txt");
-    expectError(await download({ remotePath: "datasets", localPath: "/workspace/x" }), "FAILED_PRECONDITION", "not a regular file");
-    expectError(await download({ remotePath: "datasets/train.csv", localPath: "workspace/x" }), "INVALID_ARGUMENT", "local_path");
-    expectError(await download({ workspace: "team-a", remotePath: "datasets/train.csv", localPath: "/workspace/x" }), "INVALID_ARGUMENT", "workspace");
+    expectError(
+      await download({ remotePath: "datasets", localPath: "/workspace/x" }),
+      "FAILED_PRECONDITION",
+      "not a regular file",
+    );
+    expectError(
+      await download({ remotePath: "datasets/train.csv", localPath: "workspace/x" }),
+      "INVALID_ARGUMENT",
+      "local_path",
+    );
+    expectError(
+      await download({ workspace: "team-a", remotePath: "datasets/train.csv", localPath: "/workspace/x" }),
+      "INVALID_ARGUMENT",
+      "workspace",
+    );
     expectError(await upload({ localPath: "/workspace/missing", remotePath: "m" }), "NOT_FOUND");
-    expectError(await upload({ localPath: "/workspace", remotePath: "m" }), "FAILED_PRECONDITION", "not a regular file");
-    expectError(await upload({ localPath: "/workspace/c.txt", remotePath: "datasets" }), "FAILED_PRECONDITION", "is a directory");
+    expectError(
+      await upload({ localPath: "/workspace", remotePath: "m" }),
+      "FAILED_PRECONDITION",
+      "not a regular file",
+    );
+    expectError(
+      await upload({ localPath: "/workspace/c.txt", remotePath: "datasets" }),
+      "FAILED_PRECONDITION",
+      "is a directory",
+    );
     // A link someone left in the drive directory does not lead out of it.
     fs.writeFileSync(path.join(h.t.dataDir, "host-only.txt"), "HOST");
     fs.symlinkSync(path.join(h.t.dataDir, "host-only.txt"), path.join(driveDir, WS, "link.txt"));
     expectError(await download({ remotePath: "link.txt", localPath: "/workspace/link.txt" }), "NOT_FOUND");
     fs.symlinkSync(h.t.dataDir, path.join(driveDir, WS, "linkdir"));
-    expectError(await upload({ localPath: "/workspace/c.txt", remotePath: "linkdir/escaped.txt" }), "FAILED_PRECONDITION", "not a directory");
+    expectError(
+      await upload({ localPath: "/workspace/c.txt", remotePath: "linkdir/escaped.txt" }),
+      "FAILED_PRECONDITION",
+      "not a directory",
+    );
     expect(fs.existsSync(path.join(h.t.dataDir, "escaped.txt"))).toBe(false);
   });
 });
@@ -117,7 +186,9 @@ describe("secure store and secret environment variables", () => {
   let secret: string;
 
   beforeAll(async () => {
-    secret = ok(await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=api-key`, { body: { displayName: "API key" } })).secret.name;
+    secret = ok(
+      await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=api-key`, { body: { displayName: "API key" } }),
+    ).secret.name;
     ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(value) } }));
   });
 
@@ -136,7 +207,11 @@ describe("secure store and secret environment variables", () => {
     // A pending process resolves `latest` when it starts, not when it was created.
     const pending = ok(
       await h.rest("POST", `/v1/${sb.name}/processes`, {
-        body: { command, args, secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } } },
+        body: {
+          command,
+          args,
+          secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } },
+        },
       }),
     ).process;
     ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(later) } }));
@@ -145,31 +220,41 @@ describe("secure store and secret environment variables", () => {
     const out = unb64(ok(await h.rest("GET", `/v1/${pending.name}:readOutput`)).data).toString();
     expect(out.trim()).toBe(sha(later));
     // An explicit version stays that version.
-    const v1 = await h.run(sb.name, command, [...args], { secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/1` } } });
+    const v1 = await h.run(sb.name, command, [...args], {
+      secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/1` } },
+    });
     expect(v1.output.trim()).toBe(sha(value));
   });
 
   it("reveals a value into a file with mode 0600, creating parents and replacing what is there", async () => {
     const file = "/workspace/keys/deep/api.key";
     const revealed = ok(
-      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/1`, path: file } }),
+      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, {
+        body: { secretVersion: `${secret}/versions/1`, path: file },
+      }),
     );
     expect(revealed.secretVersion).toBe(`${secret}/versions/1`);
     const info = revealed.fileInfo;
     expect(info).toMatchObject({ path: file, type: "FILE_TYPE_REGULAR", mode: "0600", size: String(value.length) });
-    expect(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/keys/deep`)).fileInfo.mode).toBe("0755");
+    expect(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/keys/deep`)).fileInfo.mode).toBe(
+      "0755",
+    );
     const hash = await h.run(sb.name, "sh", ["-c", `sha256sum ${file} | cut -d' ' -f1`]);
     expect(hash.output.trim()).toBe(sha(value));
     // An existing 0644 file is replaced, and becomes 0600.
     ok(await write("/workspace/plain.txt", "plain"));
     const latest = ok(
-      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { body: { secretVersion: `${secret}/versions/latest`, path: "/workspace/plain.txt" } }),
+      await h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, {
+        body: { secretVersion: `${secret}/versions/latest`, path: "/workspace/plain.txt" },
+      }),
     );
     // `latest` is reported as the version it stood for.
     expect(latest.secretVersion).toBe(`${secret}/versions/2`);
     const replaced = latest.fileInfo;
     expect(replaced.mode).toBe("0600");
-    expect((await h.run(sb.name, "sh", ["-c", "sha256sum /workspace/plain.txt | cut -d' ' -f1"])).output.trim()).toBe(sha(later));
+    expect((await h.run(sb.name, "sh", ["-c", "sha256sum /workspace/plain.txt | cut -d' ' -f1"])).output.trim()).toBe(
+      sha(later),
+    );
   });
 
   it("checks references: malformed ones are 400, missing ones 404, other workspaces' 403, and nothing is created", async () => {
@@ -177,12 +262,21 @@ describe("secure store and secret environment variables", () => {
       h.rest("POST", `/v1/${sb.name}/processes?autoRun=${autoRun}${processId ? `&processId=${processId}` : ""}`, {
         body: { command: "true", secretEnvironmentVariables: { KEY: { secretVersion } } },
       });
-    expectError(await create("secrets/x"), "INVALID_ARGUMENT", 'process.secret_environment_variables["KEY"].secret_version');
-    expectError(await create(`${secret}/versions/0`), "INVALID_ARGUMENT", 'process.secret_environment_variables["KEY"].secret_version');
+    expectError(
+      await create("secrets/x"),
+      "INVALID_ARGUMENT",
+      'process.secret_environment_variables["KEY"].secret_version',
+    );
+    expectError(
+      await create(`${secret}/versions/0`),
+      "INVALID_ARGUMENT",
+      'process.secret_environment_variables["KEY"].secret_version',
+    );
     expectError(await create(`workspaces/${WS}/secrets/none/versions/latest`, true, "never-made"), "NOT_FOUND");
     expectError(await h.rest("GET", `/v1/${sb.name}/processes/never-made`), "NOT_FOUND");
     // bob's secret in team-b, where alice is no member.
-    const other = ok(await h.rest("POST", `/v1/workspaces/team-b/secrets?secretId=bobs`, { who: "member", body: {} })).secret.name;
+    const other = ok(await h.rest("POST", `/v1/workspaces/team-b/secrets?secretId=bobs`, { who: "member", body: {} }))
+      .secret.name;
     ok(await h.rest("POST", `/v1/${other}/versions`, { who: "member", body: { value: b64("bob-only") } }));
     expectError(await create(`${other}/versions/latest`), "PERMISSION_DENIED");
     // Pending, it stays pending when its secret cannot be resolved at start.
@@ -207,9 +301,13 @@ describe("secure store and secret environment variables", () => {
         expect(h.logs.filter((l) => l.includes(form))).toEqual([]);
       }
       expect(h.events.filter((e) => Buffer.from(e.raw).includes(v))).toEqual([]);
-      const rows = (await h.sandbox.database!.db.selectFrom("processes").select("resource").execute()) as { resource: Uint8Array }[];
+      const rows = (await h.sandbox.database!.db.selectFrom("processes").select("resource").execute()) as {
+        resource: Uint8Array;
+      }[];
       expect(rows.filter((r) => Buffer.from(r.resource).includes(v))).toEqual([]);
-      const outbox = (await h.sandbox.database!.db.selectFrom("outbox").select("payload").execute()) as { payload: Uint8Array }[];
+      const outbox = (await h.sandbox.database!.db.selectFrom("outbox").select("payload").execute()) as {
+        payload: Uint8Array;
+      }[];
       expect(outbox.filter((r) => Buffer.from(r.payload).includes(v))).toEqual([]);
     }
     expect(h.events.some((e) => e.event.payload.case === "processStateChanged")).toBe(true);

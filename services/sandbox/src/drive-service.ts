@@ -11,7 +11,15 @@ import { failedPrecondition, invalidArgument, notFound, requiredField, resourceE
 import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type { DownloadFileRequest, UploadFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import type { RevealSecretToFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
-import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import {
+  type AccessDeps,
+  type SandboxCall,
+  authorizeSandbox,
+  parentMissing,
+  requireRunning,
+  sandboxPath,
+  viaAgent,
+} from "./access.js";
 import { MAX_FILE_BYTES, readWholeFile } from "./filesystem-service.js";
 import type { SecretResolver } from "./process-service.js";
 
@@ -29,7 +37,8 @@ function driveSegments(field: string, value: string): string[] {
   const segments: string[] = [];
   for (const segment of value.split("/")) {
     if (segment === "" || segment === ".") continue;
-    if (segment === "..") throw invalidArgument(field, "must not contain '..' segments: it cannot lead outside the drive");
+    if (segment === "..")
+      throw invalidArgument(field, "must not contain '..' segments: it cannot lead outside the drive");
     segments.push(segment);
   }
   if (segments.length === 0) throw invalidArgument(field, "must name a file in the drive");
@@ -76,7 +85,10 @@ export function createDriveHandlers(deps: DriveDeps) {
     try {
       const st = await handle.stat();
       if (!st.isFile()) throw failedPrecondition(`remote_path: ${remote} is not a regular file in the drive`);
-      if (st.size > MAX_FILE_BYTES) throw resourceExhausted(`remote_path: ${remote} is larger than ${MAX_FILE_BYTES} bytes, the most one call copies`);
+      if (st.size > MAX_FILE_BYTES)
+        throw resourceExhausted(
+          `remote_path: ${remote} is larger than ${MAX_FILE_BYTES} bytes, the most one call copies`,
+        );
       return await handle.readFile();
     } finally {
       await handle.close();
@@ -94,7 +106,10 @@ export function createDriveHandlers(deps: DriveDeps) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
       const st = await fs.promises.lstat(dir);
-      if (!st.isDirectory()) throw failedPrecondition(`remote_path: ${segments.slice(0, segments.indexOf(segment) + 1).join("/")} is not a directory in the drive`);
+      if (!st.isDirectory())
+        throw failedPrecondition(
+          `remote_path: ${segments.slice(0, segments.indexOf(segment) + 1).join("/")} is not a directory in the drive`,
+        );
     }
     const target = path.join(dir, segments[segments.length - 1]!);
     const existing = await fs.promises.lstat(target).catch(() => undefined);
@@ -124,7 +139,13 @@ export function createDriveHandlers(deps: DriveDeps) {
           deps,
           call,
           // Unset overwrite means overwrite, as for writeFile.
-          () => handle.client.writeFile({ path: local, content, createParents: req.createParentDirectories, overwrite: req.overwrite ?? true }),
+          () =>
+            handle.client.writeFile({
+              path: local,
+              content,
+              createParents: req.createParentDirectories,
+              overwrite: req.overwrite ?? true,
+            }),
           parentMissing(local),
         );
         return { fileInfo: res.fileInfo };
@@ -156,7 +177,9 @@ export function createDriveHandlers(deps: DriveDeps) {
         const local = sandboxPath("path", req.path);
         const handle = requireRunning(deps, call);
         if (!deps.secrets) {
-          throw failedPrecondition("the secure store cannot be reached from this sandbox service: it resolves secrets when the catalogue runs in the same process, or at AIEM_CATALOGUE_URL with AIEM_INTERNAL_KEY");
+          throw failedPrecondition(
+            "the secure store cannot be reached from this sandbox service: it resolves secrets when the catalogue runs in the same process, or at AIEM_CATALOGUE_URL with AIEM_INTERNAL_KEY",
+          );
         }
         const { name: resolved, value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion);
         const res = await viaAgent(deps, call, () =>

@@ -62,7 +62,12 @@ describe("sandbox engines: create and get", () => {
     });
     expect(r.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(r.createTime).not.toBe("2001-01-01T00:00:00Z");
-    expect(r.sandboxEngineImageInfo).toMatchObject({ name: h.image, image: "python:3.12-slim", enabled: true, creator: "users/root" });
+    expect(r.sandboxEngineImageInfo).toMatchObject({
+      name: h.image,
+      image: "python:3.12-slim",
+      enabled: true,
+      creator: "users/root",
+    });
     expect(r.sandboxEngineTemplateInfo).toMatchObject({
       name: h.template,
       memoryBytesLimit: String(512 << 20),
@@ -83,9 +88,18 @@ describe("sandbox engines: create and get", () => {
     expect(running).toMatchObject({ pendingReason: "PENDING_REASON_UNSPECIFIED", pendingMessage: "" });
     expect(seconds(running.currentIdleDuration)).toBeGreaterThanOrEqual(0);
     // Later changes to the template do not reach the copy.
-    ok(await h.rest("PATCH", `/v1/${h.template}?updateMask=display_name`, { who: "admin", body: { displayName: "Renamed" } }));
+    ok(
+      await h.rest("PATCH", `/v1/${h.template}?updateMask=display_name`, {
+        who: "admin",
+        body: { displayName: "Renamed" },
+      }),
+    );
     await h.catalogue.flushEvents();
-    await eventually(() => (h.sandbox.catalogue?.get("sandboxEngineTemplates", h.template) as { displayName: string }).displayName === "Renamed");
+    await eventually(
+      () =>
+        (h.sandbox.catalogue?.get("sandboxEngineTemplates", h.template) as { displayName: string }).displayName ===
+        "Renamed",
+    );
     const again = ok(await h.rest("GET", `/v1/${r.name}`)).sandboxEngine;
     expect(again.sandboxEngineTemplateInfo.displayName).toBe("Template base");
     expect(stateEvents(r.name).slice(0, 2)).toEqual([
@@ -96,13 +110,23 @@ describe("sandbox engines: create and get", () => {
 
   it("needs a well-formed, unused sandboxEngineId", async () => {
     const body = { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template };
-    expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines`, { body }), "INVALID_ARGUMENT", "sandbox_engine_id");
+    expectError(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines`, { body }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine_id",
+    );
     for (const bad of ["Upper", "9lives", "a".repeat(64), "bad-", "x_y"]) {
-      expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${bad}`, { body }), "INVALID_ARGUMENT", "sandbox_engine_id");
+      expectError(
+        await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${bad}`, { body }),
+        "INVALID_ARGUMENT",
+        "sandbox_engine_id",
+      );
     }
     const taken = await h.createSandbox(id());
     expectError(
-      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${taken.name.split("/").pop()}`, { body }),
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${taken.name.split("/").pop()}`, {
+        body,
+      }),
       "ALREADY_EXISTS",
       taken.name,
     );
@@ -110,22 +134,51 @@ describe("sandbox engines: create and get", () => {
   });
 
   it("needs an existing, enabled image and template", async () => {
-    const post = (body: Record<string, unknown>) => h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${id()}`, { body });
-    expectError(await post({ sandboxEngineTemplate: h.template }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_image");
-    expectError(await post({ sandboxEngineImage: h.image }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_template");
-    expectError(await post({ sandboxEngineImage: "images/x", sandboxEngineTemplate: h.template }), "INVALID_ARGUMENT", "sandbox_engine.sandbox_engine_image");
+    const post = (body: Record<string, unknown>) =>
+      h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${id()}`, { body });
+    expectError(
+      await post({ sandboxEngineTemplate: h.template }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine.sandbox_engine_image",
+    );
+    expectError(
+      await post({ sandboxEngineImage: h.image }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine.sandbox_engine_template",
+    );
+    expectError(
+      await post({ sandboxEngineImage: "images/x", sandboxEngineTemplate: h.template }),
+      "INVALID_ARGUMENT",
+      "sandbox_engine.sandbox_engine_image",
+    );
     expectError(
       await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: "workspaces/global/sandboxEngineImages/base" }),
       "INVALID_ARGUMENT",
       "sandbox_engine.sandbox_engine_template",
     );
     const missing = "workspaces/global/sandboxEngineImages/nope";
-    expectError(await post({ sandboxEngineImage: missing, sandboxEngineTemplate: h.template }), "FAILED_PRECONDITION", missing);
+    expectError(
+      await post({ sandboxEngineImage: missing, sandboxEngineTemplate: h.template }),
+      "FAILED_PRECONDITION",
+      missing,
+    );
     const missingT = "workspaces/global/sandboxEngineTemplates/nope";
-    expectError(await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: missingT }), "FAILED_PRECONDITION", missingT);
+    expectError(
+      await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: missingT }),
+      "FAILED_PRECONDITION",
+      missingT,
+    );
     const off = await h.catalogueFixture("disabled", { enabled: false }, { enabled: false });
-    expectError(await post({ sandboxEngineImage: off.image, sandboxEngineTemplate: h.template }), "FAILED_PRECONDITION", `${off.image} is disabled`);
-    expectError(await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: off.template }), "FAILED_PRECONDITION", `${off.template} is disabled`);
+    expectError(
+      await post({ sandboxEngineImage: off.image, sandboxEngineTemplate: h.template }),
+      "FAILED_PRECONDITION",
+      `${off.image} is disabled`,
+    );
+    expectError(
+      await post({ sandboxEngineImage: h.image, sandboxEngineTemplate: off.template }),
+      "FAILED_PRECONDITION",
+      `${off.template} is disabled`,
+    );
   });
 
   it("limits display names to 63 characters and checks annotation keys", async () => {
@@ -136,15 +189,26 @@ describe("sandbox engines: create and get", () => {
     expectError(await post({ displayName: "x".repeat(64) }), "INVALID_ARGUMENT", "sandbox_engine.display_name");
     expect(ok(await post({ displayName: "é".repeat(63) })).sandboxEngine.displayName).toBe("é".repeat(63));
     expectError(await post({ annotations: { ".bad": "x" } }), "INVALID_ARGUMENT", 'sandbox_engine.annotations[".bad"]');
-    expectError(await post({ annotations: { [`k${"x".repeat(63)}`]: "x" } }), "INVALID_ARGUMENT", `sandbox_engine.annotations["k${"x".repeat(63)}"]`);
+    expectError(
+      await post({ annotations: { [`k${"x".repeat(63)}`]: "x" } }),
+      "INVALID_ARGUMENT",
+      `sandbox_engine.annotations["k${"x".repeat(63)}"]`,
+    );
     ok(await post({ annotations: { [`k${"x".repeat(62)}`]: "x", "a_b.c-d": "" } }));
   });
 
   it("answers a malformed or missing name with 400 or 404", async () => {
     expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/Not_An_Id`), "INVALID_ARGUMENT", "name");
-    expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/missing`), "NOT_FOUND", `workspaces/${WS}/sandboxEngines/missing`);
+    expectError(
+      await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/missing`),
+      "NOT_FOUND",
+      `workspaces/${WS}/sandboxEngines/missing`,
+    );
     expectError(await h.rest("DELETE", `/v1/workspaces/${WS}/sandboxEngines/missing`), "NOT_FOUND");
-    expectError(await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines/missing:terminate`, { body: {} }), "NOT_FOUND");
+    expectError(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines/missing:terminate`, { body: {} }),
+      "NOT_FOUND",
+    );
   });
 });
 
@@ -180,12 +244,18 @@ describe("sandbox engines: list", () => {
     const q = (query: string) => h.rest("GET", `/v1/workspaces/${lws}/sandboxEngines?${query}`);
     const filtered = ok(await q(`filter=${encodeURIComponent('display_name = "demo 1" AND state = STATE_RUNNING')}`));
     expect(filtered.sandboxEngines.map((s: { name: string }) => s.name)).toEqual([names[1]]);
-    const prefixed = ok(await q(`filter=${encodeURIComponent('sandbox_engine_id = "l*" AND creator = "users/alice"')}&orderBy=display_name`));
+    const prefixed = ok(
+      await q(
+        `filter=${encodeURIComponent('sandbox_engine_id = "l*" AND creator = "users/alice"')}&orderBy=display_name`,
+      ),
+    );
     expect(prefixed.sandboxEngines.map((s: { name: string }) => s.name)).toEqual(names.slice(0, 3));
     const seen: string[] = [];
     let token = "";
     do {
-      const page = ok(await q(`pageSize=2&orderBy=${encodeURIComponent("display_name desc")}${token ? `&pageToken=${token}` : ""}`));
+      const page = ok(
+        await q(`pageSize=2&orderBy=${encodeURIComponent("display_name desc")}${token ? `&pageToken=${token}` : ""}`),
+      );
       expect(page.totalSize).toBe(3);
       seen.push(...page.sandboxEngines.map((s: { name: string }) => s.name));
       token = page.nextPageToken;
@@ -208,7 +278,9 @@ describe("sandbox engines: list", () => {
 describe("sandbox engines: terminate and delete", () => {
   it("terminates: TERMINATING, then TERMINATED for good; running processes end with 137", async () => {
     const sb = await h.createSandbox(id());
-    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["60"] } })).process;
+    const p = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["60"] } }),
+    ).process;
     const t = ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine;
     expect(t).toMatchObject({ state: "STATE_TERMINATING", pendingReason: "PENDING_REASON_DELETING_RESOURCES" });
     expect(t.pendingMessage).not.toBe("");
@@ -216,9 +288,21 @@ describe("sandbox engines: terminate and delete", () => {
     expect(terminated).toMatchObject({ pendingReason: "PENDING_REASON_UNSPECIFIED", pendingMessage: "" });
     const ended = ok(await h.rest("GET", `/v1/${p.name}`)).process;
     expect(ended).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
-    expectError(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} }), "FAILED_PRECONDITION", "STATE_TERMINATED");
-    expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`), "FAILED_PRECONDITION", "STATE_RUNNING");
-    expectError(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "true" } }), "FAILED_PRECONDITION", "STATE_TERMINATED");
+    expectError(
+      await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} }),
+      "FAILED_PRECONDITION",
+      "STATE_TERMINATED",
+    );
+    expectError(
+      await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`),
+      "FAILED_PRECONDITION",
+      "STATE_RUNNING",
+    );
+    expectError(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "true" } }),
+      "FAILED_PRECONDITION",
+      "STATE_TERMINATED",
+    );
     expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.currentIdleDuration).toBe("0s");
     await eventually(() => stateEvents(sb.name).length >= 4);
     expect(stateEvents(sb.name)).toEqual([
@@ -232,7 +316,9 @@ describe("sandbox engines: terminate and delete", () => {
   it("terminates a sandbox that is still starting", async () => {
     const sid = id();
     const created = ok(
-      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${sid}`, { body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template } }),
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${sid}`, {
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+      }),
     ).sandboxEngine;
     const t = ok(await h.rest("POST", `/v1/${created.name}:terminate`, { body: {} })).sandboxEngine;
     expect(["STATE_TERMINATING", "STATE_TERMINATED"]).toContain(t.state);
@@ -242,7 +328,11 @@ describe("sandbox engines: terminate and delete", () => {
 
   it("deletes: DELETING, then gone, with a last event without a snapshot; the sandbox's files go too", async () => {
     const sb = await h.createSandbox(id());
-    ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/f", content: b64("x") } }));
+    ok(
+      await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        body: { path: "/workspace/f", content: b64("x") },
+      }),
+    );
     const d = ok(await h.rest("DELETE", `/v1/${sb.name}`)).sandboxEngine;
     expect(d).toMatchObject({ state: "STATE_DELETING", pendingReason: "PENDING_REASON_DELETING_RESOURCES" });
     const until = Date.now() + 10_000;
@@ -301,7 +391,9 @@ describe("sandbox engines: idle time", () => {
     // A process being waited on is activity too.
     // It ends 1.6 s after this moment at the earliest, and the idle time counts from its end.
     const requested = Date.now();
-    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["1.6"] } })).process;
+    const p = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["1.6"] } }),
+    ).process;
     expect(ok(await h.rest("POST", `/v1/${p.name}:wait`, { body: {} })).process.exitCode).toBe(0);
     expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
     await h.waitState(sb.name, "STATE_TERMINATED", 10_000);
@@ -312,10 +404,14 @@ describe("sandbox engines: idle time", () => {
 describe("sandbox engines: running time", () => {
   it("terminates after the template's max_running_duration whatever its activity; 0s means no limit", async () => {
     const limited = (await h.catalogueFixture("run-1s", { maxIdleDuration: "0s", maxRunningDuration: "1s" })).template;
-    const unlimited = (await h.catalogueFixture("run-none", { maxIdleDuration: "0s", maxRunningDuration: "0s" })).template;
+    const unlimited = (await h.catalogueFixture("run-none", { maxIdleDuration: "0s", maxRunningDuration: "0s" }))
+      .template;
     // The limit counts from the start, which is after this moment however long the create takes.
     const requested = Date.now();
-    const [sb, free] = await Promise.all([h.createSandbox(id(), { template: limited }), h.createSandbox(id(), { template: unlimited })]);
+    const [sb, free] = await Promise.all([
+      h.createSandbox(id(), { template: limited }),
+      h.createSandbox(id(), { template: unlimited }),
+    ]);
     expect(sb.sandboxEngineTemplateInfo).toMatchObject({ maxIdleDuration: "0s", maxRunningDuration: "1s" });
     const t0 = Date.now();
     // Activity does not extend the running time: keep touching the sandbox until it is refused
@@ -325,7 +421,9 @@ describe("sandbox engines: running time", () => {
       if (touched.status !== 200) {
         expect(touched.status, touched.text).toBe(400);
         // A touch that reaches the agent just as it is stopped is cut off there instead.
-        expect(touched.body.message).toMatch(/is STATE_TERMINAT(ING|ED); this call needs it in STATE_RUNNING|stopped while the call was running/);
+        expect(touched.body.message).toMatch(
+          /is STATE_TERMINAT(ING|ED); this call needs it in STATE_RUNNING|stopped while the call was running/,
+        );
         break;
       }
       expect(Date.now() - t0, "the sandbox was terminated").toBeLessThan(10_000);
@@ -335,7 +433,10 @@ describe("sandbox engines: running time", () => {
     expect(Date.now() - requested).toBeGreaterThanOrEqual(1_000);
     expect(h.logs.some((l) => l.includes("reached its running limit") && l.includes(sb.name))).toBe(true);
     // Neither limit applies to the other one.
-    expect(ok(await h.rest("GET", `/v1/${free.name}`)).sandboxEngine).toMatchObject({ state: "STATE_RUNNING", currentIdleDuration: expect.any(String) });
+    expect(ok(await h.rest("GET", `/v1/${free.name}`)).sandboxEngine).toMatchObject({
+      state: "STATE_RUNNING",
+      currentIdleDuration: expect.any(String),
+    });
     expect(seconds(ok(await h.rest("GET", `/v1/${free.name}`)).sandboxEngine.currentIdleDuration)).toBeGreaterThan(0.5);
   });
 });

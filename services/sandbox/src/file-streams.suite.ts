@@ -5,7 +5,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { FilesystemService, type WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import {
+  FilesystemService,
+  type WriteFileStreamRequestSchema,
+} from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { WS, ok, sharedHarness, type SandboxHarness } from "./testing.js";
 import { READ_STREAM_MESSAGE_BYTES } from "./file-streams.js";
 
@@ -32,7 +35,11 @@ async function clientAs(user: string): Promise<Client<typeof FilesystemService>>
 }
 
 /** The header, then `content` in messages of `piece` bytes (each under the test host's 1 MiB request limit). */
-async function* messages(header: WriteMessage["header"], content: Buffer, piece = 512 << 10): AsyncGenerator<WriteMessage> {
+async function* messages(
+  header: WriteMessage["header"],
+  content: Buffer,
+  piece = 512 << 10,
+): AsyncGenerator<WriteMessage> {
   yield { header };
   for (let at = 0; at < content.length; at += piece) yield { data: content.subarray(at, at + piece) };
   yield { last: true };
@@ -74,8 +81,14 @@ describe("files as message streams (Connect)", () => {
   it("writes and reads back a file larger than one request may be, byte for byte", async () => {
     // 24 MiB, against the test host's 1 MiB request limit (which WriteFile's request is under).
     const content = randomBytes(24 << 20);
-    const written = await files.writeFileStream(messages({ name: sb.name, path: "/workspace/s/big.bin", createParentDirectories: true }, content));
-    expect(written.fileInfo).toMatchObject({ path: "/workspace/s/big.bin", size: BigInt(content.length), mode: "0644" });
+    const written = await files.writeFileStream(
+      messages({ name: sb.name, path: "/workspace/s/big.bin", createParentDirectories: true }, content),
+    );
+    expect(written.fileInfo).toMatchObject({
+      path: "/workspace/s/big.bin",
+      size: BigInt(content.length),
+      mode: "0644",
+    });
     const back = await readAll(files, sb.name, "/workspace/s/big.bin");
     expect(back.bytes.length).toBe(content.length);
     expect(sha256(back.bytes)).toBe(sha256(content));
@@ -92,16 +105,36 @@ describe("files as message streams (Connect)", () => {
 
   it("keeps WriteFile's rules: data on the header's message, overwrite, mode, parents, empty files", async () => {
     const name = sb.name;
-    const one = await files.writeFileStream(each({ header: { name, path: "/workspace/s/r.txt", createParentDirectories: true }, data: Buffer.from("one"), last: true }));
+    const one = await files.writeFileStream(
+      each({
+        header: { name, path: "/workspace/s/r.txt", createParentDirectories: true },
+        data: Buffer.from("one"),
+        last: true,
+      }),
+    );
     expect(one.fileInfo?.size).toBe(3n);
-    const exists = await failure(files.writeFileStream(each({ header: { name, path: "/workspace/s/r.txt", overwrite: false }, data: Buffer.from("two"), last: true })));
-    expect([exists.code, exists.rawMessage]).toEqual([Code.AlreadyExists, expect.stringContaining("/workspace/s/r.txt")]);
+    const exists = await failure(
+      files.writeFileStream(
+        each({ header: { name, path: "/workspace/s/r.txt", overwrite: false }, data: Buffer.from("two"), last: true }),
+      ),
+    );
+    expect([exists.code, exists.rawMessage]).toEqual([
+      Code.AlreadyExists,
+      expect.stringContaining("/workspace/s/r.txt"),
+    ]);
     expect((await readAll(files, name, "/workspace/s/r.txt")).bytes.toString()).toBe("one");
-    const moded = await files.writeFileStream(messages({ name, path: "/workspace/s/r.txt", mode: "0600" }, Buffer.from("three")));
+    const moded = await files.writeFileStream(
+      messages({ name, path: "/workspace/s/r.txt", mode: "0600" }, Buffer.from("three")),
+    );
     expect(moded.fileInfo?.mode).toBe("0600");
     expect((await readAll(files, name, "/workspace/s/r.txt")).bytes.toString()).toBe("three");
-    const parent = await failure(files.writeFileStream(messages({ name, path: "/workspace/none/f" }, Buffer.from("x"))));
-    expect([parent.code, parent.rawMessage]).toEqual([Code.FailedPrecondition, expect.stringContaining("create_parent_directories")]);
+    const parent = await failure(
+      files.writeFileStream(messages({ name, path: "/workspace/none/f" }, Buffer.from("x"))),
+    );
+    expect([parent.code, parent.rawMessage]).toEqual([
+      Code.FailedPrecondition,
+      expect.stringContaining("create_parent_directories"),
+    ]);
     const empty = await files.writeFileStream(each({ header: { name, path: "/workspace/s/empty" }, last: true }));
     expect(empty.fileInfo?.size).toBe(0n);
     const read = await readAll(files, name, "/workspace/s/empty");
@@ -119,14 +152,52 @@ describe("files as message streams (Connect)", () => {
     const cases: [() => Promise<unknown> | AsyncIterable<unknown>, Code, string][] = [
       [() => files.writeFileStream(each({ data: Buffer.from("x") })), Code.InvalidArgument, "header"],
       [() => files.writeFileStream(each()), Code.InvalidArgument, "header"],
-      [() => files.writeFileStream(each({ header: { name, path: "/workspace/s/h" } }, { header: { name, path: "/workspace/s/h" } })), Code.InvalidArgument, "header"],
-      [() => files.writeFileStream(each({ header: { name, path: "/workspace/s/unended" } }, { data: Buffer.from("x") })), Code.InvalidArgument, "last"],
-      [() => files.writeFileStream(each({ header: { name, path: "/workspace/s/after" }, last: true }, { data: Buffer.from("x") })), Code.InvalidArgument, "last"],
+      [
+        () =>
+          files.writeFileStream(
+            each({ header: { name, path: "/workspace/s/h" } }, { header: { name, path: "/workspace/s/h" } }),
+          ),
+        Code.InvalidArgument,
+        "header",
+      ],
+      [
+        () =>
+          files.writeFileStream(each({ header: { name, path: "/workspace/s/unended" } }, { data: Buffer.from("x") })),
+        Code.InvalidArgument,
+        "last",
+      ],
+      [
+        () =>
+          files.writeFileStream(
+            each({ header: { name, path: "/workspace/s/after" }, last: true }, { data: Buffer.from("x") }),
+          ),
+        Code.InvalidArgument,
+        "last",
+      ],
       [() => files.writeFileStream(each({ header: { name, path: "relative" } })), Code.InvalidArgument, "header.path"],
-      [() => files.writeFileStream(each({ header: { name, path: "/workspace/s/m", mode: "999" } })), Code.InvalidArgument, "header.mode"],
-      [() => files.writeFileStream(each({ header: { name, path: "/workspace/s/\0" } })), Code.InvalidArgument, "header.path"],
-      [() => files.writeFileStream(each({ header: { name: "nonsense", path: "/workspace/s/x" } })), Code.InvalidArgument, "header.name"],
-      [() => files.writeFileStream(each({ header: { name: `workspaces/${WS}/sandboxEngines/none`, path: "/workspace/x" } })), Code.NotFound, ""],
+      [
+        () => files.writeFileStream(each({ header: { name, path: "/workspace/s/m", mode: "999" } })),
+        Code.InvalidArgument,
+        "header.mode",
+      ],
+      [
+        () => files.writeFileStream(each({ header: { name, path: "/workspace/s/\0" } })),
+        Code.InvalidArgument,
+        "header.path",
+      ],
+      [
+        () => files.writeFileStream(each({ header: { name: "nonsense", path: "/workspace/s/x" } })),
+        Code.InvalidArgument,
+        "header.name",
+      ],
+      [
+        () =>
+          files.writeFileStream(
+            each({ header: { name: `workspaces/${WS}/sandboxEngines/none`, path: "/workspace/x" } }),
+          ),
+        Code.NotFound,
+        "",
+      ],
       [() => files.writeFileStream(each({ header: { name, path: "/usr/x" }, last: true })), Code.PermissionDenied, ""],
       [() => files.readFileStream({ name, path: "/workspace/none" }), Code.NotFound, "/workspace/none"],
       [() => files.readFileStream({ name, path: "/workspace" }), Code.FailedPrecondition, "/workspace"],
@@ -138,7 +209,9 @@ describe("files as message streams (Connect)", () => {
     }
     // Nobody else's sandbox.
     const bob = await clientAs("bob");
-    expect((await failure(bob.writeFileStream(each({ header: { name, path: "/workspace/s/b" }, last: true })))).code).toBe(Code.PermissionDenied);
+    expect(
+      (await failure(bob.writeFileStream(each({ header: { name, path: "/workspace/s/b" }, last: true })))).code,
+    ).toBe(Code.PermissionDenied);
     expect((await failure(bob.readFileStream({ name, path: "/workspace/s/r.txt" }))).code).toBe(Code.PermissionDenied);
     // A stream refused before its end wrote nothing.
     const left = (await h.run(name, "ls", ["-A", "/workspace/s"])).output.split("\n");
@@ -147,8 +220,15 @@ describe("files as message streams (Connect)", () => {
 
   it("leaves no file, partial or temporary, when the client cancels mid-stream", async () => {
     const name = sb.name;
-    await files.writeFileStream(each({ header: { name, path: "/workspace/cut-s/placeholder", createParentDirectories: true }, data: Buffer.from("x"), last: true }));
-    const listing = async () => (await h.run(name, "ls", ["-A", "/workspace/cut-s"])).output.split("\n").filter((n) => n !== "");
+    await files.writeFileStream(
+      each({
+        header: { name, path: "/workspace/cut-s/placeholder", createParentDirectories: true },
+        data: Buffer.from("x"),
+        last: true,
+      }),
+    );
+    const listing = async () =>
+      (await h.run(name, "ls", ["-A", "/workspace/cut-s"])).output.split("\n").filter((n) => n !== "");
     const abort = new AbortController();
     let sent = 0;
     let release!: () => void;
@@ -167,7 +247,10 @@ describe("files as message streams (Connect)", () => {
       names = await listing();
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(names.some((n) => n.startsWith(".aiem-tmp-")), "the agent writes a temporary file").toBe(true);
+    expect(
+      names.some((n) => n.startsWith(".aiem-tmp-")),
+      "the agent writes a temporary file",
+    ).toBe(true);
     abort.abort();
     release();
     expect(((await call) as ConnectError).code).toBe(Code.Canceled);

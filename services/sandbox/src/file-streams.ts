@@ -17,7 +17,15 @@ import type {
   WriteFileStreamRequest,
   WriteFileStreamResponse,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { type AccessDeps, agentError, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import {
+  type AccessDeps,
+  agentError,
+  authorizeSandbox,
+  parentMissing,
+  requireRunning,
+  sandboxPath,
+  viaAgent,
+} from "./access.js";
 import { parseMode } from "./filesystem-service.js";
 import { readByMessages } from "./read-by-messages.js";
 import { streamChunks } from "./stream-pieces.js";
@@ -28,12 +36,22 @@ export const READ_STREAM_MESSAGE_BYTES = 1 << 20;
 type ReadMessage = Pick<ReadFileStreamResponse, "data"> & { fileInfo?: FileInfo | undefined };
 
 export function createFileStreamHandlers(deps: AccessDeps) {
-  async function writeFileStream(requests: AsyncIterable<WriteFileStreamRequest>, ctx: HandlerContext): Promise<Partial<WriteFileStreamResponse>> {
+  async function writeFileStream(
+    requests: AsyncIterable<WriteFileStreamRequest>,
+    ctx: HandlerContext,
+  ): Promise<Partial<WriteFileStreamResponse>> {
     const messages = requests[Symbol.asyncIterator]();
     const first = await messages.next();
     const header = first.done ? undefined : first.value.header;
     if (!header) throw invalidArgument("header", "is required on the first message of the stream");
-    const call = await authorizeSandbox(deps, ctx, header.name, "header.name", WorkspaceKind.sandboxEngines, Action.UPDATE);
+    const call = await authorizeSandbox(
+      deps,
+      ctx,
+      header.name,
+      "header.name",
+      WorkspaceKind.sandboxEngines,
+      Action.UPDATE,
+    );
     const path = sandboxPath("header.path", header.path);
     const mode = parseMode("header.mode", header.mode);
     const handle = requireRunning(deps, call);
@@ -58,7 +76,14 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     }
     type AgentMessage = MessageInitShape<typeof AgentWriteSchema>;
     async function* agentMessages(): AsyncGenerator<AgentMessage> {
-      yield { header: { path, createParents: header!.createParentDirectories, overwrite, ...(mode === undefined ? {} : { mode }) } };
+      yield {
+        header: {
+          path,
+          createParents: header!.createParentDirectories,
+          overwrite,
+          ...(mode === undefined ? {} : { mode }),
+        },
+      };
       for await (const data of content()) yield { data };
     }
 
@@ -79,7 +104,14 @@ export function createFileStreamHandlers(deps: AccessDeps) {
           call,
           async () =>
             (await handle.files.supported())
-              ? { fileInfo: await handle.files.write(path, body, { createParents: header.createParentDirectories, overwrite, mode, signal: ctx.signal }) }
+              ? {
+                  fileInfo: await handle.files.write(path, body, {
+                    createParents: header.createParentDirectories,
+                    overwrite,
+                    mode,
+                    signal: ctx.signal,
+                  }),
+                }
               : handle.client.writeFileStream(agentMessages(), { signal: ctx.signal }),
           parentMissing(path),
         );
@@ -107,7 +139,8 @@ export function createFileStreamHandlers(deps: AccessDeps) {
     try {
       if (!(await viaAgent(deps, call, () => handle.files.supported()))) {
         // An agent without the raw routes: its ReadFile, a few MiB at a time.
-        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal)) yield answer(data, fileInfo);
+        for await (const { data, fileInfo } of readByMessages(deps, call, handle, path, ctx.signal))
+          yield answer(data, fileInfo);
         return;
       }
       const file = await viaAgent(deps, call, () => handle.files.read(path, { signal: ctx.signal }));
@@ -120,7 +153,11 @@ export function createFileStreamHandlers(deps: AccessDeps) {
           fileInfo = undefined;
         }
       } catch (error) {
-        throw agentError(deps, call, new ConnectError(`${path}: the read broke off: ${ConnectError.from(error).rawMessage}`, Code.Aborted));
+        throw agentError(
+          deps,
+          call,
+          new ConnectError(`${path}: the read broke off: ${ConnectError.from(error).rawMessage}`, Code.Aborted),
+        );
       } finally {
         // A caller that stops reading early ends the agent's stream too.
         file.body.destroy();

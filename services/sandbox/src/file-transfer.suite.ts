@@ -8,7 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binaryContent as binary } from "@aiem/kit/testing";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime } from "./runtime/local-runtime.js";
-import { AGENT_CACHE, WS, b64, expectError, ok, readNdjson, sharedHarness, startExtraModule, unb64, type ExtraModule, type Reply, type SandboxHarness } from "./testing.js";
+import {
+  AGENT_CACHE,
+  WS,
+  b64,
+  expectError,
+  ok,
+  readNdjson,
+  sharedHarness,
+  startExtraModule,
+  unb64,
+  type ExtraModule,
+  type Reply,
+  type SandboxHarness,
+} from "./testing.js";
 
 let h: SandboxHarness;
 let sb: any;
@@ -37,7 +50,14 @@ function streamed(content: Buffer): ReadableStream<Uint8Array> {
   });
 }
 
-async function upload(base: string, token: string, sandbox: string, query: string, content: Buffer, method = "PUT"): Promise<Reply> {
+async function upload(
+  base: string,
+  token: string,
+  sandbox: string,
+  query: string,
+  content: Buffer,
+  method = "PUT",
+): Promise<Reply> {
   const res = await fetch(`${base}/v1/${sandbox}/filesystem:upload?${query}`, {
     method,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" },
@@ -47,8 +67,15 @@ async function upload(base: string, token: string, sandbox: string, query: strin
   return reply(res);
 }
 
-async function download(base: string, token: string, sandbox: string, file: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
-  const res = await fetch(`${base}/v1/${sandbox}/filesystem:download?path=${encodeURIComponent(file)}`, { headers: { authorization: `Bearer ${token}` } });
+async function download(
+  base: string,
+  token: string,
+  sandbox: string,
+  file: string,
+): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const res = await fetch(`${base}/v1/${sandbox}/filesystem:download?path=${encodeURIComponent(file)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
@@ -62,10 +89,19 @@ describe("raw-body file upload and download", () => {
     const token = await h.token("alice");
     // 24 MiB: far over the edge's request-body limit, which refuses the same file as JSON.
     const content = binary(24 << 20, 15);
-    const refused = await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/big.bin", content: b64(content) } });
+    const refused = await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+      body: { path: "/workspace/big.bin", content: b64(content) },
+    });
     expect([refused.status, refused.body.code]).toEqual([413, 8]);
-    const info = ok(await upload(h.t.url, token, sb.name, "path=/workspace/data/big.bin&createParentDirectories=true", content)).fileInfo;
-    expect(info).toMatchObject({ path: "/workspace/data/big.bin", size: String(content.length), type: "FILE_TYPE_REGULAR", mode: "0644" });
+    const info = ok(
+      await upload(h.t.url, token, sb.name, "path=/workspace/data/big.bin&createParentDirectories=true", content),
+    ).fileInfo;
+    expect(info).toMatchObject({
+      path: "/workspace/data/big.bin",
+      size: String(content.length),
+      type: "FILE_TYPE_REGULAR",
+      mode: "0644",
+    });
     const got = await download(h.t.url, token, sb.name, "/workspace/data/big.bin");
     expect(got.status).toBe(200);
     expect(got.headers.get("content-type")).toBe("application/octet-stream");
@@ -92,7 +128,9 @@ describe("raw-body file upload and download", () => {
     expect(sha256(got.bytes)).toBe(sha256(content));
     // The same agent is still there: it was not killed and restarted on the way.
     expect(ok(await h.rest("GET", `/v1/${tight.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
-    expect((await h.run(tight.name, "sha256sum", ["/workspace/larger-than-memory.bin"])).output.split(" ")[0]).toBe(sha256(content));
+    expect((await h.run(tight.name, "sha256sum", ["/workspace/larger-than-memory.bin"])).output.split(" ")[0]).toBe(
+      sha256(content),
+    );
   });
 
   it("reads a file that gives no size (as /proc's) to its end through ReadFile", async () => {
@@ -104,11 +142,24 @@ describe("raw-body file upload and download", () => {
   it("keeps WriteFile's rules: overwrite, mode, parents, empty files, POST as well as PUT", async () => {
     const token = await h.token("alice");
     ok(await upload(h.t.url, token, sb.name, "path=/workspace/u.txt", Buffer.from("one")));
-    expectError(await upload(h.t.url, token, sb.name, "path=/workspace/u.txt&overwrite=false", Buffer.from("two")), "ALREADY_EXISTS", "/workspace/u.txt");
-    expect(unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/u.txt`)).content).toString()).toBe("one");
-    expect(ok(await upload(h.t.url, token, sb.name, "path=/workspace/u.txt&mode=0600", Buffer.from("three"), "POST")).fileInfo.mode).toBe("0600");
+    expectError(
+      await upload(h.t.url, token, sb.name, "path=/workspace/u.txt&overwrite=false", Buffer.from("two")),
+      "ALREADY_EXISTS",
+      "/workspace/u.txt",
+    );
+    expect(
+      unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/u.txt`)).content).toString(),
+    ).toBe("one");
+    expect(
+      ok(await upload(h.t.url, token, sb.name, "path=/workspace/u.txt&mode=0600", Buffer.from("three"), "POST"))
+        .fileInfo.mode,
+    ).toBe("0600");
     expect((await download(h.t.url, token, sb.name, "/workspace/u.txt")).bytes.toString()).toBe("three");
-    expectError(await upload(h.t.url, token, sb.name, "path=/workspace/no/such/dir/f", Buffer.from("x")), "FAILED_PRECONDITION", "create_parent_directories");
+    expectError(
+      await upload(h.t.url, token, sb.name, "path=/workspace/no/such/dir/f", Buffer.from("x")),
+      "FAILED_PRECONDITION",
+      "create_parent_directories",
+    );
     const empty = await upload(h.t.url, token, sb.name, "path=/workspace/empty.bin", Buffer.alloc(0));
     expect(ok(empty).fileInfo.size).toBe("0");
     const back = await download(h.t.url, token, sb.name, "/workspace/empty.bin");
@@ -117,7 +168,8 @@ describe("raw-body file upload and download", () => {
 
   it("leaves no file, partial or temporary, when the client goes away mid-upload", async () => {
     const token = await h.token("alice");
-    const listing = async () => (await h.run(sb.name, "ls", ["-A", "/workspace/cut"])).output.split("\n").filter((n) => n !== "");
+    const listing = async () =>
+      (await h.run(sb.name, "ls", ["-A", "/workspace/cut"])).output.split("\n").filter((n) => n !== "");
     const until = async (what: string, test: (names: string[]) => boolean) => {
       for (let i = 0; i < 200; i++) {
         const names = await listing();
@@ -126,11 +178,23 @@ describe("raw-body file upload and download", () => {
       }
       throw new Error(`the upload's directory never ${what}`);
     };
-    ok(await upload(h.t.url, token, sb.name, "path=/workspace/cut/placeholder&createParentDirectories=true", Buffer.from("x")));
+    ok(
+      await upload(
+        h.t.url,
+        token,
+        sb.name,
+        "path=/workspace/cut/placeholder&createParentDirectories=true",
+        Buffer.from("x"),
+      ),
+    );
     const url = new URL(`${h.t.url}/v1/${sb.name}/filesystem:upload?path=/workspace/cut/half.bin`);
     const req = http.request(url, {
       method: "PUT",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream", "content-length": String(64 << 20) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/octet-stream",
+        "content-length": String(64 << 20),
+      },
     });
     req.on("error", () => undefined);
     req.write(binary(2 << 20, 3));
@@ -145,19 +209,40 @@ describe("raw-body file upload and download", () => {
     const token = await h.token("alice");
     expectError(await upload(h.t.url, token, sb.name, "", Buffer.from("x")), "INVALID_ARGUMENT", "path");
     expectError(await upload(h.t.url, token, sb.name, "path=relative", Buffer.from("x")), "INVALID_ARGUMENT", "path");
-    expectError(await upload(h.t.url, token, sb.name, "path=/workspace/x&mode=999", Buffer.from("x")), "INVALID_ARGUMENT", "mode");
-    expectError(await upload(h.t.url, token, sb.name, "path=/workspace/x&overwrite=maybe", Buffer.from("x")), "INVALID_ARGUMENT", "overwrite");
+    expectError(
+      await upload(h.t.url, token, sb.name, "path=/workspace/x&mode=999", Buffer.from("x")),
+      "INVALID_ARGUMENT",
+      "mode",
+    );
+    expectError(
+      await upload(h.t.url, token, sb.name, "path=/workspace/x&overwrite=maybe", Buffer.from("x")),
+      "INVALID_ARGUMENT",
+      "overwrite",
+    );
     const missing = await download(h.t.url, token, sb.name, "/workspace/none");
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.bytes.toString())).toMatchObject({ code: 5 });
     const dir = await download(h.t.url, token, sb.name, "/workspace");
     expect(JSON.parse(dir.bytes.toString())).toMatchObject({ code: 9 });
     // Nobody else's sandbox, and nobody without a token.
-    expectError(await upload(h.t.url, await h.token("bob"), sb.name, "path=/workspace/x", Buffer.from("x")), "PERMISSION_DENIED");
-    expectError(await reply(await fetch(`${h.t.url}/v1/${sb.name}/filesystem:download?path=/workspace/u.txt`)), "UNAUTHENTICATED");
-    expectError(await upload(h.t.url, token, `workspaces/${WS}/sandboxEngines/none`, "path=/workspace/x", Buffer.from("x")), "NOT_FOUND");
+    expectError(
+      await upload(h.t.url, await h.token("bob"), sb.name, "path=/workspace/x", Buffer.from("x")),
+      "PERMISSION_DENIED",
+    );
+    expectError(
+      await reply(await fetch(`${h.t.url}/v1/${sb.name}/filesystem:download?path=/workspace/u.txt`)),
+      "UNAUTHENTICATED",
+    );
+    expectError(
+      await upload(h.t.url, token, `workspaces/${WS}/sandboxEngines/none`, "path=/workspace/x", Buffer.from("x")),
+      "NOT_FOUND",
+    );
     // Wrong methods and unknown paths under the prefix.
-    const wrong = await reply(await fetch(`${h.t.url}/v1/${sb.name}/filesystem:upload?path=/workspace/x`, { headers: { authorization: `Bearer ${token}` } }));
+    const wrong = await reply(
+      await fetch(`${h.t.url}/v1/${sb.name}/filesystem:upload?path=/workspace/x`, {
+        headers: { authorization: `Bearer ${token}` },
+      }),
+    );
     expect([wrong.status, wrong.body.code]).toEqual([405, 12]);
     expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:nothing`), "NOT_FOUND");
   });
@@ -167,7 +252,11 @@ describe("binary content through base64 JSON", () => {
   it("round-trips every byte value through WriteFile and ReadFile", async () => {
     // Within the test host's 1 MiB request limit once base64-encoded.
     const content = binary(700 << 10, 77);
-    ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/b64.bin", content: b64(content) } }));
+    ok(
+      await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        body: { path: "/workspace/b64.bin", content: b64(content) },
+      }),
+    );
     const read = ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/b64.bin`));
     expect(read.content).toBe(content.toString("base64"));
     const token = await h.token("alice");
@@ -179,7 +268,9 @@ describe("binary content through base64 JSON", () => {
     const content = binary((5 << 20) + 1, 78);
     const token = await h.token("alice");
     ok(await upload(h.t.url, token, sb.name, "path=/workspace/pieces.bin", content));
-    const res = await fetch(`${h.t.url}/v1/${sb.name}/filesystem:readFile?path=/workspace/pieces.bin`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${h.t.url}/v1/${sb.name}/filesystem:readFile?path=/workspace/pieces.bin`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const text = await res.text();
     expect(res.status).toBe(200);
     expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
@@ -192,8 +283,14 @@ describe("binary content through base64 JSON", () => {
     const token = await h.token("alice");
     const content = binary(3 << 20, 91);
     ok(await upload(h.t.url, token, sb.name, "path=/workspace/out.bin", content));
-    const created = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "cat", args: ["/workspace/out.bin"] } })).process;
-    const res = await fetch(`${h.t.url}/v1/${created.name}:streamOutput`, { headers: { authorization: `Bearer ${token}` } });
+    const created = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, {
+        body: { command: "cat", args: ["/workspace/out.bin"] },
+      }),
+    ).process;
+    const res = await fetch(`${h.t.url}/v1/${created.name}:streamOutput`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(res.headers.get("content-type")).toBe("application/x-ndjson");
     const lines = await readNdjson(res);
     const parts: Buffer[] = [];
@@ -243,19 +340,27 @@ describe("streaming, not buffering", () => {
 
   it("uploads and downloads a file 8 times the agent channel's largest message", async () => {
     const c = await extra.clients("alice");
-    const created = (await c.engines.createSandboxEngine({
-      parent: `workspaces/${WS}`,
-      sandboxEngineId: "small",
-      sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
-    })).sandboxEngine!;
-    for (let i = 0; (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING; i++) {
+    const created = (
+      await c.engines.createSandboxEngine({
+        parent: `workspaces/${WS}`,
+        sandboxEngineId: "small",
+        sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+      })
+    ).sandboxEngine!;
+    for (
+      let i = 0;
+      (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING;
+      i++
+    ) {
       if (i > 750) throw new Error("the sandbox did not start");
       await new Promise((r) => setTimeout(r, 20));
     }
     const token = await h.token("alice");
     const content = binary(8 << 20, 5);
     // The same file in one WriteFile message is over the channel's limit.
-    await expect(c.filesystem.writeFile({ name: created.name, path: "/workspace/whole.bin", content })).rejects.toThrow();
+    await expect(
+      c.filesystem.writeFile({ name: created.name, path: "/workspace/whole.bin", content }),
+    ).rejects.toThrow();
     ok(await upload(base, token, created.name, "path=/workspace/streamed.bin", content));
     const got = await download(base, token, created.name, "/workspace/streamed.bin");
     expect(got.status).toBe(200);

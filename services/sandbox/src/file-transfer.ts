@@ -17,7 +17,15 @@ import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/age
 import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { pipeline } from "node:stream/promises";
-import { type AccessDeps, agentError, authorizeSandboxFor, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import {
+  type AccessDeps,
+  agentError,
+  authorizeSandboxFor,
+  parentMissing,
+  requireRunning,
+  sandboxPath,
+  viaAgent,
+} from "./access.js";
 import { parseMode } from "./filesystem-service.js";
 import { readByMessages } from "./read-by-messages.js";
 
@@ -37,14 +45,23 @@ export interface FileTransferDeps extends AccessDeps {
 
 // The REST API's mapping (the edge's transcoder uses the same), for the codes these routes give.
 
-function sendError(res: NodeResponse, err: ConnectError, extra: Record<string, string> = {}, status = httpStatusOf(err.code)): void {
+function sendError(
+  res: NodeResponse,
+  err: ConnectError,
+  extra: Record<string, string> = {},
+  status = httpStatusOf(err.code),
+): void {
   if (res.headersSent) {
     // The status line is gone: cutting the body short is how the client learns of it.
     res.destroy();
     return;
   }
   const body = JSON.stringify({ code: err.code, message: err.rawMessage, details: [] });
-  res.writeHead(status, { ...extra, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+  res.writeHead(status, {
+    ...extra,
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+  });
   res.end(body);
 }
 
@@ -65,7 +82,6 @@ function pathParameter(query: URLSearchParams): string {
   return sandboxPath("path", value);
 }
 
-
 export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
   async function authenticate(req: NodeRequest): Promise<Principal> {
     const header = req.headers["authorization"];
@@ -76,7 +92,13 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
     }
   }
 
-  async function upload(req: NodeRequest, res: NodeResponse, name: string, query: URLSearchParams, signal: AbortSignal): Promise<void> {
+  async function upload(
+    req: NodeRequest,
+    res: NodeResponse,
+    name: string,
+    query: URLSearchParams,
+    signal: AbortSignal,
+  ): Promise<void> {
     const principal = await authenticate(req);
     const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.UPDATE);
     const path = pathParameter(query);
@@ -112,12 +134,22 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
         parentMissing(path),
       ),
     );
-    const body = JSON.stringify(toJson(WriteFileResponseSchema, create(WriteFileResponseSchema, { fileInfo: written.fileInfo }), { alwaysEmitImplicit: true }));
+    const body = JSON.stringify(
+      toJson(WriteFileResponseSchema, create(WriteFileResponseSchema, { fileInfo: written.fileInfo }), {
+        alwaysEmitImplicit: true,
+      }),
+    );
     res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
     res.end(body);
   }
 
-  async function download(req: NodeRequest, res: NodeResponse, name: string, query: URLSearchParams, signal: AbortSignal): Promise<void> {
+  async function download(
+    req: NodeRequest,
+    res: NodeResponse,
+    name: string,
+    query: URLSearchParams,
+    signal: AbortSignal,
+  ): Promise<void> {
     const principal = await authenticate(req);
     const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.GET);
     const path = pathParameter(query);
@@ -145,7 +177,11 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
           await pipeline(file.body, res);
         } catch (error) {
           if (signal.aborted) return;
-          throw agentError(deps, call, new ConnectError(`${path}: the transfer broke off: ${String(error)}`, Code.Aborted));
+          throw agentError(
+            deps,
+            call,
+            new ConnectError(`${path}: the transfer broke off: ${String(error)}`, Code.Aborted),
+          );
         }
         return;
       }
@@ -175,16 +211,27 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
     const allowed = verb === "upload" ? ["PUT", "POST"] : ["GET"];
     if (!allowed.includes(method)) {
       req.resume();
-      return sendError(res, new ConnectError(`${method} is not allowed on ${url.slice(0, q < 0 ? undefined : q)}; use ${allowed.join(", ")}`, Code.Unimplemented), {
-        allow: allowed.join(", "),
-      }, 405);
+      return sendError(
+        res,
+        new ConnectError(
+          `${method} is not allowed on ${url.slice(0, q < 0 ? undefined : q)}; use ${allowed.join(", ")}`,
+          Code.Unimplemented,
+        ),
+        {
+          allow: allowed.join(", "),
+        },
+        405,
+      );
     }
     const abort = new AbortController();
     res.once("close", () => {
       if (!res.writableFinished) abort.abort(new ConnectError("the client went away", Code.Canceled));
     });
     const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
-    const work = verb === "upload" ? upload(req, res, decodeURIComponent(name), query, abort.signal) : download(req, res, decodeURIComponent(name), query, abort.signal);
+    const work =
+      verb === "upload"
+        ? upload(req, res, decodeURIComponent(name), query, abort.signal)
+        : download(req, res, decodeURIComponent(name), query, abort.signal);
     work.catch(async (reason: unknown) => {
       // Checked before the body is read, so an upload goes on whole to the replica running the sandbox.
       if (reason instanceof ServedElsewhere && forwardHttp(req, res, reason.url)) return;

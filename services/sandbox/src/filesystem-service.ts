@@ -16,7 +16,15 @@ import type {
   StatFileRequest,
   WriteFileRequest,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { type AccessDeps, type SandboxCall, authorizeSandbox, parentMissing, requireRunning, sandboxPath, viaAgent } from "./access.js";
+import {
+  type AccessDeps,
+  type SandboxCall,
+  authorizeSandbox,
+  parentMissing,
+  requireRunning,
+  sandboxPath,
+  viaAgent,
+} from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import { readByMessages } from "./read-by-messages.js";
 import { readInto, streamPieces } from "./stream-pieces.js";
@@ -34,7 +42,10 @@ const READ_PIECE_BYTES = 1 << 20;
 export function parseMode(field: string, value: string): number | undefined {
   if (value === "") return undefined;
   if (!/^0?[0-7]{1,4}$/.test(value)) {
-    throw invalidArgument(field, `must be an octal permission string of at most 07777, such as 0644 or 0755 (got ${JSON.stringify(value.slice(0, 32))})`);
+    throw invalidArgument(
+      field,
+      `must be an octal permission string of at most 07777, such as 0644 or 0755 (got ${JSON.stringify(value.slice(0, 32))})`,
+    );
   }
   return Number.parseInt(value, 8);
 }
@@ -110,7 +121,11 @@ export function createFilesystemHandlers(deps: AccessDeps) {
   const open = (ctx: HandlerContext, name: string, action: Action) =>
     authorizeSandbox(deps, ctx, name, "name", WorkspaceKind.sandboxEngines, action);
 
-  async function makeDirectory(req: CreateDirectoryRequest | MakeDirectoryRequest, ctx: HandlerContext, existOk: boolean) {
+  async function makeDirectory(
+    req: CreateDirectoryRequest | MakeDirectoryRequest,
+    ctx: HandlerContext,
+    existOk: boolean,
+  ) {
     const call = await open(ctx, req.name, Action.UPDATE);
     const path = sandboxPath("path", req.path);
     const handle = requireRunning(deps, call);
@@ -145,7 +160,13 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const res = await viaAgent(
         deps,
         call,
-        () => handle.client.move({ source, destination, overwrite: req.overwrite, createParents: req.createParentDirectories }),
+        () =>
+          handle.client.move({
+            source,
+            destination,
+            overwrite: req.overwrite,
+            createParents: req.createParentDirectories,
+          }),
         (err) => {
           // The agent names its own fields; the API's are source_path and destination_path.
           const m = err.code === Code.InvalidArgument ? /^(source|destination): (.*)$/s.exec(err.rawMessage) : null;
@@ -194,7 +215,14 @@ export function createFilesystemHandlers(deps: AccessDeps) {
       const res = await viaAgent(
         deps,
         call,
-        () => handle.client.writeFile({ path, content: req.content, createParents: req.createParentDirectories, overwrite, mode }),
+        () =>
+          handle.client.writeFile({
+            path,
+            content: req.content,
+            createParents: req.createParentDirectories,
+            overwrite,
+            mode,
+          }),
         parentMissing(path),
       );
       return { fileInfo: res.fileInfo };

@@ -71,7 +71,12 @@ describe("filesystem calls", () => {
     await sh("ln -sf described.txt /workspace/described-link");
     const r = ok(await read("/workspace/described-link"));
     expect(unb64(r.content).toString()).toBe("12345");
-    expect(r.fileInfo).toMatchObject({ path: "/workspace/described-link", size: "5", type: "FILE_TYPE_REGULAR", mode: "0640" });
+    expect(r.fileInfo).toMatchObject({
+      path: "/workspace/described-link",
+      size: "5",
+      type: "FILE_TYPE_REGULAR",
+      mode: "0640",
+    });
     expect(r.fileInfo.modifyTime).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
@@ -84,8 +89,13 @@ describe("filesystem calls", () => {
   });
 
   it("creates directories (0755): createDirectory refuses what exists, makeDirectory accepts a directory", async () => {
-    const mk = (call: string, p: string, parents = false) => h.rest("POST", fsCall(call), { body: { path: p, createParentDirectories: parents } });
-    expect(ok(await mk("createDirectory", "/workspace/d1")).fileInfo).toMatchObject({ path: "/workspace/d1", type: "FILE_TYPE_DIRECTORY", mode: "0755" });
+    const mk = (call: string, p: string, parents = false) =>
+      h.rest("POST", fsCall(call), { body: { path: p, createParentDirectories: parents } });
+    expect(ok(await mk("createDirectory", "/workspace/d1")).fileInfo).toMatchObject({
+      path: "/workspace/d1",
+      type: "FILE_TYPE_DIRECTORY",
+      mode: "0755",
+    });
     expectError(await mk("createDirectory", "/workspace/d1"), "ALREADY_EXISTS", "/workspace/d1");
     expect(ok(await mk("makeDirectory", "/workspace/d1")).fileInfo.type).toBe("FILE_TYPE_DIRECTORY");
     expectError(await mk("createDirectory", "/workspace/x/y"), "FAILED_PRECONDITION", "create_parent_directories");
@@ -98,7 +108,9 @@ describe("filesystem calls", () => {
   });
 
   it("lists a directory by name with types and octal modes, describing links rather than following them", async () => {
-    await sh("mkdir -p /workspace/ls/zdir && echo hi > /workspace/ls/b.txt && ln -s b.txt /workspace/ls/a-link && chmod 751 /workspace/ls/zdir");
+    await sh(
+      "mkdir -p /workspace/ls/zdir && echo hi > /workspace/ls/b.txt && ln -s b.txt /workspace/ls/a-link && chmod 751 /workspace/ls/zdir",
+    );
     const entries = ok(await list("/workspace/ls")).files;
     expect(entries.map((e: any) => [e.path, e.type, e.mode])).toEqual([
       ["/workspace/ls/a-link", "FILE_TYPE_SYMLINK", "0777"],
@@ -115,7 +127,10 @@ describe("filesystem calls", () => {
   it("stats files, directories and links (links themselves)", async () => {
     await sh("echo data > /workspace/st && ln -sf /workspace/st /workspace/st-link");
     expect(ok(await stat("/workspace/st")).fileInfo).toMatchObject({ type: "FILE_TYPE_REGULAR", size: "5" });
-    expect(ok(await stat("/workspace/st-link")).fileInfo).toMatchObject({ path: "/workspace/st-link", type: "FILE_TYPE_SYMLINK" });
+    expect(ok(await stat("/workspace/st-link")).fileInfo).toMatchObject({
+      path: "/workspace/st-link",
+      type: "FILE_TYPE_SYMLINK",
+    });
     expect(unb64(ok(await read("/workspace/st-link")).content).toString()).toBe("data\n");
     expectError(await stat("/workspace/none"), "NOT_FOUND", "/workspace/none");
     expectError(await read("/workspace/none"), "NOT_FOUND");
@@ -127,23 +142,36 @@ describe("filesystem calls", () => {
       h.rest("POST", fsCall("move"), { body: { sourcePath: from, destinationPath: to, ...extra } });
     ok(await write("/workspace/mv1", "1"));
     ok(await write("/workspace/mv2", "2"));
-    expect(ok(await mv("/workspace/mv1", "/workspace/mv3")).fileInfo).toMatchObject({ path: "/workspace/mv3", type: "FILE_TYPE_REGULAR" });
+    expect(ok(await mv("/workspace/mv1", "/workspace/mv3")).fileInfo).toMatchObject({
+      path: "/workspace/mv3",
+      type: "FILE_TYPE_REGULAR",
+    });
     expectError(await mv("/workspace/mv3", "/workspace/mv2"), "ALREADY_EXISTS", "/workspace/mv2");
     ok(await mv("/workspace/mv3", "/workspace/mv2", { overwrite: true }));
     expect(unb64(ok(await read("/workspace/mv2")).content).toString()).toBe("1");
-    expectError(await mv("/workspace/mv2", "/workspace/new/dir/mv"), "FAILED_PRECONDITION", "create_parent_directories");
+    expectError(
+      await mv("/workspace/mv2", "/workspace/new/dir/mv"),
+      "FAILED_PRECONDITION",
+      "create_parent_directories",
+    );
     ok(await mv("/workspace/mv2", "/workspace/new/dir/mv", { createParentDirectories: true }));
     expect(ok(await stat("/workspace/new/dir")).fileInfo.mode).toBe("0755");
     expectError(await mv("/workspace/missing", "/workspace/x1"), "NOT_FOUND", "/workspace/missing");
     expectError(await mv("/workspace/missing/deeper", "/workspace/x1"), "NOT_FOUND");
     await sh("mkdir -p /workspace/full/x /workspace/dsrc && touch /workspace/full/x/f");
-    expectError(await mv("/workspace/dsrc", "/workspace/full", { overwrite: true }), "FAILED_PRECONDITION", "not empty");
+    expectError(
+      await mv("/workspace/dsrc", "/workspace/full", { overwrite: true }),
+      "FAILED_PRECONDITION",
+      "not empty",
+    );
     expectError(await mv("/workspace/full", "/workspace/full/x/inside"), "INVALID_ARGUMENT", "destination_path");
   });
 
   it("removes files, links (not their targets) and directories; non-empty ones only when recursive", async () => {
     const rm = (p: string, recursive = false) => h.rest("POST", fsCall("remove"), { body: { path: p, recursive } });
-    await sh("mkdir -p /workspace/rm/sub && echo keep > /workspace/target && ln -s /workspace/target /workspace/rm/link && touch /workspace/rm/sub/f");
+    await sh(
+      "mkdir -p /workspace/rm/sub && echo keep > /workspace/target && ln -s /workspace/target /workspace/rm/link && touch /workspace/rm/sub/f",
+    );
     ok(await rm("/workspace/rm/link"));
     expect(unb64(ok(await read("/workspace/target")).content).toString()).toBe("keep\n");
     expectError(await rm("/workspace/rm"), "FAILED_PRECONDITION", "recursive");
@@ -180,7 +208,10 @@ describe("filesystem calls", () => {
     expectError(await write("/usr/bin/env", "x", { overwrite: true }), "PERMISSION_DENIED");
     expectError(await h.rest("POST", fsCall("remove"), { body: { path: "/bin/sh" } }), "PERMISSION_DENIED");
     expectError(await h.rest("POST", fsCall("createDirectory"), { body: { path: "/lib/x" } }), "PERMISSION_DENIED");
-    expectError(await h.rest("POST", fsCall("move"), { body: { sourcePath: "/etc/hostname", destinationPath: "/workspace/h" } }), "PERMISSION_DENIED");
+    expectError(
+      await h.rest("POST", fsCall("move"), { body: { sourcePath: "/etc/hostname", destinationPath: "/workspace/h" } }),
+      "PERMISSION_DENIED",
+    );
     expectError(await stat("/.aiem/agent.mjs"), "PERMISSION_DENIED");
     expectError(await read("/.aiem/run/agent.sock"), "PERMISSION_DENIED");
     expectError(await write("/dev/null", "x", { overwrite: true }), "PERMISSION_DENIED");
@@ -201,7 +232,11 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     fs.mkdirSync(outside, { recursive: true });
     secret = path.join(outside, "secret.txt");
     fs.writeFileSync(secret, "HOST-SECRET");
-    const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    const row = await h.sandbox
+      .database!.db.selectFrom("sandbox_engines")
+      .select("runtime_id")
+      .where("uid", "=", sb.uid)
+      .executeTakeFirstOrThrow();
     root = path.join(h.t.dataDir, "sandboxes", (row as { runtime_id: string }).runtime_id, "root");
     expect(fs.existsSync(path.join(root, "workspace"))).toBe(true);
   });
@@ -220,12 +255,18 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     const encoded = await h.rest("GET", `${fsCall("readFile")}?path=%2Fworkspace%2F%2E%2E%2F%2E%2E%2Fetc%2Fpasswd`);
     expectError(encoded, "INVALID_ARGUMENT", "path");
     expectError(
-      await h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, { body: { workspace: "workspaces/team-a", remotePath: "../../x", localPath: "/workspace/x" } }),
+      await h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, {
+        body: { workspace: "workspaces/team-a", remotePath: "../../x", localPath: "/workspace/x" },
+      }),
       "INVALID_ARGUMENT",
       "remote_path",
     );
     // A name cannot smuggle a path either.
-    expectError(await h.rest("GET", `/v1/workspaces/team-a/sandboxEngines/fs%2F..%2Fother/filesystem:statFile?path=/`), "INVALID_ARGUMENT", "name");
+    expectError(
+      await h.rest("GET", `/v1/workspaces/team-a/sandboxEngines/fs%2F..%2Fother/filesystem:statFile?path=/`),
+      "INVALID_ARGUMENT",
+      "name",
+    );
     hostUnchanged();
   });
 
@@ -248,12 +289,22 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     expectError(await stat("/workspace/agent/agent.mjs"), "PERMISSION_DENIED");
     expectError(await read("/workspace/loop1"), "FAILED_PRECONDITION", "symbolic links");
     // Through /workspace/rootlink, "/" is the sandbox's own root.
-    expect(ok(await list("/workspace/rootlink/workspace")).files.map((e: any) => e.path)).toContain("/workspace/rootlink/workspace/abs");
+    expect(ok(await list("/workspace/rootlink/workspace")).files.map((e: any) => e.path)).toContain(
+      "/workspace/rootlink/workspace/abs",
+    );
     // Writing through links lands inside the sandbox, never in the host directory.
     ok(await write("/workspace/abs", "through a link", { overwrite: true, createParentDirectories: true }));
     ok(await write("/workspace/absdir/new.txt", "x", { createParentDirectories: true }));
     expectError(await write("/workspace/up/tmp/escaped", "x", { createParentDirectories: true }), "PERMISSION_DENIED");
-    ok(await h.rest("POST", fsCall("move"), { body: { sourcePath: "/workspace/bytes.bin", destinationPath: "/workspace/absdir/moved.bin", createParentDirectories: true } }));
+    ok(
+      await h.rest("POST", fsCall("move"), {
+        body: {
+          sourcePath: "/workspace/bytes.bin",
+          destinationPath: "/workspace/absdir/moved.bin",
+          createParentDirectories: true,
+        },
+      }),
+    );
     ok(await h.rest("POST", fsCall("remove"), { body: { path: "/workspace/absdir", recursive: true } }));
     hostUnchanged();
     expect(fs.readFileSync(path.join(root, secret), "utf8")).toBe("through a link");
@@ -272,14 +323,18 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
       "  i=$((i+1))",
       "done",
     ].join("\n");
-    const racer = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sh", args: ["-c", script] } })).process;
+    const racer = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sh", args: ["-c", script] } }),
+    ).process;
     const outcomes = new Map<number, number>();
     for (let round = 0; round < 40; round++) {
       const results = await Promise.all([
         write(`/workspace/race/f${round}`, "race", { overwrite: true, createParentDirectories: true }),
         read(`/workspace/race/secret.txt`),
         list("/workspace/race"),
-        h.rest("POST", fsCall("makeDirectory"), { body: { path: `/workspace/race/d${round}`, createParentDirectories: true } }),
+        h.rest("POST", fsCall("makeDirectory"), {
+          body: { path: `/workspace/race/d${round}`, createParentDirectories: true },
+        }),
         h.rest("POST", fsCall("remove"), { body: { path: `/workspace/race/f${round}` } }),
       ]);
       for (const r of results) {
@@ -305,7 +360,12 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     expectError(await read("/dev/urandom"), "FAILED_PRECONDITION");
     expectError(await write("/dev/sda", "x", { overwrite: true }), "PERMISSION_DENIED");
     expectError(await h.rest("POST", fsCall("remove"), { body: { path: "/proc/1/environ" } }), "PERMISSION_DENIED");
-    expectError(await h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, { body: { workspace: "workspaces/team-a", localPath: "/workspace/fifo", remotePath: "fifo" } }), "FAILED_PRECONDITION");
+    expectError(
+      await h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, {
+        body: { workspace: "workspaces/team-a", localPath: "/workspace/fifo", remotePath: "fifo" },
+      }),
+      "FAILED_PRECONDITION",
+    );
     // Device nodes cannot be made in the sandbox at all.
     const mknod = await h.run(sb.name, "mknod", ["/workspace/disk", "b", "8", "0"]);
     expect(mknod.process.state).toBe("STATE_FAILED");

@@ -7,10 +7,25 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
-import { SandboxEngine_PendingReason, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import {
+  SandboxEngine_PendingReason,
+  SandboxEngine_State,
+} from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
-import { AGENT_CACHE, b64, expectError, ok, sharedHarness, sleep, startExtraModule, unb64, WS, type ExtraClients, type SandboxHarness } from "./testing.js";
+import {
+  AGENT_CACHE,
+  b64,
+  expectError,
+  ok,
+  sharedHarness,
+  sleep,
+  startExtraModule,
+  unb64,
+  WS,
+  type ExtraClients,
+  type SandboxHarness,
+} from "./testing.js";
 
 let h: SandboxHarness;
 
@@ -46,13 +61,20 @@ async function createVia(c: ExtraClients, id: string) {
   return res.sandboxEngine!;
 }
 
-const stateOf = async (c: ExtraClients, name: string) => (await c.engines.getSandboxEngine({ name })).sandboxEngine!.state;
+const stateOf = async (c: ExtraClients, name: string) =>
+  (await c.engines.getSandboxEngine({ name })).sandboxEngine!.state;
 
 describe("sandbox lifecycle", () => {
   it("marks a sandbox whose agent died FAILED, with its running processes ended; it can still be terminated", async () => {
     const sb = await h.createSandbox("crash");
-    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
-    const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    const p = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } }),
+    ).process;
+    const row = await h.sandbox
+      .database!.db.selectFrom("sandbox_engines")
+      .select("runtime_id")
+      .where("uid", "=", sb.uid)
+      .executeTakeFirstOrThrow();
     const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
     const inits = childrenOf(bwrapPid);
     expect(inits.length).toBe(1);
@@ -61,24 +83,48 @@ describe("sandbox lifecycle", () => {
     // Its bwrap alone was killed: the runtime ends the rest of the sandbox (its PID namespace).
     await waitFor(async () => processStartTime(inits[0]!) === undefined);
     expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
-    expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/`), "FAILED_PRECONDITION", "STATE_FAILED");
-    expect(ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine.state).toBe("STATE_TERMINATING");
+    expectError(
+      await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/`),
+      "FAILED_PRECONDITION",
+      "STATE_FAILED",
+    );
+    expect(ok(await h.rest("POST", `/v1/${sb.name}:terminate`, { body: {} })).sandboxEngine.state).toBe(
+      "STATE_TERMINATING",
+    );
     await h.waitState(sb.name, "STATE_TERMINATED");
   });
 
   it("marks a sandbox that cannot start FAILED", async () => {
-    const broken = await startExtraModule(h, "broken", {}, {
-      runtime: createLocalSandboxRuntime({ dataDir: path.join(h.t.dataDir, "broken-rt"), cacheDir: AGENT_CACHE, nodePath: "/nonexistent/node" }),
-    });
+    const broken = await startExtraModule(
+      h,
+      "broken",
+      {},
+      {
+        runtime: createLocalSandboxRuntime({
+          dataDir: path.join(h.t.dataDir, "broken-rt"),
+          cacheDir: AGENT_CACHE,
+          nodePath: "/nonexistent/node",
+        }),
+      },
+    );
     try {
       const c = await broken.clients("alice");
       const sb = await createVia(c, "cannot-start");
       expect(sb.state).toBe(SandboxEngine_State.STARTING);
       await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.FAILED);
-      const row = await broken.module.database!.db.selectFrom("sandbox_engines").select("failure_reason").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+      const row = await broken.module
+        .database!.db.selectFrom("sandbox_engines")
+        .select("failure_reason")
+        .where("uid", "=", sb.uid)
+        .executeTakeFirstOrThrow();
       expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/node");
       await c.engines.deleteSandboxEngine({ name: sb.name });
-      await waitFor(async () => c.engines.getSandboxEngine({ name: sb.name }).then(() => false, (e: unknown) => ConnectError.from(e).code === Code.NotFound));
+      await waitFor(async () =>
+        c.engines.getSandboxEngine({ name: sb.name }).then(
+          () => false,
+          (e: unknown) => ConnectError.from(e).code === Code.NotFound,
+        ),
+      );
     } finally {
       await broken.stop();
     }
@@ -111,7 +157,11 @@ describe("sandbox lifecycle", () => {
       const sb = await createVia(c, "gated");
       expect(SandboxEngine_PendingReason[sb.pendingReason]).toBe("CREATING_RESOURCES");
       await sleep(200);
-      expect(await reason(sb.name)).toEqual(["STARTING", "CREATING_RESOURCES", "setting up the sandbox's isolated environment"]);
+      expect(await reason(sb.name)).toEqual([
+        "STARTING",
+        "CREATING_RESOURCES",
+        "setting up the sandbox's isolated environment",
+      ]);
       launch();
       await waitFor(async () => (await reason(sb.name))[1] === "WAITING_READINESS");
       expect((await reason(sb.name))[2]).toBe("waiting for the sandbox's agent to answer");
@@ -135,7 +185,9 @@ describe("sandbox lifecycle", () => {
       expect(err.code).toBe(Code.FailedPrecondition);
       expect(err.rawMessage).toContain("bubblewrap");
       expect(err.rawMessage).toContain("AIEM_SANDBOX_UNCONFINED=true");
-      expect((await failure(c.engines.getSandboxEngine({ name: `workspaces/${WS}/sandboxEngines/refused` }))).code).toBe(Code.NotFound);
+      expect(
+        (await failure(c.engines.getSandboxEngine({ name: `workspaces/${WS}/sandboxEngines/refused` }))).code,
+      ).toBe(Code.NotFound);
     } finally {
       await none.stop();
     }
@@ -151,18 +203,33 @@ describe("sandbox lifecycle", () => {
       const marker = path.join(loose.dataDir, "host-marker.txt");
       fs.writeFileSync(marker, "HOST");
       // Without isolation the process itself sees the host, as the operator accepted.
-      const p = (await c.processes.createProcess({
-        parent: sb.name,
-        autoRun: true,
-        process: { command: "sh", args: ["-c", `pwd; cat ${marker}; ln -s ${marker} link; ln -s ../../../../../../../../.. up`] },
-      })).process!;
+      const p = (
+        await c.processes.createProcess({
+          parent: sb.name,
+          autoRun: true,
+          process: {
+            command: "sh",
+            args: ["-c", `pwd; cat ${marker}; ln -s ${marker} link; ln -s ../../../../../../../../.. up`],
+          },
+        })
+      ).process!;
       await c.processes.waitProcess({ name: p.name });
       const out = Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data).toString();
       expect(out).toBe(`${path.join(root, "workspace")}\nHOST`);
       // The API resolves the same links inside the sandbox's root.
-      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/link" }))).code).toBe(Code.NotFound);
-      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/up/etc/passwd" }))).code).toBe(Code.PermissionDenied);
-      await c.filesystem.writeFile({ name: sb.name, path: "/workspace/link", content: Buffer.from("inside"), overwrite: true, createParentDirectories: true });
+      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/link" }))).code).toBe(
+        Code.NotFound,
+      );
+      expect((await failure(c.filesystem.readFile({ name: sb.name, path: "/workspace/up/etc/passwd" }))).code).toBe(
+        Code.PermissionDenied,
+      );
+      await c.filesystem.writeFile({
+        name: sb.name,
+        path: "/workspace/link",
+        content: Buffer.from("inside"),
+        overwrite: true,
+        createParentDirectories: true,
+      });
       expect(fs.readFileSync(marker, "utf8")).toBe("HOST");
       expect(fs.readFileSync(path.join(root, marker), "utf8")).toBe("inside");
       await c.engines.terminateSandboxEngine({ name: sb.name });
@@ -176,8 +243,13 @@ describe("sandbox lifecycle", () => {
     const warm = await startExtraModule(h, "warm", { warmPoolSize: 1 });
     const c = await warm.clients("alice");
     const runtimeId = async (uid: string) =>
-      ((await warm.module.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", uid).executeTakeFirstOrThrow()) as { runtime_id: string })
-        .runtime_id;
+      (
+        (await warm.module
+          .database!.db.selectFrom("sandbox_engines")
+          .select("runtime_id")
+          .where("uid", "=", uid)
+          .executeTakeFirstOrThrow()) as { runtime_id: string }
+      ).runtime_id;
     const pools = () => fs.readdirSync(path.join(warm.dataDir, "sandboxes")).filter((d) => d.startsWith("pool-"));
     try {
       const first = await createVia(c, "warm-1");
@@ -191,7 +263,13 @@ describe("sandbox lifecycle", () => {
       expect(await stateOf(c, second.name)).toBe(SandboxEngine_State.RUNNING);
       const ms = Date.now() - t0;
       expect(await runtimeId(second.uid)).toBe(ready);
-      const echo = (await c.processes.createProcess({ parent: second.name, autoRun: true, process: { command: "echo", args: ["warm"] } })).process!;
+      const echo = (
+        await c.processes.createProcess({
+          parent: second.name,
+          autoRun: true,
+          process: { command: "echo", args: ["warm"] },
+        })
+      ).process!;
       await c.processes.waitProcess({ name: echo.name });
       expect(Buffer.from((await c.processes.readProcessOutput({ name: echo.name })).data).toString()).toBe("warm\n");
       console.log(`create to RUNNING from a warm sandbox: ${ms} ms`);
@@ -227,7 +305,11 @@ describe("sandbox lifecycle", () => {
 
       // A service that died between starting an agent and writing its row left the agent running.
       await early.module.stop();
-      const orphanRuntime = createLocalSandboxRuntime({ dataDir: early.dataDir, cacheDir: AGENT_CACHE, keepRunning: true });
+      const orphanRuntime = createLocalSandboxRuntime({
+        dataDir: early.dataDir,
+        cacheDir: AGENT_CACHE,
+        keepRunning: true,
+      });
       const orphan = await orphanRuntime.start("never-written");
       await orphanRuntime.close();
       expect(processStartTime(orphan.pid)).toBeDefined();
@@ -243,11 +325,18 @@ describe("sandbox lifecycle", () => {
 
   it("after a restart of the service, adopts the sandboxes that ran: processes run on, and none of their output is lost", async () => {
     const sb = await h.createSandbox("restart");
-    ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/kept.txt", content: b64("kept") } }));
+    ok(
+      await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        body: { path: "/workspace/kept.txt", content: b64("kept") },
+      }),
+    );
     const lines = 30;
     const counter = ok(
       await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, {
-        body: { command: "sh", args: ["-c", `i=0; while [ $i -lt ${lines} ]; do echo $i; i=$((i+1)); sleep 0.05; done`] },
+        body: {
+          command: "sh",
+          args: ["-c", `i=0; while [ $i -lt ${lines} ]; do echo $i; i=$((i+1)); sleep 0.05; done`],
+        },
       }),
     ).process;
     const done = await h.run(sb.name, "echo", ["before"]);
@@ -256,9 +345,14 @@ describe("sandbox lifecycle", () => {
     expectError(await h.rest("GET", `/v1/${sb.name}`), "UNAVAILABLE");
     await h.sandbox.start();
     expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
-    expect(unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/kept.txt`)).content).toString()).toBe("kept");
+    expect(
+      unb64(ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=/workspace/kept.txt`)).content).toString(),
+    ).toBe("kept");
     // The counter ran on through the restart; its end is recorded by the new process of the service.
-    expect(ok(await h.rest("POST", `/v1/${counter.name}:wait`, { body: {} })).process).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
+    expect(ok(await h.rest("POST", `/v1/${counter.name}:wait`, { body: {} })).process).toMatchObject({
+      state: "STATE_SUCCEEDED",
+      exitCode: 0,
+    });
     const expected = Array.from({ length: lines }, (_, i) => `${i}\n`).join("");
     expect(unb64(ok(await h.rest("GET", `/v1/${counter.name}:readOutput`)).data).toString()).toBe(expected);
     expect(unb64(ok(await h.rest("GET", `/v1/${done.process.name}:readOutput`)).data).toString()).toBe("before\n");
@@ -266,23 +360,47 @@ describe("sandbox lifecycle", () => {
   });
 
   it("after a restart of the service, starts unconfined sandboxes again on their files: their processes ended with it", async () => {
-    const loose = await startExtraModule(h, "unconfined-restart", { bwrapPath: "/nonexistent/bwrap", unconfined: true });
+    const loose = await startExtraModule(h, "unconfined-restart", {
+      bwrapPath: "/nonexistent/bwrap",
+      unconfined: true,
+    });
     try {
       const c = await loose.clients("alice");
       const sb = await createVia(c, "loose-restart");
       await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
-      await c.filesystem.writeFile({ name: sb.name, path: "/workspace/kept.txt", content: Buffer.from("kept"), createParentDirectories: true });
-      const p = (await c.processes.createProcess({ parent: sb.name, autoRun: true, process: { command: "sh", args: ["-c", "echo $$; exec sleep 30"] } })).process!;
+      await c.filesystem.writeFile({
+        name: sb.name,
+        path: "/workspace/kept.txt",
+        content: Buffer.from("kept"),
+        createParentDirectories: true,
+      });
+      const p = (
+        await c.processes.createProcess({
+          parent: sb.name,
+          autoRun: true,
+          process: { command: "sh", args: ["-c", "echo $$; exec sleep 30"] },
+        })
+      ).process!;
       const pid = Number(
-        await waitFor(async () => Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data).toString().trim() || undefined),
+        await waitFor(
+          async () =>
+            Buffer.from((await c.processes.readProcessOutput({ name: p.name })).data)
+              .toString()
+              .trim() || undefined,
+        ),
       );
       await loose.module.stop();
       // Nothing unconfined outlives the service: the process is gone with its agent.
       expect(processStartTime(pid)).toBeUndefined();
       await loose.module.start();
       expect(await stateOf(c, sb.name)).toBe(SandboxEngine_State.RUNNING);
-      expect((await c.processes.getProcess({ name: p.name })).process).toMatchObject({ state: Process_State.FAILED, exitCode: 137 });
-      expect(Buffer.from((await c.filesystem.readFile({ name: sb.name, path: "/workspace/kept.txt" })).content).toString()).toBe("kept");
+      expect((await c.processes.getProcess({ name: p.name })).process).toMatchObject({
+        state: Process_State.FAILED,
+        exitCode: 137,
+      });
+      expect(
+        Buffer.from((await c.filesystem.readFile({ name: sb.name, path: "/workspace/kept.txt" })).content).toString(),
+      ).toBe("kept");
       await c.engines.deleteSandboxEngine({ name: sb.name });
     } finally {
       await loose.stop();
@@ -291,8 +409,14 @@ describe("sandbox lifecycle", () => {
 
   it("after a restart of the service, marks FAILED a sandbox whose agent ended while the service was down", async () => {
     const sb = await h.createSandbox("died-meanwhile");
-    const p = ok(await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } })).process;
-    const row = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("runtime_id").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    const p = ok(
+      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } }),
+    ).process;
+    const row = await h.sandbox
+      .database!.db.selectFrom("sandbox_engines")
+      .select("runtime_id")
+      .where("uid", "=", sb.uid)
+      .executeTakeFirstOrThrow();
     const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
     await h.sandbox.stop();
     // The whole sandbox ends with nobody watching: its namespace's init, then bwrap.
@@ -300,7 +424,11 @@ describe("sandbox lifecycle", () => {
     await waitFor(async () => processStartTime(bwrapPid) === undefined);
     await h.sandbox.start();
     await h.waitState(sb.name, "STATE_FAILED");
-    const reason = await h.sandbox.database!.db.selectFrom("sandbox_engines").select("failure_reason").where("uid", "=", sb.uid).executeTakeFirstOrThrow();
+    const reason = await h.sandbox
+      .database!.db.selectFrom("sandbox_engines")
+      .select("failure_reason")
+      .where("uid", "=", sb.uid)
+      .executeTakeFirstOrThrow();
     expect((reason as { failure_reason: string }).failure_reason).toContain("ended while the service was not running");
     expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
     ok(await h.rest("DELETE", `/v1/${sb.name}`));

@@ -24,7 +24,12 @@ import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { ServedElsewhere, type ReplicaRegistry } from "@aiem/kit/server";
 import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { SandboxRuntimeError, type LocalSandboxRuntime, type SandboxHandle, type SandboxLimits } from "./runtime/index.js";
+import {
+  SandboxRuntimeError,
+  type LocalSandboxRuntime,
+  type SandboxHandle,
+  type SandboxLimits,
+} from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
 import {
   enqueueSandboxState,
@@ -157,7 +162,12 @@ export function limitsOf(info: {
 }
 
 function limitsKey(limits: SandboxLimits): string {
-  return JSON.stringify([String(limits.memoryBytes ?? 0), limits.milliCpuLimit ?? 0, limits.milliCpuRequest ?? 0, String(limits.storageBytes ?? 0)]);
+  return JSON.stringify([
+    String(limits.memoryBytes ?? 0),
+    limits.milliCpuLimit ?? 0,
+    limits.milliCpuRequest ?? 0,
+    String(limits.storageBytes ?? 0),
+  ]);
 }
 
 export function createLifecycle(options: LifecycleOptions): Lifecycle {
@@ -278,9 +288,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     for (let i = 0; i < names.length; i += 500) {
       const candidates = names.slice(i, i + 500);
       const owned = new Set(
-        ((await db().selectFrom("sandbox_engines").select("runtime_id").where("runtime_id", "in", candidates).execute()) as { runtime_id: string }[]).map(
-          (r) => r.runtime_id,
-        ),
+        (
+          (await db()
+            .selectFrom("sandbox_engines")
+            .select("runtime_id")
+            .where("runtime_id", "in", candidates)
+            .execute()) as { runtime_id: string }[]
+        ).map((r) => r.runtime_id),
       );
       for (const name of candidates) if (!owned.has(name)) await runtime.destroy(name).catch(() => undefined);
     }
@@ -289,7 +303,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   /** Warms sandboxes for the templates used most recently, so the next creates start warm. */
   async function prewarm(): Promise<void> {
     if (options.warmPoolSize <= 0 || runtime.capabilities.isolation === "unavailable") return;
-    const rows = (await db().selectFrom("sandbox_engines").select("resource").orderBy("create_time", "desc").limit(20).execute()) as { resource: Uint8Array }[];
+    const rows = (await db()
+      .selectFrom("sandbox_engines")
+      .select("resource")
+      .orderBy("create_time", "desc")
+      .limit(20)
+      .execute()) as { resource: Uint8Array }[];
     const seen = new Map<string, SandboxLimits>();
     for (const row of rows) {
       const limits = limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {});
@@ -317,7 +336,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     void context
       .write(async (trx) => {
         const at = now();
-        const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: "the sandbox's agent ended unexpectedly" });
+        const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, {
+          failureReason: "the sandbox's agent ended unexpectedly",
+        });
         if (moved) await failLiveProcesses(trx, moved.row, at);
         return moved;
       })
@@ -347,7 +368,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     early.delete(row.runtime_id);
     // The limits come from the template as it was when the sandbox was created.
     const started =
-      (await begun) ?? (await startRuntime(row.uid, row.runtime_id, limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {})));
+      (await begun) ??
+      (await startRuntime(
+        row.uid,
+        row.runtime_id,
+        limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {}),
+      ));
     if (started.ok) owners.set(row.runtime_id, row.uid);
     return started;
   }
@@ -373,7 +399,12 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   async function ours(row: SandboxRow): Promise<boolean> {
     if (row.placement === placement) return true;
     if (row.placement !== null) return false;
-    const taken = await db().updateTable("sandbox_engines").set({ placement }).where("uid", "=", row.uid).where("placement", "is", null).executeTakeFirst();
+    const taken = await db()
+      .updateTable("sandbox_engines")
+      .set({ placement })
+      .where("uid", "=", row.uid)
+      .where("placement", "is", null)
+      .executeTakeFirst();
     return taken.numUpdatedRows > 0n;
   }
 
@@ -412,7 +443,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       await runtime.destroy(row.runtime_id);
       await context.write(async (trx) => {
         const at = now();
-        const moved = await transitionSandbox(trx, uid, [S.TERMINATING, S.STARTING, S.RUNNING, S.FAILED], S.TERMINATED, at);
+        const moved = await transitionSandbox(
+          trx,
+          uid,
+          [S.TERMINATING, S.STARTING, S.RUNNING, S.FAILED],
+          S.TERMINATED,
+          at,
+        );
         if (moved) await failLiveProcesses(trx, moved.row, at);
       });
       options.onProcessesEnded?.(uid);
@@ -452,7 +489,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       const started = await startAgent(row);
       if (started.ok && started.adopted) {
         touch(uid);
-        logger.info("adopted a sandbox's agent left running by an earlier process of the service", { sandbox: row.name });
+        logger.info("adopted a sandbox's agent left running by an earlier process of the service", {
+          sandbox: row.name,
+        });
         try {
           await options.onAdopted?.(uid);
         } catch (err) {
@@ -472,7 +511,8 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
         const current = await loadSandboxByUid(trx, uid, true);
         if (!current || current.state !== sandboxStateName(S.RUNNING) || current.desired !== "running") return false;
         await failLiveProcesses(trx, current, at);
-        if (reason !== undefined) await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: reason });
+        if (reason !== undefined)
+          await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, { failureReason: reason });
         else await trx.updateTable("sandbox_engines").set({ last_activity: at }).where("uid", "=", uid).execute();
         return started.ok;
       });
@@ -487,10 +527,15 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
         touch(uid);
         logger.info("restarted a sandbox whose agent was gone", { sandbox: row.name });
       } else {
-        logger.warn(started.agentGone ? "a sandbox's agent ended while the service was not running" : "a sandbox could not be restarted", {
-          sandbox: row.name,
-          reason,
-        });
+        logger.warn(
+          started.agentGone
+            ? "a sandbox's agent ended while the service was not running"
+            : "a sandbox could not be restarted",
+          {
+            sandbox: row.name,
+            reason,
+          },
+        );
       }
       options.onProcessesEnded?.(uid);
       hub.notify(sandboxKey(uid));
@@ -518,7 +563,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
           try {
             await reconcile(uid);
           } catch (err) {
-            logger.error("reconciling a sandbox failed", { uid, error: err instanceof Error ? err.message : String(err) });
+            logger.error("reconciling a sandbox failed", {
+              uid,
+              error: err instanceof Error ? err.message : String(err),
+            });
           }
         }
       } finally {
@@ -534,12 +582,30 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     const kicks: Promise<void>[] = [];
     const rows = (await db()
       .selectFrom("sandbox_engines")
-      .select(["uid", "state", "desired", "runtime_id", "max_idle_ms", "max_running_ms", "start_time", "last_activity", "name"])
+      .select([
+        "uid",
+        "state",
+        "desired",
+        "runtime_id",
+        "max_idle_ms",
+        "max_running_ms",
+        "start_time",
+        "last_activity",
+        "name",
+      ])
       .where("state", "in", [S.STARTING, S.RUNNING, S.TERMINATING, S.DELETING].map(sandboxStateName))
       .where((eb) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]))
       .execute()) as Pick<
       SandboxRow,
-      "uid" | "state" | "desired" | "runtime_id" | "max_idle_ms" | "max_running_ms" | "start_time" | "last_activity" | "name"
+      | "uid"
+      | "state"
+      | "desired"
+      | "runtime_id"
+      | "max_idle_ms"
+      | "max_running_ms"
+      | "start_time"
+      | "last_activity"
+      | "name"
     >[];
     const at = Date.now();
     for (const row of rows) {
@@ -560,7 +626,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
             ? { message: "terminating an idle sandbox", idleMs: idle }
             : undefined;
       if (reason) {
-        const moved = await context.write((trx) => transitionSandbox(trx, row.uid, [S.RUNNING], S.TERMINATING, now(), { desired: "terminated" }));
+        const moved = await context.write((trx) =>
+          transitionSandbox(trx, row.uid, [S.RUNNING], S.TERMINATING, now(), { desired: "terminated" }),
+        );
         if (moved) {
           const { message, ...detail } = reason;
           logger.info(message, { sandbox: row.name, ...detail });
@@ -572,7 +640,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       const last = activity.get(row.uid);
       const effective = (busyCount.get(row.uid) ?? 0) > 0 ? at : last;
       if (effective !== undefined && effective - row.last_activity.getTime() > ACTIVITY_WRITE_MS) {
-        await db().updateTable("sandbox_engines").set({ last_activity: new Date(effective) }).where("uid", "=", row.uid).execute();
+        await db()
+          .updateTable("sandbox_engines")
+          .set({ last_activity: new Date(effective) })
+          .where("uid", "=", row.uid)
+          .execute();
       }
     }
     return kicks;
@@ -583,7 +655,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     timer = setTimeout(() => {
       sweeping = sweep()
         .then(() => undefined)
-        .catch((err: unknown) => logger.error("sandbox sweep failed", { error: err instanceof Error ? err.message : String(err) }))
+        .catch((err: unknown) =>
+          logger.error("sandbox sweep failed", { error: err instanceof Error ? err.message : String(err) }),
+        )
         .finally(() => {
           sweeping = undefined;
           schedule();

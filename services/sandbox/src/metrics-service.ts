@@ -12,7 +12,11 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { ConnectError, unavailable } from "@aiem/kit/errors";
 import type { ReadUsageResponse } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
-import { type Metrics, MetricsSchema, type ReadMetricsRequest } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
+import {
+  type Metrics,
+  MetricsSchema,
+  type ReadMetricsRequest,
+} from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox, requireRunning } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
@@ -89,7 +93,8 @@ export function createMetricsHandlers(deps: MetricsDeps) {
   function memoryLimit(call: SandboxCall, handle: SandboxHandle): bigint | undefined {
     const applied = handle.limits.memory;
     if (applied.mechanism !== "none" && applied.value !== undefined) return BigInt(applied.value);
-    const configured = fromBinary(SandboxEngineSchema, call.row.resource).sandboxEngineTemplateInfo?.memoryBytesLimit ?? 0n;
+    const configured =
+      fromBinary(SandboxEngineSchema, call.row.resource).sandboxEngineTemplateInfo?.memoryBytesLimit ?? 0n;
     return configured > 0n ? configured : undefined;
   }
 
@@ -106,7 +111,10 @@ export function createMetricsHandlers(deps: MetricsDeps) {
       return {
         metrics: create(MetricsSchema, {
           memory: { currentBytes: first.memoryBytes ?? 0n, ...(limit !== undefined ? { limitBytes: limit } : {}) },
-          disk: { totalBytes: first.inside?.diskTotalBytes ?? 0n, availableBytes: first.inside?.diskAvailableBytes ?? 0n },
+          disk: {
+            totalBytes: first.inside?.diskTotalBytes ?? 0n,
+            availableBytes: first.inside?.diskAvailableBytes ?? 0n,
+          },
           cpu: { usageRatio: ratio },
           collectTime: timestampFromDate(deps.context.now()),
         }),

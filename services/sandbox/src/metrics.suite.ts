@@ -6,7 +6,16 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
-import { AGENT_CACHE, expectError, ok, sharedHarness, sleep, startExtraModule, WS, type SandboxHarness } from "./testing.js";
+import {
+  AGENT_CACHE,
+  expectError,
+  ok,
+  sharedHarness,
+  sleep,
+  startExtraModule,
+  WS,
+  type SandboxHarness,
+} from "./testing.js";
 
 let h: SandboxHarness;
 let sb: any;
@@ -17,7 +26,8 @@ beforeAll(async () => {
   sb = await h.createSandbox("metrics");
 });
 
-const metrics = async (name = sb.name, query = "") => ok(await h.rest("GET", `/v1/${name}/metrics:read${query}`)).metrics;
+const metrics = async (name = sb.name, query = "") =>
+  ok(await h.rest("GET", `/v1/${name}/metrics:read${query}`)).metrics;
 
 /** Holds 200 MiB and keeps one core busy. */
 const HOG = "const b = Buffer.alloc(200 << 20, 1); let x = 0; for (;;) x += b[x % b.length];";
@@ -70,7 +80,10 @@ describe("metrics", () => {
       }),
     ).process;
     try {
-      const busy = await until(metrics, (m) => BigInt(m.memory.currentBytes) > BigInt(idle.memory.currentBytes) + 150n * BigInt(MiB));
+      const busy = await until(
+        metrics,
+        (m) => BigInt(m.memory.currentBytes) > BigInt(idle.memory.currentBytes) + 150n * BigInt(MiB),
+      );
       expect(BigInt(busy.memory.currentBytes)).toBeGreaterThan(BigInt(idle.memory.currentBytes) + 150n * BigInt(MiB));
 
       // The share is held against the CPU time the hog really got, not against a busy core: on
@@ -113,7 +126,11 @@ describe("metrics", () => {
   });
 
   it("answers only for a running sandbox engine with a well-formed name", async () => {
-    expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/Bad_Name/metrics:read`), "INVALID_ARGUMENT", "name");
+    expectError(
+      await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/Bad_Name/metrics:read`),
+      "INVALID_ARGUMENT",
+      "name",
+    );
     expectError(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines/nope/metrics:read`), "NOT_FOUND");
     expectError(await h.rest("GET", `/v1/${sb.name}/metrics:read?strictMode=maybe`), "INVALID_ARGUMENT", "strictMode");
     const stopped = await h.createSandbox("metrics-stopped");
@@ -133,7 +150,9 @@ describe("metrics", () => {
         if (!handle) return undefined;
         const client = new Proxy(handle.client, {
           get: (target, key) =>
-            key === "readUsage" ? () => Promise.reject(new ConnectError("not today", Code.Unavailable)) : Reflect.get(target, key),
+            key === "readUsage"
+              ? () => Promise.reject(new ConnectError("not today", Code.Unavailable))
+              : Reflect.get(target, key),
         });
         return { ...handle, client };
       },
@@ -141,12 +160,18 @@ describe("metrics", () => {
     const extra = await startExtraModule(h, "mute", {}, { runtime: mute });
     try {
       const c = await extra.clients("alice");
-      const created = (await c.engines.createSandboxEngine({
-        parent: `workspaces/${WS}`,
-        sandboxEngineId: "mute",
-        sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
-      })).sandboxEngine!;
-      for (let i = 0; (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING; i++) {
+      const created = (
+        await c.engines.createSandboxEngine({
+          parent: `workspaces/${WS}`,
+          sandboxEngineId: "mute",
+          sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+        })
+      ).sandboxEngine!;
+      for (
+        let i = 0;
+        (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING;
+        i++
+      ) {
         expect(i).toBeLessThan(300);
         await sleep(50);
       }

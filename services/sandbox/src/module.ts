@@ -23,7 +23,11 @@ import {
 } from "@aiem/kit/server";
 import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
-import { FilesystemService, ReadFileResponseSchema, ReadFileStreamResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import {
+  FilesystemService,
+  ReadFileResponseSchema,
+  ReadFileStreamResponseSchema,
+} from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
@@ -135,8 +139,17 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const handlers = {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
     filesystem: { ...createFilesystemHandlers(access), ...createFileStreamHandlers(access) },
-    processes: createProcessHandlers({ ...access, hub, secrets: deps.secrets, keepAliveMs: settings.keepAliveMs ?? 5_000 }),
-    ports: createPortHandlers({ ...access, urls: createPortUrls(createContentUrls(deps.config, publicUrl)), closeConnections: proxy.closeConnections }),
+    processes: createProcessHandlers({
+      ...access,
+      hub,
+      secrets: deps.secrets,
+      keepAliveMs: settings.keepAliveMs ?? 5_000,
+    }),
+    ports: createPortHandlers({
+      ...access,
+      urls: createPortUrls(createContentUrls(deps.config, publicUrl)),
+      closeConnections: proxy.closeConnections,
+    }),
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
   };
@@ -163,14 +176,25 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     state.tokens = opened.tokens;
     state.afterWrite = () => opened.relay.wake();
     state.database = db;
-    catalogue = createCatalogueReadModel({ bus: deps.bus, kinds: ["sandboxEngineImages", "sandboxEngineTemplates"], logger });
+    catalogue = createCatalogueReadModel({
+      bus: deps.bus,
+      kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
+      logger,
+    });
     await catalogue.ready;
     if (runtime.capabilities.isolation === "unavailable") {
-      logger.warn("sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)");
+      logger.warn(
+        "sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)",
+      );
     } else {
-      if (runtime.capabilities.isolation === "unconfined") logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
+      if (runtime.capabilities.isolation === "unconfined")
+        logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
       // Bundling the agent takes a moment; do it now rather than in the first create.
-      runtime.prepare().catch((err: unknown) => logger.error("could not prepare the sandbox agent", { error: err instanceof Error ? err.message : String(err) }));
+      runtime.prepare().catch((err: unknown) =>
+        logger.error("could not prepare the sandbox agent", {
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
     }
     await life.start();
     // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).

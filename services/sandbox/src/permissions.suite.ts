@@ -14,11 +14,20 @@ const fresh = (p: string) => `${p}${++n}`;
 beforeAll(async () => {
   h = await sharedHarness();
   sb = await h.createSandbox("perm");
-  const secret = ok(await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=perm-secret`, { body: {} })).secret.name;
+  const secret = ok(await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=perm-secret`, { body: {} })).secret
+    .name;
   ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64("perm") } }));
   secretVersion = `${secret}/versions/latest`;
-  ok(await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { body: { path: "/workspace/up.txt", content: b64("up") } }));
-  ok(await h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, { body: { workspace: `workspaces/${WS}`, localPath: "/workspace/up.txt", remotePath: "perm/in.txt" } }));
+  ok(
+    await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+      body: { path: "/workspace/up.txt", content: b64("up") },
+    }),
+  );
+  ok(
+    await h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, {
+      body: { workspace: `workspaces/${WS}`, localPath: "/workspace/up.txt", remotePath: "perm/in.txt" },
+    }),
+  );
 });
 
 type Rule = "creator-only" | "visible" | "own" | "list";
@@ -54,69 +63,185 @@ const CALLS: Call[] = [
   {
     name: "POST sandboxEngines",
     rule: "own",
-    run: (who) => h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${fresh("pc")}`, { who, body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template } }),
+    run: (who) =>
+      h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${fresh("pc")}`, {
+        who,
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+      }),
   },
   { name: "GET sandboxEngines/{id}", rule: "visible", run: (who) => h.rest("GET", `/v1/${sb.name}`, as(who)) },
-  { name: "GET sandboxEngines", rule: "list", run: (who) => h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines`, as(who)) },
-  { name: "DELETE sandboxEngines/{id}", rule: "visible", run: async (who) => h.rest("DELETE", `/v1/${await setupSandbox()}`, as(who)) },
-  { name: "POST sandboxEngines/{id}:terminate", rule: "visible", run: async (who) => h.rest("POST", `/v1/${await setupSandbox()}:terminate`, { who, body: {} }) },
+  {
+    name: "GET sandboxEngines",
+    rule: "list",
+    run: (who) => h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines`, as(who)),
+  },
+  {
+    name: "DELETE sandboxEngines/{id}",
+    rule: "visible",
+    run: async (who) => h.rest("DELETE", `/v1/${await setupSandbox()}`, as(who)),
+  },
+  {
+    name: "POST sandboxEngines/{id}:terminate",
+    rule: "visible",
+    run: async (who) => h.rest("POST", `/v1/${await setupSandbox()}:terminate`, { who, body: {} }),
+  },
   // Filesystem.
-  { name: "POST filesystem:createDirectory", rule: "creator-only", run: (who) => h.rest("POST", `/v1/${sb.name}/filesystem:createDirectory`, { who, body: { path: `/workspace/${fresh("d")}` } }) },
-  { name: "POST filesystem:makeDirectory", rule: "creator-only", run: (who) => h.rest("POST", `/v1/${sb.name}/filesystem:makeDirectory`, { who, body: { path: "/workspace/made" } }) },
-  { name: "GET filesystem:listDirectory", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/filesystem:listDirectory?path=/workspace`, as(who)) },
+  {
+    name: "POST filesystem:createDirectory",
+    rule: "creator-only",
+    run: (who) =>
+      h.rest("POST", `/v1/${sb.name}/filesystem:createDirectory`, { who, body: { path: `/workspace/${fresh("d")}` } }),
+  },
+  {
+    name: "POST filesystem:makeDirectory",
+    rule: "creator-only",
+    run: (who) => h.rest("POST", `/v1/${sb.name}/filesystem:makeDirectory`, { who, body: { path: "/workspace/made" } }),
+  },
+  {
+    name: "GET filesystem:listDirectory",
+    rule: "creator-only",
+    run: (who) => h.rest("GET", `/v1/${sb.name}/filesystem:listDirectory?path=/workspace`, as(who)),
+  },
   {
     name: "POST filesystem:move",
     rule: "creator-only",
-    run: async (who) => h.rest("POST", `/v1/${sb.name}/filesystem:move`, { who, body: { sourcePath: await setupFile(), destinationPath: `/workspace/${fresh("m")}` } }),
+    run: async (who) =>
+      h.rest("POST", `/v1/${sb.name}/filesystem:move`, {
+        who,
+        body: { sourcePath: await setupFile(), destinationPath: `/workspace/${fresh("m")}` },
+      }),
   },
-  { name: "GET filesystem:readFile", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${await setupFile()}`, as(who)) },
-  { name: "POST filesystem:remove", rule: "creator-only", run: async (who) => h.rest("POST", `/v1/${sb.name}/filesystem:remove`, { who, body: { path: await setupFile() } }) },
-  { name: "GET filesystem:statFile", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`, as(who)) },
+  {
+    name: "GET filesystem:readFile",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${await setupFile()}`, as(who)),
+  },
+  {
+    name: "POST filesystem:remove",
+    rule: "creator-only",
+    run: async (who) => h.rest("POST", `/v1/${sb.name}/filesystem:remove`, { who, body: { path: await setupFile() } }),
+  },
+  {
+    name: "GET filesystem:statFile",
+    rule: "creator-only",
+    run: (who) => h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`, as(who)),
+  },
   {
     name: "POST filesystem:writeFile",
     rule: "creator-only",
-    run: (who) => h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, { who, body: { path: `/workspace/${fresh("w")}`, content: b64("w") } }),
+    run: (who) =>
+      h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        who,
+        body: { path: `/workspace/${fresh("w")}`, content: b64("w") },
+      }),
   },
   // Processes.
-  { name: "POST processes", rule: "creator-only", run: (who) => h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { who, body: { command: "true" } }) },
-  { name: "GET processes/{id}", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("")}`, as(who)) },
+  {
+    name: "POST processes",
+    rule: "creator-only",
+    run: (who) => h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { who, body: { command: "true" } }),
+  },
+  {
+    name: "GET processes/{id}",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${await setupProcess("")}`, as(who)),
+  },
   { name: "GET processes", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/processes`, as(who)) },
-  { name: "DELETE processes/{id}", rule: "creator-only", run: async (who) => h.rest("DELETE", `/v1/${await setupProcess("")}`, as(who)) },
-  { name: "POST processes/{id}:start", rule: "creator-only", run: async (who) => h.rest("POST", `/v1/${await setupProcess("")}:start`, { who, body: {} }) },
-  { name: "POST processes/{id}:wait", rule: "creator-only", run: async (who) => h.rest("POST", `/v1/${await setupProcess("autoRun=true")}:wait`, { who, body: {} }) },
+  {
+    name: "DELETE processes/{id}",
+    rule: "creator-only",
+    run: async (who) => h.rest("DELETE", `/v1/${await setupProcess("")}`, as(who)),
+  },
+  {
+    name: "POST processes/{id}:start",
+    rule: "creator-only",
+    run: async (who) => h.rest("POST", `/v1/${await setupProcess("")}:start`, { who, body: {} }),
+  },
+  {
+    name: "POST processes/{id}:wait",
+    rule: "creator-only",
+    run: async (who) => h.rest("POST", `/v1/${await setupProcess("autoRun=true")}:wait`, { who, body: {} }),
+  },
   {
     name: "POST processes/{id}:sendSignal",
     rule: "creator-only",
-    run: async (who) => h.rest("POST", `/v1/${await setupProcess("autoRun=true", { command: "sleep", args: ["30"] })}:sendSignal`, { who, body: { signal: 9 } }),
+    run: async (who) =>
+      h.rest("POST", `/v1/${await setupProcess("autoRun=true", { command: "sleep", args: ["30"] })}:sendSignal`, {
+        who,
+        body: { signal: 9 },
+      }),
   },
-  { name: "GET processes/{id}:readOutput", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutput`, as(who)) },
-  { name: "GET processes/{id}:streamOutput", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:streamOutput`, as(who)) },
-  { name: "GET processes/{id}:readOutputFrames", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutputFrames`, as(who)) },
+  {
+    name: "GET processes/{id}:readOutput",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutput`, as(who)),
+  },
+  {
+    name: "GET processes/{id}:streamOutput",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:streamOutput`, as(who)),
+  },
+  {
+    name: "GET processes/{id}:readOutputFrames",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${await setupProcess("autoRun=true")}:readOutputFrames`, as(who)),
+  },
   // Ports.
-  { name: "POST ports", rule: "creator-only", run: (who) => h.rest("POST", `/v1/${sb.name}/ports?portId=${3000 + ++n}`, { who, body: { displayName: "p" } }) },
-  { name: "GET ports/{id}", rule: "creator-only", run: async (who) => h.rest("GET", `/v1/${await setupPort()}`, as(who)) },
+  {
+    name: "POST ports",
+    rule: "creator-only",
+    run: (who) => h.rest("POST", `/v1/${sb.name}/ports?portId=${3000 + ++n}`, { who, body: { displayName: "p" } }),
+  },
+  {
+    name: "GET ports/{id}",
+    rule: "creator-only",
+    run: async (who) => h.rest("GET", `/v1/${await setupPort()}`, as(who)),
+  },
   { name: "GET ports", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/ports`, as(who)) },
-  { name: "PATCH ports/{id}", rule: "creator-only", run: async (who) => h.rest("PATCH", `/v1/${await setupPort()}?updateMask=public`, { who, body: { public: true } }) },
-  { name: "DELETE ports/{id}", rule: "creator-only", run: async (who) => h.rest("DELETE", `/v1/${await setupPort()}`, as(who)) },
+  {
+    name: "PATCH ports/{id}",
+    rule: "creator-only",
+    run: async (who) => h.rest("PATCH", `/v1/${await setupPort()}?updateMask=public`, { who, body: { public: true } }),
+  },
+  {
+    name: "DELETE ports/{id}",
+    rule: "creator-only",
+    run: async (who) => h.rest("DELETE", `/v1/${await setupPort()}`, as(who)),
+  },
   // Drive and secure store.
   {
     name: "POST h2oDrive:downloadFile",
     rule: "creator-only",
     run: (who) =>
-      h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, { who, body: { workspace: `workspaces/${WS}`, remotePath: "perm/in.txt", localPath: `/workspace/${fresh("dl")}` } }),
+      h.rest("POST", `/v1/${sb.name}/h2oDrive:downloadFile`, {
+        who,
+        body: { workspace: `workspaces/${WS}`, remotePath: "perm/in.txt", localPath: `/workspace/${fresh("dl")}` },
+      }),
   },
   {
     name: "POST h2oDrive:uploadFile",
     rule: "creator-only",
-    run: (who) => h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, { who, body: { workspace: `workspaces/${WS}`, localPath: "/workspace/up.txt", remotePath: `perm/${fresh("u")}` } }),
+    run: (who) =>
+      h.rest("POST", `/v1/${sb.name}/h2oDrive:uploadFile`, {
+        who,
+        body: { workspace: `workspaces/${WS}`, localPath: "/workspace/up.txt", remotePath: `perm/${fresh("u")}` },
+      }),
   },
   {
     name: "POST h2oSecureStore:revealSecretToFile",
     rule: "creator-only",
-    run: (who) => h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, { who, body: { secretVersion, path: `/workspace/${fresh("s")}` } }),
+    run: (who) =>
+      h.rest("POST", `/v1/${sb.name}/h2oSecureStore:revealSecretToFile`, {
+        who,
+        body: { secretVersion, path: `/workspace/${fresh("s")}` },
+      }),
   },
   // Metrics.
-  { name: "GET metrics:read", rule: "creator-only", run: (who) => h.rest("GET", `/v1/${sb.name}/metrics:read`, as(who)) },
+  {
+    name: "GET metrics:read",
+    rule: "creator-only",
+    run: (who) => h.rest("GET", `/v1/${sb.name}/metrics:read`, as(who)),
+  },
 ];
 
 const WHO: Who[] = ["creator", "member", "admin", "viewer", "anonymous"];
@@ -146,12 +271,15 @@ describe("sandbox permissions over REST", () => {
     else if (allowed(call.rule, who)) ok(r);
     // A viewer lacks the workspace permission already; others are refused for not being the creator.
     else if (who === "viewer") expectError(r, "PERMISSION_DENIED");
-    else expectError(r, "PERMISSION_DENIED", call.rule === "creator-only" ? "only the creator" : "belongs to users/alice");
+    else
+      expectError(r, "PERMISSION_DENIED", call.rule === "creator-only" ? "only the creator" : "belongs to users/alice");
   });
 
   it("lists only a member's own sandboxes, all of them for an administrator", async () => {
     const names = (who: Who) =>
-      h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines?pageSize=1000`, as(who)).then((r) => ok(r).sandboxEngines.map((s: any) => s.creator as string));
+      h
+        .rest("GET", `/v1/workspaces/${WS}/sandboxEngines?pageSize=1000`, as(who))
+        .then((r) => ok(r).sandboxEngines.map((s: any) => s.creator as string));
     expect(new Set(await names("member"))).toEqual(new Set(["users/bob"]));
     expect(await names("viewer")).toEqual([]);
     expect(new Set(await names("admin"))).toEqual(new Set(["users/alice", "users/bob", "users/root"]));
@@ -160,7 +288,10 @@ describe("sandbox permissions over REST", () => {
   it("leaves the sandbox untouched when a call is refused", async () => {
     const target = await setupFile();
     for (const who of ["member", "admin"] as const) {
-      expectError(await h.rest("POST", `/v1/${sb.name}/filesystem:remove`, { who, body: { path: target } }), "PERMISSION_DENIED");
+      expectError(
+        await h.rest("POST", `/v1/${sb.name}/filesystem:remove`, { who, body: { path: target } }),
+        "PERMISSION_DENIED",
+      );
       expectError(await h.rest("DELETE", `/v1/${sb.name}`, { who: "member" }), "PERMISSION_DENIED");
     }
     ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=${target}`));

@@ -13,7 +13,12 @@
 // edge rewrites the request to the path above and sets CONTENT_ORIGIN_HEADER: the port's paths
 // are then the program's own, with no prefix in redirects or the cookie's Path. WebSockets take
 // the same way (`upgrade`).
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
+import {
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+} from "node:http";
 import type { Duplex } from "node:stream";
 import type { Authenticator } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
@@ -27,7 +32,17 @@ export const PORT_TOKEN_COOKIE = "aiem_port_token";
 /** Set by the edge, and only by it, on requests that came to a port's own origin. */
 export const CONTENT_ORIGIN_HEADER = "x-aiem-content-origin";
 const PATH = /^\/sandboxes\/([0-9a-f-]{36})\/(ports|public)\/([0-9]{4,5})(\/[^?#]*)?(\?.*)?$/;
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host", "http2-settings"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "host",
+  "http2-settings",
+]);
 
 type NodeRequest = Parameters<HttpHandler>[0];
 type NodeResponse = Parameters<HttpHandler>[1];
@@ -45,7 +60,13 @@ export interface PortProxy {
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
 }
 
-function status(res: NodeResponse, http: number, code: number, message: string, extra: Record<string, string> = {}): void {
+function status(
+  res: NodeResponse,
+  http: number,
+  code: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -89,9 +110,20 @@ type Admission =
   /** The URL of the replica that runs the sandbox's agent, which takes the request as it came. */
   | { readonly elsewhere: string };
 
-function refuseUpgrade(socket: Duplex, http: number, code: number, message: string, extra: Record<string, string> = {}): void {
+function refuseUpgrade(
+  socket: Duplex,
+  http: number,
+  code: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ code, message, details: [] });
-  const lines = [`HTTP/1.1 ${http} ${http < 400 ? "Redirect" : "Refused"}`, "content-type: application/json", `content-length: ${Buffer.byteLength(body)}`, "connection: close"];
+  const lines = [
+    `HTTP/1.1 ${http} ${http < 400 ? "Redirect" : "Refused"}`,
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(body)}`,
+    "connection: close",
+  ];
   for (const [name, value] of Object.entries(extra)) lines.push(`${name}: ${value}`);
   socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
 }
@@ -105,7 +137,10 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
    * One forwarded request or upgrade: open (closeConnections cuts it, and its tunnel) and
    * keeping the sandbox in use until `finish`, which is safe to call more than once.
    */
-  function forwarded(go: Admitted, cut: () => void): { state: { tunnel?: Duplex; finished: boolean }; finish: () => void } {
+  function forwarded(
+    go: Admitted,
+    cut: () => void,
+  ): { state: { tunnel?: Duplex; finished: boolean }; finish: () => void } {
     lifecycle.enter(go.uid);
     const key = `${go.uid}/${go.port}`;
     const state: { tunnel?: Duplex; finished: boolean } = { finished: false };
@@ -134,7 +169,14 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
   async function admit(req: NodeRequest | IncomingMessage, upgrade: boolean): Promise<Admission> {
     const m = PATH.exec(req.url ?? "");
     if (!m) return { refuse: [404, 5, "not found: port URLs look like /sandboxes/{uid}/ports/{port}/"] };
-    const [, uid, kind, portText, rest, search] = m as unknown as [string, string, "ports" | "public", string, string | undefined, string | undefined];
+    const [, uid, kind, portText, rest, search] = m as unknown as [
+      string,
+      string,
+      "ports" | "public",
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const port = Number(portText);
     const isPublic = kind === "public";
     // What the browser sees as the port's root: its own origin's, or the path's.
@@ -144,30 +186,47 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     const db = context.database().db;
     const sandbox = await loadSandboxByUid(db, uid);
     const row = sandbox ? await loadPort(db, uid, port) : undefined;
-    if (!sandbox || !row || (isPublic && !row.public)) return { refuse: [404, 5, `no reachable port ${port} in this sandbox`] };
+    if (!sandbox || !row || (isPublic && !row.public))
+      return { refuse: [404, 5, `no reachable port ${port} in this sandbox`] };
     if (sandbox.placement !== null && sandbox.placement !== lifecycle.placement) {
       // Its agent runs on another replica's host: the request goes there whole, token and all.
       const url = await lifecycle.requireServedHere(sandbox).then(
         () => undefined,
         (err: unknown) => (err instanceof ServedElsewhere ? err.url : undefined),
       );
-      return url ? { elsewhere: url } : { refuse: [503, 14, `the replica running ${sandbox.name} is unavailable; retry shortly`] };
+      return url
+        ? { elsewhere: url }
+        : { refuse: [503, 14, `the replica running ${sandbox.name} is unavailable; retry shortly`] };
     }
 
     const query = new URLSearchParams(search?.slice(1) ?? "");
     if (!isPublic) {
       const fromQuery = query.get("token") ?? undefined;
       const header = req.headers["authorization"];
-      const token = typeof header === "string" && /^bearer /i.test(header) ? header.slice(7).trim() : (fromQuery ?? cookieValue(req.headers["cookie"], PORT_TOKEN_COOKIE));
+      const token =
+        typeof header === "string" && /^bearer /i.test(header)
+          ? header.slice(7).trim()
+          : (fromQuery ?? cookieValue(req.headers["cookie"], PORT_TOKEN_COOKIE));
       const challenge = { "www-authenticate": "Bearer" };
-      if (!token) return { refuse: [401, 16, "this port needs the sandbox creator's token: an Authorization: Bearer header, or ?token= once in a browser", challenge] };
+      if (!token)
+        return {
+          refuse: [
+            401,
+            16,
+            "this port needs the sandbox creator's token: an Authorization: Bearer header, or ?token= once in a browser",
+            challenge,
+          ],
+        };
       let principal;
       try {
         principal = await deps.authenticator.authenticate(`Bearer ${token}`);
       } catch {
         return { refuse: [401, 16, "the token is not valid", challenge] };
       }
-      if (principal.name !== sandbox.creator) return { refuse: [403, 7, `permission denied: only the creator of ${sandbox.name} may reach its private ports`] };
+      if (principal.name !== sandbox.creator)
+        return {
+          refuse: [403, 7, `permission denied: only the creator of ${sandbox.name} may reach its private ports`],
+        };
       if (fromQuery !== undefined && !upgrade && (req.method === "GET" || req.method === "HEAD")) {
         query.delete("token");
         const rest2 = query.toString();
@@ -250,13 +309,21 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     const remaining = query.toString();
 
     const upstream = httpRequest(
-      { createConnection: () => tunnel as never, method: req.method, path: `${rest}${remaining ? `?${remaining}` : ""}`, headers },
+      {
+        createConnection: () => tunnel as never,
+        method: req.method,
+        path: `${rest}${remaining ? `?${remaining}` : ""}`,
+        headers,
+      },
       (answer) => {
         const out: OutgoingHttpHeaders = {};
         for (const [name, value] of Object.entries(answer.headers)) {
           if (value === undefined || HOP_BY_HOP.has(name)) continue;
           // A redirect to an absolute path of the program stays under the port's prefix.
-          out[name] = name === "location" && typeof value === "string" && value.startsWith("/") && !value.startsWith("//") ? `${prefix}${value}` : value;
+          out[name] =
+            name === "location" && typeof value === "string" && value.startsWith("/") && !value.startsWith("//")
+              ? `${prefix}${value}`
+              : value;
         }
         res.writeHead(answer.statusCode ?? 502, out);
         answer.on("data", () => lifecycle.touch(uid));
@@ -281,7 +348,8 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
       if (forwardUpgrade(req, socket, head, admission.elsewhere)) return;
       return refuseUpgrade(socket, 503, 14, "the sandbox moved between replicas; retry shortly");
     }
-    if ("redirect" in admission) return refuseUpgrade(socket, admission.redirect.status, 5, "", admission.redirect.headers);
+    if ("redirect" in admission)
+      return refuseUpgrade(socket, admission.redirect.status, 5, "", admission.redirect.headers);
     const go = admission.go;
     const { state, finish: end } = forwarded(go, () => socket.destroy());
     const finish = () => {
@@ -294,7 +362,8 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     try {
       tunnel = state.tunnel = await go.agent.openTunnel(go.port);
     } catch {
-      if (!state.finished) refuseUpgrade(socket, 502, 14, `nothing accepts connections on port ${go.port} in the sandbox`);
+      if (!state.finished)
+        refuseUpgrade(socket, 502, 14, `nothing accepts connections on port ${go.port} in the sandbox`);
       finish();
       return;
     }
@@ -322,13 +391,17 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
       prefix: "/sandboxes/",
       upgrade: (req, socket, head) => {
         handleUpgrade(req, socket, head).catch((err: unknown) => {
-          deps.logger.error("forwarding an upgrade to a sandbox port failed", { error: err instanceof Error ? err.message : String(err) });
+          deps.logger.error("forwarding an upgrade to a sandbox port failed", {
+            error: err instanceof Error ? err.message : String(err),
+          });
           refuseUpgrade(socket, 500, 13, "internal error");
         });
       },
       handler: (req, res) => {
         handle(req, res).catch((err: unknown) => {
-          deps.logger.error("forwarding to a sandbox port failed", { error: err instanceof Error ? err.message : String(err) });
+          deps.logger.error("forwarding to a sandbox port failed", {
+            error: err instanceof Error ? err.message : String(err),
+          });
           status(res, 500, 13, "internal error");
         });
       },

@@ -16,7 +16,9 @@ describe("port state", () => {
     for (const state of ["STATE_TERMINATING", "STATE_TERMINATED", "STATE_FAILED"]) {
       const r = portState(sandbox(state), false);
       expect(r.state).toBe(Port_State.FAILED);
-      expect(r.failureReason).toBe(`workspaces/w/sandboxEngines/s is ${state}; its ports are served only while it runs`);
+      expect(r.failureReason).toBe(
+        `workspaces/w/sandboxEngines/s is ${state}; its ports are served only while it runs`,
+      );
     }
   });
 });

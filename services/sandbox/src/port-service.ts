@@ -6,7 +6,15 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { checkField, checkUpdateMask, paginate, portPattern, validateDisplayName, validatePortId, type FieldTable } from "@aiem/kit/aip";
+import {
+  checkField,
+  checkUpdateMask,
+  paginate,
+  portPattern,
+  validateDisplayName,
+  validatePortId,
+  type FieldTable,
+} from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import type { ContentUrls } from "@aiem/kit/config";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
@@ -41,7 +49,10 @@ export function createPortUrls(content: ContentUrls): PortUrls {
  * A port's state as its sandbox is now: served only while the sandbox runs and a program in it
  * accepts connections on the port (`accepting`, checked only for a running sandbox).
  */
-export function portState(sandbox: Pick<SandboxRow, "name" | "state">, accepting: boolean): { state: Port_State; failureReason: string } {
+export function portState(
+  sandbox: Pick<SandboxRow, "name" | "state">,
+  accepting: boolean,
+): { state: Port_State; failureReason: string } {
   const S = SandboxEngine_State;
   switch (sandbox.state) {
     case sandboxStateName(S.RUNNING):
@@ -51,7 +62,10 @@ export function portState(sandbox: Pick<SandboxRow, "name" | "state">, accepting
     case sandboxStateName(S.DELETING):
       return { state: Port_State.DELETING, failureReason: "" };
     default:
-      return { state: Port_State.FAILED, failureReason: `${sandbox.name} is ${sandbox.state}; its ports are served only while it runs` };
+      return {
+        state: Port_State.FAILED,
+        failureReason: `${sandbox.name} is ${sandbox.state}; its ports are served only while it runs`,
+      };
   }
 }
 
@@ -98,7 +112,14 @@ export function createPortHandlers(deps: PortDeps) {
 
   async function openPort(ctx: HandlerContext, name: string, field: string, action: Action) {
     const { workspace, sandbox_engine, port } = portPattern.parse(name, field);
-    const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, field, WorkspaceKind.ports, action);
+    const call = await authorizeSandbox(
+      deps,
+      ctx,
+      `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`,
+      field,
+      WorkspaceKind.ports,
+      action,
+    );
     return { call, number: Number(port) };
   }
 
@@ -111,7 +132,9 @@ export function createPortHandlers(deps: PortDeps) {
       checkField("port.display_name", input.displayName, validateDisplayName);
       const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
       if (!live.includes(call.row.state)) {
-        throw failedPrecondition(`${call.row.name} is ${call.row.state}; ports can be made reachable only while it is starting or running`);
+        throw failedPrecondition(
+          `${call.row.name} is ${call.row.state}; ports can be made reachable only while it is starting or running`,
+        );
       }
       const number = Number(req.portId);
       const now = context.now();
@@ -126,8 +149,20 @@ export function createPortHandlers(deps: PortDeps) {
         creatorDisplayName: call.principal.displayName,
         updaterDisplayName: call.principal.displayName,
       });
-      const row: PortRow = { sandbox_uid: call.row.uid, port: number, name: port.name, public: port.public, create_time: now, resource: encodePort(port) };
-      const inserted = await db().insertInto("ports").values(row).onConflict((oc) => oc.doNothing()).returning("port").executeTakeFirst();
+      const row: PortRow = {
+        sandbox_uid: call.row.uid,
+        port: number,
+        name: port.name,
+        public: port.public,
+        create_time: now,
+        resource: encodePort(port),
+      };
+      const inserted = await db()
+        .insertInto("ports")
+        .values(row)
+        .onConflict((oc) => oc.doNothing())
+        .returning("port")
+        .executeTakeFirst();
       if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
       return { port: await present(call, row) };
     },
@@ -159,7 +194,18 @@ export function createPortHandlers(deps: PortDeps) {
       if (!req.port) throw requiredField("port");
       const { call, number } = await openPort(ctx, req.port.name, "port.name", Action.UPDATE);
       for (const path of req.updateMask?.paths ?? []) {
-        const outputOnly = ["internal_url", "public_url", "create_time", "update_time", "creator", "updater", "creator_display_name", "updater_display_name", "state", "failure_reason"];
+        const outputOnly = [
+          "internal_url",
+          "public_url",
+          "create_time",
+          "update_time",
+          "creator",
+          "updater",
+          "creator_display_name",
+          "updater_display_name",
+          "state",
+          "failure_reason",
+        ];
         if (outputOnly.includes(path)) {
           throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
         }
@@ -177,7 +223,12 @@ export function createPortHandlers(deps: PortDeps) {
         port.updater = call.principal.name;
         port.updaterDisplayName = call.principal.displayName;
         const next: PortRow = { ...row, public: port.public, resource: encodePort(port) };
-        await trx.updateTable("ports").set({ public: next.public, resource: next.resource }).where("sandbox_uid", "=", row.sandbox_uid).where("port", "=", row.port).execute();
+        await trx
+          .updateTable("ports")
+          .set({ public: next.public, resource: next.resource })
+          .where("sandbox_uid", "=", row.sandbox_uid)
+          .where("port", "=", row.port)
+          .execute();
         return next;
       });
       if (!updated.public) deps.closeConnections(call.row.uid, number, true);
@@ -186,7 +237,12 @@ export function createPortHandlers(deps: PortDeps) {
 
     async deletePort(req: DeletePortRequest, ctx: HandlerContext) {
       const { call, number } = await openPort(ctx, req.name, "name", Action.DELETE);
-      const deleted = await db().deleteFrom("ports").where("sandbox_uid", "=", call.row.uid).where("port", "=", number).returning("port").executeTakeFirst();
+      const deleted = await db()
+        .deleteFrom("ports")
+        .where("sandbox_uid", "=", call.row.uid)
+        .where("port", "=", number)
+        .returning("port")
+        .executeTakeFirst();
       if (!deleted) throw notFound(req.name, PORT_RESOURCE_TYPE);
       deps.closeConnections(call.row.uid, number, false);
       return {};

@@ -23,7 +23,11 @@ http.createServer((q, s) => {
 }).listen(Number(process.argv[2]), "127.0.0.1");`;
 
 async function serve(sandbox: any, who: string, port = 8080) {
-  ok(await h.rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, { body: { command: "node", args: ["-e", SERVER, who, String(port)] } }));
+  ok(
+    await h.rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, {
+      body: { command: "node", args: ["-e", SERVER, who, String(port)] },
+    }),
+  );
 }
 
 async function untilServing(url: string, headers: Record<string, string>) {
@@ -45,7 +49,9 @@ const bearer = async (user: string) => ({ authorization: `Bearer ${await h.token
 
 describe("ports: the resource", () => {
   it("creates ports 1024-65535 with URLs through the edge; public ones get a public URL", async () => {
-    const created = ok(await h.rest("POST", `/v1/${a.name}/ports?portId=8080`, { body: { displayName: "web", internalUrl: "ignored" } })).port;
+    const created = ok(
+      await h.rest("POST", `/v1/${a.name}/ports?portId=8080`, { body: { displayName: "web", internalUrl: "ignored" } }),
+    ).port;
     expect(created).toMatchObject({
       name: `${a.name}/ports/8080`,
       displayName: "web",
@@ -59,11 +65,23 @@ describe("ports: the resource", () => {
     expect(pub.publicUrl).toBe(`${h.t.url}/sandboxes/${a.uid}/public/65535/`);
     ok(await h.rest("POST", `/v1/${a.name}/ports?portId=1024`, { body: {} }));
     for (const bad of ["80", "1023", "65536", "http", "08080", "99999999999"]) {
-      expectError(await h.rest("POST", `/v1/${a.name}/ports?portId=${bad}`, { body: {} }), "INVALID_ARGUMENT", "port_id");
+      expectError(
+        await h.rest("POST", `/v1/${a.name}/ports?portId=${bad}`, { body: {} }),
+        "INVALID_ARGUMENT",
+        "port_id",
+      );
     }
     expectError(await h.rest("POST", `/v1/${a.name}/ports`, { body: {} }), "INVALID_ARGUMENT", "port_id");
-    expectError(await h.rest("POST", `/v1/${a.name}/ports?portId=8080`, { body: {} }), "ALREADY_EXISTS", `${a.name}/ports/8080`);
-    expectError(await h.rest("POST", `/v1/${a.name}/ports?portId=2000`, { body: { displayName: "d".repeat(64) } }), "INVALID_ARGUMENT", "port.display_name");
+    expectError(
+      await h.rest("POST", `/v1/${a.name}/ports?portId=8080`, { body: {} }),
+      "ALREADY_EXISTS",
+      `${a.name}/ports/8080`,
+    );
+    expectError(
+      await h.rest("POST", `/v1/${a.name}/ports?portId=2000`, { body: { displayName: "d".repeat(64) } }),
+      "INVALID_ARGUMENT",
+      "port.display_name",
+    );
   });
 
   it("gets, lists by port number, updates display_name and public, and deletes", async () => {
@@ -72,14 +90,29 @@ describe("ports: the resource", () => {
     expect(list).toEqual(["1024", "8080", "65535"]);
     const page = ok(await h.rest("GET", `/v1/${a.name}/ports?pageSize=2`));
     expect(page.ports).toHaveLength(2);
-    expect(ok(await h.rest("GET", `/v1/${a.name}/ports?pageSize=2&pageToken=${page.nextPageToken}`)).ports[0].name).toBe(`${a.name}/ports/65535`);
-    const updated = ok(await h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=display_name,public`, { body: { displayName: "renamed", public: true } })).port;
-    expect(updated).toMatchObject({ displayName: "renamed", public: true, publicUrl: `${h.t.url}/sandboxes/${a.uid}/public/1024/` });
+    expect(
+      ok(await h.rest("GET", `/v1/${a.name}/ports?pageSize=2&pageToken=${page.nextPageToken}`)).ports[0].name,
+    ).toBe(`${a.name}/ports/65535`);
+    const updated = ok(
+      await h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=display_name,public`, {
+        body: { displayName: "renamed", public: true },
+      }),
+    ).port;
+    expect(updated).toMatchObject({
+      displayName: "renamed",
+      public: true,
+      publicUrl: `${h.t.url}/sandboxes/${a.uid}/public/1024/`,
+    });
     expect(Date.parse(updated.updateTime)).toBeGreaterThanOrEqual(Date.parse(updated.createTime));
-    const priv = ok(await h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=public`, { body: { public: false, displayName: "not applied" } })).port;
+    const priv = ok(
+      await h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=public`, {
+        body: { public: false, displayName: "not applied" },
+      }),
+    ).port;
     expect(priv).toMatchObject({ displayName: "renamed", public: false, publicUrl: "" });
     ok(await h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=*`, { body: { displayName: "all" } }));
-    const patch = (mask: string, body: Record<string, unknown> = {}) => h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=${mask}`, { body });
+    const patch = (mask: string, body: Record<string, unknown> = {}) =>
+      h.rest("PATCH", `/v1/${a.name}/ports/1024?updateMask=${mask}`, { body });
     expectError(await h.rest("PATCH", `/v1/${a.name}/ports/1024`, { body: {} }), "INVALID_ARGUMENT", "update_mask");
     expectError(await patch("displayName"), "INVALID_ARGUMENT", "update_mask");
     expectError(await patch("internal_url"), "INVALID_ARGUMENT", "update_mask");
@@ -104,14 +137,21 @@ describe("ports: state", () => {
       await sleep(50);
     }
     ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8082`, { body: {} }));
-    const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: any) => [p.name.split("/").pop(), p.state]);
+    const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: any) => [
+      p.name.split("/").pop(),
+      p.state,
+    ]);
     expect(states).toEqual([
       ["8081", "STATE_READY"],
       ["8082", "STATE_PENDING"],
     ]);
     // READY means the proxy reaches it.
     expect((await fetch(created.internalUrl, { headers: await bearer("alice") })).status).toBe(200);
-    expectError(await h.rest("PATCH", `/v1/${c.name}/ports/8081?updateMask=state`, { body: { state: "STATE_FAILED" } }), "INVALID_ARGUMENT", "update_mask");
+    expectError(
+      await h.rest("PATCH", `/v1/${c.name}/ports/8081?updateMask=state`, { body: { state: "STATE_FAILED" } }),
+      "INVALID_ARGUMENT",
+      "update_mask",
+    );
     ok(await h.rest("POST", `/v1/${c.name}:terminate`, { body: {} }));
     await h.waitState(c.name, "STATE_TERMINATED");
     expect(ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port).toMatchObject({
@@ -131,7 +171,11 @@ describe("ports: traffic through the edge", () => {
     expect(seen.headers.authorization).toBeUndefined();
     expect(seen.headers.host).toBe("localhost:8080");
     expect(seen.headers["x-forwarded-prefix"]).toBe(`/sandboxes/${a.uid}/ports/8080`);
-    const post = await fetch(url, { method: "POST", headers: { ...(await bearer("alice")), "content-type": "text/plain" }, body: "payload" });
+    const post = await fetch(url, {
+      method: "POST",
+      headers: { ...(await bearer("alice")), "content-type": "text/plain" },
+      body: "payload",
+    });
     expect((await post.json()) as any).toMatchObject({ method: "POST", body: "payload" });
   });
 
@@ -150,7 +194,9 @@ describe("ports: traffic through the edge", () => {
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe(`/sandboxes/${a.uid}/ports/8080/page?keep=1`);
     const cookie = first.headers.get("set-cookie")!;
-    expect(cookie).toMatch(new RegExp(`^aiem_port_token=[^;]+; Path=/sandboxes/${a.uid}/ports/8080/; HttpOnly; SameSite=Lax`));
+    expect(cookie).toMatch(
+      new RegExp(`^aiem_port_token=[^;]+; Path=/sandboxes/${a.uid}/ports/8080/; HttpOnly; SameSite=Lax`),
+    );
     const jar = cookie.split(";")[0]!;
     const res = await fetch(`${base}/page?keep=1`, { headers: { cookie: `${jar}; app=1` } });
     const seen: any = await res.json();
@@ -181,20 +227,32 @@ describe("ports: traffic through the edge", () => {
 
   it("gives each sandbox its own loopback: the same port in two sandboxes reaches two programs", async () => {
     ok(await h.rest("POST", `/v1/${b.name}/ports?portId=8080`, { body: {} }));
-    const fromA: any = await (await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`, { headers: await bearer("alice") })).json();
-    const fromB: any = await (await untilServing(`${h.t.url}/sandboxes/${b.uid}/ports/8080/`, await bearer("alice"))).json();
+    const fromA: any = await (
+      await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`, { headers: await bearer("alice") })
+    ).json();
+    const fromB: any = await (
+      await untilServing(`${h.t.url}/sandboxes/${b.uid}/ports/8080/`, await bearer("alice"))
+    ).json();
     expect([fromA.who, fromB.who]).toEqual(["A", "B"]);
   });
 
   it("answers 404 for ports not made reachable, 502 where nothing listens, and cuts connections of a deleted port", async () => {
     await serve(a, "A9", 9090);
     await sleep(300);
-    expect((await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/9090/`, { headers: await bearer("alice") })).status).toBe(404);
+    expect((await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/9090/`, { headers: await bearer("alice") })).status).toBe(
+      404,
+    );
     ok(await h.rest("POST", `/v1/${a.name}/ports?portId=7777`, { body: {} }));
     const nobody = await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/7777/`, { headers: await bearer("alice") });
     expect(nobody.status).toBe(502);
     expect(((await nobody.json()) as any).message).toContain("nothing accepts connections on port 7777");
-    expect((await fetch(`${h.t.url}/sandboxes/00000000-0000-0000-0000-000000000000/ports/8080/`, { headers: await bearer("alice") })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${h.t.url}/sandboxes/00000000-0000-0000-0000-000000000000/ports/8080/`, {
+          headers: await bearer("alice"),
+        })
+      ).status,
+    ).toBe(404);
 
     const hanging = await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/hang`, { headers: await bearer("alice") });
     const reader = hanging.body!.getReader();
@@ -205,7 +263,9 @@ describe("ports: traffic through the edge", () => {
       () => "closed",
     );
     expect(ended).toBe("closed");
-    expect((await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`, { headers: await bearer("alice") })).status).toBe(404);
+    expect((await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`, { headers: await bearer("alice") })).status).toBe(
+      404,
+    );
   });
 
   it("counts traffic as activity, and serves nothing once the sandbox stops", async () => {

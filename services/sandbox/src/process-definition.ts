@@ -14,7 +14,10 @@ const DEFAULT_WORKING_DIRECTORY = "/workspace";
 
 /** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process or over its internal API). */
 export interface SecretResolver {
-  resolveSecretValue(principal: Principal, secretVersionName: string): Promise<{ readonly name: string; readonly value: Uint8Array }>;
+  resolveSecretValue(
+    principal: Principal,
+    secretVersionName: string,
+  ): Promise<{ readonly name: string; readonly value: Uint8Array }>;
 }
 
 /** A process definition checked (every problem at once) and normalised: the working directory resolved. */
@@ -26,22 +29,34 @@ export function validateProcessDefinition(definition: Process): Process {
     try {
       workingDirectory = sandboxPath("process.working_directory", definition.workingDirectory);
     } catch (err) {
-      problems.push({ field: "process.working_directory", description: ConnectError.from(err).rawMessage.replace(/^process\.working_directory: /, "") });
+      problems.push({
+        field: "process.working_directory",
+        description: ConnectError.from(err).rawMessage.replace(/^process\.working_directory: /, ""),
+      });
     }
   }
   for (const key of Object.keys(definition.environmentVariables)) {
     if (!ENV_NAME.test(key)) {
-      problems.push({ field: `process.environment_variables[${quote(key)}]`, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
+      problems.push({
+        field: `process.environment_variables[${quote(key)}]`,
+        description: "must be a variable name: letters, digits and underscores, not starting with a digit",
+      });
     }
   }
   for (const [key, ref] of Object.entries(definition.secretEnvironmentVariables)) {
     const field = `process.secret_environment_variables[${quote(key)}]`;
     if (!ENV_NAME.test(key)) {
-      problems.push({ field, description: "must be a variable name: letters, digits and underscores, not starting with a digit" });
+      problems.push({
+        field,
+        description: "must be a variable name: letters, digits and underscores, not starting with a digit",
+      });
     }
     if (!ref?.secretVersion) problems.push({ field: `${field}.secret_version`, description: "is required" });
     else if (!secretVersionPattern.matches(ref.secretVersion)) {
-      problems.push({ field: `${field}.secret_version`, description: `${quote(ref.secretVersion)} is not a name of the form workspaces/{workspace}/secrets/{secret}/versions/{version}` });
+      problems.push({
+        field: `${field}.secret_version`,
+        description: `${quote(ref.secretVersion)} is not a name of the form workspaces/{workspace}/secrets/{secret}/versions/{version}`,
+      });
     }
   }
   if (problems.length > 0) throw invalidArguments(problems);
@@ -63,7 +78,8 @@ export async function processEnvironment(
   sandbox: SandboxRow,
   definition: Process,
 ): Promise<Record<string, string>> {
-  const template = fromBinary(SandboxEngineSchema, sandbox.resource).sandboxEngineTemplateInfo?.environmentalVariables ?? {};
+  const template =
+    fromBinary(SandboxEngineSchema, sandbox.resource).sandboxEngineTemplateInfo?.environmentalVariables ?? {};
   const environment: Record<string, string> = { ...template, ...definition.environmentVariables };
   const refs = Object.entries(definition.secretEnvironmentVariables);
   if (refs.length > 0 && !secrets) {
@@ -75,7 +91,13 @@ export async function processEnvironment(
     const resolved = await secrets!.resolveSecretValue(principal, ref.secretVersion).catch((err: unknown) => {
       const e = ConnectError.from(err);
       // The catalogue names its own field; here the reference is part of the process.
-      throw new ConnectError(e.rawMessage.replace(/^secret_version: /, `process.secret_environment_variables[${quote(variable)}].secret_version: `), e.code);
+      throw new ConnectError(
+        e.rawMessage.replace(
+          /^secret_version: /,
+          `process.secret_environment_variables[${quote(variable)}].secret_version: `,
+        ),
+        e.code,
+      );
     });
     environment[variable] = secretText(ref.secretVersion, resolved.value);
   }
@@ -90,6 +112,7 @@ function secretText(name: string, value: Uint8Array): string {
   } catch {
     throw failedPrecondition(`the value of ${name} is not UTF-8 text, so it cannot be an environment variable`);
   }
-  if (text.includes("\0")) throw failedPrecondition(`the value of ${name} contains a NUL byte, so it cannot be an environment variable`);
+  if (text.includes("\0"))
+    throw failedPrecondition(`the value of ${name} contains a NUL byte, so it cannot be an environment variable`);
   return text;
 }

@@ -160,7 +160,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
 
   async function openProcess(ctx: HandlerContext, name: string, action: Action) {
     const { workspace, sandbox_engine, process } = processPattern.parse(name, "name");
-    const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, "name", WorkspaceKind.processes, action);
+    const call = await authorizeSandbox(
+      deps,
+      ctx,
+      `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`,
+      "name",
+      WorkspaceKind.processes,
+      action,
+    );
     const row = await loadProcess(db(), call.row.uid, process);
     if (!row) throw notFound(name, PROCESS_RESOURCE_TYPE);
     return { call, row, key: processKey(call.row.uid, process) };
@@ -170,7 +177,11 @@ export function createProcessHandlers(deps: ProcessDeps) {
    * Runs a process's definition on the agent; the secret values go there and nowhere else. The
    * agent is asked for the process's end in the same breath (see askAgent).
    */
-  async function startOnAgent(call: SandboxCall, handle: SandboxHandle, definition: Process): Promise<{ agentId: string; startTime: Date; asked: AgentAnswers }> {
+  async function startOnAgent(
+    call: SandboxCall,
+    handle: SandboxHandle,
+    definition: Process,
+  ): Promise<{ agentId: string; startTime: Date; asked: AgentAnswers }> {
     const environment = await processEnvironment(deps.secrets, call.principal, call.row, definition);
     const agentId = randomUUID();
     const startTime = context.now();
@@ -191,7 +202,12 @@ export function createProcessHandlers(deps: ProcessDeps) {
   /** Starts a pending process row on the agent and records it running. */
   async function launch(call: SandboxCall, handle: SandboxHandle, row: ProcessRow): Promise<ProcessRow> {
     const { agentId, startTime, asked } = await startOnAgent(call, handle, fromBinary(ProcessSchema, row.resource));
-    const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
+    const running: ProcessRow = {
+      ...row,
+      state: processStateName(P.RUNNING),
+      agent_id: agentId,
+      start_time: startTime,
+    };
     await context.write(async (trx) => {
       await trx
         .updateTable("processes")
@@ -236,7 +252,12 @@ export function createProcessHandlers(deps: ProcessDeps) {
     };
   }
 
-  function watch(sandbox: SandboxRow, row: ProcessRow, handle: SandboxHandle, asked = askAgent(handle, row.agent_id!)): void {
+  function watch(
+    sandbox: SandboxRow,
+    row: ProcessRow,
+    handle: SandboxHandle,
+    asked = askAgent(handle, row.agent_id!),
+  ): void {
     const key = processKey(sandbox.uid, row.id);
     const agentId = row.agent_id!;
     const { complete, oomKillsBefore } = asked;
@@ -259,7 +280,11 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const exitCode = exit.exitCode;
       const failureReason = exitCode === 137 && oomKilled(handle, oomKillsBefore) ? OUT_OF_MEMORY : undefined;
       const recorded = context
-        .writeStatement(async (db) => (await endProcess(db, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ?? loadProcess(db, sandbox.uid, row.id))
+        .writeStatement(
+          async (db) =>
+            (await endProcess(db, sandbox, row, agentId, state, exitCode, endTime, failureReason)) ??
+            loadProcess(db, sandbox.uid, row.id),
+        )
         .then(
           (ended) => {
             hub.notify(key);
@@ -274,7 +299,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const sealed = complete.then(async (whole) => {
         if (whole) return;
         try {
-          for await (const m of handle.client.streamOutput({ processId: agentId, skipReplay: true })) if (m.chunk?.end) break;
+          for await (const m of handle.client.streamOutput({ processId: agentId, skipReplay: true }))
+            if (m.chunk?.end) break;
         } catch {
           // the agent went away; there is no more output to wait for
         }
@@ -314,7 +340,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
           const sandbox = await loadSandboxByUid(db(), call.row.uid);
           const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
           if (!sandbox || !live.includes(sandbox.state)) {
-            throw failedPrecondition(`${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`);
+            throw failedPrecondition(
+              `${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`,
+            );
           }
         }
         if (signal.aborted) throw waitCancelled();
@@ -336,7 +364,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
   function rewatch(sandboxUid: string, row: ProcessRow): void {
     void loadSandboxByUid(db(), sandboxUid).then((sandbox) => {
       const handle = sandbox ? deps.lifecycle.handle(sandbox) : undefined;
-      if (sandbox && handle && row.agent_id && !watches.has(processKey(sandboxUid, row.id))) watch(sandbox, row, handle);
+      if (sandbox && handle && row.agent_id && !watches.has(processKey(sandboxUid, row.id)))
+        watch(sandbox, row, handle);
     });
   }
 
@@ -373,7 +402,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
     const { call, row: first, key } = await openProcess(ctx, req.name, Action.GET);
     const startOffset = req.startOffset;
     if (startOffset < 0n) throw invalidArgument("start_offset", "must not be negative");
-    if (req.skipReplay && startOffset !== 0n) throw invalidArgument("skip_replay", "cannot be combined with a non-zero start_offset");
+    if (req.skipReplay && startOffset !== 0n)
+      throw invalidArgument("skip_replay", "cannot be combined with a non-zero start_offset");
     lifecycle.enter(call.row.uid);
     try {
       let row = first;
@@ -383,7 +413,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
         const sandbox = await loadSandboxByUid(db(), call.row.uid);
         const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
         if (!sandbox || !live.includes(sandbox.state)) {
-          throw failedPrecondition(`${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`);
+          throw failedPrecondition(
+            `${row.name} has not started and cannot start: its sandbox engine is ${sandbox?.state ?? "gone"}`,
+          );
         }
         const timeout = AbortSignal.timeout(deps.keepAliveMs);
         await hub.next([key, sandboxKey(call.row.uid)], AbortSignal.any([timeout, ctx.signal]));
@@ -396,10 +428,14 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const sandbox = (await loadSandboxByUid(db(), call.row.uid)) ?? call.row;
       const current = { ...call, row: sandbox };
       const handle = deps.lifecycle.handle(sandbox);
-      if (!handle || sandbox.state !== sandboxStateName(SandboxEngine_State.RUNNING) || !row.agent_id) throw outputUnavailable(current, row);
+      if (!handle || sandbox.state !== sandboxStateName(SandboxEngine_State.RUNNING) || !row.agent_id)
+        throw outputUnavailable(current, row);
       const agentId = row.agent_id;
       try {
-        for await (const m of handle.client.streamOutput({ processId: agentId, startOffset, skipReplay: req.skipReplay }, { signal: ctx.signal })) {
+        for await (const m of handle.client.streamOutput(
+          { processId: agentId, startOffset, skipReplay: req.skipReplay },
+          { signal: ctx.signal },
+        )) {
           const chunk = m.chunk;
           if (!chunk) continue;
           lifecycle.touch(call.row.uid);
@@ -414,7 +450,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
         }
       } catch (err) {
         if (ctx.signal.aborted) return;
-        throw agentError(deps, current, err, (e) => (e.code === Code.NotFound ? outputUnavailable(current, row) : undefined));
+        throw agentError(deps, current, err, (e) =>
+          e.code === Code.NotFound ? outputUnavailable(current, row) : undefined,
+        );
       }
     } finally {
       lifecycle.leave(call.row.uid);
@@ -432,7 +470,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const live = [SandboxEngine_State.STARTING, SandboxEngine_State.RUNNING].map(sandboxStateName);
       const handle = req.autoRun ? requireRunning(deps, call) : undefined;
       if (!handle && !live.includes(call.row.state)) {
-        throw failedPrecondition(`${call.row.name} is ${call.row.state}; processes can be created only while it is starting or running`);
+        throw failedPrecondition(
+          `${call.row.name} is ${call.row.state}; processes can be created only while it is starting or running`,
+        );
       }
       const now = context.now();
       for (let attempt = 0; ; attempt++) {
@@ -464,11 +504,17 @@ export function createProcessHandlers(deps: ProcessDeps) {
         starting.add(key);
         try {
           if (handle) {
-            if (req.processId !== "" && (await loadProcess(db(), call.row.uid, id))) throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
+            if (req.processId !== "" && (await loadProcess(db(), call.row.uid, id)))
+              throw alreadyExists(name, PROCESS_RESOURCE_TYPE);
             // Started first and recorded once running: a process that cannot start (a secret that
             // cannot be resolved, a missing command) is never created.
             const { agentId, startTime, asked } = await startOnAgent(call, handle, definition);
-            const running: ProcessRow = { ...row, state: processStateName(P.RUNNING), agent_id: agentId, start_time: startTime };
+            const running: ProcessRow = {
+              ...row,
+              state: processStateName(P.RUNNING),
+              agent_id: agentId,
+              start_time: startTime,
+            };
             const inserted = await context.writeStatement((db) => insertProcess(db, call.row, running, startTime));
             if (!inserted) {
               await handle.client.signalProcess({ processId: agentId, signal: 9 }).catch(() => undefined);
@@ -532,7 +578,9 @@ export function createProcessHandlers(deps: ProcessDeps) {
     async startProcess(req: StartProcessRequest, ctx: HandlerContext) {
       const { call, row, key } = await openProcess(ctx, req.name, Action.UPDATE);
       if (processStateOf(row.state) !== P.PENDING || starting.has(key)) {
-        throw failedPrecondition(`${row.name} is ${starting.has(key) ? "being started" : row.state}; only a pending process can be started`);
+        throw failedPrecondition(
+          `${row.name} is ${starting.has(key) ? "being started" : row.state}; only a pending process can be started`,
+        );
       }
       const handle = requireRunning(deps, call);
       starting.add(key);
@@ -545,14 +593,22 @@ export function createProcessHandlers(deps: ProcessDeps) {
 
     async waitProcess(req: WaitProcessRequest, ctx: HandlerContext) {
       const { workspace, sandbox_engine, process } = processPattern.parse(req.name, "name");
-      const call = await authorizeSandbox(deps, ctx, `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`, "name", WorkspaceKind.processes, Action.GET);
+      const call = await authorizeSandbox(
+        deps,
+        ctx,
+        `workspaces/${workspace}/sandboxEngines/${sandbox_engine}`,
+        "name",
+        WorkspaceKind.processes,
+        Action.GET,
+      );
       // A process this service follows needs no read: its watcher holds the ended row once the
       // end is recorded and the output complete. Otherwise (or when that came out otherwise) the
       // database decides.
       const watcher = watches.get(processKey(call.row.uid, process));
       if (watcher) {
         const ended = await lifecycle.busy(call.row.uid, () => untilAborted(watcher, ctx.signal));
-        if (ended && (processStateOf(ended.state) === P.SUCCEEDED || processStateOf(ended.state) === P.FAILED)) return { process: presentProcess(ended) };
+        if (ended && (processStateOf(ended.state) === P.SUCCEEDED || processStateOf(ended.state) === P.FAILED))
+          return { process: presentProcess(ended) };
       } else {
         const kept = keptEnded(processKey(call.row.uid, process));
         if (kept) return { process: presentProcess(kept) };
@@ -562,7 +618,8 @@ export function createProcessHandlers(deps: ProcessDeps) {
       // Ended and followed by no watcher (the common case: the exit was asked for with the start):
       // settled() would answer the same at once, after setting up a wait for news.
       const state = processStateOf(row.state);
-      if ((state === P.SUCCEEDED || state === P.FAILED) && !watches.has(processKey(call.row.uid, process))) return { process: presentProcess(row) };
+      if ((state === P.SUCCEEDED || state === P.FAILED) && !watches.has(processKey(call.row.uid, process)))
+        return { process: presentProcess(row) };
       const done = await lifecycle.busy(call.row.uid, () => settled(call, row, ctx.signal));
       return { process: presentProcess(done) };
     },
@@ -583,12 +640,17 @@ export function createProcessHandlers(deps: ProcessDeps) {
 
     async readProcessOutput(req: ReadProcessOutputRequest, ctx: HandlerContext) {
       const { call, row } = await openProcess(ctx, req.name, Action.GET);
-      if (processStateOf(row.state) === P.PENDING || !row.agent_id) return { data: new Uint8Array(0), droppedBytes: 0n };
+      if (processStateOf(row.state) === P.PENDING || !row.agent_id)
+        return { data: new Uint8Array(0), droppedBytes: 0n };
       const handle = deps.lifecycle.handle(call.row);
-      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING)) throw outputUnavailable(call, row);
+      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING))
+        throw outputUnavailable(call, row);
       const stream = req.outputStream === OutputStream.UNSPECIFIED ? OutputStream.STDOUT : req.outputStream;
-      const res = await viaAgent(deps, call, () => handle.client.readOutput({ processId: row.agent_id!, stream }), (e) =>
-        e.code === Code.NotFound ? outputUnavailable(call, row) : undefined,
+      const res = await viaAgent(
+        deps,
+        call,
+        () => handle.client.readOutput({ processId: row.agent_id!, stream }),
+        (e) => (e.code === Code.NotFound ? outputUnavailable(call, row) : undefined),
       );
       return { data: res.data, droppedBytes: res.droppedBytes };
     },
@@ -597,9 +659,13 @@ export function createProcessHandlers(deps: ProcessDeps) {
       const { call, row } = await openProcess(ctx, req.name, Action.GET);
       if (processStateOf(row.state) === P.PENDING || !row.agent_id) return { frames: [], droppedBytes: 0n };
       const handle = deps.lifecycle.handle(call.row);
-      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING)) throw outputUnavailable(call, row);
-      const res = await viaAgent(deps, call, () => handle.client.readOutputFrames({ processId: row.agent_id! }), (e) =>
-        e.code === Code.NotFound ? outputUnavailable(call, row) : undefined,
+      if (!handle || call.row.state !== sandboxStateName(SandboxEngine_State.RUNNING))
+        throw outputUnavailable(call, row);
+      const res = await viaAgent(
+        deps,
+        call,
+        () => handle.client.readOutputFrames({ processId: row.agent_id! }),
+        (e) => (e.code === Code.NotFound ? outputUnavailable(call, row) : undefined),
       );
       return {
         frames: res.frames.map((f) => ({ stream: f.stream, data: f.data, offset: f.offset })),

@@ -6,7 +6,17 @@ import * as fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { OUT_OF_MEMORY } from "./process-service.js";
-import { expectError, ok, readNdjson, settled, sharedHarness, sleep, unb64, until, type SandboxHarness } from "./testing.js";
+import {
+  expectError,
+  ok,
+  readNdjson,
+  settled,
+  sharedHarness,
+  sleep,
+  unb64,
+  until,
+  type SandboxHarness,
+} from "./testing.js";
 
 let h: SandboxHarness;
 let sb: any;
@@ -24,7 +34,9 @@ const output = async (name: string, stream = "OUTPUT_STREAM_COMBINED") => {
   return { text: unb64(r.data).toString(), dropped: BigInt(r.droppedBytes) };
 };
 const stream = async (name: string, query = "", until?: (line: any, all: any[]) => boolean) => {
-  const res = await fetch(`${h.t.url}/v1/${name}:streamOutput${query}`, { headers: { authorization: `Bearer ${await h.token("alice")}` } });
+  const res = await fetch(`${h.t.url}/v1/${name}:streamOutput${query}`, {
+    headers: { authorization: `Bearer ${await h.token("alice")}` },
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("application/x-ndjson");
   return readNdjson(res, until);
@@ -45,7 +57,11 @@ describe("processes: create, start, get, list, delete", () => {
     await expect(output(pending.name)).resolves.toEqual({ text: "", dropped: 0n });
     const started = ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} })).process;
     expect(["STATE_RUNNING", "STATE_SUCCEEDED"]).toContain(started.state);
-    expectError(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }), "FAILED_PRECONDITION", "only a pending process");
+    expectError(
+      await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }),
+      "FAILED_PRECONDITION",
+      "only a pending process",
+    );
     const done = await wait(pending.name);
     expect(done).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
     expect(Date.parse(done.endTime)).toBeGreaterThanOrEqual(Date.parse(done.startTime));
@@ -55,23 +71,58 @@ describe("processes: create, start, get, list, delete", () => {
     const auto = await create({ command: "true" });
     expect(auto.name).toMatch(new RegExp(`^${sb.name}/processes/p-[a-z0-9]{10}$`));
     expect(["STATE_RUNNING", "STATE_SUCCEEDED"]).toContain(auto.state);
-    expectError(await h.rest("POST", `/v1/${sb.name}/processes?processId=1st-proc`, { body: { command: "true" } }), "ALREADY_EXISTS", pending.name);
+    expectError(
+      await h.rest("POST", `/v1/${sb.name}/processes?processId=1st-proc`, { body: { command: "true" } }),
+      "ALREADY_EXISTS",
+      pending.name,
+    );
   });
 
   it("checks the process and its id", async () => {
-    const post = (body: Record<string, unknown>, query = "") => h.rest("POST", `/v1/${sb.name}/processes?${query}`, { body });
-    for (const bad of ["-x", "Upper", "x_y", "a".repeat(64), "end-"]) expectError(await post({ command: "true" }, `processId=${bad}`), "INVALID_ARGUMENT", "process_id");
+    const post = (body: Record<string, unknown>, query = "") =>
+      h.rest("POST", `/v1/${sb.name}/processes?${query}`, { body });
+    for (const bad of ["-x", "Upper", "x_y", "a".repeat(64), "end-"])
+      expectError(await post({ command: "true" }, `processId=${bad}`), "INVALID_ARGUMENT", "process_id");
     expectError(await post({}), "INVALID_ARGUMENT", "process.command");
-    expectError(await post({ command: "true", workingDirectory: "tmp" }), "INVALID_ARGUMENT", "process.working_directory");
-    expectError(await post({ command: "true", workingDirectory: "/a/../b" }), "INVALID_ARGUMENT", "process.working_directory");
-    expectError(await post({ command: "true", environmentVariables: { "1BAD": "x" } }), "INVALID_ARGUMENT", 'process.environment_variables["1BAD"]');
-    expectError(await post({ command: "true", environmentVariables: { "A=B": "x" } }), "INVALID_ARGUMENT", 'process.environment_variables["A=B"]');
+    expectError(
+      await post({ command: "true", workingDirectory: "tmp" }),
+      "INVALID_ARGUMENT",
+      "process.working_directory",
+    );
+    expectError(
+      await post({ command: "true", workingDirectory: "/a/../b" }),
+      "INVALID_ARGUMENT",
+      "process.working_directory",
+    );
+    expectError(
+      await post({ command: "true", environmentVariables: { "1BAD": "x" } }),
+      "INVALID_ARGUMENT",
+      'process.environment_variables["1BAD"]',
+    );
+    expectError(
+      await post({ command: "true", environmentVariables: { "A=B": "x" } }),
+      "INVALID_ARGUMENT",
+      'process.environment_variables["A=B"]',
+    );
     expectError(await post({ command: "tr\u0000ue" }), "INVALID_ARGUMENT", "process.command");
     // A process that cannot start is not created.
-    expectError(await post({ command: "no-such-program" }, "autoRun=true&processId=nope1"), "NOT_FOUND", "no-such-program");
-    expectError(await post({ command: "true", workingDirectory: "/nowhere" }, "autoRun=true&processId=nope2"), "NOT_FOUND", "/nowhere");
-    expectError(await post({ command: "/etc/hostname" }, "autoRun=true&processId=nope3"), "PERMISSION_DENIED", "not executable");
-    for (const id of ["nope1", "nope2", "nope3"]) expectError(await h.rest("GET", `/v1/${sb.name}/processes/${id}`), "NOT_FOUND");
+    expectError(
+      await post({ command: "no-such-program" }, "autoRun=true&processId=nope1"),
+      "NOT_FOUND",
+      "no-such-program",
+    );
+    expectError(
+      await post({ command: "true", workingDirectory: "/nowhere" }, "autoRun=true&processId=nope2"),
+      "NOT_FOUND",
+      "/nowhere",
+    );
+    expectError(
+      await post({ command: "/etc/hostname" }, "autoRun=true&processId=nope3"),
+      "PERMISSION_DENIED",
+      "not executable",
+    );
+    for (const id of ["nope1", "nope2", "nope3"])
+      expectError(await h.rest("GET", `/v1/${sb.name}/processes/${id}`), "NOT_FOUND");
     // A pending one that cannot start stays pending.
     const p = await create({ command: "no-such-program" }, "");
     expectError(await h.rest("POST", `/v1/${p.name}:start`, { body: {} }), "NOT_FOUND");
@@ -80,9 +131,18 @@ describe("processes: create, start, get, list, delete", () => {
   });
 
   it("reports exit codes: 0 succeeded, anything else failed", async () => {
-    expect(await wait((await create({ command: "sh", args: ["-c", "exit 0"] })).name)).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
-    expect(await wait((await create({ command: "sh", args: ["-c", "exit 3"] })).name)).toMatchObject({ state: "STATE_FAILED", exitCode: 3 });
-    expect(await wait((await create({ command: "sh", args: ["-c", "exit 255"] })).name)).toMatchObject({ state: "STATE_FAILED", exitCode: 255 });
+    expect(await wait((await create({ command: "sh", args: ["-c", "exit 0"] })).name)).toMatchObject({
+      state: "STATE_SUCCEEDED",
+      exitCode: 0,
+    });
+    expect(await wait((await create({ command: "sh", args: ["-c", "exit 3"] })).name)).toMatchObject({
+      state: "STATE_FAILED",
+      exitCode: 3,
+    });
+    expect(await wait((await create({ command: "sh", args: ["-c", "exit 255"] })).name)).toMatchObject({
+      state: "STATE_FAILED",
+      exitCode: 255,
+    });
     expect(await wait((await create({ command: "false" })).name)).toMatchObject({ state: "STATE_FAILED", exitCode: 1 });
   });
 
@@ -100,14 +160,21 @@ describe("processes: create, start, get, list, delete", () => {
     const other = await h.createSandbox("procs-list");
     const names: string[] = [];
     for (const cmd of [["true"], ["false"], ["sleep", "30"]]) {
-      names.push(ok(await h.rest("POST", `/v1/${other.name}/processes?autoRun=true`, { body: { command: cmd[0], args: cmd.slice(1) } })).process.name);
+      names.push(
+        ok(
+          await h.rest("POST", `/v1/${other.name}/processes?autoRun=true`, {
+            body: { command: cmd[0], args: cmd.slice(1) },
+          }),
+        ).process.name,
+      );
     }
     names.push(ok(await h.rest("POST", `/v1/${other.name}/processes`, { body: { command: "true" } })).process.name);
     await wait(names[0]!);
     await wait(names[1]!);
     const list = async (query: string) => ok(await h.rest("GET", `/v1/${other.name}/processes?${query}`));
     expect((await list("")).processes.map((p: any) => p.name)).toEqual([...names].reverse());
-    const state = async (f: string) => (await list(`filter=${encodeURIComponent(f)}`)).processes.map((p: any) => p.name);
+    const state = async (f: string) =>
+      (await list(`filter=${encodeURIComponent(f)}`)).processes.map((p: any) => p.name);
     expect(await state("state = STATE_RUNNING")).toEqual([names[2]]);
     expect(await state("state = STATE_PENDING")).toEqual([names[3]]);
     expect(await state("state = STATE_SUCCEEDED OR state = STATE_FAILED")).toEqual([names[1], names[0]]);
@@ -117,7 +184,11 @@ describe("processes: create, start, get, list, delete", () => {
     const second = await list(`pageSize=3&pageToken=${first.nextPageToken}`);
     expect(second.processes.map((p: any) => p.name)).toEqual([names[0]]);
     expect(second.nextPageToken).toBe("");
-    expectError(await h.rest("GET", `/v1/${other.name}/processes?filter=${encodeURIComponent("command = \"x\"")}`), "INVALID_ARGUMENT", "filter");
+    expectError(
+      await h.rest("GET", `/v1/${other.name}/processes?filter=${encodeURIComponent('command = "x"')}`),
+      "INVALID_ARGUMENT",
+      "filter",
+    );
     expectError(await h.rest("GET", `/v1/${other.name}/processes?pageSize=-1`), "INVALID_ARGUMENT", "page_size");
   });
 
@@ -138,14 +209,22 @@ describe("processes: create, start, get, list, delete", () => {
   });
 
   it("records creation, start and end as events without the command or environment", async () => {
-    const p = await create({ command: "sh", args: ["-c", "echo EVENT-ARG"], environmentVariables: { EVENT_ENV: "EVENT-VALUE" } }, "");
+    const p = await create(
+      { command: "sh", args: ["-c", "echo EVENT-ARG"], environmentVariables: { EVENT_ENV: "EVENT-VALUE" } },
+      "",
+    );
     ok(await h.rest("POST", `/v1/${p.name}:start`, { body: {} }));
     await wait(p.name);
     await h.sandbox.flushEvents();
     const until = Date.now() + 5_000;
-    const mine = () => h.events.filter((e) => e.event.payload.case === "processStateChanged" && e.event.payload.value.process === p.name);
+    const mine = () =>
+      h.events.filter(
+        (e) => e.event.payload.case === "processStateChanged" && e.event.payload.value.process === p.name,
+      );
     while (mine().length < 3 && Date.now() < until) await sleep(20);
-    expect(mine().map((e) => e.subject)).toEqual(Array(3).fill(`enginemanager.sandboxes.team-a.procs.processes.${p.name.split("/").pop()}.state`));
+    expect(mine().map((e) => e.subject)).toEqual(
+      Array(3).fill(`enginemanager.sandboxes.team-a.procs.processes.${p.name.split("/").pop()}.state`),
+    );
     expect(
       mine().map((e) => {
         const v = e.event.payload.value as { previousState: number; state: number; exitCode?: number };
@@ -204,8 +283,12 @@ describe("processes: wait and signals", () => {
   it("delivers every signal number 1-64: terminating ones end the process with 128 + N, the others leave it running", async () => {
     const nonTerminating = new Set([17, 18, 19, 20, 21, 22, 23, 28]); // CHLD CONT STOP TSTP TTIN TTOU URG WINCH
     const sigs = Array.from({ length: 64 }, (_, i) => i + 1);
-    const procs = await Promise.all(sigs.map((s) => create({ command: "sleep", args: ["30"] }, `autoRun=true&processId=sig-${s}`)));
-    await Promise.all(procs.map((p, i) => h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: sigs[i] } }).then(ok)));
+    const procs = await Promise.all(
+      sigs.map((s) => create({ command: "sleep", args: ["30"] }, `autoRun=true&processId=sig-${s}`)),
+    );
+    await Promise.all(
+      procs.map((p, i) => h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: sigs[i] } }).then(ok)),
+    );
     const ended = await Promise.all(procs.map((p, i) => (nonTerminating.has(sigs[i]!) ? undefined : wait(p.name))));
     for (const [i, s] of sigs.entries()) {
       if (nonTerminating.has(s)) continue;
@@ -222,7 +305,10 @@ describe("processes: wait and signals", () => {
   });
 
   it("stops and continues a process with SIGSTOP and SIGCONT; signals reach its children", async () => {
-    const p = await create({ command: "sh", args: ["-c", "i=0; while true; do echo $i; i=$((i+1)); sleep 0.02; done"] });
+    const p = await create({
+      command: "sh",
+      args: ["-c", "i=0; while true; do echo $i; i=$((i+1)); sleep 0.02; done"],
+    });
     const length = async () => (await output(p.name)).text.length;
     await until(async () => (await length()) > 0);
     ok(await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: 19 } }));
@@ -256,7 +342,9 @@ describe("processes: wait and signals", () => {
     expect(await wait(hog.name)).toMatchObject({ state: "STATE_FAILED", exitCode: 137, failureReason: OUT_OF_MEMORY });
     expect(ok(await h.rest("GET", `/v1/${hog.name}`)).process.failureReason).toBe(OUT_OF_MEMORY);
     // The sandbox and its agent live on.
-    const after = ok(await h.rest("POST", `/v1/${small.name}/processes?autoRun=true`, { body: { command: "true" } })).process;
+    const after = ok(
+      await h.rest("POST", `/v1/${small.name}/processes?autoRun=true`, { body: { command: "true" } }),
+    ).process;
     expect(await wait(after.name)).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
 
     const killed = await create({ command: "sleep", args: ["30"] });
@@ -268,10 +356,15 @@ describe("processes: wait and signals", () => {
 
   it("refuses signals outside 1-64 and signals to processes that do not run", async () => {
     const p = await create({ command: "sleep", args: ["30"] });
-    for (const signal of [0, 65, -9]) expectError(await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal } }), "INVALID_ARGUMENT", "signal");
+    for (const signal of [0, 65, -9])
+      expectError(await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal } }), "INVALID_ARGUMENT", "signal");
     ok(await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: 9 } }));
     await wait(p.name);
-    expectError(await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: 9 } }), "FAILED_PRECONDITION", "only a running process");
+    expectError(
+      await h.rest("POST", `/v1/${p.name}:sendSignal`, { body: { signal: 9 } }),
+      "FAILED_PRECONDITION",
+      "only a running process",
+    );
     const pending = await create({ command: "true" }, "");
     expectError(await h.rest("POST", `/v1/${pending.name}:sendSignal`, { body: { signal: 9 } }), "FAILED_PRECONDITION");
   });
@@ -338,7 +431,9 @@ describe("processes: output", () => {
     const data = lines.map((l) => l.result).filter((r) => !r.keepAlive);
     expect(Math.max(...data.map((r) => unb64(r.data).length))).toBeGreaterThanOrEqual(64 << 10);
     const streamed = Buffer.concat(data.map((r) => unb64(r.data)));
-    const file = ok(await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent("/workspace/random.bin")}`));
+    const file = ok(
+      await h.rest("GET", `/v1/${sb.name}/filesystem:readFile?path=${encodeURIComponent("/workspace/random.bin")}`),
+    );
     expect(streamed.equals(unb64(file.content))).toBe(true);
     expect(streamed.length).toBe(600000);
     let offset = 0;
@@ -352,7 +447,12 @@ describe("processes: output", () => {
     const p = await create({ command: "sh", args: ["-c", "echo before; sleep 0.6; echo after"] });
     await sleep(250);
     const lines = await stream(p.name, "?skipReplay=true");
-    expect(lines.filter((l) => !l.result.keepAlive).map((l) => unb64(l.result.data).toString()).join("")).toBe("after\n");
+    expect(
+      lines
+        .filter((l) => !l.result.keepAlive)
+        .map((l) => unb64(l.result.data).toString())
+        .join(""),
+    ).toBe("after\n");
     const get = (q: string) => h.rest("GET", `/v1/${p.name}:streamOutput?${q}`);
     expectError(await get("startOffset=1000"), "OUT_OF_RANGE", "start_offset");
     expectError(await get("startOffset=3&skipReplay=true"), "INVALID_ARGUMENT", "skip_replay");
@@ -374,13 +474,21 @@ describe("processes: output", () => {
     ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }));
     const got = await streamed;
     expect(got.filter((l) => l.result.keepAlive).length).toBeGreaterThanOrEqual(1);
-    expect(got.filter((l) => !l.result.keepAlive).map((l) => unb64(l.result.data).toString()).join("")).toBe("started later\n");
+    expect(
+      got
+        .filter((l) => !l.result.keepAlive)
+        .map((l) => unb64(l.result.data).toString())
+        .join(""),
+    ).toBe("started later\n");
   });
 
   it("a stream cut and resumed from its last offset gets every byte exactly once", async () => {
     const p = await create({
       command: "sh",
-      args: ["-c", "i=0; while [ $i -lt 600 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); [ $((i % 60)) -eq 0 ] && sleep 0.05; done"],
+      args: [
+        "-c",
+        "i=0; while [ $i -lt 600 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); [ $((i % 60)) -eq 0 ] && sleep 0.05; done",
+      ],
     });
     const received: Buffer[] = [];
     let next = 0n;
@@ -388,7 +496,11 @@ describe("processes: output", () => {
     for (;;) {
       // Take three chunks, then drop the connection, and resume where the last chunk ended.
       let taken = 0;
-      const lines = await stream(p.name, `?startOffset=${next}`, (line) => !!line.result && !line.result.keepAlive && ++taken === 3);
+      const lines = await stream(
+        p.name,
+        `?startOffset=${next}`,
+        (line) => !!line.result && !line.result.keepAlive && ++taken === 3,
+      );
       for (const line of lines) {
         const r = line.result;
         if (!r || r.keepAlive) continue;
@@ -433,7 +545,9 @@ describe("processes: output", () => {
     // And the agent's own memory stayed bounded too.
     const agentRss = sandboxRss(h.sandbox.runtime.get(runtimeIdOf(sb))!.pid);
     expect(agentRss).toBeLessThan(256 << 20);
-    console.log(`1 GiB of output in ${seconds.toFixed(1)} s; service RSS +${((peak - before) / 2 ** 20).toFixed(1)} MiB; sandbox RSS ${(agentRss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `1 GiB of output in ${seconds.toFixed(1)} s; service RSS +${((peak - before) / 2 ** 20).toFixed(1)} MiB; sandbox RSS ${(agentRss / 2 ** 20).toFixed(0)} MiB`,
+    );
   });
 });
 
@@ -443,7 +557,10 @@ function runtimeIdOf(sandbox: any): string {
 }
 
 beforeAll(async () => {
-  const rows = (await h.sandbox.database!.db.selectFrom("sandbox_engines").select(["uid", "runtime_id"]).execute()) as { uid: string; runtime_id: string }[];
+  const rows = (await h.sandbox.database!.db.selectFrom("sandbox_engines").select(["uid", "runtime_id"]).execute()) as {
+    uid: string;
+    runtime_id: string;
+  }[];
   runtimeIds = new Map(rows.map((r) => [r.uid, r.runtime_id]));
 });
 

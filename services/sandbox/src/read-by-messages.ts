@@ -29,7 +29,8 @@ export async function* readByMessages(
   path: string,
   signal?: AbortSignal,
 ): AsyncGenerator<MessagePart> {
-  const read = (offset: number) => viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
+  const read = (offset: number) =>
+    viaAgent(deps, call, () => handle.client.readFile({ path, offset: BigInt(offset) }, { signal }));
   const first = await read(0);
   const size = Number(first.fileInfo?.size ?? BigInt(first.content.length));
   let next: ReturnType<typeof read> | undefined = Promise.resolve(first);
@@ -40,7 +41,8 @@ export async function* readByMessages(
       const data = size > 0 ? part.content.subarray(0, size - offset) : part.content;
       offset += data.length;
       next = !part.eof && data.length > 0 && (size === 0 || offset < size) ? read(offset) : undefined;
-      if (data.length > 0 || part === first) yield { data, fileInfo: part === first ? first.fileInfo : undefined, size };
+      if (data.length > 0 || part === first)
+        yield { data, fileInfo: part === first ? first.fileInfo : undefined, size };
     }
   } finally {
     void next?.catch(() => undefined);

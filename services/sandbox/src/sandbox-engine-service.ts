@@ -19,7 +19,14 @@ import {
   type FieldTable,
 } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import { alreadyExists, failedPrecondition, notFound, permissionDenied, requiredField, unavailable } from "@aiem/kit/errors";
+import {
+  alreadyExists,
+  failedPrecondition,
+  notFound,
+  permissionDenied,
+  requiredField,
+  unavailable,
+} from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
@@ -89,7 +96,9 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
   /** A sandbox engine is visible to its creator and to administrators. */
   function checkVisible(principal: Principal, row: SandboxRow): void {
     if (row.creator === principal.name || context.policy.isAdmin(principal)) return;
-    throw permissionDenied(`permission denied: ${row.name} belongs to ${row.creator}; only its creator and administrators may see or change it`);
+    throw permissionDenied(
+      `permission denied: ${row.name} belongs to ${row.creator}; only its creator and administrators may see or change it`,
+    );
   }
 
   async function open(ctx: HandlerContext, name: string, action: Action) {
@@ -102,16 +111,28 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
     return { principal, row };
   }
 
-  function catalogueEntry<K extends "sandboxEngineImages" | "sandboxEngineTemplates">(kind: K, field: string, name: string) {
+  function catalogueEntry<K extends "sandboxEngineImages" | "sandboxEngineTemplates">(
+    kind: K,
+    field: string,
+    name: string,
+  ) {
     const catalogue = deps.catalogue();
     if (!catalogue?.isReady()) throw unavailable("the sandbox service is still reading the catalogue; retry shortly");
     const resource = catalogue.get(kind, name);
     const what = kind === "sandboxEngineImages" ? "image" : "template";
     if (!resource) {
-      throw failedPrecondition(`${field}: the sandbox engine ${what} ${name} does not exist`, { type: "NOT_FOUND", subject: name, description: `no such ${what}` });
+      throw failedPrecondition(`${field}: the sandbox engine ${what} ${name} does not exist`, {
+        type: "NOT_FOUND",
+        subject: name,
+        description: `no such ${what}`,
+      });
     }
     if (!resource.enabled) {
-      throw failedPrecondition(`${field}: the sandbox engine ${what} ${name} is disabled`, { type: "DISABLED", subject: name, description: `the ${what} is disabled` });
+      throw failedPrecondition(`${field}: the sandbox engine ${what} ${name} is disabled`, {
+        type: "DISABLED",
+        subject: name,
+        description: `the ${what} is disabled`,
+      });
     }
     return resource;
   }
@@ -141,8 +162,16 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
           { type: "ISOLATION", subject: "bubblewrap", description: "bwrap is not installed" },
         );
       }
-      const image = catalogueEntry("sandboxEngineImages", "sandbox_engine.sandbox_engine_image", input.sandboxEngineImage);
-      const template = catalogueEntry("sandboxEngineTemplates", "sandbox_engine.sandbox_engine_template", input.sandboxEngineTemplate);
+      const image = catalogueEntry(
+        "sandboxEngineImages",
+        "sandbox_engine.sandbox_engine_image",
+        input.sandboxEngineImage,
+      );
+      const template = catalogueEntry(
+        "sandboxEngineTemplates",
+        "sandbox_engine.sandbox_engine_template",
+        input.sandboxEngineTemplate,
+      );
       // Field numbers of the infos match the catalogue's messages: the copy is the resource itself.
       const imageInfo = fromBinary(SandboxEngineImageInfoSchema, toBinary(SandboxEngineImageSchema, image));
       const templateInfo = fromBinary(SandboxEngineTemplateInfoSchema, toBinary(SandboxEngineTemplateSchema, template));
@@ -196,7 +225,9 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
       if (!warm) await lifecycle.startEarly(row.uid, runtimeId, limitsOf(templateInfo));
       let inserted: boolean;
       try {
-        inserted = await context.write((trx) => insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now));
+        inserted = await context.write((trx) =>
+          insertSandbox(trx, row, warm ? [S.STARTING, S.RUNNING] : [S.STARTING], now),
+        );
       } catch (error) {
         lifecycle.discardEarly(row.uid, runtimeId);
         throw error;
@@ -220,7 +251,12 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
     async listSandboxEngines(req: ListSandboxEnginesRequest, ctx: HandlerContext) {
       const { workspace } = workspacePattern.parse(req.parent, "parent", { allowWildcard: ["workspace"] });
       const principal = principalOf(ctx);
-      context.policy.check(principal, workspace === "-" ? Action.LIST_ALL : Action.LIST, WorkspaceKind.sandboxEngines, workspace);
+      context.policy.check(
+        principal,
+        workspace === "-" ? Action.LIST_ALL : Action.LIST,
+        WorkspaceKind.sandboxEngines,
+        workspace,
+      );
       let query = db().selectFrom("sandbox_engines").selectAll();
       if (workspace !== "-") query = query.where("workspace", "=", workspace);
       if (!context.policy.isAdmin(principal)) query = query.where("creator", "=", principal.name);
@@ -246,7 +282,9 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
     async deleteSandboxEngine(req: DeleteSandboxEngineRequest, ctx: HandlerContext) {
       const { row } = await open(ctx, req.name, Action.DELETE);
       const all = [S.STARTING, S.RUNNING, S.TERMINATING, S.TERMINATED, S.FAILED, S.DELETING];
-      const moved = await context.write((trx) => transitionSandbox(trx, row.uid, all, S.DELETING, context.now(), { desired: "deleted" }));
+      const moved = await context.write((trx) =>
+        transitionSandbox(trx, row.uid, all, S.DELETING, context.now(), { desired: "deleted" }),
+      );
       if (!moved) throw notFound(req.name, SANDBOX_RESOURCE_TYPE);
       deps.hub.notify(sandboxKey(row.uid));
       void lifecycle.kick(row.uid);
@@ -256,15 +294,20 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
     async terminateSandboxEngine(req: TerminateSandboxEngineRequest, ctx: HandlerContext) {
       const { row } = await open(ctx, req.name, Action.TERMINATE);
       const moved = await context.write((trx) =>
-        transitionSandbox(trx, row.uid, [S.STARTING, S.RUNNING, S.FAILED], S.TERMINATING, context.now(), { desired: "terminated" }),
+        transitionSandbox(trx, row.uid, [S.STARTING, S.RUNNING, S.FAILED], S.TERMINATING, context.now(), {
+          desired: "terminated",
+        }),
       );
       if (!moved) {
         const current = (await loadSandbox(db(), row.workspace, row.id)) ?? row;
-        throw failedPrecondition(`${row.name} is ${current.state}; only a starting, running or failed sandbox engine can be terminated`, {
-          type: "STATE",
-          subject: row.name,
-          description: `the sandbox engine is ${current.state}`,
-        });
+        throw failedPrecondition(
+          `${row.name} is ${current.state}; only a starting, running or failed sandbox engine can be terminated`,
+          {
+            type: "STATE",
+            subject: row.name,
+            description: `the sandbox engine is ${current.state}`,
+          },
+        );
       }
       deps.hub.notify(sandboxKey(row.uid));
       void lifecycle.kick(row.uid);

@@ -41,7 +41,9 @@ const dataDirs: string[] = [];
 
 afterAll(async () => {
   await Promise.all(
-    children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))),
+    children
+      .filter((c) => c.exitCode === null && c.signalCode === null)
+      .map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))),
   );
   for (const dir of dataDirs) {
     await destroyLeftSandboxes(dir);
@@ -58,8 +60,13 @@ function startServer(env: Record<string, string>, part?: string): Promise<Server
   children.push(child);
   return new Promise((resolve, reject) => {
     const lines: string[] = [];
-    const timer = setTimeout(() => reject(new Error(`${part ?? "the server"} did not start:\n${lines.join("\n")}`)), 90_000);
-    child.once("exit", (code, signal) => reject(new Error(`${part ?? "the server"} exited (${signal ?? code}):\n${lines.join("\n")}`)));
+    const timer = setTimeout(
+      () => reject(new Error(`${part ?? "the server"} did not start:\n${lines.join("\n")}`)),
+      90_000,
+    );
+    child.once("exit", (code, signal) =>
+      reject(new Error(`${part ?? "the server"} exited (${signal ?? code}):\n${lines.join("\n")}`)),
+    );
     const ready = (url: string) => {
       clearTimeout(timer);
       resolve({ child, url });
@@ -117,7 +124,10 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
   const rest = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(`${url()}${p}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -129,7 +139,9 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
   };
   /** Reads the counter's stream from where it was left until `enough` says stop (or the stream ends). */
   const follow = async (c: Counter, enough: (c: Counter) => boolean) => {
-    const res = await fetch(`${url()}/v1/${c.process}:streamOutput?startOffset=${c.next}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${url()}/v1/${c.process}:streamOutput?startOffset=${c.next}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(res.status).toBe(200);
     await readNdjson(res, (line) => {
       const r = line.result;
@@ -155,12 +167,16 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
         const r = await rest("POST", `/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=${id}`, spec);
         return r.status === 200 ? r.body.sandboxEngine : undefined;
       });
-      await until(`${id} to run`, async () => ((await ok("GET", `/v1/${created.name}`)).sandboxEngine.state === "STATE_RUNNING" ? true : undefined));
+      await until(`${id} to run`, async () =>
+        (await ok("GET", `/v1/${created.name}`)).sandboxEngine.state === "STATE_RUNNING" ? true : undefined,
+      );
       // Prints a counter every 100 ms until told to stop, then a few more lines, and exits 0.
       const script =
         "i=0; while [ ! -e /workspace/stop ]; do echo $i; i=$((i+1)); sleep 0.1; done; " +
         `j=0; while [ $j -lt ${LINES_AT_END} ]; do echo $i; i=$((i+1)); j=$((j+1)); sleep 0.1; done`;
-      const p = (await ok("POST", `/v1/${created.name}/processes?autoRun=true`, { command: "sh", args: ["-c", script] })).process;
+      const p = (
+        await ok("POST", `/v1/${created.name}/processes?autoRun=true`, { command: "sh", args: ["-c", script] })
+      ).process;
       return { sandbox: created.name, uid: created.uid, process: p.name, text: "", next: 0n };
     }),
   );
@@ -182,7 +198,8 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
   // After: the streams resume where they were left; once each counter has printed past what it
   // had at the restart, it is told to stop, and its stream is read to its end.
   await Promise.all(counters.map((c, i) => follow(c, (x) => x.text.length > atRestart[i]!)));
-  for (const c of counters) await ok("POST", `/v1/${c.sandbox}/filesystem:writeFile`, { path: "/workspace/stop", content: "" });
+  for (const c of counters)
+    await ok("POST", `/v1/${c.sandbox}/filesystem:writeFile`, { path: "/workspace/stop", content: "" });
   await Promise.all(counters.map((c) => follow(c, () => false)));
 
   for (const [i, c] of counters.entries()) {
@@ -191,7 +208,9 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
     // Lines came from before the kill, from the outage (and the restart), and from after it.
     expect(before[i]).toBeLessThan(atRestart[i]!);
     expect(atRestart[i]).toBeLessThan(c.text.length);
-    console.log(`${c.process}: ${lines(c)} lines; ${before[i]} bytes read before the kill, ${atRestart[i]} written at the restart, ${c.text.length} in all`);
+    console.log(
+      `${c.process}: ${lines(c)} lines; ${before[i]} bytes read before the kill, ${atRestart[i]} written at the restart, ${c.text.length} in all`,
+    );
     const waited = (await ok("POST", `/v1/${c.process}:wait`, {})).process;
     expect([c.process, waited.state, waited.exitCode ?? 0]).toEqual([c.process, "STATE_SUCCEEDED", 0]);
     expect(Buffer.from((await ok("GET", `/v1/${c.process}:readOutput`)).data, "base64").toString()).toBe(expected);
@@ -200,12 +219,17 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
   // Deleting an adopted sandbox removes it from the host too: its files, and its cgroups, which
   // the kernel removes only once no process is left in them. The service is a child of this
   // process, so its sandboxes' cgroups are made under the same ones.
-  const cgroups = Object.values(detectLimitSupport({ useCgroups: true, useStorageImages: false }).cgroup?.parents ?? {});
+  const cgroups = Object.values(
+    detectLimitSupport({ useCgroups: true, useStorageImages: false }).cgroup?.parents ?? {},
+  );
   const group = runtimeCgroupName(dataDir);
-  for (const c of counters) for (const parent of cgroups) expect(fs.existsSync(path.join(parent, group, c.uid))).toBe(true);
+  for (const c of counters)
+    for (const parent of cgroups) expect(fs.existsSync(path.join(parent, group, c.uid))).toBe(true);
   for (const c of counters) await ok("DELETE", `/v1/${c.sandbox}`);
   for (const c of counters) {
-    await until(`${c.sandbox} to be deleted`, async () => ((await rest("GET", `/v1/${c.sandbox}`)).status === 404 ? true : undefined));
+    await until(`${c.sandbox} to be deleted`, async () =>
+      (await rest("GET", `/v1/${c.sandbox}`)).status === 404 ? true : undefined,
+    );
     expect(fs.existsSync(path.join(dataDir, "sandboxes", c.uid))).toBe(false);
     for (const parent of cgroups) expect(fs.existsSync(path.join(parent, group, c.uid))).toBe(false);
   }
@@ -230,7 +254,9 @@ function baseEnv(dataDir: string): Record<string, string> {
 }
 
 describe.skipIf(!confined)("sandboxes through a SIGKILL of the service", () => {
-  it("all-in-one on the embedded defaults: every counter line read once, in order; the processes exit 0", { timeout: 300_000 }, async () => {
+  it("all-in-one on the embedded defaults: every counter line read once, in order; the processes exit 0", {
+    timeout: 300_000,
+  }, async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-sandbox-restart-"));
     dataDirs.push(dataDir);
     const env = baseEnv(dataDir);
@@ -252,12 +278,15 @@ describe.skipIf(!confined)("sandboxes through a SIGKILL of the service", () => {
 
     afterAll(async () => {
       const admin = await createTestDatabase("sandbox_restart_cleanup");
-      for (const schema of [`catalogue_r${suffix}`, `sandbox_r${suffix}`]) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
+      for (const schema of [`catalogue_r${suffix}`, `sandbox_r${suffix}`])
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
       await admin.destroy();
       await (await createTestEventBus("sandbox_restart", { prefix: `r${suffix}` })).destroy();
     });
 
-    it("the sandbox part killed and started again: every counter line read once, in order; the processes exit 0", { timeout: 300_000 }, async () => {
+    it("the sandbox part killed and started again: every counter line read once, in order; the processes exit 0", {
+      timeout: 300_000,
+    }, async () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-sandbox-restart-"));
       dataDirs.push(dataDir);
       const env = {
@@ -270,7 +299,10 @@ describe.skipIf(!confined)("sandboxes through a SIGKILL of the service", () => {
       let sandbox = await startServer({ ...env, AIEM_CATALOGUE_URL: catalogue.url }, "sandbox");
       // Started again on the port the edge forwards to.
       const port = new URL(sandbox.url).port;
-      const edge = await startServer({ ...env, AIEM_CATALOGUE_URL: catalogue.url, AIEM_SANDBOX_URL: sandbox.url }, "edge");
+      const edge = await startServer(
+        { ...env, AIEM_CATALOGUE_URL: catalogue.url, AIEM_SANDBOX_URL: sandbox.url },
+        "edge",
+      );
       await survivesRestart(
         dataDir,
         () => edge.url,

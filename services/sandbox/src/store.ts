@@ -6,7 +6,10 @@ import { durationFromMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type OutboxMessage, eventSubject, enqueue, enqueueWhen } from "@aiem/kit/events";
 import { sql } from "kysely";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
-import { ProcessStateChangedSchema, SandboxEngineStateChangedSchema } from "@aiem/proto/enginemanager/events/v1/sandbox_events_pb.js";
+import {
+  ProcessStateChangedSchema,
+  SandboxEngineStateChangedSchema,
+} from "@aiem/proto/enginemanager/events/v1/sandbox_events_pb.js";
 import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import { type Process, ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import {
@@ -97,11 +100,16 @@ const PROCESS_STATES: Record<Process_State, string> = {
 const PROCESS_STATE_OF = new Map(Object.entries(PROCESS_STATES).map(([k, v]) => [v, Number(k) as Process_State]));
 
 export const sandboxStateName = (s: SandboxEngine_State): string => SANDBOX_STATES[s];
-export const sandboxStateOf = (name: string): SandboxEngine_State => SANDBOX_STATE_OF.get(name) ?? SandboxEngine_State.UNSPECIFIED;
+export const sandboxStateOf = (name: string): SandboxEngine_State =>
+  SANDBOX_STATE_OF.get(name) ?? SandboxEngine_State.UNSPECIFIED;
 export const processStateName = (s: Process_State): string => PROCESS_STATES[s];
 export const processStateOf = (name: string): Process_State => PROCESS_STATE_OF.get(name) ?? Process_State.UNSPECIFIED;
-export const SANDBOX_STATE_NAMES: readonly string[] = Object.values(SANDBOX_STATES).filter((s) => s !== "STATE_UNSPECIFIED");
-export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STATES).filter((s) => s !== "STATE_UNSPECIFIED");
+export const SANDBOX_STATE_NAMES: readonly string[] = Object.values(SANDBOX_STATES).filter(
+  (s) => s !== "STATE_UNSPECIFIED",
+);
+export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STATES).filter(
+  (s) => s !== "STATE_UNSPECIFIED",
+);
 
 // ---- sandbox engines ----------------------------------------------------------------------------
 
@@ -109,9 +117,18 @@ export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STAT
 export type StartPhase = "creating" | "launched";
 
 const PENDING: Partial<Record<SandboxEngine_State, [SandboxEngine_PendingReason, string]>> = {
-  [SandboxEngine_State.STARTING]: [SandboxEngine_PendingReason.CREATING_RESOURCES, "setting up the sandbox's isolated environment"],
-  [SandboxEngine_State.TERMINATING]: [SandboxEngine_PendingReason.DELETING_RESOURCES, "stopping the sandbox's processes and removing its resources"],
-  [SandboxEngine_State.DELETING]: [SandboxEngine_PendingReason.DELETING_RESOURCES, "stopping the sandbox's processes and removing its files"],
+  [SandboxEngine_State.STARTING]: [
+    SandboxEngine_PendingReason.CREATING_RESOURCES,
+    "setting up the sandbox's isolated environment",
+  ],
+  [SandboxEngine_State.TERMINATING]: [
+    SandboxEngine_PendingReason.DELETING_RESOURCES,
+    "stopping the sandbox's processes and removing its resources",
+  ],
+  [SandboxEngine_State.DELETING]: [
+    SandboxEngine_PendingReason.DELETING_RESOURCES,
+    "stopping the sandbox's processes and removing its files",
+  ],
 };
 
 /**
@@ -152,13 +169,22 @@ export function encodeSandbox(engine: SandboxEngine): Uint8Array {
   return toBinary(SandboxEngineSchema, stored);
 }
 
-export async function loadSandbox(exec: Executor, workspace: string, id: string, forUpdate = false): Promise<SandboxRow | undefined> {
+export async function loadSandbox(
+  exec: Executor,
+  workspace: string,
+  id: string,
+  forUpdate = false,
+): Promise<SandboxRow | undefined> {
   let q = exec.selectFrom("sandbox_engines").selectAll().where("workspace", "=", workspace).where("id", "=", id);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as SandboxRow | undefined;
 }
 
-export async function loadSandboxByUid(exec: Executor, uid: string, forUpdate = false): Promise<SandboxRow | undefined> {
+export async function loadSandboxByUid(
+  exec: Executor,
+  uid: string,
+  forUpdate = false,
+): Promise<SandboxRow | undefined> {
   let q = exec.selectFrom("sandbox_engines").selectAll().where("uid", "=", uid);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as SandboxRow | undefined;
@@ -204,7 +230,11 @@ export async function transitionSandbox(
  * path. `row` is the row as the pass that started the agent read it; the statement matches only
  * while the sandbox is still STARTING, and nothing else changes a starting sandbox's other columns.
  */
-export async function recordSandboxRunning(exec: Executor, row: SandboxRow, now: Date): Promise<SandboxRow | undefined> {
+export async function recordSandboxRunning(
+  exec: Executor,
+  row: SandboxRow,
+  now: Date,
+): Promise<SandboxRow | undefined> {
   const running = sandboxStateName(SandboxEngine_State.RUNNING);
   const update = exec
     .updateTable("sandbox_engines")
@@ -214,7 +244,9 @@ export async function recordSandboxRunning(exec: Executor, row: SandboxRow, now:
     .returning("uid");
   const updated: SandboxRow = { ...row, state: running, update_time: now, last_activity: now, start_time: now };
   const event = sandboxStateMessage(updated, SandboxEngine_State.STARTING, now, 0);
-  const result = await sql<{ uid: string }>`with moved as (${update}), event as (${enqueueWhen("moved", event)}) select uid from moved`.execute(exec);
+  const result = await sql<{
+    uid: string;
+  }>`with moved as (${update}), event as (${enqueueWhen("moved", event)}) select uid from moved`.execute(exec);
   return result.rows.length > 0 ? updated : undefined;
 }
 
@@ -235,19 +267,38 @@ export async function enqueueSandboxState(
  * cold start's STARTING, two when a warm sandbox makes it RUNNING at once), in one statement.
  * False when the name is taken: then nothing is written.
  */
-export async function insertSandbox(exec: Executor, row: SandboxRow, states: readonly SandboxEngine_State[], now: Date): Promise<boolean> {
-  const insert = exec.insertInto("sandbox_engines").values(row).onConflict((oc) => oc.doNothing()).returning("uid");
+export async function insertSandbox(
+  exec: Executor,
+  row: SandboxRow,
+  states: readonly SandboxEngine_State[],
+  now: Date,
+): Promise<boolean> {
+  const insert = exec
+    .insertInto("sandbox_engines")
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returning("uid");
   let previous = SandboxEngine_State.UNSPECIFIED;
   const events = states.map((state) => {
     const message = sandboxStateMessage({ ...row, state: sandboxStateName(state) }, previous, now, 0);
     previous = state;
     return message;
   });
-  const result = await sql<{ uid: string }>`with inserted as (${insert}), events as (${enqueueWhen("inserted", ...events)}) select uid from inserted`.execute(exec);
+  const result = await sql<{
+    uid: string;
+  }>`with inserted as (${insert}), events as (${enqueueWhen("inserted", ...events)}) select uid from inserted`.execute(
+    exec,
+  );
   return result.rows.length > 0;
 }
 
-function sandboxStateMessage(row: SandboxRow, previous: SandboxEngine_State, now: Date, idleMs: number, deleted = false): OutboxMessage {
+function sandboxStateMessage(
+  row: SandboxRow,
+  previous: SandboxEngine_State,
+  now: Date,
+  idleMs: number,
+  deleted = false,
+): OutboxMessage {
   const id = randomUUID();
   const event = create(EventSchema, {
     id,
@@ -294,7 +345,12 @@ export function encodeProcess(p: Process): Uint8Array {
   return toBinary(ProcessSchema, stored);
 }
 
-export async function loadProcess(exec: Executor, sandboxUid: string, id: string, forUpdate = false): Promise<ProcessRow | undefined> {
+export async function loadProcess(
+  exec: Executor,
+  sandboxUid: string,
+  id: string,
+  forUpdate = false,
+): Promise<ProcessRow | undefined> {
   let q = exec.selectFrom("processes").selectAll().where("sandbox_uid", "=", sandboxUid).where("id", "=", id);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as ProcessRow | undefined;
@@ -316,10 +372,21 @@ export async function enqueueProcessState(
  * Inserts a new process row and its state event in one statement (one round trip on the hot
  * path of every process start). False when the id is taken: then neither is written.
  */
-export async function insertProcess(exec: Executor, sandbox: Pick<SandboxRow, "workspace" | "id">, row: ProcessRow, time: Date): Promise<boolean> {
-  const insert = exec.insertInto("processes").values(row).onConflict((oc) => oc.doNothing()).returning("id");
+export async function insertProcess(
+  exec: Executor,
+  sandbox: Pick<SandboxRow, "workspace" | "id">,
+  row: ProcessRow,
+  time: Date,
+): Promise<boolean> {
+  const insert = exec
+    .insertInto("processes")
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returning("id");
   const event = processStateMessage(sandbox, row, Process_State.UNSPECIFIED, processStateOf(row.state), time);
-  const result = await sql<{ id: string }>`with inserted as (${insert}), event as (${enqueueWhen("inserted", event)}) select id from inserted`.execute(exec);
+  const result = await sql<{
+    id: string;
+  }>`with inserted as (${insert}), event as (${enqueueWhen("inserted", event)}) select id from inserted`.execute(exec);
   return result.rows.length > 0;
 }
 
@@ -340,14 +407,22 @@ export async function endProcess(
 ): Promise<ProcessRow | undefined> {
   const update = exec
     .updateTable("processes")
-    .set({ state: processStateName(state), exit_code: exitCode, end_time: endTime, failure_reason: failureReason ?? null })
+    .set({
+      state: processStateName(state),
+      exit_code: exitCode,
+      end_time: endTime,
+      failure_reason: failureReason ?? null,
+    })
     .where("sandbox_uid", "=", sandbox.uid)
     .where("id", "=", row.id)
     .where("agent_id", "=", agentId)
     .where("state", "=", processStateName(Process_State.RUNNING))
     .returningAll();
   const event = processStateMessage(sandbox, { ...row, exit_code: exitCode }, Process_State.RUNNING, state, endTime);
-  const result = await sql<ProcessRow>`with ended as (${update}), event as (${enqueueWhen("ended", event)}) select * from ended`.execute(exec);
+  const result =
+    await sql<ProcessRow>`with ended as (${update}), event as (${enqueueWhen("ended", event)}) select * from ended`.execute(
+      exec,
+    );
   return result.rows[0];
 }
 
@@ -397,7 +472,13 @@ export async function failLiveProcesses(trx: Executor, sandbox: SandboxRow, now:
     .forUpdate()
     .execute()) as ProcessRow[];
   for (const row of rows) {
-    const ended: ProcessRow = { ...row, state: processStateName(Process_State.FAILED), exit_code: 137, end_time: now, failure_reason: SANDBOX_STOPPED };
+    const ended: ProcessRow = {
+      ...row,
+      state: processStateName(Process_State.FAILED),
+      exit_code: 137,
+      end_time: now,
+      failure_reason: SANDBOX_STOPPED,
+    };
     await trx
       .updateTable("processes")
       .set({ state: ended.state, exit_code: 137, end_time: now, failure_reason: SANDBOX_STOPPED })
@@ -425,7 +506,12 @@ export function encodePort(port: Port): Uint8Array {
   return toBinary(PortSchema, stored);
 }
 
-export async function loadPort(exec: Executor, sandboxUid: string, port: number, forUpdate = false): Promise<PortRow | undefined> {
+export async function loadPort(
+  exec: Executor,
+  sandboxUid: string,
+  port: number,
+  forUpdate = false,
+): Promise<PortRow | undefined> {
   let q = exec.selectFrom("ports").selectAll().where("sandbox_uid", "=", sandboxUid).where("port", "=", port);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as PortRow | undefined;

@@ -51,7 +51,9 @@ describe("readInto", () => {
     }
     source.end();
     expect(await reading).toBe(39);
-    expect(Buffer.from(target.subarray(0, 39))).toEqual(Buffer.concat([3, 10, 1, 25].map((n, i) => Buffer.alloc(n, i + 1))));
+    expect(Buffer.from(target.subarray(0, 39))).toEqual(
+      Buffer.concat([3, 10, 1, 25].map((n, i) => Buffer.alloc(n, i + 1))),
+    );
   });
 
   it("fails on more bytes than the target holds, on the stream's error, and on a close before the end", async () => {
@@ -111,13 +113,17 @@ describe("streamChunks", () => {
     const broken = new PassThrough();
     broken.write(Buffer.alloc(4));
     setTimeout(() => broken.destroy(new Error("reset")), 5);
-    await expect((async () => {
-      for await (const _ of streamChunks(broken, 8));
-    })()).rejects.toThrow("reset");
+    await expect(
+      (async () => {
+        for await (const _ of streamChunks(broken, 8));
+      })(),
+    ).rejects.toThrow("reset");
     const closed = new PassThrough();
     setTimeout(() => closed.destroy(), 5);
-    await expect((async () => {
-      for await (const _ of streamChunks(closed, 8));
-    })()).rejects.toThrow("closed before its end");
+    await expect(
+      (async () => {
+        for await (const _ of streamChunks(closed, 8));
+      })(),
+    ).rejects.toThrow("closed before its end");
   });
 });

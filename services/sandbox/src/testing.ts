@@ -39,7 +39,12 @@ workspaces:
 `;
 
 export type Who = "creator" | "member" | "admin" | "viewer" | "anonymous";
-export const USERS: Record<Exclude<Who, "anonymous">, string> = { creator: "alice", member: "bob", admin: "root", viewer: "carol" };
+export const USERS: Record<Exclude<Who, "anonymous">, string> = {
+  creator: "alice",
+  member: "bob",
+  admin: "root",
+  viewer: "carol",
+};
 export const WS = "team-a";
 /** Shared by every test run on this machine: the agent is bundled and the helper compiled once. */
 export const AGENT_CACHE = path.join(os.tmpdir(), "aiem-agent-cache-test");
@@ -65,19 +70,35 @@ export interface SandboxHarness {
   readonly responses: string[];
   /** Schemas of extra modules (dropped on stop when on PostgreSQL). */
   readonly extraSchemas: string[];
-  rest(method: string, path: string, options?: { who?: Who; user?: string; body?: unknown; headers?: Record<string, string> }): Promise<Reply>;
+  rest(
+    method: string,
+    path: string,
+    options?: { who?: Who; user?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Reply>;
   token(user: string): Promise<string>;
   /** The image and template every sandbox of the tests uses. */
   readonly image: string;
   readonly template: string;
   /** Creates a catalogue image and template (as root) and waits until the sandbox service has them. */
-  catalogueFixture(id: string, template?: Record<string, unknown>, image?: Record<string, unknown>): Promise<{ image: string; template: string }>;
+  catalogueFixture(
+    id: string,
+    template?: Record<string, unknown>,
+    image?: Record<string, unknown>,
+  ): Promise<{ image: string; template: string }>;
   /** Creates a sandbox as `who` and waits until it runs; returns its JSON. */
-  createSandbox(id: string, options?: { who?: Who; template?: string; body?: Record<string, unknown>; workspace?: string }): Promise<any>;
+  createSandbox(
+    id: string,
+    options?: { who?: Who; template?: string; body?: Record<string, unknown>; workspace?: string },
+  ): Promise<any>;
   /** Waits until the sandbox reaches `state`. */
   waitState(name: string, state: string, timeoutMs?: number): Promise<any>;
   /** Runs a command to its end in a sandbox (as the creator); returns the process and its combined output. */
-  run(sandbox: string, command: string, args?: string[], process?: Record<string, unknown>): Promise<{ process: any; output: string }>;
+  run(
+    sandbox: string,
+    command: string,
+    args?: string[],
+    process?: Record<string, unknown>,
+  ): Promise<{ process: any; output: string }>;
   stop(): Promise<void>;
 }
 
@@ -107,7 +128,10 @@ export function expectError(r: Reply, code: keyof typeof CODES, field?: string):
   expect(r.body?.code, r.text).toBe(grpc);
   if (field !== undefined) {
     if (code === "INVALID_ARGUMENT") {
-      expect(r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)), `message names ${field}: ${r.body.message}`).toBe(true);
+      expect(
+        r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)),
+        `message names ${field}: ${r.body.message}`,
+      ).toBe(true);
     } else {
       expect(r.body.message, r.text).toContain(field);
     }
@@ -185,10 +209,15 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
 
   const rest: SandboxHarness["rest"] = async (method, p, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
-    const user = o.user ?? (o.who === "anonymous" ? undefined : USERS[(o.who ?? "creator") as Exclude<Who, "anonymous">]);
+    const user =
+      o.user ?? (o.who === "anonymous" ? undefined : USERS[(o.who ?? "creator") as Exclude<Who, "anonymous">]);
     if (user) headers["authorization"] = `Bearer ${await token(user)}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${host.url}${p}`, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+    const res = await fetch(`${host.url}${p}`, {
+      method,
+      headers,
+      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    });
     const text = await res.text();
     responses.push(text);
     let body: any;
@@ -200,7 +229,11 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
     return { status: res.status, text, body };
   };
 
-  async function catalogueFixture(id: string, template: Record<string, unknown> = {}, image: Record<string, unknown> = {}) {
+  async function catalogueFixture(
+    id: string,
+    template: Record<string, unknown> = {},
+    image: Record<string, unknown> = {},
+  ) {
     const img = ok(
       await rest("POST", `/v1/workspaces/global/sandboxEngineImages?sandboxEngineImageId=${id}`, {
         who: "admin",
@@ -223,7 +256,11 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
     ).sandboxEngineTemplate.name as string;
     await catalogue!.flushEvents();
     const until = Date.now() + 10_000;
-    const want = (name: string, kind: "sandboxEngineImages" | "sandboxEngineTemplates", body: Record<string, unknown>) => {
+    const want = (
+      name: string,
+      kind: "sandboxEngineImages" | "sandboxEngineTemplates",
+      body: Record<string, unknown>,
+    ) => {
       const r = sandbox!.catalogue?.get(kind, name) as { enabled?: boolean } | undefined;
       return r !== undefined && r.enabled === (body["enabled"] ?? true);
     };
@@ -273,14 +310,18 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
     },
     waitState,
     async run(sandboxName, command, args = [], extra = {}) {
-      const created = ok(await rest("POST", `/v1/${sandboxName}/processes?autoRun=true`, { body: { command, args, ...extra } })).process;
+      const created = ok(
+        await rest("POST", `/v1/${sandboxName}/processes?autoRun=true`, { body: { command, args, ...extra } }),
+      ).process;
       const done = ok(await rest("POST", `/v1/${created.name}:wait`, { body: {} })).process;
       const out = ok(await rest("GET", `/v1/${created.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`));
       return { process: done, output: unb64(out.data).toString() };
     },
     async stop() {
       await replay.stop();
-      const schemas = [sandbox?.database?.schema, catalogue?.database?.schema, ...harness.extraSchemas].filter((s): s is string => !!s);
+      const schemas = [sandbox?.database?.schema, catalogue?.database?.schema, ...harness.extraSchemas].filter(
+        (s): s is string => !!s,
+      );
       await host.host.stop();
       await destroyLeftSandboxes(host.dataDir);
       await host.stop();

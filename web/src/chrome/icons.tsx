@@ -8,7 +8,16 @@ const svg = (path: ReactElement, size = 20) => (
 );
 
 export const SearchIcon = () =>
-  svg(<path fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" d="M10.5 18a7.5 7.5 0 1 1 0-15 7.5 7.5 0 0 1 0 15zm5.3-2.2L21 21" />, 18);
+  svg(
+    <path
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="2"
+      strokeLinecap="round"
+      d="M10.5 18a7.5 7.5 0 1 1 0-15 7.5 7.5 0 0 1 0 15zm5.3-2.2L21 21"
+    />,
+    18,
+  );
 
 export const SunIcon = () =>
   svg(
@@ -18,7 +27,8 @@ export const SunIcon = () =>
     </g>,
   );
 
-export const MoonIcon = () => svg(<path fill="currentColor" d="M20.7 14.6A8.9 8.9 0 0 1 9.4 3.3a9 9 0 1 0 11.3 11.3z" />);
+export const MoonIcon = () =>
+  svg(<path fill="currentColor" d="M20.7 14.6A8.9 8.9 0 0 1 9.4 3.3a9 9 0 1 0 11.3 11.3z" />);
 
 export const MenuIcon = () =>
   svg(<path fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" d="M3 6h18M3 12h18M3 18h18" />, 24);
@@ -27,10 +37,29 @@ export const CloseIcon = ({ size = 20 }: { size?: number }) =>
   svg(<path fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" d="M6 6l12 12M18 6L6 18" />, size);
 
 export const ChevronIcon = () =>
-  svg(<path fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" d="M9 6l6 6-6 6" />, 16);
+  svg(
+    <path
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="2"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      d="M9 6l6 6-6 6"
+    />,
+    16,
+  );
 
 export const ExternalIcon = () =>
-  svg(<path fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" d="M14 4h6v6M20 4l-9 9M18 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V7a1 1 0 0 1 1-1h5" />, 12);
+  svg(
+    <path
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="2"
+      strokeLinecap="round"
+      d="M14 4h6v6M20 4l-9 9M18 14v5a1 1 0 0 1-1 1H5a1 1 0 0 1-1-1V7a1 1 0 0 1 1-1h5"
+    />,
+    12,
+  );
 
 export const Logo = () => (
   <svg width="28" height="28" viewBox="0 0 32 32" aria-hidden="true" focusable="false">

@@ -9,7 +9,11 @@ import { ChevronIcon, CloseIcon, ExternalIcon, Logo, MenuIcon, MoonIcon, SearchI
 import { currentTheme, setTheme, type Theme } from "./preferences.js";
 
 const sectionLinks = [
-  { label: "Guides", path: "get-started/what-is-ai-engine-manager", match: /^(get-started|user-guide|administration)\// },
+  {
+    label: "Guides",
+    path: "get-started/what-is-ai-engine-manager",
+    match: /^(get-started|user-guide|administration)\//,
+  },
   { label: "Python client", path: "py/installation", match: /^py\// },
   { label: "API", path: "api/", match: /^api\/$/ },
 ];
@@ -111,7 +115,12 @@ const isMac = typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigat
 
 function SearchButton({ onOpen }: { onOpen: () => void }) {
   return (
-    <button type="button" className="search-button" onClick={onOpen} aria-keyshortcuts={isMac ? "Meta+K /" : "Control+K /"}>
+    <button
+      type="button"
+      className="search-button"
+      onClick={onOpen}
+      aria-keyshortcuts={isMac ? "Meta+K /" : "Control+K /"}
+    >
       <SearchIcon />
       <span className="search-button-label">Search</span>
       <span className="search-button-keys" aria-hidden="true">
@@ -162,7 +171,12 @@ export function Navbar({ path, onOpenSearch, drawerOpen, onToggleDrawer }: Navba
         </a>
         <div className="navbar-items navbar-desktop">
           {sectionLinks.map((l) => (
-            <a key={l.path} className="navbar-link" href={siteUrl(l.path)} aria-current={l.match.test(path) ? "page" : undefined}>
+            <a
+              key={l.path}
+              className="navbar-link"
+              href={siteUrl(l.path)}
+              aria-current={l.match.test(path) ? "page" : undefined}
+            >
               {l.label}
             </a>
           ))}
@@ -190,7 +204,17 @@ export function Navbar({ path, onOpenSearch, drawerOpen, onToggleDrawer }: Navba
 }
 
 /** The mobile drawer: the navbar's links first, then the page's sidebar. */
-export function MobileDrawer({ open, onClose, path, children }: { open: boolean; onClose: () => void; path: string; children: ReactNode }) {
+export function MobileDrawer({
+  open,
+  onClose,
+  path,
+  children,
+}: {
+  open: boolean;
+  onClose: () => void;
+  path: string;
+  children: ReactNode;
+}) {
   const panel = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!open) return;

@@ -26,7 +26,13 @@ function Category({ item, path }: { item: Extract<SidebarItem, { type: "category
             {item.label}
           </a>
         ) : (
-          <button type="button" className="sidebar-link sidebar-category-label" aria-expanded={open} aria-controls={listId} onClick={() => setOpen(!open)}>
+          <button
+            type="button"
+            className="sidebar-link sidebar-category-label"
+            aria-expanded={open}
+            aria-controls={listId}
+            onClick={() => setOpen(!open)}
+          >
             {item.label}
           </button>
         )}
@@ -111,7 +117,9 @@ export function ApiNav({ toc }: { toc: TocItem[] }) {
     ? groups
         .map((g) => ({
           ...g,
-          items: g.heading.text.toLowerCase().includes(needle) ? g.items : g.items.filter((i) => i.text.toLowerCase().includes(needle)),
+          items: g.heading.text.toLowerCase().includes(needle)
+            ? g.items
+            : g.items.filter((i) => i.text.toLowerCase().includes(needle)),
         }))
         .filter((g) => g.items.length > 0 || g.heading.text.toLowerCase().includes(needle))
     : groups;

@@ -26,11 +26,19 @@ export function SearchPage() {
       <h1>{query.trim() ? `Search results for "${query.trim()}"` : "Search the documentation"}</h1>
       <form className="search-page-form" role="search" onSubmit={(e) => e.preventDefault()}>
         <label htmlFor="search-page-input">Search</label>
-        <input id="search-page-input" type="search" value={query} autoComplete="off" onChange={(e) => setQuery(e.target.value)} />
+        <input
+          id="search-page-input"
+          type="search"
+          value={query}
+          autoComplete="off"
+          onChange={(e) => setQuery(e.target.value)}
+        />
       </form>
       {state.status === "done" && state.hits.length > 0 && (
         <p role="status">
-          {state.hits.length === 50 ? "The first 50 results" : `${state.hits.length} result${state.hits.length === 1 ? "" : "s"}`}
+          {state.hits.length === 50
+            ? "The first 50 results"
+            : `${state.hits.length} result${state.hits.length === 1 ? "" : "s"}`}
         </p>
       )}
       <SearchMessages state={state} prepareFailed={failed} />

@@ -69,7 +69,15 @@ export function startNavigation(): void {
   window.history.scrollRestoration = "manual";
   window.addEventListener("popstate", () => emit("pop"));
   document.addEventListener("click", (event) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     const anchor = (event.target as Element | null)?.closest?.("a");
     if (!anchor || internalTarget(anchor) === undefined) return;
     const url = new URL(anchor.href);

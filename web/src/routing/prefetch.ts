@@ -36,7 +36,9 @@ function linkObserver(): IntersectionObserver {
 /** Watches the same-site links inside a container; returns a function that stops watching. */
 export function observeLinks(container: Element | null): () => void {
   if (!container || !canPrefetch() || !("IntersectionObserver" in window)) return () => {};
-  const links = [...container.querySelectorAll("a[href]")].filter((a) => internalTarget(a as HTMLAnchorElement) !== undefined);
+  const links = [...container.querySelectorAll("a[href]")].filter(
+    (a) => internalTarget(a as HTMLAnchorElement) !== undefined,
+  );
   const io = linkObserver();
   for (const a of links) io.observe(a);
   return () => {

@@ -27,7 +27,12 @@ describe("the reload guard", () => {
   });
 
   it("never reloads when storage fails, to rule out a loop", () => {
-    const broken = { getItem: () => { throw new Error("denied"); }, setItem: () => {} };
+    const broken = {
+      getItem: () => {
+        throw new Error("denied");
+      },
+      setItem: () => {},
+    };
     expect(claimReload("py/login", broken)).toBe(false);
   });
 });

@@ -7,7 +7,10 @@ export const RELOAD_WINDOW_MS = 30_000;
 /** True when the page may reload for this path: not if it already did so moments ago. */
 export function claimReload(path: string, storage: Pick<Storage, "getItem" | "setItem">, now = Date.now()): boolean {
   try {
-    const previous = JSON.parse(storage.getItem(storageKeys.reloadedRoute) ?? "null") as { path: string; time: number } | null;
+    const previous = JSON.parse(storage.getItem(storageKeys.reloadedRoute) ?? "null") as {
+      path: string;
+      time: number;
+    } | null;
     if (previous && previous.path === path && now - previous.time < RELOAD_WINDOW_MS) return false;
     storage.setItem(storageKeys.reloadedRoute, JSON.stringify({ path, time: now }));
     return true;

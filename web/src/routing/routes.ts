@@ -4,9 +4,7 @@ import type { ComponentType } from "react";
 import { loaders, routes } from "virtual:aiem/routes";
 import type { PageContent, RouteInfo } from "../site-types.js";
 
-export type LoadedRoute =
-  | { kind: "page"; page: PageContent }
-  | { kind: "component"; Component: ComponentType };
+export type LoadedRoute = { kind: "page"; page: PageContent } | { kind: "component"; Component: ComponentType };
 
 const componentLoaders: Record<string, () => Promise<LoadedRoute>> = {
   search: () => import("../pages/search-page.js").then((m) => ({ kind: "component", Component: m.SearchPage })),
@@ -34,4 +32,3 @@ export function loadRoute(path: string): Promise<LoadedRoute> {
   promise.catch(() => cache.delete(path));
   return promise;
 }
-

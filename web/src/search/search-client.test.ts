@@ -24,7 +24,11 @@ const ok = (body: string) => Promise.resolve(new Response(body, { status: 200 })
 describe("the local search", () => {
   it("loads the index only when asked, once, and finds pages by prefix", async () => {
     const fetch = vi.fn(() => ok(index));
-    const search = createLocalSearch({ indexUrl: "/ai-engine-manager/assets/search-index-x.json", base: "/ai-engine-manager/", fetch });
+    const search = createLocalSearch({
+      indexUrl: "/ai-engine-manager/assets/search-index-x.json",
+      base: "/ai-engine-manager/",
+      fetch,
+    });
     expect(fetch).not.toHaveBeenCalled();
     const hits = await search.search("resiz");
     expect(hits.map((h) => [h.title, h.url])).toEqual([["Grow the data disk", "/ai-engine-manager/page#resize"]]);
@@ -57,7 +61,11 @@ describe("the local search", () => {
   });
 
   it("treats an HTTP error as a failure", async () => {
-    const search = createLocalSearch({ indexUrl: "/i.json", base: "/", fetch: () => Promise.resolve(new Response("", { status: 404 })) });
+    const search = createLocalSearch({
+      indexUrl: "/i.json",
+      base: "/",
+      fetch: () => Promise.resolve(new Response("", { status: 404 })),
+    });
     await expect(search.prepare()).rejects.toThrow("search index: HTTP 404");
   });
 });
@@ -78,7 +86,13 @@ describe("a DocSearch-compatible service", () => {
         }),
       ),
     );
-    const search = createDocSearch({ appId: "APP", apiKey: "KEY", indexName: "aiem docs", fetch, origin: "https://docs.example.com" });
+    const search = createDocSearch({
+      appId: "APP",
+      apiKey: "KEY",
+      indexName: "aiem docs",
+      fetch,
+      origin: "https://docs.example.com",
+    });
     const hits = await search.search("token", 5);
     const [url, init] = fetch.mock.calls[0]!;
     expect(url).toBe("https://APP-dsn.algolia.net/1/indexes/aiem%20docs/query");
@@ -90,12 +104,25 @@ describe("a DocSearch-compatible service", () => {
       attributesToSnippet: ["content:20"],
     });
     expect(hits).toEqual([
-      { id: "1", title: "With a token", page: "Python client › Log in", url: "/ai-engine-manager/py/login#with-a-token", excerpt: "Pass it as platform_token", kind: "page" },
+      {
+        id: "1",
+        title: "With a token",
+        page: "Python client › Log in",
+        url: "/ai-engine-manager/py/login#with-a-token",
+        excerpt: "Pass it as platform_token",
+        kind: "page",
+      },
     ]);
   });
 
   it("fails on an HTTP error", async () => {
-    const search = createDocSearch({ appId: "A", apiKey: "K", indexName: "i", host: "https://search.example", fetch: () => Promise.resolve(new Response("", { status: 503 })) });
+    const search = createDocSearch({
+      appId: "A",
+      apiKey: "K",
+      indexName: "i",
+      host: "https://search.example",
+      fetch: () => Promise.resolve(new Response("", { status: 503 })),
+    });
     await expect(search.search("x")).rejects.toThrow("search service: HTTP 503");
   });
 });

@@ -33,7 +33,10 @@ export interface LocalSearchOptions {
 }
 
 const defaultLoadIndex = async (json: string): Promise<MiniSearchLike> => {
-  const [{ default: MiniSearch }, { indexOptions }] = await Promise.all([import("minisearch"), import("./index-options.js")]);
+  const [{ default: MiniSearch }, { indexOptions }] = await Promise.all([
+    import("minisearch"),
+    import("./index-options.js"),
+  ]);
   return MiniSearch.loadJSON<StoredResult>(json, indexOptions) as unknown as MiniSearchLike;
 };
 
@@ -64,7 +67,14 @@ export function createLocalSearch(options: LocalSearchOptions): SearchClient {
       return mini
         .search(query, { ...searchOptions, filter: (r: StoredResult) => r.tags.includes(tag) })
         .slice(0, limit)
-        .map((r) => ({ id: r.id, title: r.title, page: r.page, url: options.base + r.url, excerpt: r.excerpt, kind: r.kind }));
+        .map((r) => ({
+          id: r.id,
+          title: r.title,
+          page: r.page,
+          url: options.base + r.url,
+          excerpt: r.excerpt,
+          kind: r.kind,
+        }));
     },
   };
 }
@@ -116,7 +126,9 @@ export function createDocSearch(options: DocSearchOptions): SearchClient {
       if (!response.ok) throw new Error(`search service: HTTP ${response.status}`);
       const body = (await response.json()) as { hits: DocSearchHit[] };
       return body.hits.map((hit) => {
-        const levels = ["lvl0", "lvl1", "lvl2", "lvl3", "lvl4", "lvl5", "lvl6"].map((l) => hit.hierarchy[l]).filter((v): v is string => !!v);
+        const levels = ["lvl0", "lvl1", "lvl2", "lvl3", "lvl4", "lvl5", "lvl6"]
+          .map((l) => hit.hierarchy[l])
+          .filter((v): v is string => !!v);
         const url = new URL(hit.url, origin);
         return {
           id: hit.objectID,

@@ -44,7 +44,13 @@ export function SearchModal({ onClose }: { onClose: () => void }) {
   const searchPage = siteUrl(`search?q=${encodeURIComponent(query.trim())}`);
   return (
     <div className="search-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div className="search-modal" role="dialog" aria-modal="true" aria-label="Search the documentation" onKeyDown={onKeyDown}>
+      <div
+        className="search-modal"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Search the documentation"
+        onKeyDown={onKeyDown}
+      >
         <form
           className="search-form"
           role="search"
@@ -77,7 +83,9 @@ export function SearchModal({ onClose }: { onClose: () => void }) {
           <SearchMessages state={state} prepareFailed={failed} />
           <SearchHits state={state} listRef={list} onPick={onClose} />
           {state.status === "idle" && !failed && (
-            <p className="search-message search-hint">Search the guides, the API reference and the Python client reference.</p>
+            <p className="search-message search-hint">
+              Search the guides, the API reference and the Python client reference.
+            </p>
           )}
         </div>
         {state.status === "done" && state.hits.length > 0 && (

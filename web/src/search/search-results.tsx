@@ -28,7 +28,15 @@ export function SearchMessages({ state, prepareFailed }: { state: SearchState; p
   return null;
 }
 
-export function SearchHits({ state, listRef, onPick }: { state: SearchState; listRef?: Ref<HTMLUListElement>; onPick?: () => void }) {
+export function SearchHits({
+  state,
+  listRef,
+  onPick,
+}: {
+  state: SearchState;
+  listRef?: Ref<HTMLUListElement>;
+  onPick?: () => void;
+}) {
   if (state.status !== "done" || state.hits.length === 0) return null;
   return (
     <ul className="search-hits" ref={listRef} aria-label={`Results for ${state.query}`}>

@@ -5,6 +5,8 @@ import { createDocSearch, createLocalSearch, type SearchClient } from "./search-
 let client: SearchClient | undefined;
 
 export function siteSearch(): SearchClient {
-  client ??= __DOCSEARCH__ ? createDocSearch(__DOCSEARCH__) : createLocalSearch({ indexUrl: searchIndexUrl, base: import.meta.env.BASE_URL });
+  client ??= __DOCSEARCH__
+    ? createDocSearch(__DOCSEARCH__)
+    : createLocalSearch({ indexUrl: searchIndexUrl, base: import.meta.env.BASE_URL });
   return client;
 }

@@ -29,7 +29,11 @@ async function send(method: DescMethod, requestText: string, token: string, sign
   try {
     message = fromJson(method.input, JSON.parse(requestText) as JsonValue);
   } catch (error) {
-    return { kind: "error", title: "The request is not valid", body: error instanceof Error ? error.message : String(error) };
+    return {
+      kind: "error",
+      title: "The request is not valid",
+      body: error instanceof Error ? error.message : String(error),
+    };
   }
   const transport = createConnectTransport({ baseUrl: window.location.origin });
   const client = createClient(method.parent, transport) as unknown as Record<
@@ -47,7 +51,12 @@ async function send(method: DescMethod, requestText: string, token: string, sign
         messages.push(json(m));
         if (messages.length >= MAX_STREAM_MESSAGES) break;
       }
-      return { kind: "ok", ms: Math.round(performance.now() - started), body: messages.map((m) => JSON.stringify(m)).join("\n"), count: messages.length };
+      return {
+        kind: "ok",
+        ms: Math.round(performance.now() - started),
+        body: messages.map((m) => JSON.stringify(m)).join("\n"),
+        count: messages.length,
+      };
     }
     const response = await call(message, options);
     return { kind: "ok", ms: Math.round(performance.now() - started), body: JSON.stringify(json(response), null, 2) };
@@ -108,7 +117,13 @@ function TryItPanel({ method, sample }: { method: DescMethod; sample: string }) 
         <code>npm run -s token -- --user alice</code>.
       </p>
       <label htmlFor={`${id}-request`}>Request ({method.input.name} as JSON)</label>
-      <textarea id={`${id}-request`} rows={Math.min(16, request.split("\n").length + 1)} spellCheck={false} value={request} onChange={(e) => setRequest(e.target.value)} />
+      <textarea
+        id={`${id}-request`}
+        rows={Math.min(16, request.split("\n").length + 1)}
+        spellCheck={false}
+        value={request}
+        onChange={(e) => setRequest(e.target.value)}
+      />
       <div className="try-it-actions">
         {controller ? (
           <button type="button" className="button button-secondary" onClick={() => controller.abort()}>
@@ -128,7 +143,8 @@ function TryItPanel({ method, sample }: { method: DescMethod; sample: string }) 
         {outcome.kind === "ok" && (
           <>
             <p className="try-it-status try-it-ok">
-              OK · {outcome.ms} ms{outcome.count !== undefined ? ` · ${outcome.count} message${outcome.count === 1 ? "" : "s"}` : ""}
+              OK · {outcome.ms} ms
+              {outcome.count !== undefined ? ` · ${outcome.count} message${outcome.count === 1 ? "" : "s"}` : ""}
             </p>
             <pre tabIndex={0}>
               <code>{outcome.body}</code>

@@ -159,7 +159,10 @@ for (const node of nodes) {
   });
   log(`node ${node.index} started: pid ${child.pid}, 127.0.0.1:${node.port}${contextPath}/, heap ${heapMiB} MiB`);
 }
-writeAtomic(join(dir, "nodes.json"), JSON.stringify(nodes.map((n) => ({ index: n.index, pid: n.child.pid, port: n.port }))) + "\n");
+writeAtomic(
+  join(dir, "nodes.json"),
+  JSON.stringify(nodes.map((n) => ({ index: n.index, pid: n.child.pid, port: n.port }))) + "\n",
+);
 
 // The cloud is ready once node 0 sees every node, healthy and agreed on.
 const first = nodes[0];
@@ -182,5 +185,6 @@ while (!ending) {
   const c = await cloud(first.port);
   if (!c) continue;
   unhealthy = c.cloud_healthy && c.cloud_size === nodeCount ? 0 : unhealthy + 1;
-  if (unhealthy >= 3) void end(1, `the H2O cloud reports ${c.cloud_size} of ${nodeCount} node(s), healthy: ${c.cloud_healthy}`);
+  if (unhealthy >= 3)
+    void end(1, `the H2O cloud reports ${c.cloud_size} of ${nodeCount} node(s), healthy: ${c.cloud_healthy}`);
 }

@@ -74,12 +74,22 @@ export async function isEngineProcess(pid: number, dir: string): Promise<boolean
   return state !== "Z" && state !== "X";
 }
 
-export function describeExit(code: number | null, signal: NodeJS.Signals | null): { cause: EngineExit["cause"]; message: string } {
+export function describeExit(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): { cause: EngineExit["cause"]; message: string } {
   if (signal === "SIGKILL") {
-    return { cause: "oom", message: "the engine process was killed (SIGKILL), most likely because it ran out of memory" };
+    return {
+      cause: "oom",
+      message: "the engine process was killed (SIGKILL), most likely because it ran out of memory",
+    };
   }
   if (signal) return { cause: "error", message: `the engine process was killed by ${signal}` };
-  return { cause: "error", message: code === 0 ? "the engine process exited on its own (exit code 0)" : `the engine process exited with code ${code}` };
+  return {
+    cause: "error",
+    message:
+      code === 0 ? "the engine process exited on its own (exit code 0)" : `the engine process exited with code ${code}`,
+  };
 }
 
 export function httpOk(port: number, pathname: string, timeoutMs: number): Promise<boolean> {
@@ -123,10 +133,10 @@ export async function killOrphans(dir: string): Promise<number> {
   // A SIGKILL is delivered at once but a large process (a JVM's heap) takes a moment to go: the
   // caller goes on to start or report, so it waits until they are gone (zombies count as gone).
   const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline && (await Promise.all(killed.map((pid) => isEngineProcess(pid, dir)))).some(Boolean)) await sleep(20);
+  while (Date.now() < deadline && (await Promise.all(killed.map((pid) => isEngineProcess(pid, dir)))).some(Boolean))
+    await sleep(20);
   return killed.length;
 }
-
 
 /** Size in bytes of everything under `dir` (files as stored, symlinks not followed). */
 export async function directorySize(dir: string): Promise<bigint> {
@@ -152,4 +162,3 @@ export async function directorySize(dir: string): Promise<bigint> {
   }
   return total;
 }
-

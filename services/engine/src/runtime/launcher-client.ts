@@ -40,17 +40,30 @@ export function createLauncher(
   };
   const ensure = (): ChildProcess => {
     if (proc?.connected) return proc;
-    const p = spawn(process.execPath, [LAUNCHER], { stdio: ["ignore", "ignore", "inherit", "ipc"], env: { PATH: process.env["PATH"] ?? "" } });
-    proc = p;
-    p.on("message", (m: { op?: string; id?: number; pid?: number; error?: string; code?: number | null; signal?: NodeJS.Signals | null }) => {
-      if (m.op === "exit") return onExit(m.pid!, m.code ?? null, m.signal ?? null);
-      const waiter = pending.get(m.id!);
-      if (!waiter) return;
-      pending.delete(m.id!);
-      if (m.error !== undefined) waiter.reject(new Error(m.error));
-      else waiter.resolve(m.pid!);
-      idle();
+    const p = spawn(process.execPath, [LAUNCHER], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      env: { PATH: process.env["PATH"] ?? "" },
     });
+    proc = p;
+    p.on(
+      "message",
+      (m: {
+        op?: string;
+        id?: number;
+        pid?: number;
+        error?: string;
+        code?: number | null;
+        signal?: NodeJS.Signals | null;
+      }) => {
+        if (m.op === "exit") return onExit(m.pid!, m.code ?? null, m.signal ?? null);
+        const waiter = pending.get(m.id!);
+        if (!waiter) return;
+        pending.delete(m.id!);
+        if (m.error !== undefined) waiter.reject(new Error(m.error));
+        else waiter.resolve(m.pid!);
+        idle();
+      },
+    );
     p.on("error", (err) => logger.warn("engine launcher failed", { error: err.message }));
     p.once("exit", () => {
       if (proc === p) proc = undefined;
@@ -82,4 +95,3 @@ export function createLauncher(
     },
   };
 }
-

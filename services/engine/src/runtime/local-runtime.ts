@@ -12,7 +12,18 @@ import { hostname } from "node:os";
 import path from "node:path";
 import type { Logger } from "@aiem/kit/logger";
 import { H2O_CLUSTER, STAND_IN_SERVER } from "./engine-programs.js";
-import { describeExit, directorySize, findOnPath, freePort, httpOk, isEngineProcess, killOrphans, readText, sleep, writeAtomic } from "./host-process.js";
+import {
+  describeExit,
+  directorySize,
+  findOnPath,
+  freePort,
+  httpOk,
+  isEngineProcess,
+  killOrphans,
+  readText,
+  sleep,
+  writeAtomic,
+} from "./host-process.js";
 import { createLauncher } from "./launcher-client.js";
 import type { DiskUsage, EngineEndpoint, EngineExit, EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime.js";
 
@@ -37,7 +48,11 @@ export interface LocalRuntimeOptions {
 }
 
 export type H2OServer =
-  | { readonly kind: "h2o-3"; /** The java executable (a path or a name on the PATH). */ readonly java: string; /** The H2O-3 server jar. */ readonly jar: string }
+  | {
+      readonly kind: "h2o-3" /** The java executable (a path or a name on the PATH). */;
+      readonly java: string /** The H2O-3 server jar. */;
+      readonly jar: string;
+    }
   | { readonly kind: "stand-in" };
 
 export interface LocalRuntime extends EngineRuntime {
@@ -65,10 +80,14 @@ async function h2oPrerequisites(h2o: { java: string; jar: string }): Promise<{ j
   try {
     size = (await stat(h2o.jar)).size;
   } catch {
-    throw new Error(`H2O engines need the H2O-3 server jar, and there is none at ${h2o.jar} (run npm run setup, which installs the h2o package, or set AIEM_H2O_JAR)`);
+    throw new Error(
+      `H2O engines need the H2O-3 server jar, and there is none at ${h2o.jar} (run npm run setup, which installs the h2o package, or set AIEM_H2O_JAR)`,
+    );
   }
   if (size < MIN_H2O_JAR_BYTES) {
-    throw new Error(`${h2o.jar} is not the H2O-3 server jar (${size} bytes; the h2o-client package ships a placeholder there): install the h2o package or set AIEM_H2O_JAR`);
+    throw new Error(
+      `${h2o.jar} is not the H2O-3 server jar (${size} bytes; the h2o-client package ships a placeholder there): install the h2o package or set AIEM_H2O_JAR`,
+    );
   }
   return { java, jar: h2o.jar };
 }
@@ -76,21 +95,28 @@ async function h2oPrerequisites(h2o: { java: string; jar: string }): Promise<{ j
 export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const { root, logger } = options;
   // Processes this instance started; `exited` settles once their end is recorded.
-  const children = new Map<string, { pid: number; stopping: boolean; ended: boolean; exited: Promise<void>; done: () => void }>();
+  const children = new Map<
+    string,
+    { pid: number; stopping: boolean; ended: boolean; exited: Promise<void>; done: () => void }
+  >();
   const byPid = new Map<number, string>();
-  const launcher = createLauncher(logger, (pid, code, signal) => {
-    const uid = byPid.get(pid);
-    byPid.delete(pid);
-    if (uid !== undefined) void onExit(uid, pid, code, signal);
-  }, () => {
-    // Without its launcher nobody reports how these processes end; they are watched like
-    // adopted ones from now on.
-    for (const [uid, entry] of children) {
-      children.delete(uid);
-      byPid.delete(entry.pid);
-      entry.done();
-    }
-  });
+  const launcher = createLauncher(
+    logger,
+    (pid, code, signal) => {
+      const uid = byPid.get(pid);
+      byPid.delete(pid);
+      if (uid !== undefined) void onExit(uid, pid, code, signal);
+    },
+    () => {
+      // Without its launcher nobody reports how these processes end; they are watched like
+      // adopted ones from now on.
+      for (const [uid, entry] of children) {
+        children.delete(uid);
+        byPid.delete(entry.pid);
+        entry.done();
+      }
+    },
+  );
   const healthPaths = new Map<string, string>();
   const ready = new Set<string>();
   const probing = new Set<string>();
@@ -224,7 +250,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const message = failure || described.message;
       logger.warn("engine process ended", { uid, code, signal, failure });
       try {
-        await writeAtomic(file(uid, "exit.json"), JSON.stringify({ cause, message, at: new Date().toISOString() } satisfies ExitRecord));
+        await writeAtomic(
+          file(uid, "exit.json"),
+          JSON.stringify({ cause, message, at: new Date().toISOString() } satisfies ExitRecord),
+        );
       } catch {
         // The directory is gone (removed): nothing to record.
       }
@@ -241,7 +270,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     notify(uid);
   }
 
-  async function command(spec: EngineRunSpec, dir: string): Promise<{ cmd: string; args: string[]; env: NodeJS.ProcessEnv; server: string }> {
+  async function command(
+    spec: EngineRunSpec,
+    dir: string,
+  ): Promise<{ cmd: string; args: string[]; env: NodeJS.ProcessEnv; server: string }> {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       AIEM_ENGINE_DIR: dir,
@@ -311,7 +343,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       // What the engine needs is not on this machine: the engine fails, saying what is missing.
       await writeAtomic(
         path.join(dir, "exit.json"),
-        JSON.stringify({ cause: "error", message: (err as Error).message, at: new Date().toISOString() } satisfies ExitRecord),
+        JSON.stringify({
+          cause: "error",
+          message: (err as Error).message,
+          at: new Date().toISOString(),
+        } satisfies ExitRecord),
       );
       notify(spec.uid);
       return;
@@ -338,12 +374,23 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     writeFileSync(launching, "");
     let pid: number;
     try {
-      pid = await launcher.spawn({ cmd, args, cwd: path.join(dir, "data"), env, log: path.join(dir, "logs", "engine.log"), pidFile: path.join(dir, "pid") });
+      pid = await launcher.spawn({
+        cmd,
+        args,
+        cwd: path.join(dir, "data"),
+        env,
+        log: path.join(dir, "logs", "engine.log"),
+        pidFile: path.join(dir, "pid"),
+      });
     } catch (err) {
       rmSync(launching, { force: true });
       await writeAtomic(
         path.join(dir, "exit.json"),
-        JSON.stringify({ cause: "error", message: `could not start ${path.basename(cmd)}: ${(err as Error).message}`, at: new Date().toISOString() } satisfies ExitRecord),
+        JSON.stringify({
+          cause: "error",
+          message: `could not start ${path.basename(cmd)}: ${(err as Error).message}`,
+          at: new Date().toISOString(),
+        } satisfies ExitRecord),
       );
       notify(spec.uid);
       return;

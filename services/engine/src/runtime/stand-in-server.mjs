@@ -21,7 +21,8 @@ const logFile = join(dir, "logs", "engine.log");
 const dataDir = join(dir, "data");
 mkdirSync(dataDir, { recursive: true });
 const marker = join(dataDir, "engine.json");
-if (!existsSync(marker)) writeFileSync(marker, JSON.stringify({ uid: spec.uid, created: new Date().toISOString() }) + "\n");
+if (!existsSync(marker))
+  writeFileSync(marker, JSON.stringify({ uid: spec.uid, created: new Date().toISOString() }) + "\n");
 
 const log = (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 
@@ -45,7 +46,17 @@ const server = createServer((req, res) => {
       return res.end(html);
     }
     case "api/health":
-      return json(res, 200, { status: "ok", standIn: true, kind, product, version: spec.version, uid: spec.uid, cpu: spec.cpu, memoryBytes: spec.memoryBytes, nodeCount: spec.nodeCount });
+      return json(res, 200, {
+        status: "ok",
+        standIn: true,
+        kind,
+        product,
+        version: spec.version,
+        uid: spec.uid,
+        cpu: spec.cpu,
+        memoryBytes: spec.memoryBytes,
+        nodeCount: spec.nodeCount,
+      });
     case "api/config":
       return json(res, 200, spec.config ?? {});
     case "api/echo":

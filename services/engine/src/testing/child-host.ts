@@ -20,8 +20,14 @@ const host = await createHost({
   logger,
   ...readHostIsolationEnv(),
   modules: [
-    { name: "catalogue", create: (deps) => createCatalogueModule({ ...deps, outboxPollInterval: 50, catalogueConfig: readCatalogueEnv() }) },
-    { name: "engine", create: (deps) => createEngineModule({ ...deps, outboxPollInterval: 50, engineConfig: readEngineEnv() }) },
+    {
+      name: "catalogue",
+      create: (deps) => createCatalogueModule({ ...deps, outboxPollInterval: 50, catalogueConfig: readCatalogueEnv() }),
+    },
+    {
+      name: "engine",
+      create: (deps) => createEngineModule({ ...deps, outboxPollInterval: 50, engineConfig: readEngineEnv() }),
+    },
   ],
 });
 await host.start();

@@ -93,7 +93,7 @@ const AWKWARD_NAMES = [
   "x*y",
   "xy",
   "'; DROP TABLE engines; --",
-  "\" OR 1=1 --",
+  '" OR 1=1 --',
   "caf\u00e9",
   "",
   "e",

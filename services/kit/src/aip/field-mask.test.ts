@@ -33,7 +33,9 @@ describe("update masks", () => {
   });
 
   it("is exact and case-sensitive, with a hint for JSON names", () => {
-    expect(message(["displayName"])).toMatch(/unknown path "displayName" \(paths are exact snake_case field names: did you mean "display_name"\?\)/);
+    expect(message(["displayName"])).toMatch(
+      /unknown path "displayName" \(paths are exact snake_case field names: did you mean "display_name"\?\)/,
+    );
     expect(message(["CPU"])).toMatch(/did you mean "cpu"/);
     expect(message([" cpu"])).toMatch(/unknown path " cpu"/);
     expect(message(["cpu.value"])).toMatch(/unknown path "cpu.value"/);

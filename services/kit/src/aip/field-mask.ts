@@ -37,7 +37,10 @@ export function checkUpdateMask(paths: readonly string[] | undefined, rules: Upd
       continue;
     }
     if (rules.immutable?.includes(path)) throw invalidArgument(field, `${quote(path)} cannot be changed after create`);
-    throw invalidArgument(field, `unknown path ${quote(path)}${hint(path, rules.allowed)}; allowed: ${rules.allowed.join(", ")}`);
+    throw invalidArgument(
+      field,
+      `unknown path ${quote(path)}${hint(path, rules.allowed)}; allowed: ${rules.allowed.join(", ")}`,
+    );
   }
   return out;
 }

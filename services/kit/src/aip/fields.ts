@@ -55,14 +55,16 @@ export function parseDuration(text: string, unit: "ms" | "s"): bigint | string {
   if (!m) return "expected a duration in seconds such as 3600s or 1.5s";
   const frac = (m[3] ?? "").padEnd(9, "0");
   const digits = unit === "ms" ? 3 : 0;
-  if (!/^0*$/.test(frac.slice(digits))) return unit === "ms" ? "durations are compared to the millisecond" : "durations are compared to the second";
+  if (!/^0*$/.test(frac.slice(digits)))
+    return unit === "ms" ? "durations are compared to the millisecond" : "durations are compared to the second";
   let n = BigInt(m[2]!) * (unit === "ms" ? 1000n : 1n) + (digits ? BigInt(frac.slice(0, digits)) : 0n);
   if (m[1] === "-") n = -n;
   if (n < INT64_MIN || n > INT64_MAX) return "duration out of range";
   return n;
 }
 
-const TIMESTAMP = /^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?([Zz]|([+-])([0-9]{2}):([0-9]{2}))$/;
+const TIMESTAMP =
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?([Zz]|([+-])([0-9]{2}):([0-9]{2}))$/;
 
 /**
  * Validates an RFC 3339 timestamp with a time zone and returns it with upper-case `T` and `Z`,

@@ -379,8 +379,19 @@ class Parser {
       this.next();
       if (depth + 1 > MAX_FILTER_DEPTH) fail(tok.pos, `nested deeper than ${MAX_FILTER_DEPTH} levels`);
       const after = this.peek();
-      if (!(after.type === T.LParen || after.type === T.Text || after.type === T.Str || after.type === T.Not || after.type === T.Minus)) {
-        fail(after.pos, `expected a term after ${tok.type === T.Not ? "NOT" : "-"}, found ${describe(after, this.input)}`);
+      if (
+        !(
+          after.type === T.LParen ||
+          after.type === T.Text ||
+          after.type === T.Str ||
+          after.type === T.Not ||
+          after.type === T.Minus
+        )
+      ) {
+        fail(
+          after.pos,
+          `expected a term after ${tok.type === T.Not ? "NOT" : "-"}, found ${describe(after, this.input)}`,
+        );
       }
       const child = this.term(depth + 1, values);
       this.count(tok.pos);
@@ -408,7 +419,8 @@ class Parser {
 
   private restriction(depth: number): FilterNode {
     const tok = this.next();
-    if (tok.type === T.Str) fail(tok.pos, "expected a field name, found a string (a filter compares fields: field = value)");
+    if (tok.type === T.Str)
+      fail(tok.pos, "expected a field name, found a string (a filter compares fields: field = value)");
     if (tok.type !== T.Text) fail(tok.pos, `expected a field name, found ${describe(tok, this.input)}`);
     const name = tok.text!;
     if (!FIELD_NAME.test(name)) fail(tok.pos, `expected a field name, found ${JSON.stringify(name)}`);

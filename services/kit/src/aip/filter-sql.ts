@@ -53,7 +53,13 @@ function compare(spec: FieldSpec, op: Comparator, bound: RawBuilder<unknown>): R
   return op === "!=" ? negative(spec, cmp) : positive(spec, cmp);
 }
 
-function compileValue(name: string, spec: FieldSpec, op: Comparator, opPos: number, v: FilterValue): RawBuilder<SqlBool> {
+function compileValue(
+  name: string,
+  spec: FieldSpec,
+  op: Comparator,
+  opPos: number,
+  v: FilterValue,
+): RawBuilder<SqlBool> {
   // `field:*` asks whether the field is set (AIP-160 presence).
   if (op === ":" && v.prefixWildcard && !v.suffixWildcard && v.text === "") {
     return spec.type === "string"
@@ -61,7 +67,10 @@ function compileValue(name: string, spec: FieldSpec, op: Comparator, opPos: numb
       : sql<SqlBool>`(${spec.sql} IS NOT NULL)`;
   }
   if (v.strayWildcard) {
-    fail(v.strayWildcard, "a wildcard * is only allowed at the start or end of a value (write \\* in a quoted string for a literal star)");
+    fail(
+      v.strayWildcard,
+      "a wildcard * is only allowed at the start or end of a value (write \\* in a quoted string for a literal star)",
+    );
   }
   const wildcard = v.prefixWildcard || v.suffixWildcard;
   if (wildcard && !(spec.type === "string" && (op === "=" || op === "!="))) {
@@ -81,7 +90,12 @@ function compileValue(name: string, spec: FieldSpec, op: Comparator, opPos: numb
     case "int": {
       const n = parseInt64(v.text);
       if (n === undefined) {
-        fail(v.pos, /^[+-]?[0-9]+$/.test(v.text) ? `${quote(v.text)} is out of range for ${quote(name)} (a 64-bit integer)` : `${quote(name)} needs an integer, not ${quote(v.text)}`);
+        fail(
+          v.pos,
+          /^[+-]?[0-9]+$/.test(v.text)
+            ? `${quote(v.text)} is out of range for ${quote(name)} (a 64-bit integer)`
+            : `${quote(name)} needs an integer, not ${quote(v.text)}`,
+        );
       }
       return compare(spec, op, bindValue(spec, n.toString()));
     }
@@ -98,9 +112,11 @@ function compileValue(name: string, spec: FieldSpec, op: Comparator, opPos: numb
       return compare(spec, op, bindValue(spec, t));
     }
     case "bool": {
-      if (op !== "=" && op !== "!=" && op !== ":") fail(opPos, `${op} does not apply to the boolean field ${quote(name)}`);
+      if (op !== "=" && op !== "!=" && op !== ":")
+        fail(opPos, `${op} does not apply to the boolean field ${quote(name)}`);
       const lower = v.text.toLowerCase();
-      if (lower !== "true" && lower !== "false") fail(v.pos, `${quote(name)} needs true or false, not ${quote(v.text)}`);
+      if (lower !== "true" && lower !== "false")
+        fail(v.pos, `${quote(name)} needs true or false, not ${quote(v.text)}`);
       return compare(spec, op, bindValue(spec, lower === "true"));
     }
     case "enum": {
@@ -114,14 +130,26 @@ function compileValue(name: string, spec: FieldSpec, op: Comparator, opPos: numb
   }
 }
 
-function compileArg(name: string, spec: FieldSpec, op: Comparator, opPos: number, arg: FilterNode): RawBuilder<SqlBool> {
+function compileArg(
+  name: string,
+  spec: FieldSpec,
+  op: Comparator,
+  opPos: number,
+  arg: FilterNode,
+): RawBuilder<SqlBool> {
   switch (arg.kind) {
     case "value":
       return compileValue(name, spec, op, opPos, arg);
     case "and":
-      return sql<SqlBool>`(${sql.join(arg.children.map((c) => compileArg(name, spec, op, opPos, c)), sql` AND `)})`;
+      return sql<SqlBool>`(${sql.join(
+        arg.children.map((c) => compileArg(name, spec, op, opPos, c)),
+        sql` AND `,
+      )})`;
     case "or":
-      return sql<SqlBool>`(${sql.join(arg.children.map((c) => compileArg(name, spec, op, opPos, c)), sql` OR `)})`;
+      return sql<SqlBool>`(${sql.join(
+        arg.children.map((c) => compileArg(name, spec, op, opPos, c)),
+        sql` OR `,
+      )})`;
     case "not":
       return sql<SqlBool>`(NOT ${compileArg(name, spec, op, opPos, arg.child)})`;
     case "compare":
@@ -132,9 +160,15 @@ function compileArg(name: string, spec: FieldSpec, op: Comparator, opPos: number
 function compileNode(node: FilterNode, table: FieldTable): RawBuilder<SqlBool> {
   switch (node.kind) {
     case "and":
-      return sql<SqlBool>`(${sql.join(node.children.map((c) => compileNode(c, table)), sql` AND `)})`;
+      return sql<SqlBool>`(${sql.join(
+        node.children.map((c) => compileNode(c, table)),
+        sql` AND `,
+      )})`;
     case "or":
-      return sql<SqlBool>`(${sql.join(node.children.map((c) => compileNode(c, table)), sql` OR `)})`;
+      return sql<SqlBool>`(${sql.join(
+        node.children.map((c) => compileNode(c, table)),
+        sql` OR `,
+      )})`;
     case "not":
       return sql<SqlBool>`(NOT ${compileNode(node.child, table)})`;
     case "compare": {

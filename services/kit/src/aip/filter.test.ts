@@ -60,10 +60,26 @@ describe("filter parser", () => {
   });
 
   it("binds OR tighter than AND, and adjacency like AND", () => {
-    expect(shape(parseFilter("a = 1 AND b = 2 OR c = 3"))).toEqual(["and", ["a", "=", "1"], ["or", ["b", "=", "2"], ["c", "=", "3"]]]);
-    expect(shape(parseFilter("a = 1 OR b = 2 AND c = 3"))).toEqual(["and", ["or", ["a", "=", "1"], ["b", "=", "2"]], ["c", "=", "3"]]);
-    expect(shape(parseFilter("a = 1 b = 2 OR c = 3"))).toEqual(["and", ["a", "=", "1"], ["or", ["b", "=", "2"], ["c", "=", "3"]]]);
-    expect(shape(parseFilter("(a = 1 AND b = 2) OR c = 3"))).toEqual(["or", ["and", ["a", "=", "1"], ["b", "=", "2"]], ["c", "=", "3"]]);
+    expect(shape(parseFilter("a = 1 AND b = 2 OR c = 3"))).toEqual([
+      "and",
+      ["a", "=", "1"],
+      ["or", ["b", "=", "2"], ["c", "=", "3"]],
+    ]);
+    expect(shape(parseFilter("a = 1 OR b = 2 AND c = 3"))).toEqual([
+      "and",
+      ["or", ["a", "=", "1"], ["b", "=", "2"]],
+      ["c", "=", "3"],
+    ]);
+    expect(shape(parseFilter("a = 1 b = 2 OR c = 3"))).toEqual([
+      "and",
+      ["a", "=", "1"],
+      ["or", ["b", "=", "2"], ["c", "=", "3"]],
+    ]);
+    expect(shape(parseFilter("(a = 1 AND b = 2) OR c = 3"))).toEqual([
+      "or",
+      ["and", ["a", "=", "1"], ["b", "=", "2"]],
+      ["c", "=", "3"],
+    ]);
   });
 
   it("parses NOT, minus and every comparator", () => {
@@ -78,13 +94,32 @@ describe("filter parser", () => {
 
   it("reads values: negative numbers, strings with escapes, unquoted timestamps, wildcards, lists", () => {
     expect(shape(parseFilter("cpu > -1"))).toEqual(["cpu", ">", "-1"]);
-    expect(shape(parseFilter(`a = "q\\"\\\\\\n" b = 'it\\'s'`))).toEqual(["and", ["a", "=", 'q"\\\n'], ["b", "=", "it's"]]);
+    expect(shape(parseFilter(`a = "q\\"\\\\\\n" b = 'it\\'s'`))).toEqual([
+      "and",
+      ["a", "=", 'q"\\\n'],
+      ["b", "=", "it's"],
+    ]);
     expect(shape(parseFilter("t > 2024-01-01T10:00:00.5+02:00"))).toEqual(["t", ">", "2024-01-01T10:00:00.5+02:00"]);
-    expect(shape(parseFilter('a = "*x*" b = y* c = *'))).toEqual(["and", ["a", "=", "*x*"], ["b", "=", "y*"], ["c", "=", "*"]]);
-    const v = parseFilter('a = "\\*x\\*"') as { arg: { text: string; prefixWildcard: boolean; suffixWildcard: boolean } };
+    expect(shape(parseFilter('a = "*x*" b = y* c = *'))).toEqual([
+      "and",
+      ["a", "=", "*x*"],
+      ["b", "=", "y*"],
+      ["c", "=", "*"],
+    ]);
+    const v = parseFilter('a = "\\*x\\*"') as {
+      arg: { text: string; prefixWildcard: boolean; suffixWildcard: boolean };
+    };
     expect([v.arg.text, v.arg.prefixWildcard, v.arg.suffixWildcard]).toEqual(["*x*", false, false]);
-    expect(shape(parseFilter("s = (A OR B) AND c = (NOT 1)"))).toEqual(["and", ["s", "=", ["or", "A", "B"]], ["c", "=", ["not", "1"]]]);
-    expect(shape(parseFilter("creator = users/alice@example.com"))).toEqual(["creator", "=", "users/alice@example.com"]);
+    expect(shape(parseFilter("s = (A OR B) AND c = (NOT 1)"))).toEqual([
+      "and",
+      ["s", "=", ["or", "A", "B"]],
+      ["c", "=", ["not", "1"]],
+    ]);
+    expect(shape(parseFilter("creator = users/alice@example.com"))).toEqual([
+      "creator",
+      "=",
+      "users/alice@example.com",
+    ]);
     // `==` means `=`: the official Python client documents `cpu != 5 OR gpu == 3`.
     expect(shape(parseFilter("cpu != 5 OR gpu == 3"))).toEqual(["or", ["cpu", "!=", "5"], ["gpu", "=", "3"]]);
     expect(formatFilter(parseFilter("gpu==3"))).toBe(formatFilter(parseFilter("gpu = 3")));
@@ -101,7 +136,9 @@ describe("filter parser", () => {
     expect(error("(a = 1")).toBe("expected ) to close the ( at position 1, found the end of the filter at position 7");
     expect(error("a = 1)")).toBe("unmatched ) at position 6");
     expect(error("()")).toBe("empty parentheses at position 2");
-    expect(error("cpu")).toBe('expected a comparison operator (=, !=, <, <=, >, >=, :) after "cpu", found the end of the filter at position 4');
+    expect(error("cpu")).toBe(
+      'expected a comparison operator (=, !=, <, <=, >, >=, :) after "cpu", found the end of the filter at position 4',
+    );
     expect(error("cpu = 1 and cpu = 2")).toBe("keywords are upper case: write AND at position 9");
     expect(error("has(cpu)")).toBe("functions are not supported at position 1");
     expect(error("cpu = 1 AND")).toBe("expected a field name, found the end of the filter at position 12");
@@ -125,7 +162,9 @@ describe("filter parser", () => {
     expect(error(`${"-".repeat(40)}cpu = 1`)).toMatch(/^nested deeper than 32 levels/);
     // 66 comparisons of two nodes each plus the AND: 133 nodes; 101 of them: 203.
     expect(parseFilter(Array.from({ length: 66 }, () => "cpu = 1").join(" AND "))).toBeDefined();
-    expect(error(Array.from({ length: 101 }, () => "cpu = 1").join(" AND "))).toMatch(/^more than 200 terms and operators at position \d+$/);
+    expect(error(Array.from({ length: 101 }, () => "cpu = 1").join(" AND "))).toMatch(
+      /^more than 200 terms and operators at position \d+$/,
+    );
     expect(error(`cpu = (${Array.from({ length: 201 }, () => "1").join(" OR ")})`)).toMatch(/^more than 200 terms/);
   });
 
@@ -155,7 +194,10 @@ describe("filter compiler", () => {
       parameters: ["2024-01-01T00:00:00Z"],
     });
     expect(compile("max_idle_duration > 1.5s").parameters).toEqual(["1500"]);
-    expect(compile("max_running_duration <= 3600s")).toEqual({ sql: '"max_running_s" <= CAST($1 AS bigint)', parameters: ["3600"] });
+    expect(compile("max_running_duration <= 3600s")).toEqual({
+      sql: '"max_running_s" <= CAST($1 AS bigint)',
+      parameters: ["3600"],
+    });
     expect(compile("state:STATE_PAUSED").sql).toBe('"state" = $1');
     expect(compile("cpu:4").sql).toBe('"cpu" = CAST($1 AS bigint)');
   });
@@ -183,7 +225,10 @@ describe("filter compiler", () => {
     expect(compile('display_name = "*a\\\\b"').parameters).toEqual(["%a\\\\b"]);
     expect(compile('display_name = "*mid*"').parameters).toEqual(["%mid%"]);
     expect(compile('display_name != "x*"').sql).toBe(`"display_name" NOT LIKE $1 ESCAPE '\\'`);
-    expect(compile('display_name : "100%"')).toEqual({ sql: `"display_name" LIKE $1 ESCAPE '\\'`, parameters: ["%100\\%%"] });
+    expect(compile('display_name : "100%"')).toEqual({
+      sql: `"display_name" LIKE $1 ESCAPE '\\'`,
+      parameters: ["%100\\%%"],
+    });
     expect(compile('display_name = "x\\*"')).toEqual({ sql: '"display_name" = $1', parameters: ["x*"] });
     expect(compile('display_name = "a_b"')).toEqual({ sql: '"display_name" = $1', parameters: ["a_b"] });
     expect(escapeLike("\\%_x")).toBe("\\\\\\%\\_x");
@@ -227,7 +272,9 @@ describe("filter compiler", () => {
     expect(compile("memory_bytes >= -9223372036854775808").parameters).toEqual(["-9223372036854775808"]);
     expect(error("cpu = +3")).toMatch(/unexpected character "\+"/);
     expect(compile('cpu = "3"').parameters).toEqual(["3"]);
-    expect(error("memory_bytes > 9223372036854775808")).toBe('"9223372036854775808" is out of range for "memory_bytes" (a 64-bit integer) at position 16');
+    expect(error("memory_bytes > 9223372036854775808")).toBe(
+      '"9223372036854775808" is out of range for "memory_bytes" (a 64-bit integer) at position 16',
+    );
     expect(error("memory_bytes > -9223372036854775809")).toMatch(/is out of range/);
     expect(error(`cpu = ${"9".repeat(400)}`)).toMatch(/is out of range/);
     expect(error("cpu = 2.5")).toBe('"cpu" needs an integer, not "2.5" at position 7');
@@ -237,7 +284,9 @@ describe("filter compiler", () => {
   });
 
   it("checks durations", () => {
-    expect(error("max_idle_duration > 3600")).toMatch(/^"max_idle_duration": expected a duration in seconds such as 3600s/);
+    expect(error("max_idle_duration > 3600")).toMatch(
+      /^"max_idle_duration": expected a duration in seconds such as 3600s/,
+    );
     expect(error("max_idle_duration > 1h")).toMatch(/expected a duration/);
     expect(error("max_idle_duration > 0.0001s")).toMatch(/compared to the millisecond/);
     expect(error("max_running_duration > 0.5s")).toMatch(/compared to the second/);
@@ -261,21 +310,29 @@ describe("filter compiler", () => {
     ]) {
       expect(error(`create_time > "${bad}"`), bad).toMatch(/needs an RFC 3339 timestamp/);
     }
-    expect(compile('create_time > "2024-02-29T23:59:59.123456789-07:30"').parameters).toEqual(["2024-02-29T23:59:59.123456789-07:30"]);
+    expect(compile('create_time > "2024-02-29T23:59:59.123456789-07:30"').parameters).toEqual([
+      "2024-02-29T23:59:59.123456789-07:30",
+    ]);
   });
 
   it("checks booleans and enums, which only take equality", () => {
     expect(error("reconciling = yes")).toBe('"reconciling" needs true or false, not "yes" at position 15');
     expect(error("reconciling < true")).toBe('< does not apply to the boolean field "reconciling" at position 13');
-    expect(error("state = RUNNING")).toBe('"RUNNING" is not a value of "state"; use one of STATE_RUNNING, STATE_PAUSED at position 9');
+    expect(error("state = RUNNING")).toBe(
+      '"RUNNING" is not a value of "state"; use one of STATE_RUNNING, STATE_PAUSED at position 9',
+    );
     expect(error("state > STATE_RUNNING")).toMatch(/^> does not apply to the enum field "state"/);
     expect(error("state = state_running")).toMatch(/is not a value of "state"/);
   });
 
   it("allows wildcards only at the ends of string equality", () => {
-    expect(error('display_name = "a*b"')).toMatch(/^a wildcard \* is only allowed at the start or end of a value .* at position 18$/);
+    expect(error('display_name = "a*b"')).toMatch(
+      /^a wildcard \* is only allowed at the start or end of a value .* at position 18$/,
+    );
     expect(error("display_name = a*b")).toMatch(/at position 17$/);
-    expect(error('display_name : "a*"')).toMatch(/^wildcards only work with = and != on text fields, not with : on "display_name"/);
+    expect(error('display_name : "a*"')).toMatch(
+      /^wildcards only work with = and != on text fields, not with : on "display_name"/,
+    );
     expect(error('display_name < "a*"')).toMatch(/^wildcards only work/);
     expect(error("cpu = 1*")).toMatch(/^wildcards only work/);
     expect(error("state = STATE_*")).toMatch(/^wildcards only work/);

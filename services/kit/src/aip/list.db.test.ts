@@ -22,9 +22,27 @@ const tokens = createPageTokenCodec({ key: randomBytes(32) });
 const rows = makeEngineRows(240, 7);
 // Rows whose order depends on sub-millisecond digits: a page boundary here must not lose one.
 rows.push(
-  { ...rows[0]!, id: "m1", dai_engine_id: "m1", name: "workspaces/w1/daiEngines/m1", create_time: "2024-01-10T00:00:00.000100Z" },
-  { ...rows[0]!, id: "m2", dai_engine_id: "m2", name: "workspaces/w1/daiEngines/m2", create_time: "2024-01-10T00:00:00.000900Z" },
-  { ...rows[0]!, id: "m3", dai_engine_id: "m3", name: "workspaces/w1/daiEngines/m3", create_time: "2024-01-10T00:00:00.000500Z" },
+  {
+    ...rows[0]!,
+    id: "m1",
+    dai_engine_id: "m1",
+    name: "workspaces/w1/daiEngines/m1",
+    create_time: "2024-01-10T00:00:00.000100Z",
+  },
+  {
+    ...rows[0]!,
+    id: "m2",
+    dai_engine_id: "m2",
+    name: "workspaces/w1/daiEngines/m2",
+    create_time: "2024-01-10T00:00:00.000900Z",
+  },
+  {
+    ...rows[0]!,
+    id: "m3",
+    dai_engine_id: "m3",
+    name: "workspaces/w1/daiEngines/m3",
+    create_time: "2024-01-10T00:00:00.000500Z",
+  },
 );
 
 type Pred = (r: EngineRow) => boolean;
@@ -34,8 +52,14 @@ const startsWith = (s: string) => (r: EngineRow) => r.display_name.startsWith(s)
 const FILTERS: Array<[string, Pred]> = [
   ["", () => true],
   ["state = STATE_RUNNING AND cpu >= 2", (r) => r.state === "STATE_RUNNING" && r.cpu >= 2],
-  ["state = STATE_RUNNING OR state = STATE_PAUSED AND cpu < 3", (r) => (r.state === "STATE_RUNNING" || r.state === "STATE_PAUSED") && r.cpu < 3],
-  ["state = (STATE_FAILED OR STATE_DELETING) gpu > 0", (r) => (r.state === "STATE_FAILED" || r.state === "STATE_DELETING") && r.gpu > 0],
+  [
+    "state = STATE_RUNNING OR state = STATE_PAUSED AND cpu < 3",
+    (r) => (r.state === "STATE_RUNNING" || r.state === "STATE_PAUSED") && r.cpu < 3,
+  ],
+  [
+    "state = (STATE_FAILED OR STATE_DELETING) gpu > 0",
+    (r) => (r.state === "STATE_FAILED" || r.state === "STATE_DELETING") && r.gpu > 0,
+  ],
   ["NOT reconciling = true", (r) => !r.reconciling],
   ["-reconciling = true AND -(cpu > 4)", (r) => !r.reconciling && !(r.cpu > 4)],
   ['display_name = "100%*"', startsWith("100%")],
@@ -53,23 +77,35 @@ const FILTERS: Array<[string, Pred]> = [
   ['display_name > "engine b"', (r) => r.display_name > "engine b"],
   ["delete_time:*", (r) => r.delete_time !== null],
   ["NOT delete_time:*", (r) => r.delete_time === null],
-  ['delete_time > "2024-02-01T00:00:00Z"', (r) => r.delete_time !== null && r.delete_time > "2024-02-01T00:00:00.000000Z"],
-  ["NOT delete_time > 2024-02-01T00:00:00Z", (r) => !(r.delete_time !== null && r.delete_time > "2024-02-01T00:00:00.000000Z")],
+  [
+    'delete_time > "2024-02-01T00:00:00Z"',
+    (r) => r.delete_time !== null && r.delete_time > "2024-02-01T00:00:00.000000Z",
+  ],
+  [
+    "NOT delete_time > 2024-02-01T00:00:00Z",
+    (r) => !(r.delete_time !== null && r.delete_time > "2024-02-01T00:00:00.000000Z"),
+  ],
   ['delete_time != "2024-02-01T00:00:00Z"', () => true],
   [
-    "create_time >= 2024-01-15T00:00:00Z AND create_time < \"2024-02-01T01:00:00.5+01:00\"",
+    'create_time >= 2024-01-15T00:00:00Z AND create_time < "2024-02-01T01:00:00.5+01:00"',
     (r) => r.create_time >= "2024-01-15T00:00:00.000000Z" && r.create_time < "2024-02-01T00:00:00.500000Z",
   ],
   ["create_time = 2024-01-10T00:00:00.0005Z", (r) => r.create_time === "2024-01-10T00:00:00.000500Z"],
   ["memory_bytes >= 8589934592", (r) => r.memory_bytes >= 8589934592n],
   ["memory_bytes < 9223372036854775807", () => true],
   ["max_idle_duration <= 3600s", (r) => r.max_idle_ms <= 3_600_000n],
-  ["max_idle_duration = 600.5s OR max_idle_duration = 1800.5s", (r) => r.max_idle_ms === 600_500n || r.max_idle_ms === 1_800_500n],
+  [
+    "max_idle_duration = 600.5s OR max_idle_duration = 1800.5s",
+    (r) => r.max_idle_ms === 600_500n || r.max_idle_ms === 1_800_500n,
+  ],
   ['name = "workspaces/w1/*"', (r) => r.workspace === "w1"],
-  ["creator = users/alice OR creator = \"users/bob\"", (r) => r.creator === "users/alice" || r.creator === "users/bob"],
+  ['creator = users/alice OR creator = "users/bob"', (r) => r.creator === "users/alice" || r.creator === "users/bob"],
   ["cpu = -1", () => false],
   ["gpu > 0 reconciling = false", (r) => r.gpu > 0 && !r.reconciling],
-  ["reconciling != true AND (cpu = 1 OR cpu = 8 OR NOT state = STATE_RUNNING)", (r) => !r.reconciling && (r.cpu === 1 || r.cpu === 8 || r.state !== "STATE_RUNNING")],
+  [
+    "reconciling != true AND (cpu = 1 OR cpu = 8 OR NOT state = STATE_RUNNING)",
+    (r) => !r.reconciling && (r.cpu === 1 || r.cpu === 8 || r.state !== "STATE_RUNNING"),
+  ],
   ["dai_engine_id = e0000*", (r) => r.dai_engine_id.startsWith("e0000")],
 ];
 
@@ -78,25 +114,71 @@ const cmp = <T>(a: T, b: T): number => (a < b ? -1 : a > b ? 1 : 0);
 // NULL sorts last ascending and first descending, as in PostgreSQL.
 const nullLast = (a: string | null, b: string | null): number =>
   a === b ? 0 : a === null ? 1 : b === null ? -1 : cmp(a, b);
-const desc = (c: Cmp): Cmp => (a, b) => -c(a, b);
+const desc =
+  (c: Cmp): Cmp =>
+  (a, b) =>
+    -c(a, b);
 const byId: Cmp = (a, b) => cmp(a.id, b.id);
-const chain = (...cs: Cmp[]): Cmp => (a, b) => {
-  for (const c of cs) {
-    const d = c(a, b);
-    if (d) return d;
-  }
-  return 0;
-};
+const chain =
+  (...cs: Cmp[]): Cmp =>
+  (a, b) => {
+    for (const c of cs) {
+      const d = c(a, b);
+      if (d) return d;
+    }
+    return 0;
+  };
 
 const ORDERS: Array<[string, Cmp]> = [
-  ["", chain(desc((a, b) => cmp(a.create_time, b.create_time)), desc(byId))],
+  [
+    "",
+    chain(
+      desc((a, b) => cmp(a.create_time, b.create_time)),
+      desc(byId),
+    ),
+  ],
   ["create_time", chain((a, b) => cmp(a.create_time, b.create_time), byId)],
-  ["cpu, display_name desc", chain((a, b) => cmp(a.cpu, b.cpu), desc((a, b) => cmp(a.display_name, b.display_name)), desc(byId))],
+  [
+    "cpu, display_name desc",
+    chain(
+      (a, b) => cmp(a.cpu, b.cpu),
+      desc((a, b) => cmp(a.display_name, b.display_name)),
+      desc(byId),
+    ),
+  ],
   ["delete_time", chain((a, b) => nullLast(a.delete_time, b.delete_time), byId)],
-  ["delete_time desc, cpu", chain(desc((a, b) => nullLast(a.delete_time, b.delete_time)), (a, b) => cmp(a.cpu, b.cpu), byId)],
-  ["reconciling desc, memory_bytes", chain(desc((a, b) => cmp(a.reconciling, b.reconciling)), (a, b) => cmp(a.memory_bytes, b.memory_bytes), byId)],
-  ["max_idle_duration desc", chain(desc((a, b) => cmp(a.max_idle_ms, b.max_idle_ms)), desc(byId))],
-  ["state, gpu desc, create_time", chain((a, b) => cmp(a.state, b.state), desc((a, b) => cmp(a.gpu, b.gpu)), (a, b) => cmp(a.create_time, b.create_time), byId)],
+  [
+    "delete_time desc, cpu",
+    chain(
+      desc((a, b) => nullLast(a.delete_time, b.delete_time)),
+      (a, b) => cmp(a.cpu, b.cpu),
+      byId,
+    ),
+  ],
+  [
+    "reconciling desc, memory_bytes",
+    chain(
+      desc((a, b) => cmp(a.reconciling, b.reconciling)),
+      (a, b) => cmp(a.memory_bytes, b.memory_bytes),
+      byId,
+    ),
+  ],
+  [
+    "max_idle_duration desc",
+    chain(
+      desc((a, b) => cmp(a.max_idle_ms, b.max_idle_ms)),
+      desc(byId),
+    ),
+  ],
+  [
+    "state, gpu desc, create_time",
+    chain(
+      (a, b) => cmp(a.state, b.state),
+      desc((a, b) => cmp(a.gpu, b.gpu)),
+      (a, b) => cmp(a.create_time, b.create_time),
+      byId,
+    ),
+  ],
   ["id desc", desc(byId)],
 ];
 
@@ -143,14 +225,20 @@ describe("list paging against the database", () => {
   }
 
   it.each(FILTERS)("filter %j matches the JavaScript evaluation, page by page", async (filter, pred) => {
-    const expected = rows.filter(pred).sort(ORDERS[0]![1]).map((r) => r.id);
+    const expected = rows
+      .filter(pred)
+      .sort(ORDERS[0]![1])
+      .map((r) => r.id);
     expect(await all(filter, "", 17)).toEqual(expected);
   });
 
   it.each(ORDERS)("order_by %j pages through every row once, in order", async (orderBy, order) => {
     const some = ["", "state = STATE_RUNNING AND cpu >= 2", 'delete_time > "2024-02-01T00:00:00Z"'];
     for (const [filter, pred] of FILTERS.filter(([f]) => some.includes(f))) {
-      const expected = rows.filter(pred).sort(order).map((r) => r.id);
+      const expected = rows
+        .filter(pred)
+        .sort(order)
+        .map((r) => r.id);
       expect(await all(filter, orderBy, 13)).toEqual(expected);
     }
   });
@@ -161,7 +249,9 @@ describe("list paging against the database", () => {
       .sort(ORDERS[1]![1])
       .map((r) => r.id);
     expect(expected).toEqual(["m1", "m3", "m2"]);
-    expect(await all('create_time < "2024-01-10T00:00:01Z" AND create_time >= "2024-01-10T00:00:00Z"', "create_time", 1)).toEqual(expected);
+    expect(
+      await all('create_time < "2024-01-10T00:00:01Z" AND create_time >= "2024-01-10T00:00:00Z"', "create_time", 1),
+    ).toEqual(expected);
   });
 
   it("treats injection-shaped filters as values and leaves the table alone", async () => {
@@ -186,12 +276,15 @@ describe("list paging against the database", () => {
 
   it("accepts a token with another page size, the same filter reformatted, and the default order spelled out", async () => {
     const first = await paginate(base(), options({ filter: "cpu>=2 AND state=STATE_RUNNING", pageSize: 3 }));
-    const again = await paginate(base(), options({
-      filter: "cpu >= 2   state = \"STATE_RUNNING\"",
-      orderBy: "create_time desc",
-      pageSize: 4,
-      pageToken: first.nextPageToken,
-    }));
+    const again = await paginate(
+      base(),
+      options({
+        filter: 'cpu >= 2   state = "STATE_RUNNING"',
+        orderBy: "create_time desc",
+        pageSize: 4,
+        pageToken: first.nextPageToken,
+      }),
+    );
     const expected = rows
       .filter((r) => r.cpu >= 2 && r.state === "STATE_RUNNING")
       .sort(ORDERS[0]![1])

@@ -50,7 +50,9 @@ describe("order_by", () => {
     expect(error("nope")).toBe('order_by: cannot sort by "nope"; sort by name, cpu, create_time, state');
     expect(error("config")).toMatch(/^order_by: cannot sort by "config"/);
     expect(error("constructor")).toMatch(/^order_by: cannot sort by "constructor"/);
-    expect(error("cpu sideways")).toBe('order_by: unknown direction "sideways" after "cpu"; use desc or asc, and separate fields with commas');
+    expect(error("cpu sideways")).toBe(
+      'order_by: unknown direction "sideways" after "cpu"; use desc or asc, and separate fields with commas',
+    );
     expect(error("cpu desc desc")).toMatch(/^order_by: "cpu desc desc" is not "field" or "field desc"/);
     expect(error("cpu name")).toMatch(/separate fields with commas/);
     expect(error("cpu,,name")).toBe("order_by: field 2 is empty");

@@ -43,18 +43,28 @@ export function parseOrderBy(text: string | undefined, table: FieldTable, option
   if (source.length > 1024) throw invalidArgument(field, "is longer than 1024 characters");
   const keys: OrderKey[] = [];
   const items = source.split(",");
-  if (items.length > MAX_ORDER_BY_FIELDS) throw invalidArgument(field, `may list at most ${MAX_ORDER_BY_FIELDS} fields`);
+  if (items.length > MAX_ORDER_BY_FIELDS)
+    throw invalidArgument(field, `may list at most ${MAX_ORDER_BY_FIELDS} fields`);
   for (let i = 0; i < items.length; i++) {
-    const words = items[i]!.trim().split(/\s+/).filter((w) => w !== "");
+    const words = items[i]!.trim()
+      .split(/\s+/)
+      .filter((w) => w !== "");
     if (words.length === 0) throw invalidArgument(field, `field ${i + 1} is empty`);
     if (words.length > 2) {
-      throw invalidArgument(field, `${quote(items[i]!.trim())} is not "field" or "field desc"; separate fields with commas`);
+      throw invalidArgument(
+        field,
+        `${quote(items[i]!.trim())} is not "field" or "field desc"; separate fields with commas`,
+      );
     }
     const [name, dir] = words as [string, string | undefined];
     let desc = false;
     if (dir !== undefined) {
       const d = dir.toLowerCase();
-      if (d !== "desc" && d !== "asc") throw invalidArgument(field, `unknown direction ${quote(dir)} after ${quote(name)}; use desc or asc, and separate fields with commas`);
+      if (d !== "desc" && d !== "asc")
+        throw invalidArgument(
+          field,
+          `unknown direction ${quote(dir)} after ${quote(name)}; use desc or asc, and separate fields with commas`,
+        );
       desc = d === "desc";
     }
     const spec = lookupField(table, name);

@@ -6,7 +6,12 @@ import { invalidArgumentMessage } from "./test-support.js";
 
 const key = new Uint8Array(32).fill(7);
 const otherKey = new Uint8Array(32).fill(9);
-const binding: PageTokenBinding = { scope: "daiEngines", parent: "workspaces/a", filter: 'cpu >= "2"', orderBy: "create_time desc, uid desc" };
+const binding: PageTokenBinding = {
+  scope: "daiEngines",
+  parent: "workspaces/a",
+  filter: 'cpu >= "2"',
+  orderBy: "create_time desc, uid desc",
+};
 const values = ["2024-01-01T00:00:00.123456Z", "e-1"];
 
 const rejected = invalidArgumentMessage;
@@ -33,10 +38,19 @@ describe("page tokens", () => {
     expect(rejected(() => codec.decode(`${body}.${flipped}`, binding))).toMatch(INVALID);
     expect(rejected(() => createPageTokenCodec({ key: otherKey }).decode(token, binding))).toMatch(INVALID);
     // Signed correctly, but not a payload this codec writes.
-    for (const junk of ["null", "[]", '{"v":2,"k":[],"b":"x","e":9999999999}', '{"v":1,"k":[{}],"b":"x","e":9999999999}', "{not json"]) {
+    for (const junk of [
+      "null",
+      "[]",
+      '{"v":2,"k":[],"b":"x","e":9999999999}',
+      '{"v":1,"k":[{}],"b":"x","e":9999999999}',
+      "{not json",
+    ]) {
       const b = Buffer.from(junk).toString("base64url");
       const m = createHmac("sha256", key).update(b).digest("base64url");
-      expect(rejected(() => codec.decode(`${b}.${m}`, binding)), junk).toMatch(INVALID);
+      expect(
+        rejected(() => codec.decode(`${b}.${m}`, binding)),
+        junk,
+      ).toMatch(INVALID);
     }
   });
 
@@ -58,7 +72,10 @@ describe("page tokens", () => {
       "x".repeat(10_000),
       "🙂.🙂",
     ]) {
-      expect(rejected(() => codec.decode(bad, binding)), bad.slice(0, 40)).toMatch(INVALID);
+      expect(
+        rejected(() => codec.decode(bad, binding)),
+        bad.slice(0, 40),
+      ).toMatch(INVALID);
     }
   });
 
@@ -69,7 +86,9 @@ describe("page tokens", () => {
     now += 59_000;
     expect(codec.decode(token, binding)).toEqual(values);
     now += 1_000;
-    expect(rejected(() => codec.decode(token, binding))).toBe("page_token: has expired; list again from the first page");
+    expect(rejected(() => codec.decode(token, binding))).toBe(
+      "page_token: has expired; list again from the first page",
+    );
   });
 
   it("rejects tokens reused with another parent, filter, order or collection", () => {
@@ -85,7 +104,9 @@ describe("page tokens", () => {
       // Moving text between fields must not collide.
       { ...binding, parent: "workspaces/a", filter: "", orderBy: `cpu >= "2"create_time desc, uid desc` },
     ]) {
-      expect(rejected(() => codec.decode(token, other))).toMatch(/^page_token: was issued for a different parent, filter or order_by/);
+      expect(rejected(() => codec.decode(token, other))).toMatch(
+        /^page_token: was issued for a different parent, filter or order_by/,
+      );
     }
   });
 

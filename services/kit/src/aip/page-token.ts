@@ -63,14 +63,20 @@ const INVALID = "is not a valid page token; pass the next_page_token of the prev
 
 export function createPageTokenCodec(options: PageTokenOptions): PageTokenCodec {
   const keys = (options.key instanceof Uint8Array ? [options.key] : [...options.key]).map((k) => Buffer.from(k));
-  if (keys.length === 0 || keys.some((k) => k.length < 32)) throw new Error("page token keys must be at least 32 bytes");
+  if (keys.length === 0 || keys.some((k) => k.length < 32))
+    throw new Error("page token keys must be at least 32 bytes");
   const ttl = options.ttlSeconds ?? DEFAULT_PAGE_TOKEN_TTL_SECONDS;
   const now = options.now ?? Date.now;
   const sign = (key: Buffer, body: string) => createHmac("sha256", key).update(body).digest();
 
   return {
     encode(values, binding) {
-      const payload: Payload = { v: VERSION, k: [...values], b: bindingHash(binding), e: Math.floor(now() / 1000) + ttl };
+      const payload: Payload = {
+        v: VERSION,
+        k: [...values],
+        b: bindingHash(binding),
+        e: Math.floor(now() / 1000) + ttl,
+      };
       const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
       return `${body}.${sign(keys[0]!, body).toString("base64url")}`;
     },
@@ -81,7 +87,8 @@ export function createPageTokenCodec(options: PageTokenOptions): PageTokenCodec 
       const body = token.slice(0, dot);
       const mac = Buffer.from(token.slice(dot + 1), "base64url");
       // Buffer.from(base64url) skips bad characters; insist on the canonical encoding instead.
-      if (mac.length !== 32 || mac.toString("base64url") !== token.slice(dot + 1)) throw invalidArgument("page_token", INVALID);
+      if (mac.length !== 32 || mac.toString("base64url") !== token.slice(dot + 1))
+        throw invalidArgument("page_token", INVALID);
       if (!keys.some((k) => timingSafeEqual(sign(k, body), mac))) throw invalidArgument("page_token", INVALID);
       let payload: unknown;
       try {

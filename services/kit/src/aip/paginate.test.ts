@@ -16,9 +16,18 @@ const table: FieldTable = {
 };
 const tiebreaker: Tiebreaker = { name: "id", spec: { type: "string", sql: sql.ref("id") } };
 const tokens = createPageTokenCodec({ key: new Uint8Array(32).fill(1) });
-const opts = (o: Partial<ListOptions> = {}): ListOptions => ({ parent: "workspaces/a", table, tiebreaker, tokens, ...o });
+const opts = (o: Partial<ListOptions> = {}): ListOptions => ({
+  parent: "workspaces/a",
+  table,
+  tiebreaker,
+  tokens,
+  ...o,
+});
 
-function where(orderBy: string, values: Array<string | boolean | null>): { sql: string; parameters: readonly unknown[] } {
+function where(
+  orderBy: string,
+  values: Array<string | boolean | null>,
+): { sql: string; parameters: readonly unknown[] } {
   const { keys } = parseOrderBy(orderBy, table, { tiebreaker });
   const c = db.selectFrom("t").selectAll().where(keysetCondition(keys, values)).compile();
   return { sql: c.sql.replace('select * from "t" where ', ""), parameters: c.parameters };
@@ -65,7 +74,9 @@ describe("keyset condition", () => {
     expect(where("delete_time desc", ["2024-01-01T00:00:00Z", "e1"]).sql).toBe(
       '("delete_time" < CAST($1 AS timestamptz) OR ("delete_time" = CAST($2 AS timestamptz) AND "id" < $3))',
     );
-    expect(where("delete_time desc", [null, "e1"]).sql).toBe('("delete_time" IS NOT NULL OR ("delete_time" IS NULL AND "id" < $1))');
+    expect(where("delete_time desc", [null, "e1"]).sql).toBe(
+      '("delete_time" IS NOT NULL OR ("delete_time" IS NULL AND "id" < $1))',
+    );
   });
 });
 
@@ -79,9 +90,18 @@ describe("list plan", () => {
 
   it("rejects a validly signed token whose values do not fit the order", () => {
     const binding = { parent: "workspaces/a", filter: "", orderBy: "create_time desc, id desc" };
-    for (const values of [["e1"], ["not a time", "e1"], [null, "e1"], ["2024-01-01T00:00:00Z", null], ["2024-01-01T00:00:00Z", 5 as never]]) {
+    for (const values of [
+      ["e1"],
+      ["not a time", "e1"],
+      [null, "e1"],
+      ["2024-01-01T00:00:00Z", null],
+      ["2024-01-01T00:00:00Z", 5 as never],
+    ]) {
       const pageToken = tokens.encode(values as never, binding);
-      expect(rejected(() => planList(opts({ pageToken }))), JSON.stringify(values)).toMatch(/^page_token: is not a valid page token/);
+      expect(
+        rejected(() => planList(opts({ pageToken }))),
+        JSON.stringify(values),
+      ).toMatch(/^page_token: is not a valid page token/);
     }
     const good = tokens.encode(["2024-01-01T00:00:00.000000Z", "e1"], binding);
     expect(planList(opts({ pageToken: good })).after).toEqual(["2024-01-01T00:00:00.000000Z", "e1"]);
@@ -107,7 +127,10 @@ describe("list plan", () => {
     ];
     const page = plan.finish(rows);
     expect(page.rows).toEqual([{ id: "a" }, { id: "b" }]);
-    expect(tokens.decode(page.nextPageToken, { parent: "workspaces/a", filter: "", orderBy: "cpu, id" })).toEqual(["2", "b"]);
+    expect(tokens.decode(page.nextPageToken, { parent: "workspaces/a", filter: "", orderBy: "cpu, id" })).toEqual([
+      "2",
+      "b",
+    ]);
     const last = plan.finish([{ id: "x", __aip_k0: "1", __aip_k1: "x" }]);
     expect(last).toEqual({ rows: [{ id: "x" }], nextPageToken: "" });
   });

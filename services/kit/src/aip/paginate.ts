@@ -169,7 +169,10 @@ export function planList(options: ListOptions): ListPlan {
   if (options.pageToken) {
     after = options.tokens.decode(options.pageToken, binding);
     if (after.length !== orderBy.keys.length || !orderBy.keys.every((k, i) => validKeyValue(k.spec, after![i]!))) {
-      throw invalidArgument("page_token", "is not a valid page token; pass the next_page_token of the previous response unchanged");
+      throw invalidArgument(
+        "page_token",
+        "is not a valid page token; pass the next_page_token of the previous response unchanged",
+      );
     }
   }
   const keys = orderBy.keys;
@@ -227,10 +230,7 @@ export async function paginate<DB, TB extends keyof DB, O>(
   if (!options.totalSize) return plan.finish(await pageQuery);
   let counted = query as unknown as SelectQueryBuilder<any, any, any>;
   if (plan.filter.where) counted = counted.where(plan.filter.where);
-  const countQuery = counted
-    .clearSelect()
-    .select(sql<string | number>`count(*)`.as("total"))
-    .executeTakeFirstOrThrow();
+  const countQuery = counted.clearSelect().select(sql<string | number>`count(*)`.as("total")).executeTakeFirstOrThrow();
   const [rows, count] = await Promise.all([pageQuery, countQuery]);
   return { ...plan.finish(rows), totalSize: Number((count as { total: string | number }).total) };
 }

@@ -58,7 +58,10 @@ describe("resource names", () => {
       sandbox_engine: "s",
       port: "65535",
     });
-    expectTypeOf(daiEnginePattern.parse).returns.toEqualTypeOf<{ readonly workspace: string; readonly dai_engine: string }>();
+    expectTypeOf(daiEnginePattern.parse).returns.toEqualTypeOf<{
+      readonly workspace: string;
+      readonly dai_engine: string;
+    }>();
     expect(daiEnginePattern.collection).toBe("daiEngines");
     expect(daiEnginePattern.variables).toEqual(["workspace", "dai_engine"]);
   });
@@ -100,7 +103,9 @@ describe("resource names", () => {
 
   it("accepts - only where allowed", () => {
     expect(workspacePattern.matches("workspaces/-")).toBe(false);
-    expect(workspacePattern.parse("workspaces/-", "parent", { allowWildcard: ["workspace"] })).toEqual({ workspace: "-" });
+    expect(workspacePattern.parse("workspaces/-", "parent", { allowWildcard: ["workspace"] })).toEqual({
+      workspace: "-",
+    });
     expect(daiEnginePattern.matches("workspaces/-/daiEngines/-", { allowWildcard: ["workspace"] })).toBe(false);
   });
 

@@ -64,7 +64,8 @@ export function createResourcePattern<const P extends string>(
       const validate = (validators as Record<string, IdValidator | undefined>)[variable] ?? validateResourceId;
       return { variable, validate };
     }
-    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(text)) throw new Error(`bad resource pattern segment ${quote(text)} in ${pattern}`);
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(text))
+      throw new Error(`bad resource pattern segment ${quote(text)} in ${pattern}`);
     return { literal: text };
   });
   const variables = segments.flatMap((s) => ("variable" in s ? [s.variable as V] : []));
@@ -88,7 +89,8 @@ export function createResourcePattern<const P extends string>(
         continue;
       }
       const problem = seg.validate(value);
-      if (problem !== undefined) return `the {${seg.variable}} segment of ${quote(name)} ${problem.replace(/ \(got .*\)$/, "")}`;
+      if (problem !== undefined)
+        return `the {${seg.variable}} segment of ${quote(name)} ${problem.replace(/ \(got .*\)$/, "")}`;
       out[seg.variable] = value;
     }
     return out as ResourceNameParts<V>;
@@ -164,18 +166,24 @@ export const sandboxEngineTemplatePattern = createResourcePattern(
   "workspaces/{workspace}/sandboxEngineTemplates/{sandbox_engine_template}",
 );
 
-export const portPattern = createResourcePattern("workspaces/{workspace}/sandboxEngines/{sandbox_engine}/ports/{port}", {
-  port: validatePortId,
-});
+export const portPattern = createResourcePattern(
+  "workspaces/{workspace}/sandboxEngines/{sandbox_engine}/ports/{port}",
+  {
+    port: validatePortId,
+  },
+);
 export const processPattern = createResourcePattern(
   "workspaces/{workspace}/sandboxEngines/{sandbox_engine}/processes/{process}",
   { process: validateProcessId },
 );
 
 export const secretPattern = createResourcePattern("workspaces/{workspace}/secrets/{secret}");
-export const secretVersionPattern = createResourcePattern("workspaces/{workspace}/secrets/{secret}/versions/{version}", {
-  version: validateSecretVersionId,
-});
+export const secretVersionPattern = createResourcePattern(
+  "workspaces/{workspace}/secrets/{secret}/versions/{version}",
+  {
+    version: validateSecretVersionId,
+  },
+);
 
 /** Every resource pattern by kind, for code that handles names generically (authz, the edge). */
 export const resourcePatterns = {

@@ -4,7 +4,16 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../identity/principal.js";
-import { Action, ACTIONS, CatalogueKind, Kind, KINDS, permissionName, WorkspaceKind, type Kind as KindT } from "./permissions.js";
+import {
+  Action,
+  ACTIONS,
+  CatalogueKind,
+  Kind,
+  KINDS,
+  permissionName,
+  WorkspaceKind,
+  type Kind as KindT,
+} from "./permissions.js";
 import { createPolicy, embeddedPolicy, parsePolicy, PolicyError, type Policy } from "./policy.js";
 
 const user = (sub: string, admin = false): Principal => ({
@@ -39,7 +48,14 @@ const READS: Action[] = [Action.GET, Action.LIST, Action.LIST_ASSIGNED];
 const WRITES = ACTIONS.filter((a) => !READS.includes(a));
 const MEMBER_ACTIONS = ACTIONS.filter((a) => a !== Action.MIGRATE_CREATOR && a !== Action.LIST_ALL);
 
-type Row = [who: string, principal: Principal, workspace: string, kinds: readonly KindT[], actions: readonly Action[], allowed: boolean];
+type Row = [
+  who: string,
+  principal: Principal,
+  workspace: string,
+  kinds: readonly KindT[],
+  actions: readonly Action[],
+  allowed: boolean,
+];
 
 /** Every (kind, action) pair a row covers must get the row's answer. */
 const fileRows: Row[] = [
@@ -143,7 +159,10 @@ describe("policy", () => {
   });
 
   it("reads JSON too", () => {
-    const policy = parsePolicy(JSON.stringify({ admins: ["users/root"], workspaces: { w: { members: ["users/x"] } } }), "p.json");
+    const policy = parsePolicy(
+      JSON.stringify({ admins: ["users/root"], workspaces: { w: { members: ["users/x"] } } }),
+      "p.json",
+    );
     expect(policy.allows(user("x"), Action.CREATE, Kind.notebookEngines, "w")).toBe(true);
   });
 

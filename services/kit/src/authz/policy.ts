@@ -117,7 +117,11 @@ export function policyFromDocument(doc: unknown, source: string): Policy {
   return buildPolicy(source, admins, workspaces);
 }
 
-function buildPolicy(source: string | undefined, admins: ReadonlySet<string>, workspaces: Map<string, Bindings> | undefined): Policy {
+function buildPolicy(
+  source: string | undefined,
+  admins: ReadonlySet<string>,
+  workspaces: Map<string, Bindings> | undefined,
+): Policy {
   const isAdmin = (p: Principal) => p.admin || admins.has(p.name);
 
   const role = (p: Principal, workspace: string): WorkspaceRole | undefined => {

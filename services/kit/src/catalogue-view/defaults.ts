@@ -11,7 +11,8 @@ import {
 
 const GiB = 1024n ** 3n;
 
-const numeric = (min: bigint, def: bigint): ProfileConstraintNumeric => create(ProfileConstraintNumericSchema, { min, default: def });
+const numeric = (min: bigint, def: bigint): ProfileConstraintNumeric =>
+  create(ProfileConstraintNumericSchema, { min, default: def });
 const seconds = (s: number) => create(DurationSchema, { seconds: BigInt(s) });
 const duration = (min: number, def: number): ProfileConstraintDuration =>
   create(ProfileConstraintDurationSchema, { min: seconds(min), default: seconds(def) });

@@ -11,7 +11,13 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { CatalogueKind } from "../authz/index.js";
 import { CATALOGUE_DOMAIN, SUBJECT_ROOT, type EventBus, type EventMessage } from "../events/index.js";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
-import { KIND_BY_EVENT_CASE, kindOfName, type CatalogueEventCase, type CatalogueResource, type CatalogueResourceByKind } from "./resources.js";
+import {
+  KIND_BY_EVENT_CASE,
+  kindOfName,
+  type CatalogueEventCase,
+  type CatalogueResource,
+  type CatalogueResourceByKind,
+} from "./resources.js";
 
 /** One change applied to the read model: the new state, or `resource` undefined for a deletion. */
 export interface CatalogueChange {
@@ -87,7 +93,9 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
       try {
         listener({ kind, name, resource });
       } catch (err) {
-        options.logger?.warn("catalogue read model listener failed", { error: err instanceof Error ? err.message : String(err) });
+        options.logger?.warn("catalogue read model listener failed", {
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
   }
@@ -98,7 +106,10 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
       event = fromBinary(EventSchema, msg.data);
     } catch (err) {
       // A message nobody can read would stop the replay forever; skip it loudly instead.
-      options.logger?.warn("skipping an undecodable catalogue event", { subject: msg.subject, error: (err as Error).message });
+      options.logger?.warn("skipping an undecodable catalogue event", {
+        subject: msg.subject,
+        error: (err as Error).message,
+      });
       return;
     }
     const payload = event.payload;
@@ -140,7 +151,10 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
     },
     resolveName,
     list<K extends CatalogueKind>(kind: K, workspace?: string) {
-      const prefix = workspace === undefined ? undefined : `${workspace.startsWith("workspaces/") ? workspace : `workspaces/${workspace}`}/`;
+      const prefix =
+        workspace === undefined
+          ? undefined
+          : `${workspace.startsWith("workspaces/") ? workspace : `workspaces/${workspace}`}/`;
       return [...(resources.get(kind)?.values() ?? [])]
         .filter((r) => prefix === undefined || r.name.startsWith(prefix))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) as CatalogueResourceByKind[K][];
@@ -155,7 +169,11 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
 
 /** Profiles' role rule: usable when roles are not verified, or the caller holds one of the assigned roles. */
 export function isProfileAssignedTo(
-  profile: { readonly enabled: boolean; readonly assignedOidcRolesEnabled: boolean; readonly assignedOidcRoles: readonly string[] },
+  profile: {
+    readonly enabled: boolean;
+    readonly assignedOidcRolesEnabled: boolean;
+    readonly assignedOidcRoles: readonly string[];
+  },
   roles: readonly string[],
 ): boolean {
   if (!profile.enabled) return false;

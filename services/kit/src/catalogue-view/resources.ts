@@ -43,5 +43,7 @@ export const KIND_BY_EVENT_CASE: Readonly<Record<CatalogueEventCase, CatalogueKi
 /** Kind of a catalogue resource name (`workspaces/global/daiEngineVersions/1.2.3`), if any. */
 export function kindOfName(name: string): CatalogueKind | undefined {
   const collection = /^workspaces\/[^/]+\/([A-Za-z0-9]+)\/[^/]+$/.exec(name)?.[1];
-  return collection !== undefined && Object.hasOwn(CatalogueKind, collection) ? (collection as CatalogueKind) : undefined;
+  return collection !== undefined && Object.hasOwn(CatalogueKind, collection)
+    ? (collection as CatalogueKind)
+    : undefined;
 }

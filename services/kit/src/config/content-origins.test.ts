@@ -36,9 +36,22 @@ describe("content origins", () => {
 
   it("parses content hosts, ignoring the port and case, and nothing else", () => {
     expect(parseContentHost(`${uid}.engines.localhost:8080`, "localhost")).toEqual({ kind: "engine", uid });
-    expect(parseContentHost(`${uid.toUpperCase()}.ENGINES.c.example.com.`, "c.example.com")).toEqual({ kind: "engine", uid });
-    expect(parseContentHost(`5000-${uid}.sandboxes.localhost`, "localhost")).toEqual({ kind: "port", uid, port: 5000, public: false });
-    expect(parseContentHost(`80-${uid}.public.localhost:1`, "localhost")).toEqual({ kind: "port", uid, port: 80, public: true });
+    expect(parseContentHost(`${uid.toUpperCase()}.ENGINES.c.example.com.`, "c.example.com")).toEqual({
+      kind: "engine",
+      uid,
+    });
+    expect(parseContentHost(`5000-${uid}.sandboxes.localhost`, "localhost")).toEqual({
+      kind: "port",
+      uid,
+      port: 5000,
+      public: false,
+    });
+    expect(parseContentHost(`80-${uid}.public.localhost:1`, "localhost")).toEqual({
+      kind: "port",
+      uid,
+      port: 80,
+      public: true,
+    });
     for (const other of [
       "localhost:8080",
       "127.0.0.1:8080",

@@ -25,10 +25,16 @@ export function readContentEnv(env: Env): { contentUrl: string | undefined; path
   if (contentUrl !== undefined) {
     const url = new URL(contentUrl);
     if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
-      throw new ConfigError("AIEM_CONTENT_URL", "must be a scheme, domain and optional port only, e.g. https://aiem-content.example.com");
+      throw new ConfigError(
+        "AIEM_CONTENT_URL",
+        "must be a scheme, domain and optional port only, e.g. https://aiem-content.example.com",
+      );
     }
     if (/^[0-9.]+$/.test(url.hostname) || url.hostname.startsWith("[")) {
-      throw new ConfigError("AIEM_CONTENT_URL", "must name a domain (its subdomains are the content origins), not an IP address");
+      throw new ConfigError(
+        "AIEM_CONTENT_URL",
+        "must name a domain (its subdomains are the content origins), not an IP address",
+      );
     }
   }
   return { contentUrl: contentUrl?.replace(/\/+$/, ""), pathUrls: readBool(env, "AIEM_PATH_URLS", { default: false }) };
@@ -55,7 +61,10 @@ const PORT_LABEL = new RegExp(`^([0-9]{1,5})-(${UID})\\.(sandboxes|public)$`);
  */
 export function parseContentHost(host: string | undefined, domain: string): ContentTarget | undefined {
   if (!host) return undefined;
-  const name = host.toLowerCase().replace(/:[0-9]+$/, "").replace(/\.$/, "");
+  const name = host
+    .toLowerCase()
+    .replace(/:[0-9]+$/, "")
+    .replace(/\.$/, "");
   const suffix = `.${domain.toLowerCase()}`;
   if (!name.endsWith(suffix)) return undefined;
   const label = name.slice(0, -suffix.length);

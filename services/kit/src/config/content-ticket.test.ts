@@ -3,7 +3,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createTicketLedger, loadTicketKey, openTicket, sealTicket, TICKET_PARAM, TICKET_TTL_MS, withTicket } from "./content-ticket.js";
+import {
+  createTicketLedger,
+  loadTicketKey,
+  openTicket,
+  sealTicket,
+  TICKET_PARAM,
+  TICKET_TTL_MS,
+  withTicket,
+} from "./content-ticket.js";
 
 const key = new Uint8Array(randomBytes(32));
 const host = "0b6a3e8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b.engines.localhost:8080";
@@ -13,13 +21,23 @@ describe("content tickets", () => {
     const now = 1_000_000;
     const ticket = sealTicket(key, "the-bearer-token", host, now);
     expect(Buffer.from(ticket, "base64url").toString("latin1")).not.toContain("the-bearer-token");
-    expect(openTicket(key, ticket, host.toUpperCase(), now + 1)).toMatchObject({ token: "the-bearer-token", host, expires: now + TICKET_TTL_MS });
-    expect(openTicket(key, ticket, "other.engines.localhost:8080", now)).toEqual({ refused: "the ticket is for another origin" });
+    expect(openTicket(key, ticket, host.toUpperCase(), now + 1)).toMatchObject({
+      token: "the-bearer-token",
+      host,
+      expires: now + TICKET_TTL_MS,
+    });
+    expect(openTicket(key, ticket, "other.engines.localhost:8080", now)).toEqual({
+      refused: "the ticket is for another origin",
+    });
     expect(openTicket(key, ticket, host, now + TICKET_TTL_MS)).toEqual({ refused: "the ticket has expired" });
-    expect(openTicket(new Uint8Array(randomBytes(32)), ticket, host, now)).toEqual({ refused: "not a ticket of this server" });
+    expect(openTicket(new Uint8Array(randomBytes(32)), ticket, host, now)).toEqual({
+      refused: "not a ticket of this server",
+    });
     const flipped = Buffer.from(ticket, "base64url");
     flipped[20] = flipped[20]! ^ 1;
-    expect(openTicket(key, flipped.toString("base64url"), host, now)).toEqual({ refused: "not a ticket of this server" });
+    expect(openTicket(key, flipped.toString("base64url"), host, now)).toEqual({
+      refused: "not a ticket of this server",
+    });
     expect(openTicket(key, "short", host, now)).toEqual({ refused: "not a ticket" });
   });
 

@@ -33,7 +33,12 @@ export async function loadTicketKey(dataDir: string, internalKey: string | undef
 }
 
 export function sealTicket(key: Uint8Array, token: string, host: string, now = Date.now()): string {
-  const contents: TicketContents = { token, host: host.toLowerCase(), expires: now + TICKET_TTL_MS, nonce: randomBytes(12).toString("base64url") };
+  const contents: TicketContents = {
+    token,
+    host: host.toLowerCase(),
+    expires: now + TICKET_TTL_MS,
+    nonce: randomBytes(12).toString("base64url"),
+  };
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   const sealed = Buffer.concat([cipher.update(JSON.stringify(contents), "utf8"), cipher.final()]);
@@ -41,14 +46,21 @@ export function sealTicket(key: Uint8Array, token: string, host: string, now = D
 }
 
 /** The ticket's contents when it is ours, unaltered, for `host` and not expired; otherwise why not. */
-export function openTicket(key: Uint8Array, ticket: string, host: string, now = Date.now()): TicketContents | { readonly refused: string } {
+export function openTicket(
+  key: Uint8Array,
+  ticket: string,
+  host: string,
+  now = Date.now(),
+): TicketContents | { readonly refused: string } {
   const bytes = Buffer.from(ticket, "base64url");
   if (bytes.length < 12 + 16 + 2) return { refused: "not a ticket" };
   let contents: TicketContents;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, 12));
     decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-    const text = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString("utf8");
+    const text = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString(
+      "utf8",
+    );
     contents = JSON.parse(text) as TicketContents;
   } catch {
     return { refused: "not a ticket of this server" };

@@ -65,7 +65,9 @@ describe("readers", () => {
   });
 
   it("does not echo passwords in errors", () => {
-    const err = errorOf(() => readUrl({ DATABASE_URL: "mysql://u:secret@h/db" }, "DATABASE_URL", { protocols: ["postgres"] }));
+    const err = errorOf(() =>
+      readUrl({ DATABASE_URL: "mysql://u:secret@h/db" }, "DATABASE_URL", { protocols: ["postgres"] }),
+    );
     expect(err.message).not.toContain("secret");
     const bad = errorOf(() => readUrl({ DATABASE_URL: "//u:secret@h:x/db" }, "DATABASE_URL"));
     expect(bad.message).not.toContain("secret");

@@ -43,7 +43,11 @@ export interface IntOptions {
 
 export function readInt(env: Env, name: string, options?: IntOptions & WithDefault<number>): number;
 export function readInt(env: Env, name: string, options: IntOptions & Optional): number | undefined;
-export function readInt(env: Env, name: string, options?: IntOptions & (WithDefault<number> | Optional)): number | undefined {
+export function readInt(
+  env: Env,
+  name: string,
+  options?: IntOptions & (WithDefault<number> | Optional),
+): number | undefined {
   const value = raw(env, name);
   if (value === undefined) return absent(name, options);
   if (!/^[-+]?\d+$/.test(value)) throw new ConfigError(name, `must be an integer, got ${JSON.stringify(value)}`);
@@ -75,7 +79,11 @@ export interface UrlOptions {
 /** Returns the URL as written (validated), so credentials and paths stay exactly as given. */
 export function readUrl(env: Env, name: string, options?: UrlOptions & WithDefault<string>): string;
 export function readUrl(env: Env, name: string, options: UrlOptions & Optional): string | undefined;
-export function readUrl(env: Env, name: string, options?: UrlOptions & (WithDefault<string> | Optional)): string | undefined {
+export function readUrl(
+  env: Env,
+  name: string,
+  options?: UrlOptions & (WithDefault<string> | Optional),
+): string | undefined {
   const value = raw(env, name);
   if (value === undefined) return absent(name, options);
   checkUrl(name, value, options?.protocols);
@@ -98,16 +106,33 @@ function checkUrl(name: string, value: string, protocols: readonly string[] | un
 /** A comma-separated list of URLs, e.g. several NATS servers. */
 export function readUrlList(env: Env, name: string, options?: UrlOptions & WithDefault<string[]>): string[];
 export function readUrlList(env: Env, name: string, options: UrlOptions & Optional): string[] | undefined;
-export function readUrlList(env: Env, name: string, options?: UrlOptions & (WithDefault<string[]> | Optional)): string[] | undefined {
+export function readUrlList(
+  env: Env,
+  name: string,
+  options?: UrlOptions & (WithDefault<string[]> | Optional),
+): string[] | undefined {
   const value = raw(env, name);
   if (value === undefined) return absent(name, options);
-  const urls = value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const urls = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   for (const url of urls) checkUrl(name, url, options?.protocols);
   return urls;
 }
 
-export function readEnum<const T extends string>(env: Env, name: string, values: readonly T[], options?: WithDefault<T>): T;
-export function readEnum<const T extends string>(env: Env, name: string, values: readonly T[], options: Optional): T | undefined;
+export function readEnum<const T extends string>(
+  env: Env,
+  name: string,
+  values: readonly T[],
+  options?: WithDefault<T>,
+): T;
+export function readEnum<const T extends string>(
+  env: Env,
+  name: string,
+  values: readonly T[],
+  options: Optional,
+): T | undefined;
 export function readEnum<const T extends string>(
   env: Env,
   name: string,

@@ -6,7 +6,21 @@ export { defaultPublicUrl, readPublicUrl } from "./public-url.js";
 export { createFileOnce } from "./create-file-once.js";
 export { loadSecretKey } from "./secret-key.js";
 export type { SecretKeySource } from "./secret-key.js";
-export { contentDomain, createContentUrls, defaultContentUrl, parseContentHost, readContentEnv } from "./content-origins.js";
+export {
+  contentDomain,
+  createContentUrls,
+  defaultContentUrl,
+  parseContentHost,
+  readContentEnv,
+} from "./content-origins.js";
 export type { ContentSettings, ContentTarget, ContentUrls } from "./content-origins.js";
-export { createTicketLedger, loadTicketKey, openTicket, sealTicket, TICKET_PARAM, TICKET_TTL_MS, withTicket } from "./content-ticket.js";
+export {
+  createTicketLedger,
+  loadTicketKey,
+  openTicket,
+  sealTicket,
+  TICKET_PARAM,
+  TICKET_TTL_MS,
+  withTicket,
+} from "./content-ticket.js";
 export type { TicketContents } from "./content-ticket.js";

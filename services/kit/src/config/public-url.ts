@@ -13,6 +13,7 @@ export function readPublicUrl(env: Env = process.env): string | undefined {
  * wildcard address (0.0.0.0, ::) shown as loopback, since clients cannot connect to a wildcard.
  */
 export function defaultPublicUrl(host: string, port: number): string {
-  const shown = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const shown =
+    host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   return `http://${shown}:${port}`;
 }

@@ -58,7 +58,9 @@ describe.each(targets)("database on %s", (_kind, target) => {
     const rows = await database.db.selectFrom("counter").select(["id"]).orderBy("id").execute();
     expect(rows.map((r) => r.id)).toEqual(["a", "b"]);
     const { rows: tables } = await sql<{ table_name: string }>`
-      select table_name from information_schema.tables where table_schema = ${database.schema} order by table_name`.execute(database.db);
+      select table_name from information_schema.tables where table_schema = ${database.schema} order by table_name`.execute(
+      database.db,
+    );
     expect(tables.map((t) => t.table_name)).toEqual(["counter", "kysely_migration"]);
   });
 
@@ -66,7 +68,11 @@ describe.each(targets)("database on %s", (_kind, target) => {
     const other = await openTest();
     await migrateToLatest(other, counters);
     await other.db.updateTable("counter").set({ value: 42n }).where("id", "=", "a").execute();
-    const mine = await database.db.selectFrom("counter").select("value").where("id", "=", "a").executeTakeFirstOrThrow();
+    const mine = await database.db
+      .selectFrom("counter")
+      .select("value")
+      .where("id", "=", "a")
+      .executeTakeFirstOrThrow();
     const theirs = await other.db.selectFrom("counter").select("value").where("id", "=", "a").executeTakeFirstOrThrow();
     expect(mine.value).toBe(0n);
     expect(theirs.value).toBe(42n);
@@ -76,19 +82,33 @@ describe.each(targets)("database on %s", (_kind, target) => {
     const values = [2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), 0n];
     await database.db.schema.createTable("big").addColumn("v", "int8").addColumn("a", sql`int8[]`).execute();
     for (const v of values) {
-      await database.db.insertInto("big").values({ v, a: sql`${`{${v},NULL}`}::int8[]` }).execute();
+      await database.db
+        .insertInto("big")
+        .values({ v, a: sql`${`{${v},NULL}`}::int8[]` })
+        .execute();
     }
     const rows = await database.db.selectFrom("big").select(["v", "a"]).execute();
     expect(rows.map((r) => r.v)).toEqual(values);
     expect(rows[0]?.a).toEqual([values[0], null]);
-    const { count } = await database.db.selectFrom("big").select((eb) => eb.fn.countAll().as("count")).executeTakeFirstOrThrow();
+    const { count } = await database.db
+      .selectFrom("big")
+      .select((eb) => eb.fn.countAll().as("count"))
+      .executeTakeFirstOrThrow();
     expect(count).toBe(4n);
-    const found = await database.db.selectFrom("big").select("v").where("v", "=", 2n ** 63n - 1n).execute();
+    const found = await database.db
+      .selectFrom("big")
+      .select("v")
+      .where("v", "=", 2n ** 63n - 1n)
+      .execute();
     expect(found).toHaveLength(1);
   });
 
   it("reports affected rows", async () => {
-    const result = await database.db.updateTable("counter").set({ value: 0n }).where("id", "in", ["a", "b"]).executeTakeFirst();
+    const result = await database.db
+      .updateTable("counter")
+      .set({ value: 0n })
+      .where("id", "in", ["a", "b"])
+      .executeTakeFirst();
     expect(result.numUpdatedRows).toBe(2n);
   });
 
@@ -98,9 +118,18 @@ describe.each(targets)("database on %s", (_kind, target) => {
     await Promise.all(
       Array.from({ length: n }, () =>
         database.db.transaction().execute(async (trx) => {
-          const row = await trx.selectFrom("counter").select("value").where("id", "=", "b").forUpdate().executeTakeFirstOrThrow();
+          const row = await trx
+            .selectFrom("counter")
+            .select("value")
+            .where("id", "=", "b")
+            .forUpdate()
+            .executeTakeFirstOrThrow();
           await new Promise((r) => setTimeout(r, 1));
-          await trx.updateTable("counter").set({ value: row.value + 1n }).where("id", "=", "b").execute();
+          await trx
+            .updateTable("counter")
+            .set({ value: row.value + 1n })
+            .where("id", "=", "b")
+            .execute();
         }),
       ),
     );
@@ -174,17 +203,26 @@ describe.each(targets)("database on %s", (_kind, target) => {
 
   it("names the failing migration", async () => {
     const other = await openTest();
-    const broken = { ...counters, "2026-11-03T00:00:00_broken": { up: (db: Kysely<any>) => sql`select * from missing`.execute(db).then(() => {}) } };
-    await expect(migrateToLatest(other, broken)).rejects.toThrow(/migration 2026-11-03T00:00:00_broken failed in schema t_db_/);
+    const broken = {
+      ...counters,
+      "2026-11-03T00:00:00_broken": { up: (db: Kysely<any>) => sql`select * from missing`.execute(db).then(() => {}) },
+    };
+    await expect(migrateToLatest(other, broken)).rejects.toThrow(
+      /migration 2026-11-03T00:00:00_broken failed in schema t_db_/,
+    );
   });
 
   it("refuses a schema a newer version migrated, and a new migration that sorts before applied ones", async () => {
     const other = await openTest();
     const newer = { ...counters, "2026-11-09T00:00:00_newer": { up: async () => {} } };
     await migrateToLatest(other, newer);
-    await expect(migrateToLatest(other, counters)).rejects.toThrow(/holds migrations this version does not know \(2026-11-09T00:00:00_newer\)/);
+    await expect(migrateToLatest(other, counters)).rejects.toThrow(
+      /holds migrations this version does not know \(2026-11-09T00:00:00_newer\)/,
+    );
     const late = { ...newer, "2026-11-05T00:00:00_late": { up: async () => {} } };
-    await expect(migrateToLatest(other, late)).rejects.toThrow(/2026-11-05T00:00:00_late sort before 2026-11-09T00:00:00_newer/);
+    await expect(migrateToLatest(other, late)).rejects.toThrow(
+      /2026-11-05T00:00:00_late sort before 2026-11-09T00:00:00_newer/,
+    );
   });
 
   it("rejects unsafe schema names", async () => {

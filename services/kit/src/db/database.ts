@@ -55,7 +55,10 @@ export async function createDatabase<DB = any>(cfg: DatabaseConfig): Promise<Dat
   return openDatabase<DB>({ kind: "pglite", key: dir }, { schema: cfg.schema });
 }
 
-export async function openDatabase<DB = any>(target: DatabaseTarget, options: OpenDatabaseOptions): Promise<Database<DB>> {
+export async function openDatabase<DB = any>(
+  target: DatabaseTarget,
+  options: OpenDatabaseOptions,
+): Promise<Database<DB>> {
   const { schema } = options;
   assertSchemaName(schema);
   return target.kind === "pg" ? openPostgres<DB>(target.url, options) : openPglite<DB>(target.key, options);
@@ -166,19 +169,27 @@ export async function migrateToLatest(database: Database, migrations: Record<str
   const table = sql.id(database.schema, MIGRATION_TABLE);
   const run = () =>
     database.db.transaction().execute(async (trx) => {
-      await sql`create table if not exists ${table} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(trx);
+      await sql`create table if not exists ${table} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(
+        trx,
+      );
       const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(trx);
       // Ordered here, as the pending ones are: the database's collation may order names otherwise.
       const applied = rows.map((r) => r.name).sort();
       const unknown = applied.filter((name) => !Object.hasOwn(migrations, name));
       if (unknown.length > 0) {
-        throw new Error(`schema ${database.schema} holds migrations this version does not know (${unknown.join(", ")}): a newer version ran on it`);
+        throw new Error(
+          `schema ${database.schema} holds migrations this version does not know (${unknown.join(", ")}): a newer version ran on it`,
+        );
       }
       const last = applied.at(-1) ?? "";
-      const pending = Object.keys(migrations).sort().filter((name) => !applied.includes(name));
+      const pending = Object.keys(migrations)
+        .sort()
+        .filter((name) => !applied.includes(name));
       const early = pending.filter((name) => name < last);
       if (early.length > 0) {
-        throw new Error(`migrations ${early.join(", ")} sort before ${last}, which schema ${database.schema} already has: new migrations go last`);
+        throw new Error(
+          `migrations ${early.join(", ")} sort before ${last}, which schema ${database.schema} already has: new migrations go last`,
+        );
       }
       for (const name of pending) {
         try {

@@ -23,7 +23,9 @@ afterAll(() => {
 async function holdInAnotherProcess(dir: string): Promise<ChildProcess> {
   const code = `import { acquireDirectoryLock } from ${JSON.stringify(lockModule)};
 acquireDirectoryLock(${JSON.stringify(dir)}); console.log("held"); setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("held") && resolve());
@@ -75,6 +77,8 @@ describe("the embedded database", () => {
   it("refuses a data directory another process has open", async () => {
     const dataDir = freshDir();
     await holdInAnotherProcess(join(dataDir, "pglite"));
-    await expect(createDatabase({ dataDir, schema: "s" })).rejects.toThrow(/embedded database in .*pglite is in use by process \d+/);
+    await expect(createDatabase({ dataDir, schema: "s" })).rejects.toThrow(
+      /embedded database in .*pglite is in use by process \d+/,
+    );
   });
 });

@@ -98,7 +98,11 @@ async function openPglite(key: string): Promise<SharedPglite> {
       },
     });
     const lock = new Mutex();
-    const vacuumer = createVacuumer((statement) => pglite.exec(statement), lock, () => pglite.closed);
+    const vacuumer = createVacuumer(
+      (statement) => pglite.exec(statement),
+      lock,
+      () => pglite.closed,
+    );
     return { pglite, lock, searchPath: undefined, refs: 0, directoryLock, vacuumer };
   } catch (err) {
     directoryLock?.release();

@@ -26,7 +26,8 @@ describe("PGlite vacuum", () => {
   });
 
   it("runs after enough statements, between them, and keeps a row updated again and again small", async () => {
-    const size = async () => Number((await sql<{ n: string }>`select pg_relation_size('hot') as n`.execute(database.db)).rows[0]!.n);
+    const size = async () =>
+      Number((await sql<{ n: string }>`select pg_relation_size('hot') as n`.execute(database.db)).rows[0]!.n);
     const before = shared.vacuumer.runs;
     // Inside a transaction (where VACUUM cannot run) and outside it.
     await database.db.transaction().execute(async (trx) => {

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { catalogueSubject, engineStateSubject, type EventBus, type EventMessage, type Subscription } from "./event-bus.js";
+import {
+  catalogueSubject,
+  engineStateSubject,
+  type EventBus,
+  type EventMessage,
+  type Subscription,
+} from "./event-bus.js";
 import { createMemoryIdempotentHandler } from "./idempotency.js";
 import { createTestEventBus, waitFor, type TestEventBus } from "./testing.js";
 
@@ -24,7 +30,11 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     await bus.destroy();
   });
 
-  async function consume(name: string, options: Parameters<EventBus["consume"]>[1], handler: (m: EventMessage) => Promise<void>) {
+  async function consume(
+    name: string,
+    options: Parameters<EventBus["consume"]>[1],
+    handler: (m: EventMessage) => Promise<void>,
+  ) {
     const sub = await bus.consume(name, options, handler);
     subs.push(sub);
     return sub;
@@ -36,7 +46,10 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     const subject = engineStateSubject("team-a", "e1");
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const [i, id] of ids.entries()) {
-      const r = await bus.publish(subject, bytes(`state ${i}`), { id, headers: { "Content-Type": "application/x-protobuf" } });
+      const r = await bus.publish(subject, bytes(`state ${i}`), {
+        id,
+        headers: { "Content-Type": "application/x-protobuf" },
+      });
       expect(r.duplicate).toBe(false);
       expect(r.stream).toBe(bus.streams.events);
     }
@@ -55,9 +68,21 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     const all: string[] = [];
     const fresh: string[] = [];
     const other: string[] = [];
-    await consume("all", { subjects: "enginemanager.engines.ws.*.state", deliver: "all" }, async (m) => void all.push(text(m.data)));
-    await consume("fresh", { subjects: "enginemanager.engines.ws.*.state", deliver: "new" }, async (m) => void fresh.push(text(m.data)));
-    await consume("other", { subjects: "enginemanager.engines.elsewhere.>" }, async (m) => void other.push(text(m.data)));
+    await consume(
+      "all",
+      { subjects: "enginemanager.engines.ws.*.state", deliver: "all" },
+      async (m) => void all.push(text(m.data)),
+    );
+    await consume(
+      "fresh",
+      { subjects: "enginemanager.engines.ws.*.state", deliver: "new" },
+      async (m) => void fresh.push(text(m.data)),
+    );
+    await consume(
+      "other",
+      { subjects: "enginemanager.engines.elsewhere.>" },
+      async (m) => void other.push(text(m.data)),
+    );
     await bus.publish(engineStateSubject("ws", "new"), bytes("new"), { id: randomUUID() });
     await waitFor(() => all.length === 2 && fresh.length === 1);
     await pause(100);
@@ -67,10 +92,14 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
   });
 
   it("rejects subjects outside the streams and wildcard publishes", async () => {
-    await expect(bus.publish("enginemanager.unknown.x", bytes(""), { id: randomUUID() })).rejects.toThrow(/not captured/);
+    await expect(bus.publish("enginemanager.unknown.x", bytes(""), { id: randomUUID() })).rejects.toThrow(
+      /not captured/,
+    );
     await expect(bus.publish("other.engines.x", bytes(""), { id: randomUUID() })).rejects.toThrow(/must start/);
     await expect(bus.publish("enginemanager.engines.*", bytes(""), { id: randomUUID() })).rejects.toThrow(/wildcard/);
-    await expect(bus.consume("mixed", { subjects: ["enginemanager.engines.>", "enginemanager.catalogue.>"] }, async () => {})).rejects.toThrow(/span/);
+    await expect(
+      bus.consume("mixed", { subjects: ["enginemanager.engines.>", "enginemanager.catalogue.>"] }, async () => {}),
+    ).rejects.toThrow(/span/);
   });
 
   it("redelivers after a failing handler, with backoff, and keeps going with other messages", async () => {
@@ -121,14 +150,22 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
 
   it("keeps a durable consumer's position across replicas stopping and starting", async () => {
     const first: string[] = [];
-    const sub = await bus.consume("durable", { subjects: "enginemanager.engines.>" }, async (m) => void first.push(text(m.data)));
+    const sub = await bus.consume(
+      "durable",
+      { subjects: "enginemanager.engines.>" },
+      async (m) => void first.push(text(m.data)),
+    );
     await bus.publish(engineStateSubject("ws", "1"), bytes("one"), { id: randomUUID() });
     await waitFor(() => first.length === 1);
     await sub.stop();
     await bus.publish(engineStateSubject("ws", "2"), bytes("two"), { id: randomUUID() });
     await bus.publish(engineStateSubject("ws", "3"), bytes("three"), { id: randomUUID() });
     const second: string[] = [];
-    await consume("durable", { subjects: "enginemanager.engines.>", deliver: "all" }, async (m) => void second.push(text(m.data)));
+    await consume(
+      "durable",
+      { subjects: "enginemanager.engines.>", deliver: "all" },
+      async (m) => void second.push(text(m.data)),
+    );
     await waitFor(() => second.length === 2);
     await pause(100);
     expect(first).toEqual(["one"]);
@@ -184,7 +221,10 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
 
     // A filtered reader sees only its kind.
     const profiles: string[] = [];
-    const filtered = bus.replay({ subjects: "enginemanager.catalogue.daiEngineProfiles.>" }, async (m) => void profiles.push(text(m.data)));
+    const filtered = bus.replay(
+      { subjects: "enginemanager.catalogue.daiEngineProfiles.>" },
+      async (m) => void profiles.push(text(m.data)),
+    );
     await filtered.ready;
     expect(profiles).toEqual(["c1"]);
     await filtered.stop();
@@ -206,7 +246,10 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     await pause(200);
     await Promise.all(subjects.slice(350).map((s) => bus.publish(s, bytes(""), { id: randomUUID(), tombstone: true })));
     release();
-    await Promise.race([replay.ready, pause(5000).then(() => Promise.reject(new Error("the replay never became ready")))]);
+    await Promise.race([
+      replay.ready,
+      pause(5000).then(() => Promise.reject(new Error("the replay never became ready"))),
+    ]);
     await waitFor(() => model.size === 350);
     await replay.stop();
   });

@@ -21,7 +21,9 @@ describe("subjects", () => {
       expect(decodeSubjectToken(t)).toBe(v);
     }
     expect(engineStateSubject("team-a", "e1")).toBe("enginemanager.engines.team-a.e1.state");
-    expect(catalogueSubject("daiEngineVersions", "global", "1.11.0")).toBe("enginemanager.catalogue.daiEngineVersions.global.1%2E11%2E0");
+    expect(catalogueSubject("daiEngineVersions", "global", "1.11.0")).toBe(
+      "enginemanager.catalogue.daiEngineVersions.global.1%2E11%2E0",
+    );
   });
 
   it("matches NATS wildcards", () => {
@@ -42,7 +44,10 @@ describe("subjects", () => {
 
   it("names streams with the prefix", () => {
     expect(streamNames()).toEqual({ events: "ENGINEMANAGER_EVENTS", catalogue: "ENGINEMANAGER_CATALOGUE" });
-    expect(streamNames("t_x")).toEqual({ events: "T_X_ENGINEMANAGER_EVENTS", catalogue: "T_X_ENGINEMANAGER_CATALOGUE" });
+    expect(streamNames("t_x")).toEqual({
+      events: "T_X_ENGINEMANAGER_EVENTS",
+      catalogue: "T_X_ENGINEMANAGER_CATALOGUE",
+    });
     expect(() => streamNames("bad.prefix")).toThrow();
   });
 

@@ -184,12 +184,16 @@ export function subjectToken(value: string): string {
   // Fixed widths (%XX, or %uXXXX for the few wider whitespace characters) keep decoding unambiguous.
   return value.replace(/[.*>%\s]/gu, (c) => {
     const code = c.codePointAt(0)!;
-    return code < 0x100 ? `%${code.toString(16).toUpperCase().padStart(2, "0")}` : `%u${code.toString(16).toUpperCase().padStart(4, "0")}`;
+    return code < 0x100
+      ? `%${code.toString(16).toUpperCase().padStart(2, "0")}`
+      : `%u${code.toString(16).toUpperCase().padStart(4, "0")}`;
   });
 }
 
 export function decodeSubjectToken(token: string): string {
-  return token.replace(/%u([0-9A-F]{4})|%([0-9A-F]{2})/gu, (_, wide: string | undefined, narrow: string | undefined) => String.fromCodePoint(parseInt(wide ?? narrow!, 16)));
+  return token.replace(/%u([0-9A-F]{4})|%([0-9A-F]{2})/gu, (_, wide: string | undefined, narrow: string | undefined) =>
+    String.fromCodePoint(parseInt(wide ?? narrow!, 16)),
+  );
 }
 
 /** `enginemanager.<token>.<token>...`, each part encoded with {@link subjectToken}. */
@@ -223,12 +227,17 @@ export function streamKindOf(subject: string, eventDomains: readonly string[]): 
 export function streamKindOfAll(subjects: readonly string[], eventDomains: readonly string[]): EventStreamKind {
   if (subjects.length === 0) throw new InvalidEventError("at least one subject is required");
   const kinds = new Set(subjects.map((s) => streamKindOf(s, eventDomains)));
-  if (kinds.size > 1) throw new InvalidEventError(`subjects ${subjects.join(", ")} span both the events and the catalogue stream`);
+  if (kinds.size > 1)
+    throw new InvalidEventError(`subjects ${subjects.join(", ")} span both the events and the catalogue stream`);
   return [...kinds][0]!;
 }
 
 /** Checks what every publish needs, whichever bus: a literal subject in a stream and an id. */
-export function checkPublish(subject: string, options: PublishOptions, eventDomains: readonly string[]): EventStreamKind {
+export function checkPublish(
+  subject: string,
+  options: PublishOptions,
+  eventDomains: readonly string[],
+): EventStreamKind {
   if (!isLiteralSubject(subject)) throw new InvalidEventError(`cannot publish to wildcard subject ${subject}`);
   if (!options.id) throw new InvalidEventError("publish needs an event id");
   checkUserHeaders(options.headers);
@@ -258,11 +267,13 @@ export function toArray(subjects: string | readonly string[]): readonly string[]
 
 export function checkUserHeaders(headers: Record<string, string> | undefined): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (typeof value !== "string" || /[\r\n]/u.test(value)) throw new InvalidEventError(`header ${name} must be a single-line string`);
+    if (typeof value !== "string" || /[\r\n]/u.test(value))
+      throw new InvalidEventError(`header ${name} must be a single-line string`);
     if (/^nats-/iu.test(name) || name.toLowerCase() === TOMBSTONE_HEADER.toLowerCase()) {
       throw new InvalidEventError(`header ${name} is reserved`);
     }
-    if (!/^[!-9;-~]+$/u.test(name)) throw new InvalidEventError(`header name ${JSON.stringify(name)} is not a valid header name`);
+    if (!/^[!-9;-~]+$/u.test(name))
+      throw new InvalidEventError(`header name ${JSON.stringify(name)} is not a valid header name`);
   }
 }
 
@@ -338,7 +349,11 @@ export async function handleUntilDone(
       return;
     } catch (err) {
       failures++;
-      options.logger.warn("replay handler failed; retrying", { subject: event.subject, id: event.id, ...errorFields(err) });
+      options.logger.warn("replay handler failed; retrying", {
+        subject: event.subject,
+        id: event.id,
+        ...errorFields(err),
+      });
       await sleep(backoffDelay(options.backoff, failures), options.signal);
     }
   }

@@ -11,12 +11,22 @@ import { createTestEventBus, waitFor } from "./testing.js";
 const bytes = (s: string) => new TextEncoder().encode(s);
 
 function event(id: string, value: string): EventMessage {
-  return { id, subject: engineStateSubject("ws", "e"), data: bytes(value), headers: {}, seq: 1, time: new Date(), deliveryCount: 1, tombstone: false };
+  return {
+    id,
+    subject: engineStateSubject("ws", "e"),
+    data: bytes(value),
+    headers: {},
+    seq: 1,
+    time: new Date(),
+    deliveryCount: 1,
+    tombstone: false,
+  };
 }
 
 describe("idempotent handling by event id", () => {
   let database: Database;
-  const effects = async () => (await sql<{ value: string }>`select value from effects order by n`.execute(database.db)).rows.map((r) => r.value);
+  const effects = async () =>
+    (await sql<{ value: string }>`select value from effects order by n`.execute(database.db)).rows.map((r) => r.value);
 
   beforeAll(async () => {
     database = await createTestDatabase("idempotency");
@@ -37,7 +47,9 @@ describe("idempotent handling by event id", () => {
   it("makes the effect once per consumer, together with the processed record", async () => {
     const handler = (consumer: string) =>
       createIdempotentHandler({ database, consumer }, async (msg, trx) => {
-        await sql`insert into effects (value) values (${`${consumer}:${new TextDecoder().decode(msg.data)}`})`.execute(trx);
+        await sql`insert into effects (value) values (${`${consumer}:${new TextDecoder().decode(msg.data)}`})`.execute(
+          trx,
+        );
       });
     const a = handler("a");
     const id = randomUUID();

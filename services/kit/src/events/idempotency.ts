@@ -33,7 +33,11 @@ export const processedEventsMigration: Migration = {
       .addColumn("processed_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
       .addPrimaryKeyConstraint("processed_events_pkey", ["consumer", "event_id"])
       .execute();
-    await db.schema.createIndex("processed_events_processed_at_idx").on(PROCESSED_EVENTS_TABLE).column("processed_at").execute();
+    await db.schema
+      .createIndex("processed_events_processed_at_idx")
+      .on(PROCESSED_EVENTS_TABLE)
+      .column("processed_at")
+      .execute();
   },
   async down(db: Kysely<any>) {
     await db.schema.dropTable(PROCESSED_EVENTS_TABLE).execute();
@@ -53,7 +57,10 @@ export interface IdempotentHandlerOptions<DB> {
 
 export type TransactionalEventHandler<DB> = (msg: EventMessage, trx: Transaction<DB>) => Promise<void>;
 
-export function createIdempotentHandler<DB>(options: IdempotentHandlerOptions<DB>, handler: TransactionalEventHandler<DB>): EventHandler {
+export function createIdempotentHandler<DB>(
+  options: IdempotentHandlerOptions<DB>,
+  handler: TransactionalEventHandler<DB>,
+): EventHandler {
   const { database, consumer } = options;
   const retention = options.retention ?? 8 * 24 * 3600_000;
   let lastPrune = 0;
@@ -75,11 +82,16 @@ export function createIdempotentHandler<DB>(options: IdempotentHandlerOptions<DB
   };
 }
 
-export async function pruneProcessedEvents(database: Database, options: { consumer?: string; olderThan: number }): Promise<number> {
+export async function pruneProcessedEvents(
+  database: Database,
+  options: { consumer?: string; olderThan: number },
+): Promise<number> {
   const cutoff = new Date(Date.now() - options.olderThan);
   const result = await sql`
     delete from processed_events
-    where processed_at < ${cutoff} ${options.consumer === undefined ? sql`` : sql`and consumer = ${options.consumer}`}`.execute(database.db);
+    where processed_at < ${cutoff} ${options.consumer === undefined ? sql`` : sql`and consumer = ${options.consumer}`}`.execute(
+    database.db,
+  );
   return Number(result.numAffectedRows ?? 0n);
 }
 
@@ -88,7 +100,10 @@ export interface MemoryIdempotentOptions {
   capacity?: number;
 }
 
-export function createMemoryIdempotentHandler(handler: EventHandler, options: MemoryIdempotentOptions = {}): EventHandler {
+export function createMemoryIdempotentHandler(
+  handler: EventHandler,
+  options: MemoryIdempotentOptions = {},
+): EventHandler {
   const capacity = options.capacity ?? 100_000;
   const done = new Set<string>();
   const running = new Map<string, Promise<void>>();

@@ -254,7 +254,10 @@ class MemoryConsumer {
     p.deliveries++;
     const token = {};
     p.token = token;
-    p.timer = setTimeout(() => this.failed(msg.seq, token, new Error(`not acknowledged within ${this.settings.ackWait} ms`), 0), this.settings.ackWait);
+    p.timer = setTimeout(
+      () => this.failed(msg.seq, token, new Error(`not acknowledged within ${this.settings.ackWait} ms`), 0),
+      this.settings.ackWait,
+    );
     const event: EventMessage = {
       id: msg.id,
       subject: msg.subject,
@@ -299,10 +302,22 @@ class MemoryConsumer {
     const { maxDeliver } = this.settings;
     if (maxDeliver > 0 && p.deliveries >= maxDeliver) {
       this.pending.delete(seq);
-      this.logger.error("giving up on event after max deliveries", { consumer: this.name, subject: msg?.subject, id: msg?.id, deliveries: p.deliveries, ...errorFields(err) });
+      this.logger.error("giving up on event after max deliveries", {
+        consumer: this.name,
+        subject: msg?.subject,
+        id: msg?.id,
+        deliveries: p.deliveries,
+        ...errorFields(err),
+      });
       return;
     }
-    this.logger.warn("event handler failed; will redeliver", { consumer: this.name, subject: msg?.subject, id: msg?.id, deliveries: p.deliveries, ...errorFields(err) });
+    this.logger.warn("event handler failed; will redeliver", {
+      consumer: this.name,
+      subject: msg?.subject,
+      id: msg?.id,
+      deliveries: p.deliveries,
+      ...errorFields(err),
+    });
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       const at = this.ready.findIndex((s) => s > seq);
@@ -320,7 +335,13 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
   const logger = options.logger ?? consoleLogger;
   const window = options.duplicateWindow ?? DEFAULT_DUPLICATE_WINDOW;
   const streams: Record<EventStreamKind, MemoryStream> = {
-    events: new MemoryStream(names.events, false, options.eventsMaxAge ?? DEFAULT_EVENTS_MAX_AGE, options.eventsMaxMessages ?? 100_000, window),
+    events: new MemoryStream(
+      names.events,
+      false,
+      options.eventsMaxAge ?? DEFAULT_EVENTS_MAX_AGE,
+      options.eventsMaxMessages ?? 100_000,
+      window,
+    ),
     catalogue: new MemoryStream(names.catalogue, true, Infinity, Infinity, window),
   };
   const consumers = new Map<string, MemoryConsumer>();

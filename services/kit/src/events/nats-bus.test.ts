@@ -13,17 +13,28 @@ describe.skipIf(!NATS_URL)("NATS event bus specifics", () => {
     const prefix = uniqueTestPrefix("nats");
     const first = await createEventBus({ natsUrl: NATS_URL!, prefix, logger: silentLogger });
     expect(first.kind).toBe("nats");
-    const second = await createNatsEventBus({ url: NATS_URL!, prefix, logger: silentLogger, eventDomains: ["engines", "extra"] });
+    const second = await createNatsEventBus({
+      url: NATS_URL!,
+      prefix,
+      logger: silentLogger,
+      eventDomains: ["engines", "extra"],
+    });
     try {
       const jsm = await jetstreamManager(second.connection);
       const info = await jsm.streams.info(second.streams.events);
-      expect(info.config.subjects.sort()).toEqual([`${prefix}.enginemanager.engines.>`, `${prefix}.enginemanager.extra.>`]);
+      expect(info.config.subjects.sort()).toEqual([
+        `${prefix}.enginemanager.engines.>`,
+        `${prefix}.enginemanager.extra.>`,
+      ]);
       const catalogue = await jsm.streams.info(second.streams.catalogue);
       expect(catalogue.config.max_msgs_per_subject).toBe(1);
 
       const seen: EventMessage[] = [];
       await second.consume("hdr", { subjects: "enginemanager.extra.>" }, async (m) => void seen.push(m));
-      await second.publish("enginemanager.extra.thing", new Uint8Array([1]), { id: randomUUID(), headers: { "x-lower": "v", "Mixed-Case": "w" } });
+      await second.publish("enginemanager.extra.thing", new Uint8Array([1]), {
+        id: randomUUID(),
+        headers: { "x-lower": "v", "Mixed-Case": "w" },
+      });
       await waitFor(() => seen.length === 1);
       expect(seen[0]!.headers).toEqual({ "x-lower": "v", "Mixed-Case": "w" });
 

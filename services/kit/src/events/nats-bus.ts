@@ -160,7 +160,16 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
       else if (key === TOMBSTONE_HEADER) tombstone = value === "true";
       else if (!/^nats-/iu.test(key)) user[key] = value;
     }
-    return { id, subject: fromWire(m.subject), data: m.data, headers: user, seq: m.seq, time: m.time, deliveryCount, tombstone };
+    return {
+      id,
+      subject: fromWire(m.subject),
+      data: m.data,
+      headers: user,
+      seq: m.seq,
+      time: m.time,
+      deliveryCount,
+      tombstone,
+    };
   };
 
   const bus: NatsEventBus = {
@@ -174,7 +183,11 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
       const h: MsgHdrs = natsHeaders();
       for (const [k, v] of Object.entries(publishOptions.headers ?? {})) h.set(k, v);
       if (publishOptions.tombstone) h.set(TOMBSTONE_HEADER, "true");
-      const ack = await js.publish(toWire(subject), data, { msgID: publishOptions.id, headers: h, timeout: publishTimeout });
+      const ack = await js.publish(toWire(subject), data, {
+        msgID: publishOptions.id,
+        headers: h,
+        timeout: publishTimeout,
+      });
       return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     },
 
@@ -209,10 +222,20 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
           await handler(toEvent(m, deliveries));
         } catch (err) {
           if (maxDeliver > 0 && deliveries >= maxDeliver) {
-            logger.error("giving up on event after max deliveries", { consumer: name, subject: fromWire(m.subject), deliveries, ...errorFields(err) });
+            logger.error("giving up on event after max deliveries", {
+              consumer: name,
+              subject: fromWire(m.subject),
+              deliveries,
+              ...errorFields(err),
+            });
             m.term(`failed ${deliveries} times`);
           } else {
-            logger.warn("event handler failed; will redeliver", { consumer: name, subject: fromWire(m.subject), deliveries, ...errorFields(err) });
+            logger.warn("event handler failed; will redeliver", {
+              consumer: name,
+              subject: fromWire(m.subject),
+              deliveries,
+              ...errorFields(err),
+            });
             m.nak(backoffDelay(backoff, deliveries));
           }
           return;
@@ -274,7 +297,9 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
         while (!abort.signal.aborted) {
           const consumer = await js.consumers.get(stream, {
             filter_subjects: wireFilters.length === 1 ? wireFilters[0]! : [...wireFilters],
-            ...(next === 0 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }),
+            ...(next === 0
+              ? { deliver_policy: DeliverPolicy.All }
+              : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }),
           });
           if (abort.signal.aborted) return;
           const current = await consumer.consume({ max_messages: 256 });
@@ -363,7 +388,8 @@ function isApiError(err: unknown, code: number): boolean {
 async function watchStatus(messages: ConsumerMessages, report: (note: Record<string, unknown>) => void): Promise<void> {
   try {
     for await (const s of messages.status()) {
-      if (s.type === "consumer_deleted" || s.type === "consumer_not_found" || s.type === "stream_not_found") report({ ...s });
+      if (s.type === "consumer_deleted" || s.type === "consumer_not_found" || s.type === "stream_not_found")
+        report({ ...s });
     }
   } catch {
     // The status iterator ends with the consumer; nothing to report.
@@ -377,7 +403,11 @@ async function ensureStream(jsm: JetStreamManager, wanted: WantedStream): Promis
     try {
       const info = await jsm.streams.info(wanted.name);
       const current = info.config as unknown as Record<string, unknown>;
-      const differs = Object.entries(wanted).some(([k, v]) => JSON.stringify(k === "subjects" ? [...(v as string[])].sort() : v) !== JSON.stringify(k === "subjects" ? [...((current[k] as string[] | undefined) ?? [])].sort() : current[k]));
+      const differs = Object.entries(wanted).some(
+        ([k, v]) =>
+          JSON.stringify(k === "subjects" ? [...(v as string[])].sort() : v) !==
+          JSON.stringify(k === "subjects" ? [...((current[k] as string[] | undefined) ?? [])].sort() : current[k]),
+      );
       if (differs) await jsm.streams.update(wanted.name, { ...info.config, ...wanted });
       return;
     } catch (err) {
@@ -393,7 +423,11 @@ async function ensureStream(jsm: JetStreamManager, wanted: WantedStream): Promis
   }
 }
 
-async function ensureConsumer(jsm: JetStreamManager, stream: string, wanted: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  wanted: Partial<ConsumerConfig> & { durable_name: string },
+): Promise<void> {
   let current: ConsumerConfig | undefined;
   try {
     current = (await jsm.consumers.info(stream, wanted.durable_name)).config;
@@ -409,6 +443,7 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, wanted: Par
   if (current.ack_wait !== wanted.ack_wait) update.ack_wait = wanted.ack_wait!;
   if (current.max_deliver !== wanted.max_deliver) update.max_deliver = wanted.max_deliver!;
   if ((current.filter_subject ?? "") !== (wanted.filter_subject ?? "")) update.filter_subject = wanted.filter_subject!;
-  if (JSON.stringify(current.filter_subjects ?? []) !== JSON.stringify(wanted.filter_subjects ?? [])) update.filter_subjects = wanted.filter_subjects!;
+  if (JSON.stringify(current.filter_subjects ?? []) !== JSON.stringify(wanted.filter_subjects ?? []))
+    update.filter_subjects = wanted.filter_subjects!;
   if (Object.keys(update).length > 0) await jsm.consumers.update(stream, wanted.durable_name, update);
 }

@@ -30,8 +30,14 @@ const migrations = {
 /** The service-side pattern: change a row and enqueue its event in one transaction. */
 async function setState(database: Database, id: string, state: string): Promise<string> {
   return database.db.transaction().execute(async (trx) => {
-    await sql`insert into engines (id, state) values (${id}, ${state}) on conflict (id) do update set state = excluded.state`.execute(trx);
-    return enqueue(trx, { subject: engineStateSubject("ws", id), data: bytes(`${id}:${state}`), headers: { "Content-Type": "text/plain" } });
+    await sql`insert into engines (id, state) values (${id}, ${state}) on conflict (id) do update set state = excluded.state`.execute(
+      trx,
+    );
+    return enqueue(trx, {
+      subject: engineStateSubject("ws", id),
+      data: bytes(`${id}:${state}`),
+      headers: { "Content-Type": "text/plain" },
+    });
   });
 }
 
@@ -39,10 +45,14 @@ async function setState(database: Database, id: string, state: string): Promise<
 async function watch(bus: EventBus, name: string) {
   const deliveries = new Map<string, number>();
   const order: string[] = [];
-  const sub: Subscription = await bus.consume(name, { subjects: "enginemanager.engines.>" }, async (m: EventMessage) => {
-    deliveries.set(m.id, (deliveries.get(m.id) ?? 0) + 1);
-    order.push(text(m.data));
-  });
+  const sub: Subscription = await bus.consume(
+    name,
+    { subjects: "enginemanager.engines.>" },
+    async (m: EventMessage) => {
+      deliveries.set(m.id, (deliveries.get(m.id) ?? 0) + 1);
+      order.push(text(m.data));
+    },
+  );
   return { deliveries, order, sub };
 }
 
@@ -72,12 +82,19 @@ describe("transactional outbox", () => {
         throw new Error("change failed");
       }),
     ).rejects.toThrow("change failed");
-    const rows = await sql<{ id: string; subject: string; payload: Uint8Array; headers: Record<string, string> }>`select id, subject, payload, headers from outbox`.execute(database.db);
+    const rows = await sql<{
+      id: string;
+      subject: string;
+      payload: Uint8Array;
+      headers: Record<string, string>;
+    }>`select id, subject, payload, headers from outbox`.execute(database.db);
     expect(rows.rows).toHaveLength(1);
     expect(rows.rows[0]!.id).toBe(id);
     expect(rows.rows[0]!.headers).toEqual({ "Content-Type": "text/plain" });
     expect(text(rows.rows[0]!.payload)).toBe("e1:STARTING");
-    await expect(enqueue(database.db, { subject: "enginemanager.engines.*", data: bytes("") })).rejects.toThrow(/literal/);
+    await expect(enqueue(database.db, { subject: "enginemanager.engines.*", data: bytes("") })).rejects.toThrow(
+      /literal/,
+    );
   });
 
   it("enqueueWhen writes the event in the change's own statement, only when the change matched a row", async () => {
@@ -99,7 +116,9 @@ describe("transactional outbox", () => {
     // Several events of one change keep the order given.
     await sql`truncate outbox`.execute(database.db);
     const steps = ["A", "B", "C", "D"].map((s) => ({ subject: engineStateSubject("ws", "e2"), data: bytes(s) }));
-    await sql`with changed as (select id from engines where id = 'e2'), events as (${enqueueWhen("changed", ...steps)}) select 1`.execute(database.db);
+    await sql`with changed as (select id from engines where id = 'e2'), events as (${enqueueWhen("changed", ...steps)}) select 1`.execute(
+      database.db,
+    );
     const ordered = await sql<{ payload: Uint8Array }>`select payload from outbox order by seq`.execute(database.db);
     expect(ordered.rows.map((r) => text(r.payload))).toEqual(["A", "B", "C", "D"]);
   });
@@ -112,7 +131,14 @@ describe("transactional outbox", () => {
     });
 
     function relay(options: Partial<Parameters<typeof createOutboxRelay>[0]> = {}): OutboxRelay {
-      const r = createOutboxRelay({ database, bus, pollInterval: 20, backoff: [20, 50], logger: silentLogger, ...options });
+      const r = createOutboxRelay({
+        database,
+        bus,
+        pollInterval: 20,
+        backoff: [20, 50],
+        logger: silentLogger,
+        ...options,
+      });
       cleanups.push(() => r.stop());
       return r;
     }
@@ -138,10 +164,13 @@ describe("transactional outbox", () => {
 
       down = true;
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push(await setState(database, `e${i}`, "STARTING"), await setState(database, `e${i}`, "RUNNING"));
+      for (let i = 0; i < 5; i++)
+        ids.push(await setState(database, `e${i}`, "STARTING"), await setState(database, `e${i}`, "RUNNING"));
       await waitFor(() => refused >= 3, 5_000, "relay retries");
       expect(await outboxBacklog(database)).toBe(10);
-      const failed = await sql<{ last_error: string | null }>`select last_error from outbox where published_at is null limit 1`.execute(database.db);
+      const failed = await sql<{
+        last_error: string | null;
+      }>`select last_error from outbox where published_at is null limit 1`.execute(database.db);
       expect(failed.rows[0]!.last_error).toBe("bus down");
 
       down = false;
@@ -228,11 +257,16 @@ describe("transactional outbox", () => {
     it("sets aside an event that can never be published and carries on", async () => {
       const { deliveries } = await watch(bus, "watcher");
       const r = relay();
-      const bad = await database.db.transaction().execute((trx) => enqueue(trx, { subject: "enginemanager.nowhere.x", data: bytes("?") }));
+      const bad = await database.db
+        .transaction()
+        .execute((trx) => enqueue(trx, { subject: "enginemanager.nowhere.x", data: bytes("?") }));
       const good = await setState(database, "g", "RUNNING");
       expect(await r.flush()).toBe(1);
       await waitFor(() => deliveries.has(good));
-      const row = await sql<{ failed_at: Date | null; last_error: string }>`select failed_at, last_error from outbox where id = ${bad}`.execute(database.db);
+      const row = await sql<{
+        failed_at: Date | null;
+        last_error: string;
+      }>`select failed_at, last_error from outbox where id = ${bad}`.execute(database.db);
       expect(row.rows[0]!.failed_at).not.toBeNull();
       expect(row.rows[0]!.last_error).toMatch(/not captured/);
       expect(await outboxBacklog(database)).toBe(0);
@@ -255,7 +289,12 @@ describe("transactional outbox", () => {
       const cleaner = relay({ retention: 3600_000, cleanupInterval: 0 });
       await setState(database, "o", "LATEST");
       cleaner.start();
-      await waitFor(async () => (await sql<{ n: number }>`select count(*)::int as n from outbox`.execute(database.db)).rows[0]!.n === 1, 5_000, "clean-up");
+      await waitFor(
+        async () =>
+          (await sql<{ n: number }>`select count(*)::int as n from outbox`.execute(database.db)).rows[0]!.n === 1,
+        5_000,
+        "clean-up",
+      );
     });
   });
 
@@ -265,12 +304,24 @@ describe("transactional outbox", () => {
       const proxy = await createTcpProxy(NATS_URL!);
       cleanups.push(() => proxy.stop());
       // The relay reaches NATS through the proxy (which the test cuts); the watcher connects directly.
-      const viaProxy: NatsEventBus = await createNatsEventBus({ url: proxy.url, prefix, logger: silentLogger, reconnectTimeWait: 100, publishTimeout: 500 });
+      const viaProxy: NatsEventBus = await createNatsEventBus({
+        url: proxy.url,
+        prefix,
+        logger: silentLogger,
+        reconnectTimeWait: 100,
+        publishTimeout: 500,
+      });
       cleanups.push(() => viaProxy.close());
       const direct: NatsEventBus = await createNatsEventBus({ url: NATS_URL!, prefix, logger: silentLogger });
       cleanups.push(() => direct.destroy());
       const { deliveries } = await watch(direct, "watcher");
-      const r = createOutboxRelay({ database, bus: viaProxy, pollInterval: 20, backoff: [50, 100, 200], logger: silentLogger });
+      const r = createOutboxRelay({
+        database,
+        bus: viaProxy,
+        pollInterval: 20,
+        backoff: [50, 100, 200],
+        logger: silentLogger,
+      });
       cleanups.push(() => r.stop());
       r.start();
 
@@ -285,7 +336,14 @@ describe("transactional outbox", () => {
       for (let i = 0; i < 6; i++) ids.push(await setState(database, `n${i}`, "RUNNING"));
       // The relay keeps trying while NATS is away: a second claim of the oldest row, its error kept.
       const oldest = async () =>
-        (await sql<{ attempts: number; last_error: string | null }>`select attempts, last_error from outbox where published_at is null order by seq limit 1`.execute(database.db)).rows[0];
+        (
+          await sql<{
+            attempts: number;
+            last_error: string | null;
+          }>`select attempts, last_error from outbox where published_at is null order by seq limit 1`.execute(
+            database.db,
+          )
+        ).rows[0];
       await waitFor(async () => ((await oldest())?.attempts ?? 0) > 1, 15_000, "a second attempt while NATS was away");
       expect((await oldest())!.last_error).toBeTruthy();
       expect(await outboxBacklog(database)).toBe(6);

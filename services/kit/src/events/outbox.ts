@@ -66,7 +66,9 @@ export const outboxMigration: Migration = {
       .addColumn("failed_at", "timestamptz")
       .execute();
     // The relay's working set: small, however large the published history grows.
-    await sql`create index outbox_unpublished_idx on outbox (seq) where published_at is null and failed_at is null`.execute(db);
+    await sql`create index outbox_unpublished_idx on outbox (seq) where published_at is null and failed_at is null`.execute(
+      db,
+    );
     await sql`create index outbox_published_at_idx on outbox (published_at) where published_at is not null`.execute(db);
   },
   async down(db: Kysely<any>) {
@@ -91,7 +93,9 @@ export async function enqueue(trx: Transaction<any> | Kysely<any>, message: Outb
   const id = checkedId(message);
   await sql`
     insert into outbox (id, subject, payload, headers, tombstone)
-    values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true})`.execute(trx);
+    values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true})`.execute(
+    trx,
+  );
   return id;
 }
 
@@ -119,7 +123,9 @@ export function enqueueWhen(guard: string, ...messages: OutboxMessage[]): RawBui
 
 function checkedId(message: OutboxMessage): string {
   if (!isLiteralSubject(message.subject) || !message.subject.startsWith(`${SUBJECT_ROOT}.`)) {
-    throw new InvalidEventError(`outbox subject ${JSON.stringify(message.subject)} must be a literal ${SUBJECT_ROOT}.* subject`);
+    throw new InvalidEventError(
+      `outbox subject ${JSON.stringify(message.subject)} must be a literal ${SUBJECT_ROOT}.* subject`,
+    );
   }
   checkUserHeaders(message.headers);
   return message.id ?? randomUUID();
@@ -127,7 +133,9 @@ function checkedId(message: OutboxMessage): string {
 
 /** Rows not yet published (failed rows excluded). */
 export async function outboxBacklog(database: Database): Promise<number> {
-  const r = await sql<{ n: bigint | number }>`select count(*) as n from outbox where published_at is null and failed_at is null`.execute(database.db);
+  const r = await sql<{
+    n: bigint | number;
+  }>`select count(*) as n from outbox where published_at is null and failed_at is null`.execute(database.db);
   return Number(r.rows[0]?.n ?? 0);
 }
 
@@ -212,7 +220,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
    */
   async function claim(known: boolean): Promise<ClaimedRow[]> {
     if (!known) {
-      const pending = await sql<{ x: number }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
+      const pending = await sql<{
+        x: number;
+      }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
       if (pending.rows.length === 0) return [];
     }
     const rows = database.kind === "pglite" ? await claimInOneStatement() : await claimAfterLock();
@@ -225,7 +235,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
    */
   function claimAfterLock(): Promise<ClaimedRow[]> {
     return database.db.transaction().execute(async (trx) => {
-      const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())) as ok`.execute(trx);
+      const lock = await sql<{
+        ok: boolean;
+      }>`select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())) as ok`.execute(trx);
       if (!lock.rows[0]?.ok) return [];
       const busy = await sql<{ x: number }>`
         select 1 as x from outbox
@@ -271,13 +283,18 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     let failure: unknown;
     for (const row of rows) {
       try {
-        const headers = typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
+        const headers =
+          typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
         await bus.publish(row.subject, row.payload, { id: row.id, headers, tombstone: row.tombstone });
         published.push(row.id);
       } catch (err) {
         if (err instanceof InvalidEventError) {
           // Can never be published: set aside (kept for inspection) instead of blocking the outbox.
-          logger.error("outbox event cannot be published; marked failed", { id: row.id, subject: row.subject, ...errorFields(err) });
+          logger.error("outbox event cannot be published; marked failed", {
+            id: row.id,
+            subject: row.subject,
+            ...errorFields(err),
+          });
           invalid.push({ id: row.id, error: err.message });
           continue;
         }
@@ -286,16 +303,22 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       }
     }
     if (published.length > 0) {
-      await sql`update outbox set published_at = now(), locked_until = null, locked_by = null, last_error = null where id in (${sql.join(published)})`.execute(database.db);
+      await sql`update outbox set published_at = now(), locked_until = null, locked_by = null, last_error = null where id in (${sql.join(published)})`.execute(
+        database.db,
+      );
     }
     for (const { id, error } of invalid) {
-      await sql`update outbox set failed_at = now(), locked_until = null, locked_by = null, last_error = ${error} where id = ${id}`.execute(database.db);
+      await sql`update outbox set failed_at = now(), locked_until = null, locked_by = null, last_error = ${error} where id = ${id}`.execute(
+        database.db,
+      );
     }
     const done = new Set([...published, ...invalid.map((r) => r.id)]);
     const left = rows.filter((r) => !done.has(r.id)).map((r) => r.id);
     if (left.length > 0) {
       const message = failure instanceof Error ? failure.message : String(failure);
-      await sql`update outbox set locked_until = null, locked_by = null, last_error = ${message} where locked_by = ${owner} and id in (${sql.join(left)})`.execute(database.db);
+      await sql`update outbox set locked_until = null, locked_by = null, last_error = ${message} where locked_by = ${owner} and id in (${sql.join(left)})`.execute(
+        database.db,
+      );
     }
     if (failure !== undefined) throw failure;
     return published.length;
@@ -304,14 +327,19 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   // One relay's rounds run one at a time, so a flush and the loop never publish the same batch.
   let lastRound: Promise<unknown> = Promise.resolve();
   function serialRound(known = false): Promise<number> {
-    const next = lastRound.then(() => round(known), () => round(known));
+    const next = lastRound.then(
+      () => round(known),
+      () => round(known),
+    );
     lastRound = next.catch(() => {});
     return next;
   }
 
   /** The newest row waiting to be published, if any. */
   async function newestPending(): Promise<bigint | undefined> {
-    const r = await sql<{ seq: string | null }>`select max(seq)::text as seq from outbox where published_at is null and failed_at is null`.execute(database.db);
+    const r = await sql<{
+      seq: string | null;
+    }>`select max(seq)::text as seq from outbox where published_at is null and failed_at is null`.execute(database.db);
     const seq = r.rows[0]?.seq;
     return seq == null ? undefined : BigInt(seq);
   }
@@ -336,7 +364,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         await cleanup();
       } catch (err) {
         failures++;
-        if (failures === 1 || failures % 20 === 0) logger.warn("outbox relay cannot publish; retrying", { failures, ...errorFields(err) });
+        if (failures === 1 || failures % 20 === 0)
+          logger.warn("outbox relay cannot publish; retrying", { failures, ...errorFields(err) });
         await sleep(backoffDelay(backoff, failures), signal);
         continue;
       }
@@ -388,7 +417,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         total += n;
         if (n >= batchSize) continue;
         const left = await sql<{ x: number }>`
-          select 1 as x from outbox where published_at is null and failed_at is null and seq <= ${target.toString()} limit 1`.execute(database.db);
+          select 1 as x from outbox where published_at is null and failed_at is null and seq <= ${target.toString()} limit 1`.execute(
+          database.db,
+        );
         if (left.rows.length === 0) return total;
         // Another relay holds the claim: wait for its round (or its lease) to end.
         await sleep(10);

@@ -21,7 +21,10 @@ export interface TestEventBusOptions extends EventBusCommonOptions {
 }
 
 export function uniqueTestPrefix(suite: string): string {
-  const clean = suite.toLowerCase().replace(/[^a-z0-9]+/gu, "_").slice(0, 24);
+  const clean = suite
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/gu, "_")
+    .slice(0, 24);
   return `t_${clean}_${randomBytes(4).toString("hex")}`;
 }
 
@@ -39,7 +42,11 @@ export async function createTestEventBus(suite: string, options: TestEventBusOpt
 }
 
 /** Polls `check` every 10 ms until it holds; throws after `timeout` ms. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeout = 5_000, what = "condition"): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeout = 5_000,
+  what = "condition",
+): Promise<void> {
   const until = Date.now() + timeout;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);

@@ -34,7 +34,8 @@ describe("embedded mode", () => {
   let dataDir: string;
   let key: SigningKey;
   let auth: Authenticator;
-  const bearer = async (options: Parameters<typeof mintEmbeddedToken>[1]) => `Bearer ${await mintEmbeddedToken(key, options)}`;
+  const bearer = async (options: Parameters<typeof mintEmbeddedToken>[1]) =>
+    `Bearer ${await mintEmbeddedToken(key, options)}`;
 
   beforeAll(async () => {
     dataDir = await tempDir();
@@ -43,7 +44,9 @@ describe("embedded mode", () => {
   });
 
   it("accepts a good token", async () => {
-    const principal = await auth.authenticate(await bearer({ user: "alice", displayName: "Alice A.", roles: ["ds", "ops"] }));
+    const principal = await auth.authenticate(
+      await bearer({ user: "alice", displayName: "Alice A.", roles: ["ds", "ops"] }),
+    );
     expect(principal).toEqual({
       name: "users/alice",
       subject: "alice",
@@ -101,14 +104,18 @@ describe("embedded mode", () => {
 
   it("rejects a token signed by another key (forged)", async () => {
     const otherKey = await loadOrCreateSigningKey(await tempDir());
-    const err = await failure(auth.authenticate(`Bearer ${await mintEmbeddedToken(otherKey, { user: "alice", admin: true })}`));
+    const err = await failure(
+      auth.authenticate(`Bearer ${await mintEmbeddedToken(otherKey, { user: "alice", admin: true })}`),
+    );
     expect(err.code).toBe(Code.Unauthenticated);
     expect(err.rawMessage).toBe("token signature is invalid");
   });
 
   it("rejects a token whose payload was edited", async () => {
     const [h, , s] = (await mintEmbeddedToken(key, { user: "alice" })).split(".");
-    const payload = Buffer.from(JSON.stringify({ sub: "root", iss: EMBEDDED_ISSUER, aud: EMBEDDED_AUDIENCE, exp: 4e9, aiem_admin: true })).toString("base64url");
+    const payload = Buffer.from(
+      JSON.stringify({ sub: "root", iss: EMBEDDED_ISSUER, aud: EMBEDDED_AUDIENCE, exp: 4e9, aiem_admin: true }),
+    ).toString("base64url");
     const err = await failure(auth.authenticate(`Bearer ${h}.${payload}.${s}`));
     expect(err.code).toBe(Code.Unauthenticated);
   });
@@ -142,7 +149,10 @@ describe("embedded mode", () => {
   });
 
   it("rejects a subject that cannot be a user name", async () => {
-    const slash = await new SignJWT({ ...claims, sub: "a/b" }).setProtectedHeader({ alg: "ES256" }).setExpirationTime("1h").sign(key.privateKey);
+    const slash = await new SignJWT({ ...claims, sub: "a/b" })
+      .setProtectedHeader({ alg: "ES256" })
+      .setExpirationTime("1h")
+      .sign(key.privateKey);
     expect((await failure(auth.authenticate(`Bearer ${slash}`))).rawMessage).toMatch(/subject/);
   });
 
@@ -193,7 +203,13 @@ describe("OIDC mode", () => {
       .setExpirationTime("5m")
       .sign(key);
 
-  const oidc = () => createAuthenticator({ dataDir: "/nonexistent", oidcIssuer: issuer, oidcAudience: "aiem", rolesClaim: "realm_access.roles" });
+  const oidc = () =>
+    createAuthenticator({
+      dataDir: "/nonexistent",
+      oidcIssuer: issuer,
+      oidcAudience: "aiem",
+      rolesClaim: "realm_access.roles",
+    });
 
   it("verifies tokens against the issuer's JWKS, with nested roles", async () => {
     const auth = oidc();
@@ -217,7 +233,13 @@ describe("OIDC mode", () => {
   });
 
   it("rejects a wrong audience", async () => {
-    const token = await new SignJWT({}).setProtectedHeader({ alg: "RS256", kid }).setIssuer(issuer).setAudience("other").setSubject("a").setExpirationTime("5m").sign(signingKey);
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", kid })
+      .setIssuer(issuer)
+      .setAudience("other")
+      .setSubject("a")
+      .setExpirationTime("5m")
+      .sign(signingKey);
     const err = await failure(oidc().authenticate(`Bearer ${token}`));
     expect(err.code).toBe(Code.Unauthenticated);
     expect(err.rawMessage).toMatch(/claim aud/);

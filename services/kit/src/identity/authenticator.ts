@@ -32,7 +32,19 @@ export interface Authenticator {
 }
 
 /** Asymmetric algorithms only: a symmetric or `none` token could be made by anyone who knows the public key. */
-const OIDC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+const OIDC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+];
 
 interface Verifier {
   readonly key: JWTVerifyGetKey | SigningKey["publicKey"];
@@ -60,7 +72,9 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
 
   // Loaded on first use and kept; a failed discovery is retried by the next request.
   const getVerifier = (): Promise<Verifier> => {
-    verifier ??= (cfg.oidcIssuer ? discover(cfg.oidcIssuer, cfg.oidcAudience) : embeddedVerifier(cfg.dataDir, cfg.embeddedIssuer)).catch((err) => {
+    verifier ??= (
+      cfg.oidcIssuer ? discover(cfg.oidcIssuer, cfg.oidcAudience) : embeddedVerifier(cfg.dataDir, cfg.embeddedIssuer)
+    ).catch((err) => {
       verifier = undefined;
       throw err;
     });
@@ -73,7 +87,10 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
       // Audiences keep embedded refresh tokens out already; this names the mistake, and covers
       // an OIDC-mode server that trusts our issuer without an audience.
       if (looksLikeRefreshToken(token)) {
-        throw new ConnectError("a refresh token is not an access token: exchange it at the token endpoint first", Code.Unauthenticated);
+        throw new ConnectError(
+          "a refresh token is not an access token: exchange it at the token endpoint first",
+          Code.Unauthenticated,
+        );
       }
       const known = verified.get(token);
       if (known && Date.now() < known.until) return known.principal;
@@ -120,7 +137,10 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
   };
 }
 
-async function embeddedVerifier(dataDir: string, embeddedIssuer: AuthenticatorConfig["embeddedIssuer"]): Promise<Verifier> {
+async function embeddedVerifier(
+  dataDir: string,
+  embeddedIssuer: AuthenticatorConfig["embeddedIssuer"],
+): Promise<Verifier> {
   const key = await loadOrCreateSigningKey(dataDir);
   return {
     key: key.publicKey,
@@ -151,7 +171,10 @@ async function discover(issuer: string, audience: string | undefined): Promise<V
     throw new ConnectError(`identity provider discovery at ${url} failed: ${(err as Error).message}`, Code.Unavailable);
   }
   if (typeof doc.issuer !== "string" || doc.issuer.replace(/\/+$/, "") !== base || typeof doc.jwks_uri !== "string") {
-    throw new ConnectError(`identity provider discovery at ${url} returned no matching issuer and jwks_uri`, Code.Unavailable);
+    throw new ConnectError(
+      `identity provider discovery at ${url} returned no matching issuer and jwks_uri`,
+      Code.Unavailable,
+    );
   }
   const docIssuer = doc.issuer;
   return {
@@ -164,7 +187,8 @@ async function discover(issuer: string, audience: string | undefined): Promise<V
 }
 
 function bearerToken(authorization: string | null | undefined): string {
-  if (!authorization) throw new ConnectError("missing bearer token (Authorization: Bearer <token>)", Code.Unauthenticated);
+  if (!authorization)
+    throw new ConnectError("missing bearer token (Authorization: Bearer <token>)", Code.Unauthenticated);
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
   if (!match?.[1]) throw new ConnectError("authorization header is not a bearer token", Code.Unauthenticated);
   return match[1];
@@ -176,11 +200,13 @@ function verificationError(err: unknown): ConnectError {
   if (err instanceof errors.JWTClaimValidationFailed) {
     return new ConnectError(`token claim ${err.claim} is invalid: ${err.message}`, Code.Unauthenticated);
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return new ConnectError("token algorithm is not accepted", Code.Unauthenticated);
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return new ConnectError("token algorithm is not accepted", Code.Unauthenticated);
   if (err instanceof errors.JWSSignatureVerificationFailed) {
     return new ConnectError("token signature is invalid", Code.Unauthenticated);
   }
-  if (err instanceof errors.JWKSNoMatchingKey) return new ConnectError("token signed by an unknown key", Code.Unauthenticated);
+  if (err instanceof errors.JWKSNoMatchingKey)
+    return new ConnectError("token signed by an unknown key", Code.Unauthenticated);
   if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
     return new ConnectError(`identity provider keys unavailable: ${err.message}`, Code.Unavailable);
   }
@@ -205,7 +231,9 @@ export function readRoles(payload: JWTPayload, claim: string): string[] {
   let value: unknown = payload[claim];
   if (value === undefined && claim.includes(".")) {
     value = claim.split(".").reduce<unknown>((node, key) => {
-      return node !== null && typeof node === "object" && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
+      return node !== null && typeof node === "object" && !Array.isArray(node)
+        ? (node as Record<string, unknown>)[key]
+        : undefined;
     }, payload);
   }
   if (typeof value === "string") return value === "" ? [] : [value];

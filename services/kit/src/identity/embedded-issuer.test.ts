@@ -34,8 +34,13 @@ describe("embedded issuer", () => {
   });
 
   const exchange = (fields: Record<string, string>, o: { contentType?: string; authorization?: string } = {}) =>
-    issuer.token({ contentType: o.contentType ?? FORM, body: new URLSearchParams(fields).toString(), authorization: o.authorization });
-  const refresh = (o: Partial<Parameters<typeof mintRefreshToken>[1]> = {}) => mintRefreshToken(key, { user: "alice", issuer: ISSUER, ...o });
+    issuer.token({
+      contentType: o.contentType ?? FORM,
+      body: new URLSearchParams(fields).toString(),
+      authorization: o.authorization,
+    });
+  const refresh = (o: Partial<Parameters<typeof mintRefreshToken>[1]> = {}) =>
+    mintRefreshToken(key, { user: "alice", issuer: ISSUER, ...o });
   const expectError = (answer: TokenEndpointResponse, status: number, error: string, description?: RegExp) => {
     expect(answer.status).toBe(status);
     expect(answer.body["error"]).toBe(error);
@@ -63,7 +68,10 @@ describe("embedded issuer", () => {
     expect(jwks.keys[0]).toMatchObject({ kty: "EC", crv: "P-256", kid: key.kid, alg: "ES256", use: "sig" });
     expect(jwks.keys[0]).not.toHaveProperty("d");
     const token = await mintEmbeddedToken(key, { user: "alice", issuer: ISSUER });
-    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { issuer: ISSUER, audience: EMBEDDED_AUDIENCE });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+      issuer: ISSUER,
+      audience: EMBEDDED_AUDIENCE,
+    });
     expect(payload.sub).toBe("alice");
   });
 
@@ -78,7 +86,10 @@ describe("embedded issuer", () => {
     expect(answer.body).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
     expect(answer.body).not.toHaveProperty("refresh_token");
     const accessToken = answer.body["access_token"] as string;
-    const { payload } = await jwtVerify(accessToken, createLocalJWKSet(await issuer.jwks()), { issuer: ISSUER, audience: EMBEDDED_AUDIENCE });
+    const { payload } = await jwtVerify(accessToken, createLocalJWKSet(await issuer.jwks()), {
+      issuer: ISSUER,
+      audience: EMBEDDED_AUDIENCE,
+    });
     expect(payload).toMatchObject({ client_id: "platform" });
     const auth = createAuthenticator({ dataDir, embeddedIssuer: () => ISSUER });
     expect(await auth.authenticate(`Bearer ${accessToken}`)).toEqual({
@@ -99,11 +110,25 @@ describe("embedded issuer", () => {
 
   it("honours a client binding", async () => {
     const bound = await refresh({ clientId: "platform" });
-    expect((await exchange({ grant_type: "refresh_token", refresh_token: bound, client_id: "platform" })).status).toBe(200);
+    expect((await exchange({ grant_type: "refresh_token", refresh_token: bound, client_id: "platform" })).status).toBe(
+      200,
+    );
     const basic = `Basic ${Buffer.from("platform:").toString("base64")}`;
-    expect((await exchange({ grant_type: "refresh_token", refresh_token: bound }, { authorization: basic })).status).toBe(200);
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: bound, client_id: "other" }), 400, "invalid_grant", /issued to client "platform", not "other"/);
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: bound }), 400, "invalid_grant", /send client_id/);
+    expect(
+      (await exchange({ grant_type: "refresh_token", refresh_token: bound }, { authorization: basic })).status,
+    ).toBe(200);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: bound, client_id: "other" }),
+      400,
+      "invalid_grant",
+      /issued to client "platform", not "other"/,
+    );
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: bound }),
+      400,
+      "invalid_grant",
+      /send client_id/,
+    );
   });
 
   it.each([
@@ -125,15 +150,27 @@ describe("embedded issuer", () => {
       authorization: undefined,
     });
     expectError(repeated, 400, "invalid_request", /repeated/);
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: token }, { contentType: "application/json" }), 400, "invalid_request");
-    const withSecret = await exchange({ grant_type: "refresh_token", refresh_token: token }, { authorization: `Basic ${Buffer.from("platform:pw").toString("base64")}` });
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: token }, { contentType: "application/json" }),
+      400,
+      "invalid_request",
+    );
+    const withSecret = await exchange(
+      { grant_type: "refresh_token", refresh_token: token },
+      { authorization: `Basic ${Buffer.from("platform:pw").toString("base64")}` },
+    );
     expectError(withSecret, 401, "invalid_client");
     expect(withSecret.headers["www-authenticate"]).toMatch(/^Basic/);
   });
 
   it("rejects an access token used as a refresh token", async () => {
     const access = await mintEmbeddedToken(key, { user: "alice", issuer: ISSUER });
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: access }), 400, "invalid_grant", /not a refresh token/);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: access }),
+      400,
+      "invalid_grant",
+      /not a refresh token/,
+    );
   });
 
   it("rejects an expired refresh token", async () => {
@@ -144,16 +181,36 @@ describe("embedded issuer", () => {
   it("rejects a forged refresh token", async () => {
     const otherKey = await loadOrCreateSigningKey(await tempDir());
     const forged = await mintRefreshToken(otherKey, { user: "root", admin: true, issuer: ISSUER });
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: forged }), 400, "invalid_grant", /^refresh token is invalid$/);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: forged }),
+      400,
+      "invalid_grant",
+      /^refresh token is invalid$/,
+    );
     const [h, , s] = (await refresh()).split(".");
     const edited = `${h}.${Buffer.from(JSON.stringify({ sub: "root", iss: ISSUER, aud: ISSUER, exp: 4e9, iat: 1, aiem_admin: true })).toString("base64url")}.${s}`;
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: edited }), 400, "invalid_grant", /invalid/);
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: "not-a-jwt" }), 400, "invalid_grant", /invalid/);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: edited }),
+      400,
+      "invalid_grant",
+      /invalid/,
+    );
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: "not-a-jwt" }),
+      400,
+      "invalid_grant",
+      /invalid/,
+    );
   });
 
   it("rejects a refresh token of another issuer URL, naming both", async () => {
     const elsewhere = await refresh({ issuer: embeddedIssuerUrl("http://127.0.0.1:9999") });
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: elsewhere }), 400, "invalid_grant", /127\.0\.0\.1:9999\/oidc.*127\.0\.0\.1:8080\/oidc/);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: elsewhere }),
+      400,
+      "invalid_grant",
+      /127\.0\.0\.1:9999\/oidc.*127\.0\.0\.1:8080\/oidc/,
+    );
   });
 
   it("rejects a symmetric token shaped like a refresh token", async () => {
@@ -177,7 +234,12 @@ describe("refresh tokens", () => {
   });
 
   it("are typed, long-lived and carry the identity", async () => {
-    const token = await mintRefreshToken(key, { user: "users/bob", issuer: ISSUER, roles: ["r"], clientId: "platform" });
+    const token = await mintRefreshToken(key, {
+      user: "users/bob",
+      issuer: ISSUER,
+      roles: ["r"],
+      clientId: "platform",
+    });
     expect(decodeProtectedHeader(token)).toMatchObject({ typ: REFRESH_TOKEN_TYPE, alg: "ES256", kid: key.kid });
     const grant = await verifyRefreshToken(key, token, { issuer: ISSUER });
     expect(grant).toMatchObject({ user: "bob", displayName: "bob", admin: false, roles: ["r"], clientId: "platform" });
@@ -191,7 +253,9 @@ describe("refresh tokens", () => {
   });
 
   it("refuse odd client ids", async () => {
-    await expect(mintRefreshToken(key, { user: "alice", issuer: ISSUER, clientId: "a b" })).rejects.toThrow(/invalid client id/);
+    await expect(mintRefreshToken(key, { user: "alice", issuer: ISSUER, clientId: "a b" })).rejects.toThrow(
+      /invalid client id/,
+    );
   });
 });
 
@@ -200,9 +264,18 @@ describe("the authenticator in embedded mode", () => {
     const dataDir = await tempDir();
     const key = await loadOrCreateSigningKey(dataDir);
     const auth = createAuthenticator({ dataDir, embeddedIssuer: () => ISSUER });
-    expect((await auth.authenticate(`Bearer ${await mintEmbeddedToken(key, { user: "alice", issuer: ISSUER })}`)).name).toBe("users/alice");
-    expect((await auth.authenticate(`Bearer ${await mintEmbeddedToken(key, { user: "alice" })}`)).name).toBe("users/alice");
-    const elsewhere = await mintEmbeddedToken(key, { user: "alice", issuer: embeddedIssuerUrl("http://127.0.0.1:9999") });
-    await expect(auth.authenticate(`Bearer ${elsewhere}`)).rejects.toThrow(/claim iss is invalid: .*9999\/oidc.*AIEM_PUBLIC_URL/);
+    expect(
+      (await auth.authenticate(`Bearer ${await mintEmbeddedToken(key, { user: "alice", issuer: ISSUER })}`)).name,
+    ).toBe("users/alice");
+    expect((await auth.authenticate(`Bearer ${await mintEmbeddedToken(key, { user: "alice" })}`)).name).toBe(
+      "users/alice",
+    );
+    const elsewhere = await mintEmbeddedToken(key, {
+      user: "alice",
+      issuer: embeddedIssuerUrl("http://127.0.0.1:9999"),
+    });
+    await expect(auth.authenticate(`Bearer ${elsewhere}`)).rejects.toThrow(
+      /claim iss is invalid: .*9999\/oidc.*AIEM_PUBLIC_URL/,
+    );
   });
 });

@@ -130,14 +130,23 @@ export function createEmbeddedIssuer(options: EmbeddedIssuerOptions): EmbeddedIs
         now: issuedAt,
       });
       // No new refresh token: stateless tokens cannot be revoked, so rotating them would protect nothing.
-      return { status: 200, headers: NO_STORE, body: { access_token: accessToken, token_type: "Bearer", expires_in: ttl } };
+      return {
+        status: 200,
+        headers: NO_STORE,
+        body: { access_token: accessToken, token_type: "Bearer", expires_in: ttl },
+      };
     },
   };
 }
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
-function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): TokenEndpointResponse {
+function oauthError(
+  status: number,
+  error: string,
+  description: string,
+  headers: Record<string, string> = {},
+): TokenEndpointResponse {
   return { status, headers: { ...NO_STORE, ...headers }, body: { error, error_description: description } };
 }
 
@@ -153,17 +162,27 @@ function parseTokenRequest(request: TokenRequest): ParsedTokenRequest | { error:
   }
   const form = new URLSearchParams(request.body);
   for (const name of new Set(form.keys())) {
-    if (form.getAll(name).length > 1) return { error: oauthError(400, "invalid_request", `parameter ${name} is repeated`) };
+    if (form.getAll(name).length > 1)
+      return { error: oauthError(400, "invalid_request", `parameter ${name} is repeated`) };
   }
   const basic = basicCredentials(request.authorization);
   if (basic === "malformed") {
-    return { error: oauthError(401, "invalid_client", "malformed Basic credentials", { "www-authenticate": 'Basic realm="token"' }) };
+    return {
+      error: oauthError(401, "invalid_client", "malformed Basic credentials", {
+        "www-authenticate": 'Basic realm="token"',
+      }),
+    };
   }
   // Clients here are public; a secret would suggest a check that does not happen, so it is refused.
   if (basic?.secret) {
-    return { error: oauthError(401, "invalid_client", "no client has a secret here; send only client_id", { "www-authenticate": 'Basic realm="token"' }) };
+    return {
+      error: oauthError(401, "invalid_client", "no client has a secret here; send only client_id", {
+        "www-authenticate": 'Basic realm="token"',
+      }),
+    };
   }
-  if (form.get("client_secret")) return { error: oauthError(401, "invalid_client", "no client has a secret here; send only client_id") };
+  if (form.get("client_secret"))
+    return { error: oauthError(401, "invalid_client", "no client has a secret here; send only client_id") };
   const formClientId = form.get("client_id") || undefined;
   if (basic && formClientId !== undefined && basic.id !== formClientId) {
     return { error: oauthError(400, "invalid_request", "client_id differs from the Basic credentials") };
@@ -176,7 +195,13 @@ function parseTokenRequest(request: TokenRequest): ParsedTokenRequest | { error:
   const grantType = form.get("grant_type");
   if (!grantType) return { error: oauthError(400, "invalid_request", "grant_type is required") };
   if (grantType !== "refresh_token") {
-    return { error: oauthError(400, "unsupported_grant_type", `grant_type ${JSON.stringify(grantType)} is not supported; use refresh_token`) };
+    return {
+      error: oauthError(
+        400,
+        "unsupported_grant_type",
+        `grant_type ${JSON.stringify(grantType)} is not supported; use refresh_token`,
+      ),
+    };
   }
   const refreshToken = form.get("refresh_token");
   if (!refreshToken) return { error: oauthError(400, "invalid_request", "refresh_token is required") };

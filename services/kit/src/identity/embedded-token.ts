@@ -69,7 +69,9 @@ export function tokenContents(
     throw new Error(`invalid user ${JSON.stringify(options.user)}: use letters, digits and . _ @ + - (at most 128)`);
   }
   if (options.clientId !== undefined && !isValidClientId(options.clientId)) {
-    throw new Error(`invalid client id ${JSON.stringify(options.clientId)}: use visible ASCII characters (at most 255)`);
+    throw new Error(
+      `invalid client id ${JSON.stringify(options.clientId)}: use visible ASCII characters (at most 255)`,
+    );
   }
   const ttl = options.ttlSeconds ?? defaultTtlSeconds;
   if (!Number.isInteger(ttl) || ttl <= 0) throw new Error(`invalid token lifetime ${ttl}s`);

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from "jose";
-import { ADMIN_CLAIM, CLIENT_ID_CLAIM, EMBEDDED_ROLES_CLAIM, tokenContents, type EmbeddedTokenOptions } from "./embedded-token.js";
+import {
+  ADMIN_CLAIM,
+  CLIENT_ID_CLAIM,
+  EMBEDDED_ROLES_CLAIM,
+  tokenContents,
+  type EmbeddedTokenOptions,
+} from "./embedded-token.js";
 import { SIGNING_ALGORITHM, type SigningKey } from "./signing-key.js";
 
 /**
@@ -63,7 +69,11 @@ export interface VerifyRefreshTokenOptions {
 }
 
 /** Checks signature, type, issuer, audience and expiry; throws InvalidRefreshTokenError. */
-export async function verifyRefreshToken(key: SigningKey, token: string, options: VerifyRefreshTokenOptions): Promise<RefreshGrant> {
+export async function verifyRefreshToken(
+  key: SigningKey,
+  token: string,
+  options: VerifyRefreshTokenOptions,
+): Promise<RefreshGrant> {
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key.publicKey, {
@@ -81,7 +91,11 @@ export async function verifyRefreshToken(key: SigningKey, token: string, options
   const roles = payload[EMBEDDED_ROLES_CLAIM];
   const displayName = payload["name"];
   const clientId = payload[CLIENT_ID_CLAIM];
-  if (typeof payload.sub !== "string" || payload.sub === "" || (clientId !== undefined && typeof clientId !== "string")) {
+  if (
+    typeof payload.sub !== "string" ||
+    payload.sub === "" ||
+    (clientId !== undefined && typeof clientId !== "string")
+  ) {
     throw new InvalidRefreshTokenError("refresh token is malformed");
   }
   return {

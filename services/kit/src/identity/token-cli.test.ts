@@ -21,7 +21,12 @@ const ISSUER = "http://127.0.0.1:8080/oidc";
 async function cli(args: string[], env: Record<string, string>) {
   let stdout = "";
   let stderr = "";
-  const code = await runTokenCli(args, env, (t) => (stdout += t), (t) => (stderr += t));
+  const code = await runTokenCli(
+    args,
+    env,
+    (t) => (stdout += t),
+    (t) => (stderr += t),
+  );
   return { code, stdout, stderr };
 }
 
@@ -37,23 +42,38 @@ describe("token command", () => {
   });
 
   it("prints only the token, valid for a server on the same data directory", async () => {
-    const { code, stdout, stderr } = await cli(["--user", "alice", "--admin", "--role", "ds", "--role", "ops", "--name", "Alice A.", "--ttl", "2h"], env);
+    const { code, stdout, stderr } = await cli(
+      ["--user", "alice", "--admin", "--role", "ds", "--role", "ops", "--name", "Alice A.", "--ttl", "2h"],
+      env,
+    );
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(stdout).toMatch(JWT_LINE);
     expect(decodeJwt(stdout.trim()).iss).toBe(ISSUER);
-    const principal = await createAuthenticator({ dataDir, embeddedIssuer: ISSUER }).authenticate(`Bearer ${stdout.trim()}`);
-    expect(principal).toEqual({ name: "users/alice", subject: "alice", displayName: "Alice A.", roles: ["ds", "ops"], admin: true });
+    const principal = await createAuthenticator({ dataDir, embeddedIssuer: ISSUER }).authenticate(
+      `Bearer ${stdout.trim()}`,
+    );
+    expect(principal).toEqual({
+      name: "users/alice",
+      subject: "alice",
+      displayName: "Alice A.",
+      roles: ["ds", "ops"],
+      admin: true,
+    });
   });
 
   it("names the issuer after AIEM_PUBLIC_URL, else AIEM_HOST and AIEM_PORT", async () => {
-    const iss = async (extra: Record<string, string>) => decodeJwt((await cli(["--user", "a"], { ...env, ...extra })).stdout.trim()).iss;
+    const iss = async (extra: Record<string, string>) =>
+      decodeJwt((await cli(["--user", "a"], { ...env, ...extra })).stdout.trim()).iss;
     expect(await iss({ AIEM_PUBLIC_URL: "https://aiem.example.com/" })).toBe("https://aiem.example.com/oidc");
     expect(await iss({ AIEM_HOST: "0.0.0.0", AIEM_PORT: "9000" })).toBe("http://127.0.0.1:9000/oidc");
   });
 
   it("prints a refresh token that the issuer exchanges for the same identity", async () => {
-    const { code, stdout, stderr } = await cli(["--user", "alice", "--refresh", "--client", "platform", "--role", "ds", "--admin"], env);
+    const { code, stdout, stderr } = await cli(
+      ["--user", "alice", "--refresh", "--client", "platform", "--role", "ds", "--admin"],
+      env,
+    );
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(stdout).toMatch(JWT_LINE);
@@ -64,7 +84,11 @@ describe("token command", () => {
     await expect(auth.authenticate(`Bearer ${refreshToken}`)).rejects.toThrow(/not an access token/);
     const answer = await createEmbeddedIssuer({ dataDir, issuer: () => ISSUER }).token({
       contentType: "application/x-www-form-urlencoded",
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: "platform" }).toString(),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: "platform",
+      }).toString(),
       authorization: undefined,
     });
     expect(answer.status).toBe(200);

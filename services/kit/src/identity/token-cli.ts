@@ -64,13 +64,22 @@ export async function runTokenCli(
     }
     const publicUrl = readPublicUrl(env);
     if (publicUrl === undefined && cfg.port === 0) {
-      err("AIEM_PORT is 0, so the server's address is unknown here: set AIEM_PORT or AIEM_PUBLIC_URL as the server has it\n");
+      err(
+        "AIEM_PORT is 0, so the server's address is unknown here: set AIEM_PORT or AIEM_PUBLIC_URL as the server has it\n",
+      );
       return 1;
     }
     const issuer = embeddedIssuerUrl(publicUrl ?? defaultPublicUrl(cfg.host, cfg.port));
     const ttlSeconds = values.ttl === undefined ? undefined : parseTtl(values.ttl);
     const key = await loadOrCreateSigningKey(cfg.dataDir);
-    const identity = { user: values.user, displayName: values.name, admin: values.admin, roles: values.role, issuer, ttlSeconds };
+    const identity = {
+      user: values.user,
+      displayName: values.name,
+      admin: values.admin,
+      roles: values.role,
+      issuer,
+      ttlSeconds,
+    };
     const token = values.refresh
       ? await mintRefreshToken(key, { ...identity, clientId: values.client })
       : await mintEmbeddedToken(key, identity);

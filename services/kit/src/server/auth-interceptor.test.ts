@@ -25,7 +25,9 @@ function client() {
       router.service(NotebookEngineImageService, {
         getNotebookEngineImage(req, ctx) {
           const caller = principalOf(ctx);
-          return { notebookEngineImage: { name: req.name, creator: caller.name, creatorDisplayName: caller.displayName } };
+          return {
+            notebookEngineImage: { name: req.name, creator: caller.name, creatorDisplayName: caller.displayName },
+          };
         },
       }),
     { router: { interceptors: [createAuthInterceptor(createAuthenticator({ dataDir }))] } },
@@ -49,7 +51,10 @@ describe("auth interceptor", () => {
     ["a malformed token", "Bearer not.a.jwt"],
   ])("rejects %s with UNAUTHENTICATED before the handler runs", async (_, header) => {
     const err = await client()
-      .getNotebookEngineImage({ name: "workspaces/global/notebookEngineImages/x" }, header ? { headers: { authorization: header } } : {})
+      .getNotebookEngineImage(
+        { name: "workspaces/global/notebookEngineImages/x" },
+        header ? { headers: { authorization: header } } : {},
+      )
       .catch((e: unknown) => ConnectError.from(e));
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.Unauthenticated);

@@ -3,9 +3,25 @@
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createClient, createRouterTransport, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
-import { createAsyncIterable, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse } from "@connectrpc/connect/protocol";
-import { connectNodeAdapter, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import {
+  createClient,
+  createRouterTransport,
+  type ConnectRouter,
+  type HandlerContext,
+  type Transport,
+} from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import {
+  connectNodeAdapter,
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+} from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileInfoSchema } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import {
@@ -44,7 +60,11 @@ function routes(router: ConnectRouter): void {
           continue;
         }
         // The large one as pieces, as a file read from a stream holds them.
-        detached.hold(data.length > 100_000 ? [data.subarray(0, 1), data.subarray(1, 70_000), new Uint8Array(0), data.subarray(70_000)] : data);
+        detached.hold(
+          data.length > 100_000
+            ? [data.subarray(0, 1), data.subarray(1, 70_000), new Uint8Array(0), data.subarray(70_000)]
+            : data,
+        );
         yield { fileInfo };
       }
     },
@@ -82,7 +102,9 @@ async function check(transport: Transport, detached: boolean): Promise<void> {
   expect(Buffer.from(full.content).equals(Buffer.from(binary(5000, 9)))).toBe(true);
   const got = [];
   for await (const m of client.readFileStream({ name: "sb", path: "/f" })) got.push(m);
-  expect(got.map((m) => Buffer.from(m.data).toString("hex"))).toEqual(pieces.map((p) => Buffer.from(p).toString("hex")));
+  expect(got.map((m) => Buffer.from(m.data).toString("hex"))).toEqual(
+    pieces.map((p) => Buffer.from(p).toString("hex")),
+  );
   expect(got.map((m) => m.fileInfo?.size)).toEqual([300_000n, undefined, undefined, undefined]);
   expect(new Set(calls.map((c) => c.held))).toEqual(new Set([detached]));
 }
@@ -101,7 +123,10 @@ describe("detachBytesField", () => {
   });
 
   it("keeps the whole message where it cannot detach (JSON); a router transport's binary calls detach", async () => {
-    await check(createConnectTransport({ baseUrl: base, httpVersion: "2", useBinaryFormat: false, acceptCompression: [] }), false);
+    await check(
+      createConnectTransport({ baseUrl: base, httpVersion: "2", useBinaryFormat: false, acceptCompression: [] }),
+      false,
+    );
     await check(createRouterTransport(routes, { transport: { acceptCompression: [] } }), true);
   });
 
@@ -109,7 +134,12 @@ describe("detachBytesField", () => {
     const session = http2.connect(base);
     const post = (path: string, type: string, body: Uint8Array) =>
       new Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        const stream = session.request({ ":method": "POST", ":path": path, "content-type": type, "connect-protocol-version": "1" });
+        const stream = session.request({
+          ":method": "POST",
+          ":path": path,
+          "content-type": type,
+          "connect-protocol-version": "1",
+        });
         const parts: Buffer[] = [];
         let headers: http2.IncomingHttpHeaders = {};
         stream.on("response", (h) => (headers = h));
@@ -119,8 +149,17 @@ describe("detachBytesField", () => {
         stream.end(body);
       });
     try {
-      const unary = await post("/enginemanager.sandbox.v1.FilesystemService/ReadFile", "application/proto", toBinaryRequest("/70000"));
-      const expected = Buffer.from(toBinary(ReadFileResponseSchema, create(ReadFileResponseSchema, { content: binary(70_000, 9), fileInfo: info })));
+      const unary = await post(
+        "/enginemanager.sandbox.v1.FilesystemService/ReadFile",
+        "application/proto",
+        toBinaryRequest("/70000"),
+      );
+      const expected = Buffer.from(
+        toBinary(
+          ReadFileResponseSchema,
+          create(ReadFileResponseSchema, { content: binary(70_000, 9), fileInfo: info }),
+        ),
+      );
       expect(unary.headers["content-length"]).toBe(String(expected.length));
       expect(unary.body.equals(expected)).toBe(true);
 
@@ -130,8 +169,20 @@ describe("detachBytesField", () => {
         head.writeUInt32BE(data.length, 1);
         return Buffer.concat([head, data]);
       };
-      const streamed = await post("/enginemanager.sandbox.v1.FilesystemService/ReadFileStream", "application/connect+proto", envelope(0, toBinaryStreamRequest()));
-      const messages = pieces.map((data, i) => envelope(0, toBinary(ReadFileStreamResponseSchema, create(ReadFileStreamResponseSchema, { data, fileInfo: i === 0 ? info : undefined }))));
+      const streamed = await post(
+        "/enginemanager.sandbox.v1.FilesystemService/ReadFileStream",
+        "application/connect+proto",
+        envelope(0, toBinaryStreamRequest()),
+      );
+      const messages = pieces.map((data, i) =>
+        envelope(
+          0,
+          toBinary(
+            ReadFileStreamResponseSchema,
+            create(ReadFileStreamResponseSchema, { data, fileInfo: i === 0 ? info : undefined }),
+          ),
+        ),
+      );
       const end = envelope(2, Buffer.from("{}"));
       expect(streamed.body.equals(Buffer.concat([...messages, end]))).toBe(true);
     } finally {
@@ -141,10 +192,16 @@ describe("detachBytesField", () => {
 });
 
 function toBinaryRequest(path: string): Uint8Array {
-  return toBinary(FilesystemService.method.readFile.input, create(FilesystemService.method.readFile.input, { name: "sb", path }));
+  return toBinary(
+    FilesystemService.method.readFile.input,
+    create(FilesystemService.method.readFile.input, { name: "sb", path }),
+  );
 }
 function toBinaryStreamRequest(): Uint8Array {
-  return toBinary(FilesystemService.method.readFileStream.input, create(FilesystemService.method.readFileStream.input, { name: "sb", path: "/f" }));
+  return toBinary(
+    FilesystemService.method.readFileStream.input,
+    create(FilesystemService.method.readFileStream.input, { name: "sb", path: "/f" }),
+  );
 }
 
 describe("detachBytesField's envelopes", () => {
@@ -156,7 +213,10 @@ describe("detachBytesField's envelopes", () => {
       return Buffer.concat([head, data]);
     };
     const message = (data: Uint8Array, i: number) =>
-      toBinary(ReadFileStreamResponseSchema, create(ReadFileStreamResponseSchema, { data, fileInfo: i === 0 ? info : undefined }));
+      toBinary(
+        ReadFileStreamResponseSchema,
+        create(ReadFileStreamResponseSchema, { data, fileInfo: i === 0 ? info : undefined }),
+      );
     const end = envelope(2, Buffer.from("{}"));
     // What Connect would answer for messages without their data, cut into chunks of 1 to 7 bytes.
     const answered = Buffer.concat([...pieces.map((_, i) => envelope(0, message(new Uint8Array(0), i))), end]);
@@ -166,7 +226,11 @@ describe("detachBytesField's envelopes", () => {
       async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
         const slot = detachedBytes({ values: req.contextValues } as HandlerContext)!;
         for (const data of pieces) slot.hold(data);
-        return { status: 200, header: new Headers({ "content-type": "application/connect+proto" }), body: createAsyncIterable(chunks) };
+        return {
+          status: 200,
+          header: new Headers({ "content-type": "application/connect+proto" }),
+          body: createAsyncIterable(chunks),
+        };
       },
       { method: FilesystemService.method.readFileStream },
     ) as unknown as UniversalHandler;
@@ -182,6 +246,8 @@ describe("detachBytesField's envelopes", () => {
     });
     const out: Uint8Array[] = [];
     for await (const chunk of res.body!) out.push(chunk);
-    expect(Buffer.concat(out).equals(Buffer.concat([...pieces.map((data, i) => envelope(0, message(data, i))), end]))).toBe(true);
+    expect(
+      Buffer.concat(out).equals(Buffer.concat([...pieces.map((data, i) => envelope(0, message(data, i))), end])),
+    ).toBe(true);
   });
 });

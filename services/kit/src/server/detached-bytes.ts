@@ -56,7 +56,8 @@ function framingOf(req: UniversalServerRequest): Framing | undefined {
   if (framing === undefined) return undefined;
   for (const name of ACCEPT_ENCODING_HEADERS) {
     const offered = req.header.get(name);
-    if (offered !== null && offered.split(",").some((e) => !["", "identity"].includes(e.trim().toLowerCase()))) return undefined;
+    if (offered !== null && offered.split(",").some((e) => !["", "identity"].includes(e.trim().toLowerCase())))
+      return undefined;
   }
   return framing;
 }
@@ -103,8 +104,13 @@ export function detachableBytesField(message: DescMessage): DescField | undefine
  * transport keeps none) is left as it is.
  */
 export function detachBytesField(router: ConnectRouter, method: DescMethod, field: DescField): void {
-  if (field.parent.typeName !== method.output.typeName || detachableBytesField(method.output)?.number !== field.number) {
-    throw new Error(`${field.toString()} is not the first field of ${method.output.typeName} or not a plain bytes field`);
+  if (
+    field.parent.typeName !== method.output.typeName ||
+    detachableBytesField(method.output)?.number !== field.number
+  ) {
+    throw new Error(
+      `${field.toString()} is not the first field of ${method.output.typeName} or not a plain bytes field`,
+    );
   }
   const tag = field.number * 8 + 2;
   for (const [i, handler] of router.handlers.entries()) {
@@ -122,13 +128,20 @@ export function detachBytesField(router: ConnectRouter, method: DescMethod, fiel
       });
       const res = await handler(req);
       if (res.status !== 200 || res.body === undefined) return res;
-      return framing === "unary" ? unaryWithField(res, res.body, held, tag) : { ...res, body: envelopesWithField(res.body, held, tag) };
+      return framing === "unary"
+        ? unaryWithField(res, res.body, held, tag)
+        : { ...res, body: envelopesWithField(res.body, held, tag) };
     };
     router.handlers[i] = Object.assign(wrapped, handler) as UniversalHandler;
   }
 }
 
-function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8Array>, held: Held[], tag: number): UniversalServerResponse {
+function unaryWithField(
+  res: UniversalServerResponse,
+  body: AsyncIterable<Uint8Array>,
+  held: Held[],
+  tag: number,
+): UniversalServerResponse {
   // The handler has run: a message it answered in full (one forwarded from another replica) held nothing.
   const bytes = held.shift();
   if (bytes === undefined || bytes.length === 0 || res.header?.get("content-type") !== "application/proto") return res;
@@ -152,7 +165,11 @@ function unaryWithField(res: UniversalServerResponse, body: AsyncIterable<Uint8A
  * envelope with the next held bytes put in; others (end of stream, trailers) pass as they are.
  * Envelopes may span chunks: only the 5 header bytes are ever gathered.
  */
-async function* envelopesWithField(body: AsyncIterable<Uint8Array>, held: Held[], tag: number): AsyncGenerator<Uint8Array> {
+async function* envelopesWithField(
+  body: AsyncIterable<Uint8Array>,
+  held: Held[],
+  tag: number,
+): AsyncGenerator<Uint8Array> {
   const header = new Uint8Array(5);
   let headerBytes = 0;
   let remaining = 0;

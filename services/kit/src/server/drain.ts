@@ -1,5 +1,8 @@
 /** Resolves once a response that refused a write can take more (`drain`), or is gone (`close`). */
-export function drained(res: { on(event: "drain" | "close", listener: () => void): unknown; off(event: "drain" | "close", listener: () => void): unknown }): Promise<void> {
+export function drained(res: {
+  on(event: "drain" | "close", listener: () => void): unknown;
+  off(event: "drain" | "close", listener: () => void): unknown;
+}): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off("drain", done);

@@ -7,7 +7,14 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client, type HandlerContext, type Transport } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  type Client,
+  type HandlerContext,
+  type Transport,
+} from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { HttpHandler } from "./service-module.js";
 
@@ -59,7 +66,10 @@ type AnyClient = Client<any>;
 function ownerSilent(e: unknown, elsewhere: ServedElsewhere): unknown {
   for (let c: unknown = e, depth = 0; c && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
     if ((c as NodeJS.ErrnoException).code === "ECONNREFUSED") {
-      return new ConnectError(`${elsewhere.message}, which does not answer (down or restarting); retry shortly`, Code.Unavailable);
+      return new ConnectError(
+        `${elsewhere.message}, which does not answer (down or restarting); retry shortly`,
+        Code.Unavailable,
+      );
     }
   }
   return e;
@@ -75,7 +85,10 @@ function clientFor(method: DescMethod, url: string): AnyClient {
  * A server stream is forwarded only when the handler gave up before its first message, which is
  * where a handler decides who serves it.
  */
-export function forwardable(method: DescMethod, fn: (req: unknown, ctx: HandlerContext) => unknown): (req: unknown, ctx: HandlerContext) => unknown {
+export function forwardable(
+  method: DescMethod,
+  fn: (req: unknown, ctx: HandlerContext) => unknown,
+): (req: unknown, ctx: HandlerContext) => unknown {
   if (method.methodKind === "unary") {
     return async (req: unknown, ctx: HandlerContext) => {
       try {
@@ -91,10 +104,12 @@ export function forwardable(method: DescMethod, fn: (req: unknown, ctx: HandlerC
     };
   }
   if (method.methodKind === "server_streaming") {
-    return (req: unknown, ctx: HandlerContext) => forwardStream(method, fn(req, ctx) as AsyncIterable<unknown>, req, ctx);
+    return (req: unknown, ctx: HandlerContext) =>
+      forwardStream(method, fn(req, ctx) as AsyncIterable<unknown>, req, ctx);
   }
   if (method.methodKind === "client_streaming") {
-    return (requests: unknown, ctx: HandlerContext) => forwardClientStream(method, fn, requests as AsyncIterable<unknown>, ctx);
+    return (requests: unknown, ctx: HandlerContext) =>
+      forwardClientStream(method, fn, requests as AsyncIterable<unknown>, ctx);
   }
   return fn;
 }
@@ -138,14 +153,22 @@ async function forwardClientStream(
       yield* kept;
       for (let next = await source.next(); !next.done; next = await source.next()) yield next.value;
     }
-    const call = clientFor(method, err.url)[method.localName] as (req: AsyncIterable<unknown>, opts: object) => Promise<unknown>;
+    const call = clientFor(method, err.url)[method.localName] as (
+      req: AsyncIterable<unknown>,
+      opts: object,
+    ) => Promise<unknown>;
     return await call(replay(), { headers: forwardHeaders(ctx), signal: ctx.signal }).catch((e: unknown) => {
       throw ownerSilent(e, err);
     });
   }
 }
 
-async function* forwardStream(method: DescMethod, source: AsyncIterable<unknown>, req: unknown, ctx: HandlerContext): AsyncGenerator<unknown> {
+async function* forwardStream(
+  method: DescMethod,
+  source: AsyncIterable<unknown>,
+  req: unknown,
+  ctx: HandlerContext,
+): AsyncGenerator<unknown> {
   const it = source[Symbol.asyncIterator]();
   let first: IteratorResult<unknown>;
   try {
@@ -168,7 +191,16 @@ async function* forwardStream(method: DescMethod, source: AsyncIterable<unknown>
   }
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "host",
+]);
 
 /**
  * Sends a plain HTTP request (a sandbox's port, a file transfer) on to the replica at `url` as it
@@ -182,15 +214,25 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined && !name.startsWith(":") && !HOP_BY_HOP.has(name)) headers[name] = value;
   }
-  const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-    res.writeHead(answer.statusCode ?? 502, out);
-    answer.pipe(res as NodeJS.WritableStream);
-  });
+  const upstream = httpRequest(
+    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+    (answer) => {
+      const out: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers))
+        if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res as NodeJS.WritableStream);
+    },
+  );
   upstream.on("error", () => {
     if (!res.headersSent) res.writeHead(503, { "content-type": "application/json" });
-    res.end(JSON.stringify({ code: Code.Unavailable, message: "the replica serving this sandbox did not answer; retry shortly", details: [] }));
+    res.end(
+      JSON.stringify({
+        code: Code.Unavailable,
+        message: "the replica serving this sandbox did not answer; retry shortly",
+        details: [],
+      }),
+    );
   });
   res.on("close", () => upstream.destroy());
   (req as NodeJS.ReadableStream).pipe(upstream);
@@ -216,7 +258,13 @@ export function forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffe
  * it connects, and joins the two sockets: whatever ends one ends both. `unreachable` may answer
  * the client when the upstream failed before sending anything back.
  */
-export function spliceUpgrade(upstream: Socket, socket: Duplex, lines: readonly string[], head: Buffer, unreachable?: () => void): void {
+export function spliceUpgrade(
+  upstream: Socket,
+  socket: Duplex,
+  lines: readonly string[],
+  head: Buffer,
+  unreachable?: () => void,
+): void {
   upstream.on("connect", () => {
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
     if (head.length > 0) upstream.write(head);

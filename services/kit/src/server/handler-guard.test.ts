@@ -15,7 +15,10 @@ function capture() {
 }
 
 const request = (process: Parameters<typeof create<typeof ProcessSchema>>[1]) =>
-  create(CreateProcessRequestSchema, { parent: "workspaces/w/sandboxEngines/s", process: create(ProcessSchema, process) });
+  create(CreateProcessRequestSchema, {
+    parent: "workspaces/w/sandboxEngines/s",
+    process: create(ProcessSchema, process),
+  });
 
 async function codeOf(run: () => unknown): Promise<ConnectError> {
   try {
@@ -30,7 +33,12 @@ describe("guardHandler", () => {
   it("refuses NUL in strings, list items and map keys or values, naming the field, before the handler runs", async () => {
     const { logger } = capture();
     let called = 0;
-    const guarded = guardHandler({ logger, label: "test" }, "P/Create", CreateProcessRequestSchema, async () => void called++);
+    const guarded = guardHandler(
+      { logger, label: "test" },
+      "P/Create",
+      CreateProcessRequestSchema,
+      async () => void called++,
+    );
     const cases: Array<[ReturnType<typeof request>, string]> = [
       [request({ command: "a\0b" }), "process.command"],
       [request({ command: "sh", args: ["ok", "x\0"] }), "process.args[1]"],
@@ -51,9 +59,14 @@ describe("guardHandler", () => {
   it("checks each message of a client stream as the handler takes it, naming the field", async () => {
     const { logger } = capture();
     const taken: string[] = [];
-    const guarded = guardHandler({ logger, label: "test" }, "P/Stream", CreateProcessRequestSchema, async (requests: AsyncIterable<{ parent: string }>) => {
-      for await (const r of requests) taken.push(r.parent);
-    });
+    const guarded = guardHandler(
+      { logger, label: "test" },
+      "P/Stream",
+      CreateProcessRequestSchema,
+      async (requests: AsyncIterable<{ parent: string }>) => {
+        for await (const r of requests) taken.push(r.parent);
+      },
+    );
     async function* stream() {
       yield request({ command: "sh" });
       yield create(CreateProcessRequestSchema, { parent: "second" });
@@ -115,11 +128,16 @@ describe("guardHandler", () => {
 
   it("guards a server stream: items pass, a failure midway becomes INTERNAL", async () => {
     const { logger } = capture();
-    const streaming = guardHandler({ logger, label: "test" }, "P/Stream", CreateProcessRequestSchema, async function* () {
-      yield 1;
-      yield 2;
-      throw new Error("agent went away");
-    });
+    const streaming = guardHandler(
+      { logger, label: "test" },
+      "P/Stream",
+      CreateProcessRequestSchema,
+      async function* () {
+        yield 1;
+        yield 2;
+        throw new Error("agent went away");
+      },
+    );
     const seen: number[] = [];
     const err = await codeOf(async () => {
       for await (const item of streaming(request({}), ctx) as AsyncIterable<number>) seen.push(item);

@@ -29,7 +29,10 @@ export function guardHandler<I, O>(
   const fail = (err: unknown): never => {
     if (err instanceof ConnectError) throw err;
     if (databaseUnavailable(err)) {
-      options.logger.warn(`${options.label} call failed: the database is unavailable`, { method, error: describeError(err) });
+      options.logger.warn(`${options.label} call failed: the database is unavailable`, {
+        method,
+        error: describeError(err),
+      });
       throw new ConnectError("the database is unavailable; retry shortly", Code.Unavailable);
     }
     options.logger.error(`${options.label} call failed`, { method, error: describeError(err) });
@@ -56,7 +59,12 @@ export function guardHandler<I, O>(
  * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED. A
  * handler that throws ServedElsewhere has its call carried out by the replica that owns the work.
  */
-export function registerGuarded(router: ConnectRouter, service: DescService, handlers: Readonly<Record<string, unknown>>, options: GuardOptions): void {
+export function registerGuarded(
+  router: ConnectRouter,
+  service: DescService,
+  handlers: Readonly<Record<string, unknown>>,
+  options: GuardOptions,
+): void {
   const impl: Record<string, unknown> = {};
   for (const method of service.methods) {
     const handler = handlers[method.localName] ?? handlers[method.name];
@@ -75,9 +83,18 @@ export function registerGuarded(router: ConnectRouter, service: DescService, han
 export function databaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (code.startsWith("08") || ["57P01", "57P02", "57P03", "ECONNREFUSED", "ECONNRESET"].includes(code))) return true;
+    if (
+      typeof code === "string" &&
+      (code.startsWith("08") || ["57P01", "57P02", "57P03", "ECONNREFUSED", "ECONNRESET"].includes(code))
+    )
+      return true;
     const message = e instanceof Error ? e.message : "";
-    if (/^Connection terminated|^Client has encountered a connection error|timeout exceeded when trying to connect/.test(message)) return true;
+    if (
+      /^Connection terminated|^Client has encountered a connection error|timeout exceeded when trying to connect/.test(
+        message,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -101,7 +118,8 @@ export function rejectNul(schema: DescMessage, message: Record<string, unknown>,
       case "map":
         for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
           if (key.includes("\0") || (typeof item === "string" && item.includes("\0"))) throw nulIn(path);
-          if (field.mapKind === "message") rejectNul(field.message, item as Record<string, unknown>, `${path}[${JSON.stringify(key)}]`);
+          if (field.mapKind === "message")
+            rejectNul(field.message, item as Record<string, unknown>, `${path}[${JSON.stringify(key)}]`);
         }
         break;
       case "message":

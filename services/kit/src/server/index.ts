@@ -9,7 +9,14 @@ export type { ServiceCore, ServiceCoreState } from "./service-core.js";
 export { openServiceStore } from "./service-store.js";
 export type { ServiceStore } from "./service-store.js";
 export { drained } from "./drain.js";
-export { FORWARDED_HEADER, ServedElsewhere, forwardHttp, forwardUpgrade, forwardable, spliceUpgrade } from "./forwarding.js";
+export {
+  FORWARDED_HEADER,
+  ServedElsewhere,
+  forwardHttp,
+  forwardUpgrade,
+  forwardable,
+  spliceUpgrade,
+} from "./forwarding.js";
 export { createReplicaRegistry, replicasMigration, REPLICAS_TABLE } from "./replica-registry.js";
 export type { ReplicaRegistry, ReplicaRegistryOptions } from "./replica-registry.js";
 export { detachBytesField, detachableBytesField, detachedBytes } from "./detached-bytes.js";

@@ -33,7 +33,13 @@ describe("replica registry", () => {
     // A replica that cannot renew (here: its database handle is gone, as in a crash) keeps its
     // row, and the lease alone ends it.
     let reachable: Database | undefined = database;
-    const crashed = createReplicaRegistry({ database: () => reachable, id: "host-d:/data/d", url: () => "http://10.0.0.4:8083", leaseMs: 300, logger: silentLogger });
+    const crashed = createReplicaRegistry({
+      database: () => reachable,
+      id: "host-d:/data/d",
+      url: () => "http://10.0.0.4:8083",
+      leaseMs: 300,
+      logger: silentLogger,
+    });
     await crashed.start();
     const observer = registry("host-e:/data/e", "http://10.0.0.5:8083");
     expect(await observer.urlOf(crashed.id)).toBe("http://10.0.0.4:8083");
@@ -48,7 +54,13 @@ describe("replica registry", () => {
 
   it("waits for its address before it registers (a replica listening on port 0)", async () => {
     let url: string | undefined;
-    const late = createReplicaRegistry({ database: () => database, id: "host-f:/data/f", url: () => url, leaseMs: 300, logger: silentLogger });
+    const late = createReplicaRegistry({
+      database: () => database,
+      id: "host-f:/data/f",
+      url: () => url,
+      leaseMs: 300,
+      logger: silentLogger,
+    });
     await late.start();
     expect(await late.urlOf(late.id)).toBeUndefined();
     url = "http://10.0.0.6:8083";

@@ -65,7 +65,11 @@ export function createReplicaRegistry(options: ReplicaRegistryOptions): ReplicaR
     // A third of the lease: two renewals may fail (a database restart) before the others see it gone.
     timer = setTimeout(() => {
       renewing = renew()
-        .catch((err: unknown) => options.logger.warn("could not renew this replica's lease", { error: err instanceof Error ? err.message : String(err) }))
+        .catch((err: unknown) =>
+          options.logger.warn("could not renew this replica's lease", {
+            error: err instanceof Error ? err.message : String(err),
+          }),
+        )
         .finally(() => {
           renewing = undefined;
           if (timer) schedule();
@@ -86,12 +90,16 @@ export function createReplicaRegistry(options: ReplicaRegistryOptions): ReplicaR
       await renewing;
       const database = options.database();
       if (!database) return;
-      await sql`update replicas set lease_until = now() where id = ${options.id}`.execute(database.db).catch(() => undefined);
+      await sql`update replicas set lease_until = now() where id = ${options.id}`
+        .execute(database.db)
+        .catch(() => undefined);
     },
     async urlOf(id) {
       const database = options.database();
       if (!database) return undefined;
-      const r = await sql<{ url: string }>`select url from replicas where id = ${id} and lease_until > now()`.execute(database.db);
+      const r = await sql<{ url: string }>`select url from replicas where id = ${id} and lease_until > now()`.execute(
+        database.db,
+      );
       return r.rows[0]?.url;
     },
   };

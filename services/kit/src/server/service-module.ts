@@ -11,7 +11,10 @@ import type { Authenticator } from "../identity/authenticator.js";
 import type { Logger } from "../logger.js";
 
 /** A node:http / node:http2 request handler (the host passes either). */
-export type HttpHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
+export type HttpHandler = (
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+) => void;
 
 /**
  * Plain HTTP served by a module beside its RPCs, under a path prefix such as `/engines/`

@@ -29,7 +29,12 @@ export async function openServiceStore(options: {
   prepare?: (database: Database) => Promise<void>;
 }): Promise<ServiceStore> {
   const { deps } = options;
-  const pageKey = await loadSecretKey({ variable: "AIEM_PAGE_TOKEN_KEY", value: options.pageTokenKey, dataDir: deps.config.dataDir, name: "page-token" });
+  const pageKey = await loadSecretKey({
+    variable: "AIEM_PAGE_TOKEN_KEY",
+    value: options.pageTokenKey,
+    dataDir: deps.config.dataDir,
+    name: "page-token",
+  });
   const database = await deps.openDatabase(options.schema);
   try {
     await migrateToLatest(database, options.migrations);
@@ -38,7 +43,12 @@ export async function openServiceStore(options: {
     await database.destroy();
     throw err;
   }
-  const relay = createOutboxRelay({ database, bus: deps.bus, logger: options.logger, pollInterval: options.outboxPollInterval });
+  const relay = createOutboxRelay({
+    database,
+    bus: deps.bus,
+    logger: options.logger,
+    pollInterval: options.outboxPollInterval,
+  });
   relay.start();
   return {
     database,

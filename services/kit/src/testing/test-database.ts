@@ -14,6 +14,10 @@ export async function createTestDatabase(suite: string): Promise<Database> {
 }
 
 export function testSchemaName(suite: string): string {
-  const slug = suite.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40);
+  const slug = suite
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 40);
   return `t_${slug || "suite"}_${randomBytes(5).toString("hex")}`;
 }

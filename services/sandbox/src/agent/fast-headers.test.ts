@@ -23,7 +23,12 @@ describe("minimal Headers", () => {
     ours.forEach((value, name) => seen.push(`${name}=${value}`));
     expect(seen).toEqual(["grpc-status=0", "te=trailers", "x-multi=a,b, c"]);
     expect([...new MinimalHeaders(ours)]).toEqual([...ours]);
-    expect([...new MinimalHeaders([["a", "1"], ["A", "2"]])]).toEqual([["a", "1, 2"]]);
+    expect([
+      ...new MinimalHeaders([
+        ["a", "1"],
+        ["A", "2"],
+      ]),
+    ]).toEqual([["a", "1, 2"]]);
     expect([...ours.keys()]).toEqual([...node.keys()]);
     expect([...ours.values()]).toEqual([...node.values()]);
   });

@@ -28,4 +28,3 @@ export function toFileInfo(path: string, st: fs.BigIntStats): FileInfo {
     mode: octalMode(st.mode),
   });
 }
-

@@ -77,7 +77,11 @@ describe("raw file routes", () => {
   it("says it has them, and round-trips binary content of several HTTP/2 frames, byte for byte", async () => {
     expect(await conn.files.supported()).toBe(true);
     const content = binary(5 << 20);
-    const info = await conn.files.write("/workspace/data.bin", pieces(content, 100_000), { createParents: false, overwrite: false, mode: 0o640 });
+    const info = await conn.files.write("/workspace/data.bin", pieces(content, 100_000), {
+      createParents: false,
+      overwrite: false,
+      mode: 0o640,
+    });
     expect(info).toMatchObject({ path: "/workspace/data.bin", size: BigInt(content.length), mode: "0640" });
     expect(sha(fs.readFileSync(path.join(root, "workspace", "data.bin")))).toBe(sha(content));
     const read = await conn.files.read("/workspace/data.bin");
@@ -87,21 +91,47 @@ describe("raw file routes", () => {
   });
 
   it("keeps WriteFile's rules: overwrite, parents, empty files, directories", async () => {
-    await conn.files.write("/workspace/once", pieces(Buffer.from("one"), 1), { createParents: false, overwrite: false });
-    expect(await code(conn.files.write("/workspace/once", pieces(Buffer.from("two"), 1), { createParents: false, overwrite: false }))).toBe(Code.AlreadyExists);
+    await conn.files.write("/workspace/once", pieces(Buffer.from("one"), 1), {
+      createParents: false,
+      overwrite: false,
+    });
+    expect(
+      await code(
+        conn.files.write("/workspace/once", pieces(Buffer.from("two"), 1), { createParents: false, overwrite: false }),
+      ),
+    ).toBe(Code.AlreadyExists);
     expect(fs.readFileSync(path.join(root, "workspace", "once"), "utf8")).toBe("one");
-    expect(await code(conn.files.write("/workspace/no/such", pieces(Buffer.alloc(0), 1), { createParents: false, overwrite: true }))).toBe(Code.NotFound);
-    const empty = await conn.files.write("/workspace/a/b/empty", pieces(Buffer.alloc(0), 1), { createParents: true, overwrite: true });
+    expect(
+      await code(
+        conn.files.write("/workspace/no/such", pieces(Buffer.alloc(0), 1), { createParents: false, overwrite: true }),
+      ),
+    ).toBe(Code.NotFound);
+    const empty = await conn.files.write("/workspace/a/b/empty", pieces(Buffer.alloc(0), 1), {
+      createParents: true,
+      overwrite: true,
+    });
     expect(empty?.size).toBe(0n);
     const read = await conn.files.read("/workspace/a/b/empty");
     expect(read.size).toBe(0);
     expect((await drain(read)).length).toBe(0);
     expect(await code(conn.files.read("/workspace/a"))).toBe(Code.FailedPrecondition);
     expect(await code(conn.files.read("/workspace/missing"))).toBe(Code.NotFound);
-    expect(await code(conn.files.write("/workspace/m", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true, mode: 0o10000 }))).toBe(Code.InvalidArgument);
+    expect(
+      await code(
+        conn.files.write("/workspace/m", pieces(Buffer.from("x"), 1), {
+          createParents: false,
+          overwrite: true,
+          mode: 0o10000,
+        }),
+      ),
+    ).toBe(Code.InvalidArgument);
     // Refused before the body was read: the connection stays usable for the next call.
     const refused = binary(3 << 20);
-    expect(await code(conn.files.write("/workspace/once", pieces(refused, 64 << 10), { createParents: false, overwrite: false }))).toBe(Code.AlreadyExists);
+    expect(
+      await code(
+        conn.files.write("/workspace/once", pieces(refused, 64 << 10), { createParents: false, overwrite: false }),
+      ),
+    ).toBe(Code.AlreadyExists);
     expect((await drain(await conn.files.read("/workspace/once"))).toString()).toBe("one");
   });
 
@@ -112,11 +142,26 @@ describe("raw file routes", () => {
     // An absolute target starts at the sandbox root, where there is no such file.
     expect(await code(conn.files.read("/workspace/abs-link"))).toBe(Code.NotFound);
     expect(await code(conn.files.read("/workspace/rel-link"))).toBe(Code.PermissionDenied);
-    expect(await code(conn.files.write("/workspace/rel-link", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true }))).toBe(Code.PermissionDenied);
-    expect(await code(conn.files.write("/workspace/dir-link/new.txt", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true }))).not.toBe("ok");
+    expect(
+      await code(
+        conn.files.write("/workspace/rel-link", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true }),
+      ),
+    ).toBe(Code.PermissionDenied);
+    expect(
+      await code(
+        conn.files.write("/workspace/dir-link/new.txt", pieces(Buffer.from("x"), 1), {
+          createParents: false,
+          overwrite: true,
+        }),
+      ),
+    ).not.toBe("ok");
     expect(await code(conn.files.read("/workspace/../../outside/secret.txt"))).toBe(Code.InvalidArgument);
     expect(await code(conn.files.read("/.aiem/anything"))).toBe(Code.PermissionDenied);
-    expect(await code(conn.files.write("/usr/bin/tool", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true }))).toBe(Code.PermissionDenied);
+    expect(
+      await code(
+        conn.files.write("/usr/bin/tool", pieces(Buffer.from("x"), 1), { createParents: false, overwrite: true }),
+      ),
+    ).toBe(Code.PermissionDenied);
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("host secret");
     expect(fs.readdirSync(outside)).toEqual(["secret.txt"]);
   });
@@ -130,7 +175,9 @@ describe("raw file routes", () => {
       },
     });
     failing.push(Buffer.alloc(1 << 20, 1));
-    expect(await code(conn.files.write("/workspace/kept", failing, { createParents: false, overwrite: true }))).not.toBe("ok");
+    expect(
+      await code(conn.files.write("/workspace/kept", failing, { createParents: false, overwrite: true })),
+    ).not.toBe("ok");
     const abort = new AbortController();
     const read = await conn.files.read("/workspace/kept", { signal: abort.signal });
     abort.abort();

@@ -84,7 +84,8 @@ async function* batches(req: Request): AsyncGenerator<Uint8Array[]> {
   // A body cut short must not be renamed into place as the file, and the end of the body does
   // not tell: a client's stream.close() ends its side before it resets the stream, so a cancelled
   // upload can arrive as a body that ended. The client marks a body it sent whole with a trailer.
-  if (req.trailers[COMPLETE_TRAILER] !== "1") throw new ConnectError("the upload was cancelled before its end", Code.Canceled);
+  if (req.trailers[COMPLETE_TRAILER] !== "1")
+    throw new ConnectError("the upload was cancelled before its end", Code.Canceled);
   if (batch.length > 0) yield batch;
 }
 type Response = http2.Http2ServerResponse;
@@ -221,13 +222,22 @@ export function createFileRoutes(filesystem: Filesystem, options: { readonly max
     };
     let info: FileInfo;
     try {
-      info = await filesystem.writeFile(query.get("path") ?? "", fill, flag(query, "create_parents"), flag(query, "overwrite"), modeOf(query));
+      info = await filesystem.writeFile(
+        query.get("path") ?? "",
+        fill,
+        flag(query, "create_parents"),
+        flag(query, "overwrite"),
+        modeOf(query),
+      );
     } catch (error) {
       if (!res.headersSent || res.stream.destroyed) throw error;
       // The client holds the answer's head already: the refusal (a file over the limit, a
       // rename that failed) comes as trailers, with the code a head would have had.
       const err = ConnectError.from(error);
-      res.addTrailers({ [ERROR_CODE_HEADER]: String(err.code), [ERROR_MESSAGE_HEADER]: encodeURIComponent(err.rawMessage) });
+      res.addTrailers({
+        [ERROR_CODE_HEADER]: String(err.code),
+        [ERROR_MESSAGE_HEADER]: encodeURIComponent(err.rawMessage),
+      });
       res.end();
       return;
     }
@@ -256,7 +266,9 @@ export function createFileRoutes(filesystem: Filesystem, options: { readonly max
     } else if (name === "write-descriptor" && req.method === "POST") {
       work = writeDescriptor(query, req, res);
     } else {
-      work = Promise.reject(new ConnectError(`no route for ${req.method} ${url.slice(0, q < 0 ? undefined : q)}`, Code.Unimplemented));
+      work = Promise.reject(
+        new ConnectError(`no route for ${req.method} ${url.slice(0, q < 0 ? undefined : q)}`, Code.Unimplemented),
+      );
     }
     work.catch((error: unknown) => {
       if (res.stream.destroyed) return;

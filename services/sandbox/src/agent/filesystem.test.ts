@@ -71,7 +71,9 @@ describe("write, read, stat", () => {
   });
 
   it("fails on a missing parent without createParentDirectories", async () => {
-    expect(await code(filesystem.writeFile("/workspace/no/such.txt", Buffer.from("x"), false, false))).toBe(Code.NotFound);
+    expect(await code(filesystem.writeFile("/workspace/no/such.txt", Buffer.from("x"), false, false))).toBe(
+      Code.NotFound,
+    );
     expect(await code(() => filesystem.makeDirectory("/workspace/no/dir", false, false))).toBe(Code.NotFound);
   });
 
@@ -81,7 +83,9 @@ describe("write, read, stat", () => {
     const info = await filesystem.writeFile("/workspace/f", Buffer.from("three"), false, true);
     expect(info.mode).toBe("0600");
     expect(text((await filesystem.readFile("/workspace/f", 0, 0)).content)).toBe("three");
-    expect(await code(filesystem.writeFile("/workspace/f", Buffer.from("x"), false, true, 0o10000))).toBe(Code.InvalidArgument);
+    expect(await code(filesystem.writeFile("/workspace/f", Buffer.from("x"), false, true, 0o10000))).toBe(
+      Code.InvalidArgument,
+    );
   });
 
   it("applies a mode that is given, also to a replaced file and also when it is 0", async () => {
@@ -95,13 +99,20 @@ describe("write, read, stat", () => {
     await filesystem.writeFile("/workspace/described", Buffer.from("12345"), false, false, 0o600);
     fs.symlinkSync("described", path.join(root, "workspace", "described-link"));
     const first = await filesystem.readFile("/workspace/described-link", 0, 0);
-    expect(first.fileInfo).toMatchObject({ path: "/workspace/described-link", size: 5n, type: FileType.REGULAR, mode: "0600" });
+    expect(first.fileInfo).toMatchObject({
+      path: "/workspace/described-link",
+      size: 5n,
+      type: FileType.REGULAR,
+      mode: "0600",
+    });
     expect((await filesystem.readFile("/workspace/described", 2, 0)).fileInfo).toBeUndefined();
   });
 
   it("does not write onto a directory and leaves no temporary files behind", async () => {
     fs.mkdirSync(path.join(root, "workspace", "dir"));
-    expect(await code(filesystem.writeFile("/workspace/dir", Buffer.from("x"), false, true))).toBe(Code.FailedPrecondition);
+    expect(await code(filesystem.writeFile("/workspace/dir", Buffer.from("x"), false, true))).toBe(
+      Code.FailedPrecondition,
+    );
     await filesystem.writeFile("/workspace/ok", Buffer.from("x"), false, false);
     expect(fs.readdirSync(path.join(root, "workspace")).sort()).toEqual(["dir", "ok"]);
   });
@@ -117,10 +128,14 @@ describe("write, read, stat", () => {
     const info = await filesystem.writeFile("/workspace/s.txt", chunks(["one ", "two ", "three"]), false, true);
     expect(info.size).toBe(13n);
     expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
-    await expect(filesystem.writeFile("/workspace/s.txt", chunks(["partial"], new Error("the client went away")), false, true)).rejects.toThrow();
+    await expect(
+      filesystem.writeFile("/workspace/s.txt", chunks(["partial"], new Error("the client went away")), false, true),
+    ).rejects.toThrow();
     expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
     const limited = createFilesystem({ root, maxReadBytes: 1 << 20, maxFileBytes: 8 });
-    expect(await code(limited.writeFile("/workspace/s.txt", chunks(["12345", "67890"]), false, true))).toBe(Code.ResourceExhausted);
+    expect(await code(limited.writeFile("/workspace/s.txt", chunks(["12345", "67890"]), false, true))).toBe(
+      Code.ResourceExhausted,
+    );
     expect(fs.readFileSync(path.join(root, "workspace", "s.txt"), "utf8")).toBe("one two three");
     expect(fs.readdirSync(path.join(root, "workspace"))).toEqual(["s.txt"]);
   });
@@ -164,7 +179,9 @@ describe("makeDirectory, remove, move", () => {
     expect(filesystem.makeDirectory("/workspace/d", false, true).type).toBe(FileType.DIRECTORY);
     await filesystem.writeFile("/workspace/file", Buffer.from(""), false, false);
     expect(await code(() => filesystem.makeDirectory("/workspace/file", false, true))).toBe(Code.AlreadyExists);
-    expect(await code(() => filesystem.makeDirectory("/workspace/file/sub", true, false))).toBe(Code.FailedPrecondition);
+    expect(await code(() => filesystem.makeDirectory("/workspace/file/sub", true, false))).toBe(
+      Code.FailedPrecondition,
+    );
   });
 
   it("remove: a non-empty directory needs recursive; links inside are removed, not followed", async () => {
@@ -195,23 +212,35 @@ describe("makeDirectory, remove, move", () => {
     );
     filesystem.makeDirectory("/workspace/full", false, false);
     await filesystem.writeFile("/workspace/full/f", Buffer.from(""), false, false);
-    expect(await code(() => filesystem.move("/workspace/new", "/workspace/full", true, false))).toBe(Code.FailedPrecondition);
-    expect(await code(() => filesystem.move("/workspace/new/b", "/workspace/full", true, false))).toBe(Code.FailedPrecondition);
+    expect(await code(() => filesystem.move("/workspace/new", "/workspace/full", true, false))).toBe(
+      Code.FailedPrecondition,
+    );
+    expect(await code(() => filesystem.move("/workspace/new/b", "/workspace/full", true, false))).toBe(
+      Code.FailedPrecondition,
+    );
     filesystem.makeDirectory("/workspace/emptydir", false, false);
     expect(filesystem.move("/workspace/new", "/workspace/emptydir", true, false).type).toBe(FileType.DIRECTORY);
   });
 
   it("system directories are read-only", async () => {
-    expect(await code(filesystem.writeFile("/usr/bin/evil", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
-    expect(await code(filesystem.writeFile("/etc/hostname", Buffer.from("x"), false, true))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/usr/bin/evil", Buffer.from("x"), false, false))).toBe(
+      Code.PermissionDenied,
+    );
+    expect(await code(filesystem.writeFile("/etc/hostname", Buffer.from("x"), false, true))).toBe(
+      Code.PermissionDenied,
+    );
     expect(await code(() => filesystem.makeDirectory("/lib64/x", true, false))).toBe(Code.PermissionDenied);
     expect(await code(filesystem.remove("/usr", true))).toBe(Code.PermissionDenied);
-    expect(await code(() => filesystem.move("/etc/hostname", "/workspace/h", false, false))).toBe(Code.PermissionDenied);
+    expect(await code(() => filesystem.move("/etc/hostname", "/workspace/h", false, false))).toBe(
+      Code.PermissionDenied,
+    );
     await filesystem.writeFile("/workspace/x", Buffer.from("x"), false, false);
     expect(await code(() => filesystem.move("/workspace/x", "/usr/x", false, false))).toBe(Code.PermissionDenied);
     // A link in the workspace does not make a system directory writable.
     fs.symlinkSync("/usr/bin", path.join(root, "workspace", "bin"));
-    expect(await code(filesystem.writeFile("/workspace/bin/evil", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/workspace/bin/evil", Buffer.from("x"), false, false))).toBe(
+      Code.PermissionDenied,
+    );
     // Reading them is fine.
     expect(text((await filesystem.readFile("/etc/hostname", 0, 0)).content)).toBe("sandbox\n");
   });
@@ -222,7 +251,9 @@ describe("escapes", () => {
     fs.symlinkSync("../../outside", path.join(root, "workspace", "up"));
     expect(await code(filesystem.readFile("/workspace/up/secret.txt", 0, 0))).toBe(Code.PermissionDenied);
     expect(await code(() => filesystem.listDirectory("/workspace/up"))).toBe(Code.PermissionDenied);
-    expect(await code(filesystem.writeFile("/workspace/up/new", Buffer.from("x"), false, false))).toBe(Code.PermissionDenied);
+    expect(await code(filesystem.writeFile("/workspace/up/new", Buffer.from("x"), false, false))).toBe(
+      Code.PermissionDenied,
+    );
     expect(fs.existsSync(path.join(outside, "new"))).toBe(false);
     // The link itself can still be looked at and removed.
     expect(filesystem.stat("/workspace/up").type).toBe(FileType.SYMLINK);
@@ -253,7 +284,9 @@ describe("escapes", () => {
   it("special files are neither read nor written", async () => {
     execFileSync("mkfifo", [path.join(root, "workspace", "fifo")]);
     expect(await code(filesystem.readFile("/workspace/fifo", 0, 0))).toBe(Code.FailedPrecondition);
-    expect(await code(filesystem.writeFile("/workspace/fifo", Buffer.from("x"), false, true))).toBe(Code.FailedPrecondition);
+    expect(await code(filesystem.writeFile("/workspace/fifo", Buffer.from("x"), false, true))).toBe(
+      Code.FailedPrecondition,
+    );
     fs.symlinkSync("/dev/null", path.join(root, "workspace", "null"));
     fs.mkdirSync(path.join(root, "dev"));
     execFileSync("mknod", [path.join(root, "dev", "null"), "c", "1", "3"]);
@@ -279,7 +312,10 @@ describe("escapes", () => {
     fs.writeFileSync(path.join(ws, "d", "secret.txt"), "inside");
     const swapper = spawn(
       "sh",
-      ["-c", "end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do mv -T d spare; ln -s ../../outside d; rm d; mv -T spare d; done"],
+      [
+        "-c",
+        "end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do mv -T d spare; ln -s ../../outside d; rm d; mv -T spare d; done",
+      ],
       { cwd: ws, stdio: "ignore" },
     );
     const done = new Promise((r) => swapper.once("exit", r));

@@ -11,14 +11,7 @@ import * as fs from "node:fs";
 import { promisify } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FileInfo } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
-import {
-  alreadyExists,
-  errnoCode,
-  failedPrecondition,
-  fsError,
-  invalidArgument,
-  notFound,
-} from "./errors.js";
+import { alreadyExists, errnoCode, failedPrecondition, fsError, invalidArgument, notFound } from "./errors.js";
 import { AGENT_DIR, joinSegments, pathSegments } from "./paths.js";
 import { toFileInfo } from "./file-info.js";
 import { at, closeQuietly, createPathResolver, lstatOrNull } from "./path-resolver.js";
@@ -70,7 +63,13 @@ export interface Filesystem {
   /** Writes a whole file from one buffer or, for large content, from a stream of chunks. */
   /** A stream may give batches of chunks, each written with one system call. */
   /** Or a filler writes the temporary file through its descriptor. */
-  writeFile(path: string, content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]> | FileFiller, createParents: boolean, overwrite: boolean, mode?: number): Promise<FileInfo>;
+  writeFile(
+    path: string,
+    content: Uint8Array | AsyncIterable<Uint8Array | readonly Uint8Array[]> | FileFiller,
+    createParents: boolean,
+    overwrite: boolean,
+    mode?: number,
+  ): Promise<FileInfo>;
   readFile(path: string, offset: number, limit: number): Promise<ReadResult>;
   /** Opens a regular file for a streamed read, after the same checks as readFile. */
   openForRead(path: string): Promise<OpenedFile>;
@@ -110,7 +109,10 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       let dir: number;
       try {
         // The root is already open; /proc/self/fd/N is itself a link, which O_NOFOLLOW refuses.
-        dir = loc.name === null ? fs.openSync(at(loc.parent), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY) : fs.openSync(entryPath(loc), O_DIR);
+        dir =
+          loc.name === null
+            ? fs.openSync(at(loc.parent), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY)
+            : fs.openSync(entryPath(loc), O_DIR);
       } catch (error) {
         const code = errnoCode(error);
         if (code === "ENOTDIR" || code === "ELOOP") throw failedPrecondition(`${display}: is not a directory`);
@@ -143,7 +145,10 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       denyAgentDir(loc, display);
       const existing = lstatOrNull(entryPath(loc));
       if (existing !== null) {
-        if (existOk && (existing.isDirectory() || (existing.isSymbolicLink() && isDirectoryFollowing(segments, display)))) {
+        if (
+          existOk &&
+          (existing.isDirectory() || (existing.isSymbolicLink() && isDirectoryFollowing(segments, display)))
+        ) {
           return toFileInfo(display, existing.isDirectory() ? existing : statFollowing(segments, display));
         }
         throw alreadyExists(`${display}: already exists`);
@@ -194,7 +199,11 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
     const segments = pathSegments(path);
     const display = joinSegments(segments);
     if (segments.length === 0) throw failedPrecondition(`${display}: is a directory`);
-    const tooLarge = () => new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`, Code.ResourceExhausted);
+    const tooLarge = () =>
+      new ConnectError(
+        `${display}: larger than the sandbox's file size limit of ${maxFileBytes} bytes`,
+        Code.ResourceExhausted,
+      );
     // A buffer is refused before anything is written; a stream once it passes the limit.
     if (maxFileBytes !== undefined && content instanceof Uint8Array && content.length > maxFileBytes) throw tooLarge();
     const chunks = content instanceof Uint8Array ? [content] : typeof content === "function" ? [] : content;
@@ -418,7 +427,8 @@ export function createFilesystem(options: FilesystemOptions): Filesystem {
       return withLocation(dst, { followFinal: false, createParents, display: dstDisplay }, (to) => {
         if (to.name === null) throw invalidArgument("destination: cannot replace the sandbox root");
         denyReadOnly(to.canonical, dstDisplay);
-        const same = to.canonical.length === from.canonical.length && to.canonical.every((s, i) => s === from.canonical[i]);
+        const same =
+          to.canonical.length === from.canonical.length && to.canonical.every((s, i) => s === from.canonical[i]);
         const srcPath = at(from.parent, from.name!);
         const dstPath = at(to.parent, to.name);
         if (!same) {

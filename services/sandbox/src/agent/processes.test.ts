@@ -48,14 +48,26 @@ for (const mode of ["resident", "helper", "direct"] as const) {
     it("answers a wait that comes while the process is being started, once it started and ended", async (ctx) => {
       if (!manager) ctx.skip();
       const processId = id();
-      const start = manager.start({ processId, command: "sh", args: ["-c", "exit 3"], workingDirectory: "", environment: {} });
+      const start = manager.start({
+        processId,
+        command: "sh",
+        args: ["-c", "exit 3"],
+        workingDirectory: "",
+        environment: {},
+      });
       // Asked before the start answered, as the service asks for the exit together with the start.
       const waited = manager.wait(processId);
       expect((await waited).exitCode).toBe(3);
       expect((await start).exit?.exitCode).toBe(3);
       // A process whose start failed is unknown to the wait, as one never started.
       const failed = id();
-      const refused = manager.start({ processId: failed, command: "/nonexistent/program", args: [], workingDirectory: "", environment: {} });
+      const refused = manager.start({
+        processId: failed,
+        command: "/nonexistent/program",
+        args: [],
+        workingDirectory: "",
+        environment: {},
+      });
       expect(await codeOf(() => manager.wait(failed))).toBe(Code.NotFound);
       expect(await codeOf(() => refused)).toBe(Code.NotFound);
     });
@@ -79,7 +91,13 @@ for (const mode of ["resident", "helper", "direct"] as const) {
 
     it("reports signals as 128 + N", async (ctx) => {
       if (!manager) ctx.skip();
-      const record = await manager.start({ processId: id(), command: "sleep", args: ["10"], workingDirectory: "/", environment: {} });
+      const record = await manager.start({
+        processId: id(),
+        command: "sleep",
+        args: ["10"],
+        workingDirectory: "/",
+        environment: {},
+      });
       manager.signal(record.id, 15);
       expect(await manager.wait(record.id)).toMatchObject({ exitCode: 143, signal: 15 });
       expect(await codeOf(() => manager.signal(record.id, 9))).toBe(Code.FailedPrecondition);
@@ -112,7 +130,8 @@ describe("processes: the resident helper", () => {
   let manager: ProcessManager;
   beforeAll(() => {
     // Compiled with the machine's C compiler; without one there is no helper to test.
-    if (helperPath !== undefined) manager = createProcessManager({ root, helperPath, outputLimitBytes: 1 << 16, drainTimeoutMs: 200 });
+    if (helperPath !== undefined)
+      manager = createProcessManager({ root, helperPath, outputLimitBytes: 1 << 16, drainTimeoutMs: 200 });
   });
   afterAll(() => manager?.close());
 
@@ -175,10 +194,22 @@ describe("processes: the resident helper", () => {
 
 describe("processes: output kept across processes", () => {
   it("releases the logs of ended processes, oldest first, past the total budget", async () => {
-    const manager = createProcessManager({ root, helperPath, outputLimitBytes: 1000, totalOutputLimitBytes: 2500, drainTimeoutMs: 200 });
+    const manager = createProcessManager({
+      root,
+      helperPath,
+      outputLimitBytes: 1000,
+      totalOutputLimitBytes: 2500,
+      drainTimeoutMs: 200,
+    });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const record = await manager.start({ processId: `budget-${i}`, command: "head", args: ["-c", "900", "/dev/zero"], workingDirectory: "", environment: {} });
+      const record = await manager.start({
+        processId: `budget-${i}`,
+        command: "head",
+        args: ["-c", "900", "/dev/zero"],
+        workingDirectory: "",
+        environment: {},
+      });
       await record.exited;
       while (!record.log.sealed) await record.log.changed();
       ids.push(record.id);
@@ -188,7 +219,13 @@ describe("processes: output kept across processes", () => {
     expect(manager.get(ids[0]!).log.collect("combined").dropped).toBe(900);
     expect(manager.get(ids[0]!).exit?.exitCode).toBe(0);
     // A running process keeps its log whatever the others hold.
-    const running = await manager.start({ processId: "budget-live", command: "sh", args: ["-c", "head -c 1000 /dev/zero; sleep 5"], workingDirectory: "", environment: {} });
+    const running = await manager.start({
+      processId: "budget-live",
+      command: "sh",
+      args: ["-c", "head -c 1000 /dev/zero; sleep 5"],
+      workingDirectory: "",
+      environment: {},
+    });
     while (running.log.end < 1000) await running.log.changed();
     expect(running.log.kept).toBe(1000);
     manager.killAll();

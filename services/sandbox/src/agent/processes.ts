@@ -226,7 +226,10 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
         : residentHelper()
           ? spawnResident(launch)
           : spawnWithHelper(launch);
-      starting.set(processId, spawning.catch(() => undefined));
+      starting.set(
+        processId,
+        spawning.catch(() => undefined),
+      );
       const record = await spawning;
       records.set(processId, record);
       return record;
@@ -362,7 +365,9 @@ export function createProcessManager(options: ProcessManagerOptions): ProcessMan
       const fail = (error: ConnectError) => {
         if (!started) reject(error);
       };
-      helper.once("error", (error) => fail(new ConnectError(`cannot start the process: ${errnoCode(error) ?? "error"}`, Code.Internal)));
+      helper.once("error", (error) =>
+        fail(new ConnectError(`cannot start the process: ${errnoCode(error) ?? "error"}`, Code.Internal)),
+      );
       status?.on("data", (data: Buffer) => {
         pending += data.toString("latin1");
         let newline: number;

@@ -70,7 +70,9 @@ function openPipe(helperPid: number, fd: number): Readable {
 
 /** Starts the resident helper; `flags` are the per-process settings every program gets. */
 export function startResidentHelper(helperPath: string, flags: readonly string[]): ResidentHelper {
-  const helper: ChildProcess = spawn(helperPath, [...flags, "--serve"], { stdio: ["ignore", "ignore", "inherit", "pipe"] });
+  const helper: ChildProcess = spawn(helperPath, [...flags, "--serve"], {
+    stdio: ["ignore", "ignore", "inherit", "pipe"],
+  });
   const channel = helper.stdio[3] as net.Socket;
   const pending = new Map<number, Pending>();
   const running = new Map<number, Running>();

@@ -75,7 +75,10 @@ async function* streamOutput(
   if (startOffset < 0) throw new ConnectError("start_offset: must not be negative", Code.InvalidArgument);
   const { log } = processes.get(processId);
   if (startOffset > log.end) {
-    throw new ConnectError(`start_offset: ${startOffset} is beyond the ${log.end} bytes written so far`, Code.OutOfRange);
+    throw new ConnectError(
+      `start_offset: ${startOffset} is beyond the ${log.end} bytes written so far`,
+      Code.OutOfRange,
+    );
   }
   let offset = skipReplay ? log.end : startOffset;
   let dropped = offset < log.start ? log.start - offset : 0;
@@ -102,9 +105,20 @@ async function* streamOutput(
           size += chunks[j]!.data.length;
           j++;
         }
-        const data = j - i === 1 ? first.data : Buffer.concat(chunks.slice(i, j).map((c) => c.data), size);
+        const data =
+          j - i === 1
+            ? first.data
+            : Buffer.concat(
+                chunks.slice(i, j).map((c) => c.data),
+                size,
+              );
         yield {
-          chunk: { stream: streamEnum(first.stream), data, offset: BigInt(first.offset), droppedBytes: BigInt(dropped) },
+          chunk: {
+            stream: streamEnum(first.stream),
+            data,
+            offset: BigInt(first.offset),
+            droppedBytes: BigInt(dropped),
+          },
         };
         dropped = 0;
         offset = first.offset + size;
@@ -169,7 +183,9 @@ export function createAgentRoutes(options: AgentOptions): {
         return { fileInfo: filesystem.makeDirectory(req.path, req.createParents, req.existOk) };
       },
       async writeFile(req) {
-        return { fileInfo: await filesystem.writeFile(req.path, req.content, req.createParents, req.overwrite, req.mode) };
+        return {
+          fileInfo: await filesystem.writeFile(req.path, req.content, req.createParents, req.overwrite, req.mode),
+        };
       },
       async writeFileStream(requests) {
         const messages = requests[Symbol.asyncIterator]();
@@ -182,11 +198,20 @@ export function createAgentRoutes(options: AgentOptions): {
           for (;;) {
             const next = await messages.next();
             if (next.done) return;
-            if (next.value.header) throw new ConnectError("only the first message may have a header", Code.InvalidArgument);
+            if (next.value.header)
+              throw new ConnectError("only the first message may have a header", Code.InvalidArgument);
             if (next.value.data.length > 0) yield next.value.data;
           }
         }
-        return { fileInfo: await filesystem.writeFile(header.path, content(), header.createParents, header.overwrite, header.mode) };
+        return {
+          fileInfo: await filesystem.writeFile(
+            header.path,
+            content(),
+            header.createParents,
+            header.overwrite,
+            header.mode,
+          ),
+        };
       },
       async readFile(req) {
         return filesystem.readFile(req.path, Number(req.offset), Number(req.limit));
@@ -264,10 +289,18 @@ export interface AgentServer {
 export async function listenAgent(socketPath: string, options: AgentOptions): Promise<AgentServer> {
   const { routes, processes, fileRoutes } = createAgentRoutes(options);
   const maxMessageBytes = options.maxMessageBytes ?? AGENT_DEFAULTS.maxMessageBytes;
-  const connect = connectNodeAdapter({ routes, readMaxBytes: maxMessageBytes, writeMaxBytes: maxMessageBytes, acceptCompression: [] });
-  const server = http2.createServer({ settings: { initialWindowSize: WINDOW_BYTES, maxFrameSize: FRAME_BYTES } }, (req, res) => {
-    if (!fileRoutes(req, res)) connect(req, res);
+  const connect = connectNodeAdapter({
+    routes,
+    readMaxBytes: maxMessageBytes,
+    writeMaxBytes: maxMessageBytes,
+    acceptCompression: [],
   });
+  const server = http2.createServer(
+    { settings: { initialWindowSize: WINDOW_BYTES, maxFrameSize: FRAME_BYTES } },
+    (req, res) => {
+      if (!fileRoutes(req, res)) connect(req, res);
+    },
+  );
   // Bulk transfers (WriteFile content, output streams) should not wait on window updates.
   server.on("session", (session) => session.setLocalWindowSize(WINDOW_BYTES));
   try {

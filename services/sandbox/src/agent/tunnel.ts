@@ -32,7 +32,12 @@ export async function* tunnel(
   await new Promise<void>((resolve, reject) => {
     socket.once("connect", resolve);
     socket.once("error", (error) =>
-      reject(new ConnectError(`nothing accepts connections on port ${port}: ${String((error as { code?: string }).code ?? error)}`, Code.Unavailable)),
+      reject(
+        new ConnectError(
+          `nothing accepts connections on port ${port}: ${String((error as { code?: string }).code ?? error)}`,
+          Code.Unavailable,
+        ),
+      ),
     );
   });
 

@@ -5,7 +5,8 @@ import { parseProcStat, parseRssBytes, processTree, readUsage } from "./usage.js
 
 describe("agent usage", () => {
   it("parses /proc/<pid>/stat, command names with spaces and parentheses included", () => {
-    const line = "4242 (my (odd) prog) S 7 4242 4242 0 -1 4194560 100 0 0 0 25 5 3 2 20 0 1 0 12345 1000000 300 18446744073709551615";
+    const line =
+      "4242 (my (odd) prog) S 7 4242 4242 0 -1 4194560 100 0 0 0 25 5 3 2 20 0 1 0 12345 1000000 300 18446744073709551615";
     expect(parseProcStat(line)).toEqual({ pid: 4242, ppid: 7, ticks: 35 });
     expect(parseProcStat("garbage")).toBeUndefined();
   });

@@ -10,7 +10,8 @@ const fsWritev = promisify(fs.writev);
 export async function writeAll(fd: number, buffers: readonly Uint8Array[]): Promise<void> {
   let pending = buffers.filter((b) => b.length > 0);
   while (pending.length > 0) {
-    let written = pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;
+    let written =
+      pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;
     // A short write (a signal, a full disk on the way to ENOSPC): go on after what was taken.
     while (pending.length > 0 && written >= pending[0]!.length) written -= pending.shift()!.length;
     if (written > 0) pending[0] = pending[0]!.subarray(written);

@@ -41,7 +41,9 @@ export function killNamespaceInit(init: SandboxRecord["init"]): void {
 }
 
 export function writeRecord(dir: string, record: SandboxRecord): void {
-  const limits = Object.fromEntries(Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]));
+  const limits = Object.fromEntries(
+    Object.entries(record.limits).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v]),
+  );
   const file = path.join(dir, "sandbox.json");
   fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...record, limits }));
   fs.renameSync(`${file}.tmp`, file);
@@ -129,4 +131,3 @@ export class AdoptedProcess extends EventEmitter implements SpawnedProcess {
     clearInterval(this.#timer);
   }
 }
-

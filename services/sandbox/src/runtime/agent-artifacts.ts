@@ -133,7 +133,11 @@ function binaryIdentity(nodePath: string): string {
  * that built it, so that names no host path: the script is read from standard input, and the
  * output is named relative to the cache directory.
  */
-async function buildSnapshot(cacheDir: string, bundlePath: string, nodePath: string): Promise<{ path?: string; reason?: string }> {
+async function buildSnapshot(
+  cacheDir: string,
+  bundlePath: string,
+  nodePath: string,
+): Promise<{ path?: string; reason?: string }> {
   let file: string;
   try {
     file = `${bundlePath.replace(/\.cjs$/, "")}-${hash(binaryIdentity(nodePath))}.blob`;
@@ -154,13 +158,19 @@ async function buildSnapshot(cacheDir: string, bundlePath: string, nodePath: str
       let text = "";
       child.stderr!.on("data", (chunk: Buffer) => (text = (text + chunk.toString("utf8")).slice(-4000)));
       child.once("error", reject);
-      child.once("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${signal ?? `exit code ${code}`}: ${text.trim().split("\n").slice(-3).join(" ")}`))));
+      child.once("close", (code, signal) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`${signal ?? `exit code ${code}`}: ${text.trim().split("\n").slice(-3).join(" ")}`)),
+      );
     });
     fs.renameSync(temp, file);
     return { path: file };
   } catch (error) {
     fs.rmSync(temp, { force: true });
-    return { reason: `the agent's startup snapshot could not be built with ${nodePath}: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      reason: `the agent's startup snapshot could not be built with ${nodePath}: ${error instanceof Error ? error.message : String(error)}`,
+    };
   } finally {
     fs.closeSync(input);
   }
@@ -195,7 +205,9 @@ async function compile(
 
 /** Builds the policy program and keeps its output, the filter, beside it. */
 async function buildSeccompFilter(cacheDir: string): Promise<{ path?: string; reason?: string }> {
-  const program = await compile(cacheDir, "seccomp-policy", path.join(runtimeSourceDir, "seccomp-policy.c"), ["-lseccomp"]);
+  const program = await compile(cacheDir, "seccomp-policy", path.join(runtimeSourceDir, "seccomp-policy.c"), [
+    "-lseccomp",
+  ]);
   if (!program.path) return { reason: `${program.reason} (the Debian package libseccomp-dev provides libseccomp)` };
   const file = `${program.path}.bpf`;
   if (fs.existsSync(file)) return { path: file };
@@ -204,7 +216,9 @@ async function buildSeccompFilter(cacheDir: string): Promise<{ path?: string; re
     writeOnce(file, stdout, 0o644);
     return { path: file };
   } catch (error) {
-    return { reason: `the seccomp policy could not be compiled: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` };
+    return {
+      reason: `the seccomp policy could not be compiled: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+    };
   }
 }
 
@@ -223,7 +237,10 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
       fs.mkdirSync(dir, { recursive: true });
       const version = readVersion();
       const [bundle, helper, launch, enter, seccomp] = await Promise.all([
-        bundleAgent(dir, version).then(async (bundlePath) => ({ bundlePath, snapshot: await buildSnapshot(dir, bundlePath, nodePath) })),
+        bundleAgent(dir, version).then(async (bundlePath) => ({
+          bundlePath,
+          snapshot: await buildSnapshot(dir, bundlePath, nodePath),
+        })),
         compile(dir, "spawn-helper", path.join(agentSourceDir, "spawn-helper.c")),
         compile(dir, "sandbox-launch", path.join(runtimeSourceDir, "sandbox-launch.c")),
         compile(dir, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),

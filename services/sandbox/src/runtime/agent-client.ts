@@ -144,7 +144,10 @@ export function connectAgent(socketPath: string, options: AgentConnectionOptions
   });
   return {
     client: createClient(AgentService, transport),
-    files: createAgentFiles((method, path, headers, options) => sessionManager.request(method, path, headers, options), options.sandboxPid),
+    files: createAgentFiles(
+      (method, path, headers, options) => sessionManager.request(method, path, headers, options),
+      options.sandboxPid,
+    ),
     close() {
       sessionManager.close();
       if (dirFd !== undefined) {

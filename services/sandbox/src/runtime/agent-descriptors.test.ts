@@ -55,7 +55,10 @@ afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 describe("finding the agent", () => {
   it("finds a process under the root by its pid in its namespace: children of any thread, and grandchildren", async () => {
     const child = await holder("sleep 30 & echo $! > " + path.join(scratch, "grandchild"));
-    expect(findAgentProcess(process.pid, child.pid!)).toEqual({ pid: child.pid, startTime: processStartTime(child.pid!) });
+    expect(findAgentProcess(process.pid, child.pid!)).toEqual({
+      pid: child.pid,
+      startTime: processStartTime(child.pid!),
+    });
     const grandchild = Number(fs.readFileSync(path.join(scratch, "grandchild"), "utf8"));
     expect(findAgentProcess(child.pid!, grandchild)?.pid).toBe(grandchild);
     // A child started from a worker thread is listed under that thread, and found too.
@@ -101,13 +104,19 @@ describe("opening the agent's descriptor", () => {
     expect(() => openAgentDescriptor(agent, 7, fs.constants.O_RDONLY, idOf(other))).toThrow(DescriptorUnusable);
     // Its standard input is /dev/null: a device, even when named by its own identity.
     const devNull = fs.statSync("/dev/null");
-    expect(() => openAgentDescriptor(agent, 0, fs.constants.O_RDONLY, `${devNull.dev}:${devNull.ino}`)).toThrow(DescriptorUnusable);
+    expect(() => openAgentDescriptor(agent, 0, fs.constants.O_RDONLY, `${devNull.dev}:${devNull.ino}`)).toThrow(
+      DescriptorUnusable,
+    );
     // A pid whose start time is not the agent's: another process now has it.
-    expect(() => openAgentDescriptor({ pid: agent.pid, startTime: "1" }, 7, fs.constants.O_RDONLY, idOf(file))).toThrow(DescriptorUnusable);
+    expect(() => openAgentDescriptor({ pid: agent.pid, startTime: "1" }, 7, fs.constants.O_RDONLY, idOf(file))).toThrow(
+      DescriptorUnusable,
+    );
     // Writing: only an empty file of the process's own (the one the agent made for the write).
     const child2 = await holder(`exec 7>>'${other}'`);
     const writer = findAgentProcess(process.pid, child2.pid!)!;
-    expect(() => openAgentDescriptor(writer, 7, fs.constants.O_WRONLY, idOf(other))).toThrow(/not a new file of its own/);
+    expect(() => openAgentDescriptor(writer, 7, fs.constants.O_WRONLY, idOf(other))).toThrow(
+      /not a new file of its own/,
+    );
     fs.truncateSync(other, 0);
     fs.closeSync(openAgentDescriptor(writer, 7, fs.constants.O_WRONLY, idOf(other)));
     // A descriptor the process does not have.
@@ -169,7 +178,9 @@ describe("moving the bytes", () => {
 
       const stop = new AbortController();
       stop.abort(new ConnectError("the client went away", Code.Canceled));
-      expect(codeOf(await fillDescriptor(fd, pieces(), "/written", undefined, stop.signal).catch((e: unknown) => e))).toBe(Code.Canceled);
+      expect(
+        codeOf(await fillDescriptor(fd, pieces(), "/written", undefined, stop.signal).catch((e: unknown) => e)),
+      ).toBe(Code.Canceled);
     } finally {
       fs.closeSync(fd);
     }
@@ -187,7 +198,11 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
   let sandbox: SandboxHandle;
 
   beforeAll(async () => {
-    runtime = createLocalSandboxRuntime({ dataDir, cacheDir: path.join(os.tmpdir(), "aiem-agent-cache-test"), outputLimitBytes: 1 << 20 });
+    runtime = createLocalSandboxRuntime({
+      dataDir,
+      cacheDir: path.join(os.tmpdir(), "aiem-agent-cache-test"),
+      outputLimitBytes: 1 << 20,
+    });
     sandbox = await runtime.start("descriptors", { limits: { memoryBytes: 256 << 20 } });
   });
 
@@ -202,7 +217,11 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
 
   it("writes and reads a file through the agent's descriptors, byte for byte, with the agent's checks", async () => {
     const content = randomBytes((5 << 20) + 3);
-    const info = await sandbox.files.write("/workspace/through-fd", Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true, mode: 0o640 });
+    const info = await sandbox.files.write("/workspace/through-fd", Readable.from([content], { objectMode: false }), {
+      createParents: false,
+      overwrite: true,
+      mode: 0o640,
+    });
     expect(info).toMatchObject({ path: "/workspace/through-fd", size: BigInt(content.length), mode: "0640" });
     const read = await sandbox.files.read("/workspace/through-fd");
     // Only a read through a descriptor can fill the caller's buffer itself.
@@ -217,7 +236,13 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     // The agent still resolves and checks the path.
     expect(codeOf(await sandbox.files.read("/workspace").catch((e: unknown) => e))).toBe(Code.FailedPrecondition);
     expect(codeOf(await sandbox.files.read("/workspace/none").catch((e: unknown) => e))).toBe(Code.NotFound);
-    expect(codeOf(await sandbox.files.write("/workspace/through-fd", Readable.from([content]), { createParents: false, overwrite: false }).catch((e: unknown) => e))).toBe(Code.AlreadyExists);
+    expect(
+      codeOf(
+        await sandbox.files
+          .write("/workspace/through-fd", Readable.from([content]), { createParents: false, overwrite: false })
+          .catch((e: unknown) => e),
+      ),
+    ).toBe(Code.AlreadyExists);
     expect(await listing("/workspace")).toEqual(expect.not.arrayContaining([expect.stringMatching(/^\.aiem-tmp-/)]));
   });
 
@@ -225,7 +250,9 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const broken = new Readable({ read() {} });
     broken.push(randomBytes(2 << 20));
     setTimeout(() => broken.destroy(new Error("the client's connection broke")), 50);
-    const error = await sandbox.files.write("/workspace/broken", broken, { createParents: false, overwrite: true }).catch((e: unknown) => e);
+    const error = await sandbox.files
+      .write("/workspace/broken", broken, { createParents: false, overwrite: true })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     // The agent has dropped its temporary file by the time the write fails.
     const names = await listing("/workspace");
@@ -239,12 +266,18 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const asked: string[] = [];
     const request: AgentRequest = async (method, route, headers, options) => {
       asked.push(route);
-      return session.request({ ...headers, ":method": method, ":path": route.replace("-descriptor?", "-descriptor-unknown?") }, options);
+      return session.request(
+        { ...headers, ":method": method, ":path": route.replace("-descriptor?", "-descriptor-unknown?") },
+        options,
+      );
     };
     const files = createAgentFiles(request, sandbox.pid);
     try {
       const content = randomBytes(1 << 20);
-      await files.write("/workspace/older-agent", Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true });
+      await files.write("/workspace/older-agent", Readable.from([content], { objectMode: false }), {
+        createParents: false,
+        overwrite: true,
+      });
       const read = await files.read("/workspace/older-agent");
       expect(read.readAll).toBeUndefined();
       expect(Buffer.concat(await read.body.toArray()).equals(content)).toBe(true);
@@ -262,7 +295,10 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const connection = connectAgent(agentSocket, { sandboxPid: stranger.pid! });
     try {
       const content = randomBytes(1 << 20);
-      await connection.files.write("/workspace/fallback", Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true });
+      await connection.files.write("/workspace/fallback", Readable.from([content], { objectMode: false }), {
+        createParents: false,
+        overwrite: true,
+      });
       const read = await connection.files.read("/workspace/fallback");
       expect(read.readAll).toBeUndefined();
       expect(Buffer.concat(await read.body.toArray()).equals(content)).toBe(true);
@@ -275,15 +311,28 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
 describe.skipIf(!bwrap)("where files are limited per file (RLIMIT_FSIZE)", () => {
   it("refuses a write through the descriptor past the sandbox's file size limit, which the service's own writes do not have", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-descriptors-limited-"));
-    const runtime = createLocalSandboxRuntime({ dataDir, cacheDir: path.join(os.tmpdir(), "aiem-agent-cache-test"), useCgroups: false, useStorageImages: false });
+    const runtime = createLocalSandboxRuntime({
+      dataDir,
+      cacheDir: path.join(os.tmpdir(), "aiem-agent-cache-test"),
+      useCgroups: false,
+      useStorageImages: false,
+    });
     try {
       const sandbox = await runtime.start("limited", { limits: { storageBytes: 4 << 20 } });
-      const error = await sandbox.files.write("/workspace/big", Readable.from([randomBytes(6 << 20)], { objectMode: false }), { createParents: false, overwrite: true }).catch((e: unknown) => e);
+      const error = await sandbox.files
+        .write("/workspace/big", Readable.from([randomBytes(6 << 20)], { objectMode: false }), {
+          createParents: false,
+          overwrite: true,
+        })
+        .catch((e: unknown) => e);
       expect(codeOf(error)).toBe(Code.ResourceExhausted);
       const names = (await sandbox.client.listDirectory({ path: "/workspace" })).entries.map((e) => e.path);
       expect(names).toEqual([]);
       const small = randomBytes(1 << 20);
-      await sandbox.files.write("/workspace/small", Readable.from([small], { objectMode: false }), { createParents: false, overwrite: true });
+      await sandbox.files.write("/workspace/small", Readable.from([small], { objectMode: false }), {
+        createParents: false,
+        overwrite: true,
+      });
       const read = await sandbox.files.read("/workspace/small");
       expect(read.readAll).toBeDefined();
       expect(Buffer.concat(await read.body.toArray()).equals(small)).toBe(true);

@@ -85,13 +85,16 @@ export function openAgentDescriptor(agent: AgentProcess, fd: number, flags: numb
   }
   try {
     const st = fs.fstatSync(own);
-    if (!st.isFile() || `${st.dev}:${st.ino}` !== fileId) throw new DescriptorUnusable("the agent's descriptor is not the file it named");
+    if (!st.isFile() || `${st.dev}:${st.ino}` !== fileId)
+      throw new DescriptorUnusable("the agent's descriptor is not the file it named");
     // Writing, this process may have rights the agent lacks: only the empty file the agent just
     // made for this write, which is then its own, is written.
     const writing = (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) !== 0;
-    if (writing && (st.size !== 0 || st.uid !== uidOf(agent.pid))) throw new DescriptorUnusable("the agent's descriptor is not a new file of its own");
+    if (writing && (st.size !== 0 || st.uid !== uidOf(agent.pid)))
+      throw new DescriptorUnusable("the agent's descriptor is not a new file of its own");
     // Checked after the open: a pid reused before it would have another start time now.
-    if (processStartTime(agent.pid) !== agent.startTime) throw new DescriptorUnusable("the agent is not the process it was");
+    if (processStartTime(agent.pid) !== agent.startTime)
+      throw new DescriptorUnusable("the agent is not the process it was");
     return own;
   } catch (error) {
     fs.closeSync(own);
@@ -139,7 +142,9 @@ export async function readDescriptorInto(fd: number, target: Uint8Array): Promis
   let offset = 0;
   while (offset < target.length) {
     const n = await new Promise<number>((resolve, reject) =>
-      fs.read(fd, target, offset, Math.min(WHOLE_READ_BYTES, target.length - offset), offset, (error, bytes) => (error ? reject(error) : resolve(bytes))),
+      fs.read(fd, target, offset, Math.min(WHOLE_READ_BYTES, target.length - offset), offset, (error, bytes) =>
+        error ? reject(error) : resolve(bytes),
+      ),
     );
     if (n === 0) break;
     offset += n;
@@ -168,7 +173,10 @@ export async function fillDescriptor(
     if (signal?.aborted) break;
     total += chunk.length;
     if (maxBytes !== undefined && total > maxBytes) {
-      throw new ConnectError(`${display}: larger than the sandbox's file size limit of ${maxBytes} bytes`, Code.ResourceExhausted);
+      throw new ConnectError(
+        `${display}: larger than the sandbox's file size limit of ${maxBytes} bytes`,
+        Code.ResourceExhausted,
+      );
     }
     batch.push(chunk);
     batched += chunk.length;

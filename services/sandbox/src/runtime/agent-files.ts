@@ -66,7 +66,11 @@ export interface AgentFiles {
   supported(): Promise<boolean>;
   read(path: string, options?: { signal?: AbortSignal | undefined }): Promise<RawRead>;
   /** Writes `body` as the whole file. `body` is never destroyed here: after a refusal its owner decides. */
-  write(path: string, body: Readable | AsyncIterable<Uint8Array>, options: RawWriteOptions): Promise<FileInfo | undefined>;
+  write(
+    path: string,
+    body: Readable | AsyncIterable<Uint8Array>,
+    options: RawWriteOptions,
+  ): Promise<FileInfo | undefined>;
 }
 
 function one(value: string | string[] | undefined): string | undefined {
@@ -88,7 +92,10 @@ function errorOf(headers: http2.IncomingHttpHeaders): ConnectError {
 }
 
 /** The response headers of `stream`; cancels the stream when `signal` aborts first. */
-function response(stream: http2.ClientHttp2Stream, signal: AbortSignal | undefined): Promise<http2.IncomingHttpHeaders> {
+function response(
+  stream: http2.ClientHttp2Stream,
+  signal: AbortSignal | undefined,
+): Promise<http2.IncomingHttpHeaders> {
   return new Promise((resolve, reject) => {
     const cleanup = () => {
       stream.off("response", onResponse);
@@ -136,7 +143,9 @@ const ABANDON_WAIT_MS = 5_000;
 function trailersOf(stream: http2.ClientHttp2Stream): Promise<http2.IncomingHttpHeaders> {
   const trailers = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
     stream.once("trailers", resolve);
-    stream.once("close", () => reject(new ConnectError("the sandbox agent closed the stream before its end", Code.Unavailable)));
+    stream.once("close", () =>
+      reject(new ConnectError("the sandbox agent closed the stream before its end", Code.Unavailable)),
+    );
   });
   trailers.catch(() => undefined);
   return trailers;
@@ -161,7 +170,12 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
   function openDescriptor(headers: http2.IncomingHttpHeaders, flags: number): number {
     agent ??= findAgentProcess(sandboxPid!, Number(one(headers[AGENT_PID_HEADER])));
     if (agent === undefined) throw new DescriptorUnusable("the agent's process was not found");
-    return openAgentDescriptor(agent, Number(one(headers[DESCRIPTOR_HEADER])), flags, one(headers[FILE_ID_HEADER]) ?? "");
+    return openAgentDescriptor(
+      agent,
+      Number(one(headers[DESCRIPTOR_HEADER])),
+      flags,
+      one(headers[FILE_ID_HEADER]) ?? "",
+    );
   }
 
   /** Runs `transfer` through descriptors while they work; undefined once they do not. */
@@ -179,7 +193,12 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
   }
 
   async function readByDescriptor(path: string, signal: AbortSignal | undefined): Promise<RawRead> {
-    const stream = await request("GET", `${FILE_ROUTES_PREFIX}read-descriptor?${new URLSearchParams({ path })}`, {}, { endStream: true });
+    const stream = await request(
+      "GET",
+      `${FILE_ROUTES_PREFIX}read-descriptor?${new URLSearchParams({ path })}`,
+      {},
+      { endStream: true },
+    );
     try {
       const headers = await response(stream, signal);
       if (Number(headers[":status"]) !== 200) throw refusalOf(headers);
@@ -200,8 +219,18 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
     }
   }
 
-  async function writeByDescriptor(path: string, query: URLSearchParams, body: Readable | AsyncIterable<Uint8Array>, options: RawWriteOptions): Promise<FileInfo | undefined> {
-    const stream = await request("POST", `${FILE_ROUTES_PREFIX}write-descriptor?${query}`, {}, { endStream: false, waitForTrailers: true });
+  async function writeByDescriptor(
+    path: string,
+    query: URLSearchParams,
+    body: Readable | AsyncIterable<Uint8Array>,
+    options: RawWriteOptions,
+  ): Promise<FileInfo | undefined> {
+    const stream = await request(
+      "POST",
+      `${FILE_ROUTES_PREFIX}write-descriptor?${query}`,
+      {},
+      { endStream: false, waitForTrailers: true },
+    );
     let whole = false;
     stream.once("wantTrailers", () => stream.sendTrailers({ [COMPLETE_TRAILER]: whole ? "1" : "0" }));
     const trailers = trailersOf(stream);
@@ -227,7 +256,10 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
         // the caller hears of its failure.
         if (!stream.writableEnded) stream.end();
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([trailers.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ABANDON_WAIT_MS)))]);
+        await Promise.race([
+          trailers.catch(() => undefined),
+          new Promise((resolve) => (timer = setTimeout(resolve, ABANDON_WAIT_MS))),
+        ]);
         clearTimeout(timer);
         if (!stream.closed) stream.close(h2.NGHTTP2_CANCEL);
       }
@@ -264,7 +296,12 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
     async read(path, options = {}) {
       const viaFd = await viaDescriptor(() => readByDescriptor(path, options.signal));
       if (viaFd !== undefined) return viaFd;
-      const stream = await request("GET", `${FILE_ROUTES_PREFIX}read?${new URLSearchParams({ path })}`, {}, { endStream: true });
+      const stream = await request(
+        "GET",
+        `${FILE_ROUTES_PREFIX}read?${new URLSearchParams({ path })}`,
+        {},
+        { endStream: true },
+      );
       const headers = await response(stream, options.signal);
       if (Number(headers[":status"]) !== 200) {
         stream.resume();
@@ -284,7 +321,12 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
       });
       const viaFd = await viaDescriptor(async () => ({ info: await writeByDescriptor(path, query, body, options) }));
       if (viaFd !== undefined) return viaFd.info;
-      const stream = await request("PUT", `${FILE_ROUTES_PREFIX}write?${query}`, {}, { endStream: false, waitForTrailers: true });
+      const stream = await request(
+        "PUT",
+        `${FILE_ROUTES_PREFIX}write?${query}`,
+        {},
+        { endStream: false, waitForTrailers: true },
+      );
       const source = body instanceof Readable ? body : Readable.from(body, { objectMode: false });
       // The agent keeps the file only with this trailer: the stream's side also ends when it is
       // closed early, which would otherwise look like a whole body.

@@ -14,11 +14,42 @@ export const SYSTEM_DIRS = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx
  * users, services or secrets; users, groups, hosts and the resolver are written per sandbox.
  */
 export const SHARED_ETC_ENTRIES = [
-  "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ssl/certs", "ssl/openssl.cnf",
-  "ca-certificates", "localtime", "timezone", "locale.alias", "mime.types", "protocols", "services",
-  "rpc", "ethertypes", "shells", "profile", "profile.d", "bash.bashrc", "inputrc", "environment",
-  "python3", "python3.11", "fonts", "java-17-openjdk", "jupyter", "terminfo", "magic", "magic.mime",
-  "gai.conf", "host.conf", "debian_version", "os-release", "lsb-release", "vim", "X11",
+  "alternatives",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "ssl/certs",
+  "ssl/openssl.cnf",
+  "ca-certificates",
+  "localtime",
+  "timezone",
+  "locale.alias",
+  "mime.types",
+  "protocols",
+  "services",
+  "rpc",
+  "ethertypes",
+  "shells",
+  "profile",
+  "profile.d",
+  "bash.bashrc",
+  "inputrc",
+  "environment",
+  "python3",
+  "python3.11",
+  "fonts",
+  "java-17-openjdk",
+  "jupyter",
+  "terminfo",
+  "magic",
+  "magic.mime",
+  "gai.conf",
+  "host.conf",
+  "debian_version",
+  "os-release",
+  "lsb-release",
+  "vim",
+  "X11",
 ] as const;
 
 /** The files of the private /etc written for each sandbox. */
@@ -30,7 +61,8 @@ export function privateEtcFiles(hostname: string): Record<string, string> {
     hosts: `127.0.0.1\tlocalhost ${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
     // The sandbox has no network beyond its loopback: names resolve from /etc/hosts.
     "resolv.conf": "options timeout:1 attempts:1\n",
-    "nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n",
+    "nsswitch.conf":
+      "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n",
   };
 }
 
@@ -211,11 +243,20 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
   // filesystem, which for the cache directory is a host path.
   const agent = options.snapshotPath
-    ? { host: options.snapshotPath, staged: "agent.blob", inside: SANDBOX_AGENT_SNAPSHOT, args: ["--snapshot-blob", SANDBOX_AGENT_SNAPSHOT] }
+    ? {
+        host: options.snapshotPath,
+        staged: "agent.blob",
+        inside: SANDBOX_AGENT_SNAPSHOT,
+        args: ["--snapshot-blob", SANDBOX_AGENT_SNAPSHOT],
+      }
     : { host: options.bundlePath, staged: "agent.cjs", inside: SANDBOX_AGENT_BUNDLE, args: [SANDBOX_AGENT_BUNDLE] };
   args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, agent.staged) : agent.host, agent.inside);
   if (options.helperPath) {
-    args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, "spawn-helper") : options.helperPath, SANDBOX_SPAWN_HELPER);
+    args.push(
+      "--ro-bind",
+      layers.hideHostPaths ? path.join(stageDir, "spawn-helper") : options.helperPath,
+      SANDBOX_SPAWN_HELPER,
+    );
   }
   args.push("--bind", path.join(stageDir, "run"), SANDBOX_RUN_DIR);
   let node = options.nodePath;

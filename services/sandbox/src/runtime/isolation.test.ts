@@ -57,7 +57,10 @@ function processTree(pid: number): number[] {
 function hostUids(pid: number): number[] {
   return processTree(pid).flatMap((p) => {
     try {
-      const line = fs.readFileSync(`/proc/${p}/status`, "utf8").split("\n").find((l) => l.startsWith("Uid:"));
+      const line = fs
+        .readFileSync(`/proc/${p}/status`, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("Uid:"));
       return line ? [Number(line.split(/\s+/)[1])] : [];
     } catch {
       return [];
@@ -70,8 +73,18 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
   // A host process for the ptrace attempt: nothing in a sandbox may attach to it.
   let hostProcess: ChildProcess;
 
-  async function sandboxWith(name: string, off: Partial<IsolationLayers>, options: { useCgroups?: boolean; useStorageImages?: boolean } = {}) {
-    const runtime = createLocalSandboxRuntime({ dataDir, cacheDir, uidRangeRegistry: registry, isolationLayers: off, ...options });
+  async function sandboxWith(
+    name: string,
+    off: Partial<IsolationLayers>,
+    options: { useCgroups?: boolean; useStorageImages?: boolean } = {},
+  ) {
+    const runtime = createLocalSandboxRuntime({
+      dataDir,
+      cacheDir,
+      uidRangeRegistry: registry,
+      isolationLayers: off,
+      ...options,
+    });
     runtimes.push(runtime);
     return runtime.start(name, { limits });
   }

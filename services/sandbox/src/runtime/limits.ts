@@ -269,7 +269,9 @@ export function createSandboxCgroup(
     const dir = path.join(group, sandboxId);
     if (support.version === 2 && !fs.existsSync(group)) {
       fs.mkdirSync(group, { recursive: true });
-      const wanted = Object.keys(support.parents).map((c) => `+${c}`).join(" ");
+      const wanted = Object.keys(support.parents)
+        .map((c) => `+${c}`)
+        .join(" ");
       fs.writeFileSync(path.join(group, "cgroup.subtree_control"), wanted);
     }
     fs.mkdirSync(dir, { recursive: true });
@@ -341,7 +343,8 @@ export function createSandboxCgroup(
         if (request > 0) write(dir, "cpu.shares", String(Math.max(2, Math.round((request * 1024) / 1000))));
       } else {
         write(dir, "cpu.max", quota > 0 ? `${quota} ${period}` : `max ${period}`);
-        if (request > 0) write(dir, "cpu.weight", String(Math.min(10_000, Math.max(1, Math.round((request * 100) / 1000)))));
+        if (request > 0)
+          write(dir, "cpu.weight", String(Math.min(10_000, Math.max(1, Math.round((request * 100) / 1000)))));
       }
       cpu = milliCpu > 0 ? { mechanism, value: milliCpu } : { mechanism: "none", note: "no CPU limit requested" };
     }
@@ -387,12 +390,20 @@ function readNumber(file: string): bigint | undefined {
 }
 
 /** Memory in use (page cache included) and CPU time charged, from a sandbox's cgroup files. */
-export function readCgroupUsage(version: 1 | 2, memoryDir: string | undefined, cpuDir: string | undefined): CgroupUsage {
-  const memoryBytes = memoryDir ? readNumber(path.join(memoryDir, version === 1 ? "memory.usage_in_bytes" : "memory.current")) : undefined;
+export function readCgroupUsage(
+  version: 1 | 2,
+  memoryDir: string | undefined,
+  cpuDir: string | undefined,
+): CgroupUsage {
+  const memoryBytes = memoryDir
+    ? readNumber(path.join(memoryDir, version === 1 ? "memory.usage_in_bytes" : "memory.current"))
+    : undefined;
   let oomKills: number | undefined;
   if (memoryDir) {
     try {
-      const m = /^oom_kill (\d+)$/m.exec(fs.readFileSync(path.join(memoryDir, version === 1 ? "memory.oom_control" : "memory.events"), "utf8"));
+      const m = /^oom_kill (\d+)$/m.exec(
+        fs.readFileSync(path.join(memoryDir, version === 1 ? "memory.oom_control" : "memory.events"), "utf8"),
+      );
       if (m) oomKills = Number(m[1]);
     } catch {
       // an older kernel without the counter

@@ -12,7 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentClient } from "./agent-client.js";
 import { prepareAgentArtifacts } from "./agent-artifacts.js";
 import { findBwrap } from "./bwrap.js";
-import { type LocalSandboxRuntime, type SandboxHandle, SandboxRuntimeError, createLocalSandboxRuntime } from "./local-runtime.js";
+import {
+  type LocalSandboxRuntime,
+  type SandboxHandle,
+  SandboxRuntimeError,
+  createLocalSandboxRuntime,
+} from "./local-runtime.js";
 
 const bwrap = findBwrap();
 // Shared by every test run on this machine: the agent is bundled and the helper compiled once.
@@ -81,7 +86,9 @@ describe("without bubblewrap", () => {
       expect(exitCode).toBe(0);
       expect(output.trim()).toBe(path.join(dataDir, "sandboxes", "unconfined", "root", "workspace"));
       await sandbox.client.writeFile({ path: "/workspace/f.txt", content: Buffer.from("x") });
-      expect(fs.readFileSync(path.join(dataDir, "sandboxes", "unconfined", "root", "workspace", "f.txt"), "utf8")).toBe("x");
+      expect(fs.readFileSync(path.join(dataDir, "sandboxes", "unconfined", "root", "workspace", "f.txt"), "utf8")).toBe(
+        "x",
+      );
     } finally {
       await runtime.close();
     }
@@ -144,7 +151,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
 
     it("reports an agent that ended without being stopped", async () => {
       const exits: string[] = [];
-      const watched = createLocalSandboxRuntime({ dataDir, cacheDir, onExit: (id, exit) => exits.push(`${id}:${exit.requested}`) });
+      const watched = createLocalSandboxRuntime({
+        dataDir,
+        cacheDir,
+        onExit: (id, exit) => exits.push(`${id}:${exit.requested}`),
+      });
       const handle = await watched.start("crash");
       process.kill(handle.pid, "SIGKILL");
       expect((await handle.exited).requested).toBe(false);
@@ -158,7 +169,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const prepared = await prepareAgentArtifacts(cacheDir);
       if (runtime.capabilities.storage.mechanism !== "loop-ext4") return;
       expect(prepared.launchPath, prepared.launchUnavailableReason).toBeDefined();
-      const shell = createLocalSandboxRuntime({ dataDir: path.join(dataDir, "shell"), cacheDir, agentArtifacts: { ...prepared, launchPath: undefined } });
+      const shell = createLocalSandboxRuntime({
+        dataDir: path.join(dataDir, "shell"),
+        cacheDir,
+        agentArtifacts: { ...prepared, launchPath: undefined },
+      });
       const limits = { memoryBytes: 256 << 20, storageBytes: 32 << 20 };
       // What the steps make: the image as the root (without mkfs's lost+found), the stage's
       // files, the private /etc (read-only, the shared entries readable), the sandbox's cgroup.
@@ -169,7 +184,10 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       ].join("; ");
       try {
         const seen: string[] = [];
-        for (const [rt, id] of [[runtime, "launch-c"], [shell, "launch-sh"]] as const) {
+        for (const [rt, id] of [
+          [runtime, "launch-c"],
+          [shell, "launch-sh"],
+        ] as const) {
           const handle = await rt.start(id, { limits });
           expect(handle.limits.storage.mechanism).toBe("loop-ext4");
           const result = await run(handle.client, "sh", ["-c", look]);
@@ -178,29 +196,45 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           if (rt === runtime) {
             // sandbox-launch attaches the image for direct I/O wherever its file system allows it.
             const image = path.join(dataDir, "sandboxes", id, "root.img");
-            const device = /^\/dev\/(loop\d+):/.exec(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }))?.[1];
-            expect(fs.readFileSync(`/sys/block/${device}/loop/dio`, "utf8").trim()).toBe(directIoWorks(image) ? "1" : "0");
+            const device = /^\/dev\/(loop\d+):/.exec(
+              execFileSync("losetup", ["--associated", image], { encoding: "utf8" }),
+            )?.[1];
+            expect(fs.readFileSync(`/sys/block/${device}/loop/dio`, "utf8").trim()).toBe(
+              directIoWorks(image) ? "1" : "0",
+            );
           }
           await rt.stop(id);
         }
-        expect(seen[0]).toMatch(/^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/);
+        expect(seen[0]).toMatch(
+          /^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
+        );
         expect(seen[1]).toBe(seen[0]);
         // An image still attached to a loop device (a previous mount going away) is mounted
         // through that device, never a second one: two ext4 mounts of one file would corrupt it.
-        for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
+        for (const [rt, id, dir] of [
+          [runtime, "launch-c", dataDir],
+          [shell, "launch-sh", path.join(dataDir, "shell")],
+        ] as const) {
           const image = path.join(dir, "sandboxes", id, "root.img");
           const device = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
           try {
             const handle = await rt.start(id, { limits });
-            expect((await run(handle.client, "sh", ["-c", "echo kept > /workspace/f; cat /workspace/f"])).output).toBe("kept\n");
-            expect(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }).trim().split("\n")).toHaveLength(1);
+            expect((await run(handle.client, "sh", ["-c", "echo kept > /workspace/f; cat /workspace/f"])).output).toBe(
+              "kept\n",
+            );
+            expect(
+              execFileSync("losetup", ["--associated", image], { encoding: "utf8" }).trim().split("\n"),
+            ).toHaveLength(1);
             await rt.stop(id);
           } finally {
             execFileSync("losetup", ["--detach", device]);
           }
         }
         // An image that is no file system: each path fails at the mount, and says so.
-        for (const [rt, id, dir] of [[runtime, "launch-c", dataDir], [shell, "launch-sh", path.join(dataDir, "shell")]] as const) {
+        for (const [rt, id, dir] of [
+          [runtime, "launch-c", dataDir],
+          [shell, "launch-sh", path.join(dataDir, "shell")],
+        ] as const) {
           fs.writeFileSync(path.join(dir, "sandboxes", id, "root.img"), Buffer.alloc(1 << 20));
           const error = await rt.start(id, { limits }).catch((e: unknown) => e);
           expect((error as Error).message).toMatch(/could not mount the sandbox's storage image/);
@@ -222,7 +256,8 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       try {
         const viaLauncher = await runtime.start("via-launcher");
         const viaThisProcess = await direct.start("via-direct");
-        const parentOf = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+        const parentOf = (pid: number) =>
+          Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
         expect(parentOf(viaLauncher.pid)).not.toBe(process.pid);
         expect(parentOf(parentOf(viaLauncher.pid))).toBe(process.pid);
         expect(parentOf(viaThisProcess.pid)).toBe(process.pid);
@@ -239,9 +274,14 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const marker = path.join(os.tmpdir(), `aiem-host-marker-${process.pid}`);
       fs.writeFileSync(marker, "host");
       try {
-        const { output } = await run(client, "sh", ["-c", `ls -a /; test -e ${marker} && echo MARKER-VISIBLE; test -e /work || echo no-work; test -e /root || echo no-root`]);
+        const { output } = await run(client, "sh", [
+          "-c",
+          `ls -a /; test -e ${marker} && echo MARKER-VISIBLE; test -e /work || echo no-work; test -e /root || echo no-root`,
+        ]);
         const entries = output.split("\n").filter((l) => l && !l.startsWith("no-"));
-        expect(entries.sort()).toEqual(expect.arrayContaining(["bin", "dev", "etc", "proc", "tmp", "usr", "workspace"]));
+        expect(entries.sort()).toEqual(
+          expect.arrayContaining(["bin", "dev", "etc", "proc", "tmp", "usr", "workspace"]),
+        );
         expect(output).not.toContain("MARKER-VISIBLE");
         expect(output).toContain("no-work");
         expect(output).toContain("no-root");
@@ -269,7 +309,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       // The host's password hashes are masked.
       expect(result.output).toMatch(/^0$/m);
       expect(result.output).toContain("sandbox");
-      expect(await code(client.writeFile({ path: "/usr/evil", content: Buffer.from("x") }))).toBe(Code.PermissionDenied);
+      expect(await code(client.writeFile({ path: "/usr/evil", content: Buffer.from("x") }))).toBe(
+        Code.PermissionDenied,
+      );
     });
 
     it("has its own PID namespace", async () => {
@@ -301,14 +343,25 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
 
   describe("filesystem through the agent", () => {
     it("writes, reads, stats and lists with the documented modes", async () => {
-      const written = await client.writeFile({ path: "/workspace/dir/a.txt", content: Buffer.from("abc"), createParents: true });
-      expect(written.fileInfo).toMatchObject({ path: "/workspace/dir/a.txt", size: 3n, type: FileType.REGULAR, mode: "0644" });
+      const written = await client.writeFile({
+        path: "/workspace/dir/a.txt",
+        content: Buffer.from("abc"),
+        createParents: true,
+      });
+      expect(written.fileInfo).toMatchObject({
+        path: "/workspace/dir/a.txt",
+        size: 3n,
+        type: FileType.REGULAR,
+        mode: "0644",
+      });
       expect((await client.stat({ path: "/workspace/dir" })).fileInfo?.mode).toBe("0755");
       const listed = await client.listDirectory({ path: "/workspace/dir" });
       expect(listed.entries.map((e) => e.path)).toEqual(["/workspace/dir/a.txt"]);
       const { output } = await run(client, "cat", ["/workspace/dir/a.txt"]);
       expect(output).toBe("abc");
-      expect(await code(client.writeFile({ path: "/workspace/dir/a.txt", content: Buffer.from("x") }))).toBe(Code.AlreadyExists);
+      expect(await code(client.writeFile({ path: "/workspace/dir/a.txt", content: Buffer.from("x") }))).toBe(
+        Code.AlreadyExists,
+      );
       expect(await code(client.remove({ path: "/workspace/dir" }))).toBe(Code.FailedPrecondition);
       await client.remove({ path: "/workspace/dir", recursive: true });
     });
@@ -321,9 +374,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       expect(await code(client.readFile({ path: "/workspace/esc/up/hostname" }))).toBe(Code.PermissionDenied);
       // An absolute link means the sandbox's own /etc, which is read-only.
       expect((await client.readFile({ path: "/workspace/esc/abs" })).content.length).toBeGreaterThan(0);
-      expect(await code(client.writeFile({ path: "/workspace/esc/abs", content: Buffer.from("x"), overwrite: true }))).toBe(
-        Code.PermissionDenied,
-      );
+      expect(
+        await code(client.writeFile({ path: "/workspace/esc/abs", content: Buffer.from("x"), overwrite: true })),
+      ).toBe(Code.PermissionDenied);
       expect(await code(client.readFile({ path: "/workspace/esc/fifo" }))).toBe(Code.FailedPrecondition);
       expect(await code(client.readFile({ path: "/dev/zero" }))).toBe(Code.FailedPrecondition);
       expect(await code(client.stat({ path: "/.aiem/agent.mjs" }))).toBe(Code.PermissionDenied);
@@ -360,8 +413,12 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
 
     it("fails clearly for unknown or non-executable commands, missing directories and reused ids", async () => {
       expect(await code(client.startProcess({ processId: "e1", command: "no-such-program" }))).toBe(Code.NotFound);
-      expect(await code(client.startProcess({ processId: "e2", command: "/etc/hostname" }))).toBe(Code.PermissionDenied);
-      expect(await code(client.startProcess({ processId: "e3", command: "true", workingDirectory: "/nope" }))).toBe(Code.NotFound);
+      expect(await code(client.startProcess({ processId: "e2", command: "/etc/hostname" }))).toBe(
+        Code.PermissionDenied,
+      );
+      expect(await code(client.startProcess({ processId: "e3", command: "true", workingDirectory: "/nope" }))).toBe(
+        Code.NotFound,
+      );
       await client.startProcess({ processId: "once", command: "true" });
       expect(await code(client.startProcess({ processId: "once", command: "true" }))).toBe(Code.AlreadyExists);
       expect(await code(client.getProcess({ processId: "never" }))).toBe(Code.NotFound);
@@ -420,7 +477,10 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       await client.startProcess({
         processId,
         command: "sh",
-        args: ["-c", "i=0; while [ $i -lt 300 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); [ $((i % 50)) -eq 0 ] && sleep 0.05; done"],
+        args: [
+          "-c",
+          "i=0; while [ $i -lt 300 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); [ $((i % 50)) -eq 0 ] && sleep 0.05; done",
+        ],
       });
       const received: Buffer[] = [];
       let next = 0n;
@@ -456,7 +516,8 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       // keep-alive came): no timing to guess on a busy machine.
       const script = "echo before; while [ ! -e /workspace/tail-go ]; do sleep 0.02; done; echo after";
       await client.startProcess({ processId: "tail", command: "sh", args: ["-c", script] });
-      const stdout = async () => Buffer.from((await client.readOutput({ processId: "tail", stream: OutputStream.STDOUT })).data).toString();
+      const stdout = async () =>
+        Buffer.from((await client.readOutput({ processId: "tail", stream: OutputStream.STDOUT })).data).toString();
       while ((await stdout()) !== "before\n") await new Promise((r) => setTimeout(r, 10));
       const data: string[] = [];
       let released = false;
@@ -486,7 +547,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     });
 
     it("the stream ends when the process has ended, not when it closes its pipes, nor later than the drain time", async () => {
-      await client.startProcess({ processId: "closer", command: "sh", args: ["-c", "echo bye; exec >&- 2>&-; sleep 0.4"] });
+      await client.startProcess({
+        processId: "closer",
+        command: "sh",
+        args: ["-c", "echo bye; exec >&- 2>&-; sleep 0.4"],
+      });
       for await (const m of client.streamOutput({ processId: "closer" })) if (m.chunk?.end) break;
       expect((await client.getProcess({ processId: "closer" })).running).toBe(false);
       // A background child keeps the pipes open; the stream still ends about drainTimeoutMs (500 ms here) after the exit.
@@ -507,7 +572,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const full = await client.waitProcess({ processId: "tail-writer", waitForOutput: true });
       expect(full.outputComplete).toBe(true);
       expect(full.exit).toEqual(plain.exit);
-      expect(Buffer.from((await client.readOutput({ processId: "tail-writer", stream: OutputStream.STDOUT })).data).toString()).toBe("early\nlate\n");
+      expect(
+        Buffer.from(
+          (await client.readOutput({ processId: "tail-writer", stream: OutputStream.STDOUT })).data,
+        ).toString(),
+      ).toBe("early\nlate\n");
       // Asked again, an ended process with complete output answers at once.
       expect((await client.waitProcess({ processId: "tail-writer", waitForOutput: true })).outputComplete).toBe(true);
     });
@@ -562,7 +631,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         expect(a).toContain("hello from sandbox A");
         expect(b).toContain("hello from sandbox B");
         // A Python server works as well.
-        await client.startProcess({ processId: "py", command: "python3", args: ["-m", "http.server", "9000", "--bind", "127.0.0.1"] });
+        await client.startProcess({
+          processId: "py",
+          command: "python3",
+          args: ["-m", "http.server", "9000", "--bind", "127.0.0.1"],
+        });
         expect(await request(sandbox, 9000)).toMatch(/^HTTP\/1\.[01] 200/);
       } finally {
         await runtime.destroy("tunnel-b");
@@ -573,7 +646,10 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       await client.startProcess({
         processId: "upper",
         command: "node",
-        args: ["-e", "require('net').createServer(s=>{let d='';s.on('data',x=>d+=x);s.on('end',()=>s.end(d.toUpperCase()))}).listen(7070,'127.0.0.1')"],
+        args: [
+          "-e",
+          "require('net').createServer(s=>{let d='';s.on('data',x=>d+=x);s.on('end',()=>s.end(d.toUpperCase()))}).listen(7070,'127.0.0.1')",
+        ],
       });
       const socket = await openWhenListening(sandbox, 7070);
       socket.write("hello ");
@@ -611,7 +687,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
 
     it("measures usage: the cgroup's memory and CPU time, and from inside the disk and the process tree", async () => {
       const busy = "busy";
-      await sandbox.client.startProcess({ processId: busy, command: "sh", args: ["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"] });
+      await sandbox.client.startProcess({
+        processId: busy,
+        command: "sh",
+        args: ["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"],
+      });
       try {
         await new Promise((r) => setTimeout(r, 300));
         const inside = await sandbox.client.readUsage({});
@@ -621,7 +701,8 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         expect(inside.memoryBytes).toBeGreaterThan(10n << 20n);
         expect(inside.cpuNanos).toBeGreaterThan(0n);
         const cgroup = sandbox.cgroupUsage();
-        if (runtime.capabilities.memory.mechanism.startsWith("cgroup")) expect(cgroup.memoryBytes).toBeGreaterThan(10n << 20n);
+        if (runtime.capabilities.memory.mechanism.startsWith("cgroup"))
+          expect(cgroup.memoryBytes).toBeGreaterThan(10n << 20n);
         else expect(cgroup.memoryBytes).toBeUndefined();
         // Where the machine accounts CPU per cgroup (cpuacct on v1, cpu.stat on v2).
         const first = sandbox.cgroupUsage().cpuNanos;
@@ -672,7 +753,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         await runtime.stop("storage");
         const again = await runtime.start("storage");
         expect(again.limits.storage.mechanism).toBe("loop-ext4");
-        expect(Buffer.from((await again.client.readFile({ path: "/workspace/kept" })).content).toString()).toBe("in the image");
+        expect(Buffer.from((await again.client.readFile({ path: "/workspace/kept" })).content).toString()).toBe(
+          "in the image",
+        );
       } finally {
         await runtime.destroy("storage");
       }

@@ -95,7 +95,10 @@ function linkOrCopy(from: string, to: string): void {
 function tail(file: string, bytes = 2000): string {
   try {
     const data = fs.readFileSync(file);
-    return data.subarray(Math.max(0, data.length - bytes)).toString("utf8").trim();
+    return data
+      .subarray(Math.max(0, data.length - bytes))
+      .toString("utf8")
+      .trim();
   } catch {
     return "";
   }
@@ -139,9 +142,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const wanted: IsolationLayers = { ...ALL_LAYERS, ...options.isolationLayers };
   const uidRegistry = options.uidRangeRegistry ?? "/run/aiem/uid-ranges";
   const keepRunning = options.keepRunning === true;
-  const images = createStorageImages(
-    path.join(dataDir, "spare-images"),
-    (file) => runToEnd(findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
+  const images = createStorageImages(path.join(dataDir, "spare-images"), (file) =>
+    runToEnd(findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
   );
 
   /**
@@ -151,7 +153,12 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
    */
   function runToEnd(command: string, args: string[], logPath: string, timeoutMs = 60_000): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const child = spawner.spawn(command, args, { env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }, cwd: "/", detached: false, logPath });
+      const child = spawner.spawn(command, args, {
+        env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
+        cwd: "/",
+        detached: false,
+        logPath,
+      });
       const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
       child.once("error", (error: Error) => reject(error));
       child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
@@ -174,7 +181,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         wanted.userNamespace,
         process.getuid?.() !== 0 ? "mapping a uid range needs the service to run as root" : art.enterUnavailableReason,
       ),
-      emptyBoundingSet: state(wanted.emptyBoundingSet, fs.existsSync("/usr/bin/setpriv") ? undefined : "setpriv (util-linux) is missing"),
+      emptyBoundingSet: state(
+        wanted.emptyBoundingSet,
+        fs.existsSync("/usr/bin/setpriv") ? undefined : "setpriv (util-linux) is missing",
+      ),
       seccomp: state(wanted.seccomp, art.seccompUnavailableReason),
       privateEtc: state(wanted.privateEtc, undefined),
       hideHostPaths: state(wanted.hideHostPaths, undefined),
@@ -190,8 +200,13 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     isolationUnavailableReason,
     memory: cg?.parents.memory
       ? { mechanism: cgMechanism! }
-      : { mechanism: "rlimit", note: `RLIMIT_AS per process (virtual memory): ${support.cgroupUnavailableReason ?? "no memory controller"}` },
-    cpu: cg?.parents.cpu ? { mechanism: cgMechanism! } : { mechanism: "none", note: support.cgroupUnavailableReason ?? "no cpu controller" },
+      : {
+          mechanism: "rlimit",
+          note: `RLIMIT_AS per process (virtual memory): ${support.cgroupUnavailableReason ?? "no memory controller"}`,
+        },
+    cpu: cg?.parents.cpu
+      ? { mechanism: cgMechanism! }
+      : { mechanism: "none", note: support.cgroupUnavailableReason ?? "no cpu controller" },
     processes: cg?.parents.pids
       ? { mechanism: cgMechanism! }
       : { mechanism: "none", note: support.cgroupUnavailableReason ?? "no pids controller" },
@@ -215,7 +230,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
   async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
     const begin = performance.now();
-    if (isolation === "unavailable") throw new SandboxRuntimeError("isolation-unavailable", isolationUnavailableReason!);
+    if (isolation === "unavailable")
+      throw new SandboxRuntimeError("isolation-unavailable", isolationUnavailableReason!);
     const dir = sandboxDir(sandboxId);
     if (keepRunning && isolation === "bwrap") {
       const adopted = await adopt(sandboxId, dir);
@@ -261,7 +277,11 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           `sandbox ${sandboxId} keeps its files in a storage image, which cannot be mounted here: ${support.storageUnavailableReason}`,
         );
       } else {
-        storage = { mechanism: "rlimit", value: storageBytes, note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}` };
+        storage = {
+          mechanism: "rlimit",
+          value: storageBytes,
+          note: `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}`,
+        };
       }
     }
 
@@ -276,11 +296,16 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       cgroup && cgroup.applied.memory.mechanism !== "none"
         ? cgroup.applied.memory
         : memoryBytes > 0
-          ? { mechanism: "rlimit", value: memoryBytes, note: "RLIMIT_AS per process (virtual memory), no cgroup memory controller" }
+          ? {
+              mechanism: "rlimit",
+              value: memoryBytes,
+              note: "RLIMIT_AS per process (virtual memory), no cgroup memory controller",
+            }
           : { mechanism: "none", note: "no memory limit requested" };
     const cpu: AppliedLimit = cgroup?.applied.cpu ?? {
       mechanism: "none",
-      note: (limits.milliCpuLimit ?? 0) > 0 ? `not enforced: ${support.cgroupUnavailableReason}` : "no CPU limit requested",
+      note:
+        (limits.milliCpuLimit ?? 0) > 0 ? `not enforced: ${support.cgroupUnavailableReason}` : "no CPU limit requested",
     };
     const processes: AppliedLimit = cgroup?.applied.processes ?? {
       mechanism: "none",
@@ -313,7 +338,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     let hostUid = 0;
     if (confined) {
       layers = layerStates(art);
-      const active = Object.fromEntries(Object.entries(layers).map(([k, v]) => [k, v.active])) as unknown as IsolationLayers;
+      const active = Object.fromEntries(
+        Object.entries(layers).map(([k, v]) => [k, v.active]),
+      ) as unknown as IsolationLayers;
       if (active.userNamespace) {
         try {
           // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
@@ -341,7 +368,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
-        linkOrCopy(art.snapshotPath ?? art.bundlePath, path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"));
+        linkOrCopy(
+          art.snapshotPath ?? art.bundlePath,
+          path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
+        );
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
         fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
         fs.chmodSync(path.join(staged, "run"), 0o700);
@@ -363,8 +393,12 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         });
       });
       const argsFile = path.join(bootDir, "bwrap.args");
-      fs.writeFileSync(argsFile, active.hideHostPaths ? built.options.map((a) => `${a}\0`).join("") : "", { mode: 0o600 });
-      const bwrapArgs = active.hideHostPaths ? ["--args", "3", "--", ...built.command] : [...built.options, "--", ...built.command];
+      fs.writeFileSync(argsFile, active.hideHostPaths ? built.options.map((a) => `${a}\0`).join("") : "", {
+        mode: 0o600,
+      });
+      const bwrapArgs = active.hideHostPaths
+        ? ["--args", "3", "--", ...built.command]
+        : [...built.options, "--", ...built.command];
       const enter = active.userNamespace ? [art.enterPath!, String(hostUid), "65536", root, "--"] : [];
       // The launcher: joins the cgroups, then in a mount namespace of its own (nothing stays
       // mounted on the host when the sandbox ends) mounts the storage image and a small tmpfs
@@ -386,7 +420,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         ];
       } else {
         const inner = [
-          'stage=$1 boot=$2 image=$3 root=$4 args=$5 filter=$6',
+          "stage=$1 boot=$2 image=$3 root=$4 args=$5 filter=$6",
           "shift 6",
           'if [ -n "$image" ]; then mount -o loop,nosuid,nodev "$image" "$root" || exit 92; rmdir "$root/lost+found" 2>/dev/null; fi',
           'mount -t tmpfs -o mode=0755,size=16m aiem-stage "$stage" || exit 96',
@@ -397,7 +431,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         command = "/bin/sh";
         args = [
           "-c",
-          [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join("\n"),
+          [...prelude, `exec unshare --mount --propagation private -- /bin/sh -c ${shellQuote(inner)} sh "$@"`].join(
+            "\n",
+          ),
           "sh",
           ...[stageDir, bootDir, imagePath ?? "", root, argsFile, filter],
           ...next,
@@ -456,7 +492,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         await exited;
       }
       const details = tail(logPath);
-      throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} did not start: ${reason}${details ? `\n${details}` : ""}`);
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `sandbox ${sandboxId} did not start: ${reason}${details ? `\n${details}` : ""}`,
+      );
     };
 
     // Ready: the agent prints "ready" once it listens; then it must answer Health.
@@ -536,7 +575,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     running.set(sandboxId, entry);
     if (keepRunning && confined) {
       init = namespaceInit(child.pid!);
-      writeRecord(dir, { pid: child.pid!, startTime: processStartTime(child.pid!)!, limits, applied, layers: handle.layers, hostUid, init });
+      writeRecord(dir, {
+        pid: child.pid!,
+        startTime: processStartTime(child.pid!)!,
+        limits,
+        applied,
+        layers: handle.layers,
+        hostUid,
+        init,
+      });
     }
     return handle;
   }
@@ -567,10 +614,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
     } catch (error) {
       connection.close();
-      throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} is running but its agent does not answer: ${String(error)}`);
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `sandbox ${sandboxId} is running but its agent does not answer: ${String(error)}`,
+      );
     }
     await cleanups.get(sandboxId);
-    const cgroup = support.cgroup ? createSandboxCgroup(support.cgroup, groupName, sandboxId, record.limits, maxProcesses) : undefined;
+    const cgroup = support.cgroup
+      ? createSandboxCgroup(support.cgroup, groupName, sandboxId, record.limits, maxProcesses)
+      : undefined;
     const child = new AdoptedProcess(record.pid, record.startTime);
     let resolveExit!: (exit: SandboxExit) => void;
     const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
@@ -590,7 +642,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       cgroupUsage: () => cgroup?.usage() ?? {},
       stop: () => stop(sandboxId),
     };
-    const entry: Running = { handle, child, connection, cgroup, stopping: undefined, stopRequested: false, released: false };
+    const entry: Running = {
+      handle,
+      child,
+      connection,
+      cgroup,
+      stopping: undefined,
+      stopRequested: false,
+      released: false,
+    };
     child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
       const exit: SandboxExit = { code, signal, requested: entry.stopRequested };
       killNamespaceInit(record.init);

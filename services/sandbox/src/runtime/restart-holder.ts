@@ -4,7 +4,12 @@
 import { createLocalSandboxRuntime } from "./local-runtime.js";
 
 const [dataDir, cacheDir, registry, lines, ...ids] = process.argv.slice(2);
-const runtime = createLocalSandboxRuntime({ dataDir: dataDir!, cacheDir, uidRangeRegistry: registry, keepRunning: true });
+const runtime = createLocalSandboxRuntime({
+  dataDir: dataDir!,
+  cacheDir,
+  uidRangeRegistry: registry,
+  keepRunning: true,
+});
 for (const id of ids) {
   const sandbox = await runtime.start(id);
   await sandbox.client.startProcess({

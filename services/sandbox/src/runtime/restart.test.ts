@@ -19,9 +19,13 @@ const LINES = 40;
 
 /** Starts a holder for `ids`; resolves with it and the bwrap pid of each sandbox once all run. */
 function startHolder(ids: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", HOLDER, dataDir, cacheDir, registry, String(LINES), ...ids], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", HOLDER, dataDir, cacheDir, registry, String(LINES), ...ids],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const pids = new Promise<Map<string, number>>((resolve, reject) => {
     const found = new Map<string, number>();
@@ -73,7 +77,8 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     }
     // Stopping an adopted sandbox ends every process in it; a runtime that never held a sandbox
     // left running takes it over to destroy it.
-    const gone = (pid: number) => !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const gone = (pid: number) =>
+      !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
     const pids = ids.map((id) => runtime.get(id)!.pid);
     await runtime.stop("a");
     expect(gone(pids[0]!)).toBe(true);
@@ -98,7 +103,10 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     }
     const runtime = adopter();
     const deadline = Date.now() + 5_000;
-    while (fs.existsSync(`/proc/${bwrapPid}/stat`) && !/\) [ZX] /.test(fs.readFileSync(`/proc/${bwrapPid}/stat`, "utf8"))) {
+    while (
+      fs.existsSync(`/proc/${bwrapPid}/stat`) &&
+      !/\) [ZX] /.test(fs.readFileSync(`/proc/${bwrapPid}/stat`, "utf8"))
+    ) {
       if (Date.now() > deadline) throw new Error("the sandbox did not end");
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -121,16 +129,27 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     holder.child.kill("SIGKILL");
     await holder.exited;
     const bwrapPid = pids.get("mute")!;
-    const [init] = fs.readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8").trim().split(/\s+/).map(Number);
+    const [init] = fs
+      .readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     // Every process under the namespace's init is stopped: the agent cannot answer.
     const stopped = fs.readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim().split(/\s+/).map(Number);
     for (const pid of stopped) process.kill(pid, "SIGSTOP");
-    const runtime = createLocalSandboxRuntime({ dataDir, cacheDir, uidRangeRegistry: registry, keepRunning: true, startTimeoutMs: 500 });
+    const runtime = createLocalSandboxRuntime({
+      dataDir,
+      cacheDir,
+      uidRangeRegistry: registry,
+      keepRunning: true,
+      startTimeoutMs: 500,
+    });
     runtimes.push(runtime);
     const error = await runtime.start("mute").catch((e: unknown) => e);
     expect((error as SandboxRuntimeError).code).toBe("start-failed");
     await runtime.destroy("mute");
-    const gone = (pid: number) => !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+    const gone = (pid: number) =>
+      !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
     const deadline = Date.now() + 5_000;
     while (![bwrapPid, init!, ...stopped].every(gone)) {
       if (Date.now() > deadline) throw new Error("the sandbox did not end");

@@ -185,4 +185,3 @@ export interface LocalSandboxRuntime {
    */
   close(options?: { readonly stopSandboxes?: boolean }): Promise<void>;
 }
-

@@ -48,7 +48,9 @@ process.on("message", (m) => {
       send({ type: "ready", id: m.id });
     }
   });
-  child.once("error", (error) => send({ type: "error", id: m.id, message: `cannot run ${m.command}: ${error.code ?? error.message}` }));
+  child.once("error", (error) =>
+    send({ type: "error", id: m.id, message: `cannot run ${m.command}: ${error.code ?? error.message}` }),
+  );
   child.once("exit", (code, signal) => {
     children.delete(m.id);
     send({ type: "exit", id: m.id, code, signal });

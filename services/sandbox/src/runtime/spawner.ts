@@ -80,31 +80,45 @@ export function createLauncherSpawner(): Spawner {
 
   function connect(): { child: ChildProcess; live: Map<number, Spawned> } {
     if (launcher && launcher.child.connected) return launcher;
-    const child = fork(SCRIPT, [], { execArgv: [], stdio: ["ignore", "ignore", "inherit", "ipc"], serialization: "json" });
+    const child = fork(SCRIPT, [], {
+      execArgv: [],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      serialization: "json",
+    });
     // Each launcher answers for what it started: a launcher closed a moment ago may exit after
     // its successor has started new processes, which must not be reported gone with it.
     const live = new Map<number, Spawned>();
-    child.on("message", (m: { type: string; id: number; pid?: number; code?: number | null; signal?: NodeJS.Signals | null; message?: string }) => {
-      const target = live.get(m.id);
-      if (!target) return;
-      switch (m.type) {
-        case "spawned":
-          target.spawned(m.pid!);
-          break;
-        case "ready":
-          target.emit("ready");
-          break;
-        case "exit":
-          live.delete(m.id);
-          target.exited(m.code ?? null, m.signal ?? null);
-          break;
-        case "error":
-          live.delete(m.id);
-          target.emit("error", new Error(m.message ?? "cannot start"));
-          target.exited(null, null);
-          break;
-      }
-    });
+    child.on(
+      "message",
+      (m: {
+        type: string;
+        id: number;
+        pid?: number;
+        code?: number | null;
+        signal?: NodeJS.Signals | null;
+        message?: string;
+      }) => {
+        const target = live.get(m.id);
+        if (!target) return;
+        switch (m.type) {
+          case "spawned":
+            target.spawned(m.pid!);
+            break;
+          case "ready":
+            target.emit("ready");
+            break;
+          case "exit":
+            live.delete(m.id);
+            target.exited(m.code ?? null, m.signal ?? null);
+            break;
+          case "error":
+            live.delete(m.id);
+            target.emit("error", new Error(m.message ?? "cannot start"));
+            target.exited(null, null);
+            break;
+        }
+      },
+    );
     child.once("exit", () => {
       if (launcher?.child === child) launcher = undefined;
       // Its children die with it (--die-with-parent, or killed as it went); report them gone.
