@@ -4,7 +4,7 @@ Starts the repository's all-in-one server the way the Python client suites do
 (``clients/python/tests/support.py``: a free port, a data directory of its own, the demo data),
 mints an administrator's token for it (the code of ``npm run -s token``), and runs schemathesis on
 the OpenAPI document the server serves at ``/openapi.json``: every operation, positive and
-negative examples, every check but ``positive_data_acceptance`` (see docs/decisions.md).
+negative examples, every check but ``positive_data_acceptance`` (see docs/adr/0044).
 
 On PGlite and the in-process bus unless ``DATABASE_URL``/``NATS_URL`` are set; then on those, with
 a schema suffix and events prefix of its own that are removed afterwards.

@@ -11,7 +11,7 @@ if [ -z "$prev" ] || ! git cat-file -e "$prev:proto/enginemanager" 2>/dev/null; 
   exit 0
 fi
 # A deliberate break (the official client's wire format wins over ours) is declared in the
-# commit message with a trailer line `Proto-Breaking: <why>`, and recorded in docs/decisions.md.
+# commit message with a trailer line `Proto-Breaking: <why>`, and listed in docs/adr/0005.
 reason=$(git log -1 --format=%B | sed -n 's/^Proto-Breaking: *//p' | head -1)
 if [ -n "$reason" ]; then
   echo "buf breaking: skipped, $(git rev-parse --short HEAD) declares a deliberate break: $reason"

@@ -1,4 +1,4 @@
-// ARCHITECTURE section 3 conventions, checked on every message and method of our packages.
+// ARCHITECTURE.md's "API conventions", checked on every message and method of our packages.
 import { describe, expect, it } from "vitest";
 import { getOption, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import type { DescriptorProto, EnumDescriptorProto } from "@bufbuild/protobuf/wkt";

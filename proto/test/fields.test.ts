@@ -1,5 +1,5 @@
 // Every field that spec section 3 names, on its message, with the spec's type and behaviour;
-// every state of section 4; and the conventions of ARCHITECTURE section 3 on every message.
+// every state of section 4; and the conventions of ARCHITECTURE.md, "API conventions", on every message.
 import { describe, expect, it } from "vitest";
 import { getOption, ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { field_behavior as fieldBehavior, FieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";

@@ -218,7 +218,7 @@ class SandboxEngineImageTest(ImageContract, oc.ConformanceCase):
 class DAILicenseTest(oc.ConformanceCase):
     def test_no_license_metadata_for_stand_in_engines(self) -> None:
         # Our Driverless AI engines need no license: the answer is "no metadata", which the
-        # official client turns into None (docs/decisions.md, Engines).
+        # official client turns into None (docs/adr/0058).
         self.assertIsNone(oc.member().dai_license_client.get_dai_license_metadata())
         self.assertIsNone(oc.admin().dai_license_client.get_dai_license_metadata())
 

@@ -54,7 +54,7 @@ class NotebookEngineTest(oc.ConformanceCase):
         self.assertNotebook(self.client.get_notebook_engine(name=name), state=NotebookEngineState.STATE_RUNNING, **fields)
 
         # :access gives the URL of the notebook, which opens for its creator (engine URLs take
-        # the caller's token; docs/decisions.md, Engines).
+        # the caller's token; docs/adr/0054).
         uri = self.client.access_notebook_engine(name=name)
         self.assertTrue(uri.startswith(oc.server().url), uri)
         request = urllib.request.Request(uri, headers={"Authorization": f"Bearer {oc.server().token(oc.MEMBER)}"})

@@ -2,7 +2,7 @@
 
 Runs the comparison of ``clients/python/tests/official_surface.py`` with the official package
 importable (this virtual environment); our package is imported from ``clients/python``. The
-allowed differences are the allowlist in ``docs/decisions.md``.
+allowed differences are the allowlist in ``docs/adr/0082-python-client-mirrors-official-surface.md``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ A difference has a key, ``Class.method`` for a method one side lacks and
 ``Class.method(param)`` for a parameter that differs (``Clients.attr`` for attributes,
 ``login_custom(param)`` for the login function). The keys allowed to differ, each with its
 reason, are the lines ``- key: reason`` of the fenced block under the heading
-``Official client surface allowlist`` in ``docs/decisions.md``. A key with ``*`` is a pattern
+``Official client surface allowlist`` in ``docs/adr/0082-python-client-mirrors-official-surface.md``. A key with ``*`` is a pattern
 (``fnmatch``) and allows only our extras, defaulted parameters the official method does not have:
 for example ``*Client.list_*(filter)``. Every other difference is listed by its exact key.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 CLIENT_ROOT = Path(__file__).resolve().parents[1]
 REPO_ROOT = CLIENT_ROOT.parent.parent
-DECISIONS = REPO_ROOT / "docs" / "decisions.md"
+DECISIONS = REPO_ROOT / "docs" / "adr" / "0082-python-client-mirrors-official-surface.md"
 ALLOWLIST_HEADING = "Official client surface allowlist"
 
 SCOPE = [
@@ -245,8 +245,8 @@ def check(test) -> None:  # type: ignore[no-untyped-def]
     unexplained = [f"{k}: {d}" for k, d in found if allowed_by(k, d, allowed) is None]
     used = {allowed_by(k, d, allowed) for k, d in found}
     stale = [k for k in allowed if k not in used]
-    test.assertEqual(unexplained, [], "differences from the official client not in the allowlist of docs/decisions.md")
-    test.assertEqual(stale, [], "allowlist entries in docs/decisions.md that no longer differ")
+    test.assertEqual(unexplained, [], "differences from the official client not in the allowlist of docs/adr/0082")
+    test.assertEqual(stale, [], "allowlist entries in docs/adr/0082 that no longer differ")
 
 
 if __name__ == "__main__":

@@ -119,8 +119,7 @@ class TestServer:
             # Sandboxes outlive a stopped server by default; the data directory goes with it here.
             "AIEM_SANDBOX_STOP_WITH_SERVICE": "true",
             # The suites open the URLs they are handed (ports, notebooks) with urllib, whose
-            # resolver here does not map `*.localhost` to loopback: the path URLs (see
-            # docs/decisions.md, "User content at origins of its own").
+            # resolver here does not map `*.localhost` to loopback: the path URLs (docs/adr/0078).
             "AIEM_PATH_URLS": "true",
         })
         if os.environ.get("DATABASE_URL") or os.environ.get("NATS_URL"):
@@ -176,8 +175,8 @@ class TestServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
-        # Engines run detached so that a restarted server adopts them (docs/decisions.md, "Local
-        # runtime"): stopping the server, even with SIGKILL, leaves them running by design. No
+        # Engines run detached so that a restarted server adopts them (docs/adr/0055): stopping
+        # the server, even with SIGKILL, leaves them running by design. No
         # server will adopt these once their data directory is gone, so they are ended here.
         self.kill_engines()
         if "AIEM_DB_SCHEMA_SUFFIX" in self.env:

@@ -57,7 +57,7 @@ const RPC_PATH = /^\/[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\/[A-Za-z_]\w*(?:\?|$)/;
 // uncompressed whatever is offered (compressed requests are still accepted): gzip runs at a few
 // tens of MB/s per core here, far below any link the API is used over, and the large responses
 // (file contents, process output) are mostly incompressible or already compressed. A 64 MiB
-// ReadFile took 4-5 times as long gzipped (docs/decisions.md, issue 15).
+// ReadFile took 4-5 times as long gzipped (docs/adr/0040-edge-http2-windows-and-no-compression.md).
 const RESPONSE_COMPRESSION_HEADERS = ["accept-encoding", "connect-accept-encoding", "grpc-accept-encoding"] as const;
 
 export function createEdgeHandler(options: EdgeHandlerOptions): EdgeHandler {

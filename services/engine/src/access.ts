@@ -1,7 +1,7 @@
-// Who sees and who changes an engine (ARCHITECTURE section 4): an engine is visible to its creator
-// and to administrators, and a shared notebook engine to everyone with a role in its workspace.
-// Changes are for the creator and administrators only. An engine the caller cannot see is
-// answered as NOT_FOUND, so its existence does not leak.
+// Who sees and who changes an engine (ARCHITECTURE.md, "Identity and permissions"): an engine is
+// visible to its creator and to administrators, and a shared notebook engine to everyone with a
+// role in its workspace. Changes are for the creator and administrators only. An engine the caller
+// cannot see is answered as NOT_FOUND, so its existence does not leak.
 import { sql, type Expression, type SqlBool } from "kysely";
 import type { Policy } from "@aiem/kit/authz";
 import { permissionDenied, quote } from "@aiem/kit/errors";

@@ -211,7 +211,7 @@ export const NOTEBOOK: EngineKind = {
   hasStorage: true,
   hasNodeCount: false,
   limitAction: "pause",
-  // notebook_image is immutable (docs/decisions.md), so it is not among the paths.
+  // notebook_image is immutable (docs/adr/0012), so it is not among the paths.
   updatable: ["profile", "cpu", "gpu", "memory_bytes", "display_name", "max_idle_duration", "max_running_duration"],
   states: NOTEBOOK_STATES,
   allowed: {

@@ -315,7 +315,7 @@ export function withoutReserved(config: Readonly<Record<string, string>>): Recor
 
 /**
  * Checks an engine's own `config` against the profile's `config_editability` and returns it with
- * reserved keys dropped. Unspecified editability means FULL (docs/decisions.md).
+ * reserved keys dropped. Unspecified editability means FULL (docs/adr/0053).
  */
 export function checkEngineConfig(
   v: Violations,

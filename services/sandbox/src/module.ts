@@ -103,7 +103,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       outputLimitBytes: settings.outputLimitBytes,
       keepAliveMs: settings.keepAliveMs ?? 5_000,
       // Confined sandboxes outlive the service and are adopted by its next start; unconfined
-      // ones cannot (the runtime ignores the option for them; see docs/decisions.md).
+      // ones cannot (the runtime ignores the option for them; see docs/adr/0076).
       keepRunning: true,
       onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
     });

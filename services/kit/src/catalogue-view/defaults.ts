@@ -17,7 +17,7 @@ const seconds = (s: number) => create(DurationSchema, { seconds: BigInt(s) });
 const duration = (min: number, def: number): ProfileConstraintDuration =>
   create(ProfileConstraintDurationSchema, { min: seconds(min), default: seconds(def) });
 
-/** What an unset profile constraint means (docs/decisions.md, stated in the field comments). */
+/** What an unset profile constraint means (docs/adr/0013, stated in the field comments). */
 export const DEFAULT_CONSTRAINTS = {
   cpu: () => numeric(1n, 1n),
   gpu: () => numeric(0n, 0n),

@@ -88,7 +88,7 @@ export interface LocalSandboxRuntimeOptions {
   /**
    * Sandboxes outlive this process: they are not tied to it, `close()` leaves them running, and
    * `start()` re-adopts a sandbox that is still running, with its processes and their output
-   * (see docs/decisions.md, "Sandboxes surviving a restart"). A sandbox whose agent ended while
+   * (see docs/adr/0076-sandboxes-survive-service-restart.md). A sandbox whose agent ended while
    * nobody held it makes `start()` fail once with `agent-gone`. Default false.
    */
   readonly keepRunning?: boolean;
