@@ -2,11 +2,12 @@
 // Layout under the data directory:
 //   sandboxes/<id>/root       the sandbox's `/` (a directory, or the mount point of root.img)
 //   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
-//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files,
-//                             the private /etc and run/ (bound at /.aiem/run, the agent's socket)
+//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files
+//                             and the private /etc, the sandbox's /.aiem
 //   sandboxes/<id>/boot/      stage/, what the launcher copies onto that tmpfs (the agent and
-//                             helper as hard links into agent-cache/), and bubblewrap's arguments
-//   sandboxes/<id>/agent.sock a link to the agent's socket, through the launcher's mount namespace
+//                             helpers as hard links into agent-cache/), and bubblewrap's arguments
+//   sandboxes/<id>/agent.sock the agent's socket, made here by the host and handed to the agent
+//                             as a descriptor (README.md, "The agent's socket")
 //   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
@@ -19,11 +20,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
+import { type AgentIdentity, loadPeerCredentials } from "./agent-peer.js";
 import {
+  AGENT_SOCKET_FD,
   ALL_LAYERS,
   type IsolationLayers,
-  SANDBOX_RUN_DIR,
+  LAUNCH_PLACE,
   SANDBOX_SPAWN_HELPER,
+  isUnderSystemDirs,
   buildBwrapArgs,
   findBwrap,
   prepareEtcTree,
@@ -69,6 +73,63 @@ import {
 export * from "./runtime-types.js";
 
 const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * The host pid `depth` generations under `pid` when each generation has one child (bwrap, its
+ * namespace's init, the agent), else undefined.
+ */
+function onlyChild(pid: number, depth: number): number | undefined {
+  let current = pid;
+  for (let i = 0; i < depth; i++) {
+    const children = childrenOf(current);
+    if (children.length !== 1) return undefined;
+    current = children[0]!;
+  }
+  return current;
+}
+
+function isSocket(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+let launchPlace: boolean | undefined;
+
+/** Whether LAUNCH_PLACE is (now) an empty directory of root's every user may pass through. */
+function launchPlaceUsable(): boolean {
+  if (launchPlace === undefined) {
+    try {
+      fs.mkdirSync(LAUNCH_PLACE, { recursive: true, mode: 0o755 });
+      const st = fs.statSync(LAUNCH_PLACE);
+      launchPlace =
+        st.isDirectory() &&
+        st.uid === 0 &&
+        (st.mode & 0o022) === 0 &&
+        (st.mode & 0o001) !== 0 &&
+        unreachableAncestor(LAUNCH_PLACE) === undefined;
+    } catch {
+      launchPlace = false;
+    }
+  }
+  return launchPlace;
+}
+
+/** The first directory above `dir` that other users may not pass through, if any. */
+function unreachableAncestor(dir: string): string | undefined {
+  const parts = path.resolve(dir).split(path.sep).filter(Boolean);
+  for (let i = 0; i < parts.length; i++) {
+    const d = `/${parts.slice(0, i).join("/")}`;
+    try {
+      if ((fs.statSync(d).mode & 0o001) === 0) return d;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
@@ -228,6 +289,26 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
   }
 
+  /** The agent's identity checker, or why there is none (then no sandbox starts: agent-peer.ts). */
+  function peerReader(art: AgentArtifacts) {
+    if (!art.peerCredentialsPath) {
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `the service cannot check who serves a sandbox's socket: ${art.peerCredentialsUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+      );
+    }
+    return loadPeerCredentials(art.peerCredentialsPath);
+  }
+
+  /** Connects to the agent's socket, checking on every connection that the agent serves it. */
+  function connectTo(socketPath: string, sandboxPid: number, identity: AgentIdentity, art: AgentArtifacts) {
+    return connectAgent(socketPath, {
+      maxMessageBytes: options.maxMessageBytes,
+      sandboxPid,
+      agent: { identity, read: peerReader(art) },
+    });
+  }
+
   async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
     const begin = performance.now();
     if (isolation === "unavailable")
@@ -242,6 +323,13 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     }
     await prepare();
     const art = artifacts!;
+    const peer = peerReader(art);
+    if (isolation === "bwrap" && !art.guardPath) {
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+      );
+    }
     const limits = startOptions.limits ?? {};
     const root = path.join(dir, "root");
     const runDir = path.join(dir, "run");
@@ -314,7 +402,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const applied: AppliedLimits = { memory, cpu, processes, storage };
 
     const agentConfig = JSON.stringify({
-      socket: confined ? `${SANDBOX_RUN_DIR}/agent.sock` : socketPath,
+      ...(confined ? { socketFd: AGENT_SOCKET_FD } : { socket: socketPath }),
       root: confined ? "/" : root,
       version: art.version,
       helperPath: art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
@@ -336,28 +424,51 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     let args: string[];
     let layers: Record<keyof IsolationLayers, LayerState> | undefined;
     let hostUid = 0;
+    let etcShared: string[] | undefined;
+    let placed = false;
     if (confined) {
       layers = layerStates(art);
       const active = Object.fromEntries(
         Object.entries(layers).map(([k, v]) => [k, v.active]),
       ) as unknown as IsolationLayers;
+      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
+      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
+      etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
+      // sandbox-launch puts the root and stage where bubblewrap reaches them whatever the data
+      // directory's place (LAUNCH_PLACE); then bubblewrap never passes through it itself.
+      placed = art.launchPath !== undefined && active.hideHostPaths && launchPlaceUsable();
       if (active.userNamespace) {
         try {
-          // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
-          // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
-          for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
-            const mode = fs.statSync(d).mode & 0o7777;
-            if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+          if (!placed) {
+            // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
+            // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
+            const blocked = unreachableAncestor(dataDir);
+            if (blocked) {
+              const why = !art.launchPath
+                ? `sandbox-launch is not available${art.launchUnavailableReason ? ` (${art.launchUnavailableReason})` : ""}`
+                : !active.hideHostPaths
+                  ? "host paths are not hidden"
+                  : `${LAUNCH_PLACE} cannot be made where every user may pass`;
+              throw new Error(
+                `bubblewrap, running as the sandbox's uid, cannot pass through ${blocked} (mode ${(fs.statSync(blocked).mode & 0o777).toString(8)}) ` +
+                  `to the data directory, and the sandbox's directories cannot be put where it can: ${why}; ` +
+                  "put the data directory (AIEM_DATA_DIR) where every user may pass, or install a C compiler",
+              );
+            }
+            for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
+              const mode = fs.statSync(d).mode & 0o7777;
+              if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+            }
           }
           hostUid = acquireUidRange(uidRegistry, dir).base;
         } catch (error) {
           void cgroup?.remove();
-          throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
+          throw new SandboxRuntimeError(
+            "start-failed",
+            `sandbox ${sandboxId} cannot start: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
-      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
-      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
-      const etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -373,14 +484,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
         );
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
-        fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
-        fs.chmodSync(path.join(staged, "run"), 0o700);
-        if (hostUid !== 0) fs.chownSync(path.join(staged, "run"), hostUid, hostUid);
+        linkOrCopy(art.guardPath!, path.join(staged, "agent-guard.so"));
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
-          root,
-          stageDir,
+          root: placed ? path.join(LAUNCH_PLACE, "root") : root,
+          stageDir: placed ? path.join(LAUNCH_PLACE, "stage") : stageDir,
           bundlePath: art.bundlePath,
+          guardPath: art.guardPath!,
+          nodeStaged: placed && !isUnderSystemDirs(nodePath),
           snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
           nodePath,
@@ -414,6 +525,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
           ...(imagePath ? ["--image", imagePath] : []),
           ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
+          ...(placed && !isUnderSystemDirs(nodePath) ? ["--node", fs.realpathSync(nodePath)] : []),
+          ...(placed ? ["--place", LAUNCH_PLACE] : []),
+          ...["--socket-fd", String(AGENT_SOCKET_FD)],
           ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
           "--",
           ...next,
@@ -458,6 +572,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       cwd: confined ? "/" : root,
       logPath,
       survive: keepRunning && confined,
+      socket: confined ? { path: socketPath, fd: AGENT_SOCKET_FD } : undefined,
     });
     startOptions.onLaunched?.();
 
@@ -525,17 +640,21 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       });
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
-    if (confined) {
-      // The socket lives on the launcher's tmpfs, in its mount namespace: reach it through
-      // bwrap's /proc entry (a link keeps the path short enough for a unix socket).
-      try {
-        fs.symlinkSync(`/proc/${child.pid}/root${stageDir}/run/agent.sock`, socketPath);
-      } catch (error) {
-        return failStart(`cannot link the agent's socket: ${String(error)}`);
-      }
-    }
-
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: child.pid });
+    // The agent as a host process, found before it started anything: bwrap's only child (with a
+    // PID namespace, the only child of that child, the namespace's init), or the process spawned.
+    const agentPid = confined ? onlyChild(child.pid!, layers?.pidNamespace.active === true ? 2 : 1) : child.pid;
+    const agentStart = agentPid === undefined ? undefined : processStartTime(agentPid);
+    if (agentPid === undefined || agentStart === undefined) return failStart("the agent's process cannot be found");
+    const identity: AgentIdentity = {
+      pid: agentPid,
+      startTime: agentStart,
+      uid: confined ? hostUid : (process.getuid?.() ?? 0),
+    };
+    const connection = connectAgent(socketPath, {
+      maxMessageBytes: options.maxMessageBytes,
+      sandboxPid: child.pid,
+      agent: { identity, read: peer },
+    });
     try {
       await connection.client.health({}, { timeoutMs: startTimeoutMs });
     } catch (error) {
@@ -560,6 +679,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         pidNamespace: { active: false, note: "unconfined" },
       },
       hostUid,
+      agentPid,
       startMs: performance.now() - begin,
       adopted: false,
       exited,
@@ -583,6 +703,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         layers: handle.layers,
         hostUid,
         init,
+        agent: identity,
       });
     }
     return handle;
@@ -607,9 +728,25 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     }
     const begin = performance.now();
     const socketPath = path.join(dir, "agent.sock");
-    fs.rmSync(socketPath, { force: true });
-    fs.symlinkSync(`/proc/${record.pid}/root${path.join(dir, "stage")}/run/agent.sock`, socketPath);
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: record.pid });
+    if (record.agent === undefined || !isSocket(socketPath)) {
+      // Started by a version of the service that reached its agent through a path the sandbox
+      // controlled: nothing tells that its agent is still the agent, so it is not adopted.
+      killRecorded(dir);
+      throw new SandboxRuntimeError(
+        "agent-unverifiable",
+        `sandbox ${sandboxId} was started by an earlier version of the service, whose connection to the sandbox's ` +
+          "agent cannot be checked; it was stopped and its processes ended (a new start runs it afresh)",
+      );
+    }
+    if (processStartTime(record.agent.pid) !== record.agent.startTime) {
+      killRecorded(dir);
+      throw new SandboxRuntimeError(
+        "agent-gone",
+        `sandbox ${sandboxId}'s agent ended while no runtime held it; its processes are gone (a new start runs it afresh)`,
+      );
+    }
+    await prepare();
+    const connection = connectTo(socketPath, record.pid, record.agent, artifacts!);
     try {
       await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
     } catch (error) {
@@ -635,6 +772,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       pid: record.pid,
       layers: record.layers,
       hostUid: record.hostUid,
+      agentPid: record.agent.pid,
       startMs: performance.now() - begin,
       adopted: true,
       exited,

@@ -15,7 +15,11 @@ export type SandboxRuntimeErrorCode =
   | "invalid-argument"
   | "start-failed"
   | "stopping"
-  | "agent-gone";
+  | "agent-gone"
+  /** A sandbox left running whose agent cannot be checked (started by an earlier version): stopped instead of adopted. */
+  | "agent-unverifiable"
+  /** A host-wide bound on sandboxes (storage, processes) is reached. */
+  | "resource-exhausted";
 
 export class SandboxRuntimeError extends Error {
   override readonly name = "SandboxRuntimeError";
@@ -129,6 +133,8 @@ export interface SandboxHandle {
   readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>>;
   /** The host uid (and gid) of the sandbox's root; 0 without a user namespace. */
   readonly hostUid: number;
+  /** The host pid of the agent, which every connection to its socket is checked against. */
+  readonly agentPid: number;
   /** Milliseconds from the start call until the agent answered Health. */
   readonly startMs: number;
   /** Whether start() took over a sandbox an earlier runtime left running (`keepRunning`), processes and output included. */
