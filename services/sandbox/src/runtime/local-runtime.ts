@@ -41,9 +41,13 @@ import {
   type AppliedLimits,
   type LimitSupport,
   type SandboxCgroup,
+  type SandboxLimits,
   createSandboxCgroup,
   detectLimitSupport,
   removeRuntimeCgroupGroup,
+  boundRuntimeProcesses,
+  readProcessCount,
+  MIN_STORAGE_BYTES,
   findTool,
   runtimeCgroupName,
 } from "./limits.js";
@@ -131,6 +135,33 @@ function unreachableAncestor(dir: string): string | undefined {
   return undefined;
 }
 
+/** Processes an agent needs to start, counted against maxTotalProcesses. */
+const AGENT_PROCESSES = 16;
+
+/** Half of what the kernel allows in all, pids or threads: the rest stays the host's. */
+function defaultTotalProcesses(): number {
+  const read = (file: string) => {
+    try {
+      return Number(fs.readFileSync(file, "utf8").trim()) || Number.POSITIVE_INFINITY;
+    } catch {
+      return Number.POSITIVE_INFINITY;
+    }
+  };
+  const least = Math.min(read("/proc/sys/kernel/pid_max"), read("/proc/sys/kernel/threads-max"));
+  return Number.isFinite(least) ? Math.floor(least / 2) : 16384;
+}
+
+function formatBytes(bytes: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
 }
@@ -194,6 +225,11 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const groupName = runtimeCgroupName(dataDir);
   const nodePath = options.nodePath ?? process.execPath;
   const maxProcesses = options.maxProcesses ?? 4096;
+  const maxTotalProcesses = options.maxTotalProcesses ?? defaultTotalProcesses();
+  /** The runtime's group in the pids hierarchy, once bounded (at the first start). */
+  let processGroup: string | undefined;
+  /** Storage of starts that passed the check and have no image yet, by sandbox. */
+  const reservedStorage = new Map<string, number>();
   const running = new Map<string, Running>();
   const starting = new Map<string, Promise<SandboxHandle>>();
   /** Cgroup removals still running for sandboxes that ended; a new start waits for them. */
@@ -278,6 +314,97 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     layers: "unknown-until-prepared",
   };
 
+  function startBlocker(): string | undefined {
+    if (isolation === "unavailable") return isolationUnavailableReason;
+    const art = artifacts;
+    if (art === undefined) return undefined;
+    try {
+      peerReader(art);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    if (isolation !== "bwrap") return undefined;
+    if (!art.guardPath) {
+      return `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`;
+    }
+    const layers = layerStates(art);
+    const placedHere = art.launchPath !== undefined && layers.hideHostPaths.active && launchPlaceUsable();
+    const blocked = layers.userNamespace.active && !placedHere ? unreachableAncestor(dataDir) : undefined;
+    if (blocked) {
+      return (
+        `bubblewrap, running as a sandbox's uid, cannot pass through ${blocked} to the data directory ${dataDir}, ` +
+        `and the sandboxes' directories cannot be put where it can (${art.launchPath ? `${LAUNCH_PLACE} is not usable` : "sandbox-launch is not available"}); ` +
+        "put the data directory (AIEM_DATA_DIR) where every user may pass, or install a C compiler"
+      );
+    }
+    return undefined;
+  }
+
+  function boundProcesses(): void {
+    if (processGroup !== undefined || !support.cgroup?.parents.pids) return;
+    processGroup = boundRuntimeProcesses(support.cgroup, groupName, maxTotalProcesses);
+  }
+
+  function checkCapacity(limits: SandboxLimits, sandboxId?: string): void {
+    const requested = Math.max(Number(limits.storageBytes ?? 0), 0);
+    const own = sandboxId === undefined ? undefined : path.join(dataDir, "sandboxes", sandboxId, "root.img");
+    if (support.storageImages && requested > 0 && (own === undefined || !fs.existsSync(own))) {
+      const wanted = Math.max(requested, MIN_STORAGE_BYTES);
+      const images = storageImagesHeld();
+      let held = images.bytes;
+      for (const [id, bytes] of reservedStorage) if (id !== sandboxId) held += bytes;
+      const configured = options.maxTotalStorageBytes;
+      let bound = configured;
+      if (bound === undefined) {
+        const fsStat = fs.statfsSync(dataDir);
+        bound = Math.floor(0.9 * (fsStat.bavail * fsStat.bsize + images.allocated));
+      }
+      if (bound > 0 && held + wanted > bound) {
+        throw new SandboxRuntimeError(
+          "resource-exhausted",
+          `the sandboxes on this host hold ${formatBytes(held)} of storage; another ${formatBytes(wanted)} would pass ` +
+            `the bound of ${formatBytes(bound)} for all of them (AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES` +
+            `${configured === undefined ? ", by default 90% of what the data directory's file system has for them" : ""}); ` +
+            "delete sandboxes that are no longer needed, or raise the bound",
+        );
+      }
+    }
+    boundProcesses();
+    if (processGroup !== undefined && maxTotalProcesses > 0) {
+      const count = readProcessCount(processGroup);
+      // An agent needs a few of its own to start (Node's threads, its helper).
+      if (count !== undefined && count.current + AGENT_PROCESSES > maxTotalProcesses) {
+        throw new SandboxRuntimeError(
+          "resource-exhausted",
+          `the sandboxes on this host run ${count.current} processes and threads, the most all of them may run ` +
+            `together being ${maxTotalProcesses} (AIEM_SANDBOX_MAX_TOTAL_PROCESSES); end processes or sandboxes, or raise the bound`,
+        );
+      }
+    }
+  }
+
+  /** The sizes of the storage images of this runtime's sandboxes, and the bytes they take on disk. */
+  function storageImagesHeld(): { bytes: number; allocated: number } {
+    let bytes = 0;
+    let allocated = 0;
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(path.join(dataDir, "sandboxes"));
+    } catch {
+      // no sandboxes yet
+    }
+    for (const name of names) {
+      try {
+        const st = fs.statSync(path.join(dataDir, "sandboxes", name, "root.img"));
+        bytes += st.size;
+        allocated += st.blocks * 512;
+      } catch {
+        // no image: no storage limit
+      }
+    }
+    return { bytes, allocated };
+  }
+
   function sandboxDir(sandboxId: string): string {
     if (!SANDBOX_ID.test(sandboxId)) {
       throw new SandboxRuntimeError("invalid-argument", `invalid sandbox id ${JSON.stringify(sandboxId)}`);
@@ -324,6 +451,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     await prepare();
     const art = artifacts!;
     const peer = peerReader(art);
+    checkCapacity(startOptions.limits ?? {}, sandboxId);
     if (isolation === "bwrap" && !art.guardPath) {
       throw new SandboxRuntimeError(
         "start-failed",
@@ -353,7 +481,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (hasImage || storageBytes > 0) {
       if (support.storageImages) {
         imagePath = existingImage;
-        const image = await images.ensure(imagePath, storageBytes);
+        if (!hasImage) reservedStorage.set(sandboxId, Math.max(storageBytes, MIN_STORAGE_BYTES));
+        const image = await images.ensure(imagePath, storageBytes).finally(() => reservedStorage.delete(sandboxId));
         storage = {
           mechanism: "loop-ext4",
           value: image.size,
@@ -928,6 +1057,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       };
     },
     prepare,
+    startBlocker,
+    checkCapacity,
     start,
     get: (sandboxId) => running.get(sandboxId)?.handle,
     isRunning: (sandboxId) => running.has(sandboxId),
@@ -954,6 +1085,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       await Promise.all(cleanups.values());
       spawner.close();
       if (support.cgroup) removeRuntimeCgroupGroup(support.cgroup, groupName);
+      processGroup = undefined;
     },
   };
 }

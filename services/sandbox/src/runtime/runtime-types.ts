@@ -54,6 +54,18 @@ export interface LocalSandboxRuntimeOptions {
   readonly useStorageImages?: boolean;
   /** Most processes and threads per sandbox when cgroups apply (default 4096). */
   readonly maxProcesses?: number;
+  /**
+   * Most bytes of storage images all sandboxes of this runtime may have together (the sum of their
+   * sizes, which is what they may fill). Default: 90% of what the data directory's file system
+   * has for them (its free space plus what their images use now), read at each check. 0: none.
+   */
+  readonly maxTotalStorageBytes?: number;
+  /**
+   * Most processes and threads all sandboxes of this runtime may run together (pids.max of the
+   * cgroup holding theirs), so that they cannot take the host's last pids. Default: half of the
+   * kernel's pid_max or threads-max, whichever is less. 0: none.
+   */
+  readonly maxTotalProcesses?: number;
   /** Bytes of output the agent keeps per process (default 16 MiB). */
   readonly outputLimitBytes?: number;
   /**
@@ -174,6 +186,12 @@ export interface LocalSandboxRuntime {
   /** Builds the agent bundle and spawn helper now instead of at the first start. */
   prepare(): Promise<void>;
   /**
+   * What keeps every sandbox from starting on this machine, in one sentence with what to do
+   * about it; undefined when nothing does (as far as can be told before a start), or before
+   * prepare().
+   */
+  startBlocker(): string | undefined;
+  /**
    * Starts the sandbox's agent and resolves once it answers Health. Starting a sandbox that is
    * running returns its handle. The sandbox's files persist across stop and start.
    */
@@ -181,6 +199,12 @@ export interface LocalSandboxRuntime {
   /** The handle of a running sandbox. */
   get(sandboxId: string): SandboxHandle | undefined;
   isRunning(sandboxId: string): boolean;
+  /**
+   * Throws SandboxRuntimeError `resource-exhausted`, naming the bound and how to raise it, when
+   * starting a sandbox with these limits would pass a host-wide bound (maxTotalStorageBytes,
+   * maxTotalProcesses). A sandbox that has its storage image already counts as holding it.
+   */
+  checkCapacity(limits: SandboxLimits, sandboxId?: string): void;
   /** Stops the sandbox's agent and every process in it; its files stay. No-op when not running. */
   stop(sandboxId: string): Promise<void>;
   /** Stops the sandbox and deletes its files. */
