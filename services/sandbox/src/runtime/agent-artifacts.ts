@@ -236,6 +236,28 @@ async function buildSeccompFilter(cacheDir: string): Promise<{ path?: string; re
   }
 }
 
+const peerAddons = new Map<string, Promise<{ path?: string; reason?: string }>>();
+
+/**
+ * The peer-credentials addon alone (see AgentArtifacts.peerCredentialsPath), for adopting
+ * sandboxes without building the rest first; memoised per directory.
+ */
+export function preparePeerCredentials(cacheDir: string): Promise<{ path?: string; reason?: string }> {
+  const dir = path.resolve(cacheDir);
+  let promise = peerAddons.get(dir);
+  if (promise === undefined) {
+    promise = (async () => {
+      fs.mkdirSync(dir, { recursive: true });
+      return compile(dir, "peer-credentials", path.join(runtimeSourceDir, "peer-credentials.c"), [], {
+        suffix: ".node",
+      });
+    })();
+    peerAddons.set(dir, promise);
+    promise.catch(() => peerAddons.delete(dir));
+  }
+  return promise;
+}
+
 const prepared = new Map<string, Promise<AgentArtifacts>>();
 
 /**
@@ -260,7 +282,7 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         compile(dir, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),
         buildSeccompFilter(dir),
         compile(dir, "agent-guard", path.join(agentSourceDir, "agent-guard.c"), [], { suffix: ".so" }),
-        compile(dir, "peer-credentials", path.join(runtimeSourceDir, "peer-credentials.c"), [], { suffix: ".node" }),
+        preparePeerCredentials(dir),
       ]);
       return {
         bundlePath: bundle.bundlePath,

@@ -170,6 +170,29 @@ print(json.dumps(out))
     );
     expect(result.exitCode, result.output).toBe(0);
     const seen = JSON.parse(result.output) as Record<string, string | boolean>;
+    // Nor bubblewrap's init (pid 1), which holds the agent's output and the host's log of it.
+    const init = await python(
+      sandbox.client,
+      `import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(*args):
+    return "ok" if libc.syscall(*args) >= 0 else "failed:" + os.strerror(ctypes.get_errno())
+out = {"ptrace": call(101, 16, 1, 0, 0), "pidfd_open": call(434, 1, 0)}
+buf = ctypes.create_string_buffer(16)
+iov = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 16)
+out["process_vm_writev"] = call(311, 1, iov, 1, iov, 1, 0)
+try:
+    open("/proc/1/mem", "r+b")
+    out["mem"] = "ok"
+except OSError as e:
+    out["mem"] = "failed:" + e.strerror
+print(json.dumps(out))
+`,
+    );
+    for (const [key, value] of Object.entries(JSON.parse(init.output) as Record<string, string>)) {
+      expect([key, value]).toEqual([key, expect.stringMatching(/^failed:(Operation not permitted|Permission denied)/)]);
+    }
     // Same uid as the agent: only the agent being undumpable stands in the way.
     expect(seen["uid"]).toBe(true);
     expect(seen["pid"]).toBeGreaterThan(1);

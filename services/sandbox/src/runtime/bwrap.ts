@@ -252,6 +252,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   for (const entry of MASKED_PROC) {
     if (exists(`/proc/${entry}`)) args.push("--ro-bind", "/dev/null", `/proc/${entry}`);
   }
+  // bubblewrap's init stays dumpable: its memory is not the sandbox's to write (seccomp-policy.c
+  // keeps ptrace and its kin off it).
+  if (layers.pidNamespace) args.push("--ro-bind", "/dev/null", "/proc/1/mem");
   args.push("--dev", "/dev");
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
   // filesystem, which for the cache directory is a host path.

@@ -18,7 +18,7 @@
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
+import { prepareAgentArtifacts, preparePeerCredentials, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
 import { type AgentIdentity, loadPeerCredentials } from "./agent-peer.js";
 import {
@@ -133,6 +133,13 @@ function unreachableAncestor(dir: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** `dir`, or its nearest ancestor that exists (a data directory not made yet). */
+function existingAncestor(dir: string): string {
+  let current = path.resolve(dir);
+  while (!fs.existsSync(current) && path.dirname(current) !== current) current = path.dirname(current);
+  return current;
 }
 
 /** Processes an agent needs to start, counted against maxTotalProcesses. */
@@ -356,7 +363,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       const configured = options.maxTotalStorageBytes;
       let bound = configured;
       if (bound === undefined) {
-        const fsStat = fs.statfsSync(dataDir);
+        const fsStat = fs.statfsSync(existingAncestor(dataDir));
         bound = Math.floor(0.9 * (fsStat.bavail * fsStat.bsize + images.allocated));
       }
       if (bound > 0 && held + wanted > bound) {
@@ -417,22 +424,34 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   /** The agent's identity checker, or why there is none (then no sandbox starts: agent-peer.ts). */
-  function peerReader(art: AgentArtifacts) {
-    if (!art.peerCredentialsPath) {
+  function peerReader(addon: {
+    peerCredentialsPath?: string | undefined;
+    peerCredentialsUnavailableReason?: string | undefined;
+  }) {
+    if (!addon.peerCredentialsPath) {
       throw new SandboxRuntimeError(
         "start-failed",
-        `the service cannot check who serves a sandbox's socket: ${art.peerCredentialsUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+        `the service cannot check who serves a sandbox's socket: ${addon.peerCredentialsUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
       );
     }
-    return loadPeerCredentials(art.peerCredentialsPath);
+    return loadPeerCredentials(addon.peerCredentialsPath);
   }
 
-  /** Connects to the agent's socket, checking on every connection that the agent serves it. */
-  function connectTo(socketPath: string, sandboxPid: number, identity: AgentIdentity, art: AgentArtifacts) {
+  /**
+   * Connects to the agent's socket, checking on every connection that the agent serves it. Needs
+   * only the addon, not the agent's build: adoption after a restart does not wait for that.
+   */
+  async function connectTo(socketPath: string, sandboxPid: number, identity: AgentIdentity) {
+    let addon: Parameters<typeof peerReader>[0];
+    if (artifacts) addon = artifacts;
+    else {
+      const built = await preparePeerCredentials(cacheDir);
+      addon = { peerCredentialsPath: built.path, peerCredentialsUnavailableReason: built.reason };
+    }
     return connectAgent(socketPath, {
       maxMessageBytes: options.maxMessageBytes,
       sandboxPid,
-      agent: { identity, read: peerReader(art) },
+      agent: { identity, read: peerReader(addon) },
     });
   }
 
@@ -874,8 +893,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         `sandbox ${sandboxId}'s agent ended while no runtime held it; its processes are gone (a new start runs it afresh)`,
       );
     }
-    await prepare();
-    const connection = connectTo(socketPath, record.pid, record.agent, artifacts!);
+    const connection = await connectTo(socketPath, record.pid, record.agent);
     try {
       await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
     } catch (error) {
