@@ -1,7 +1,7 @@
 # One image for every part of the product; docker-compose.yml picks the part with its command.
 FROM node:20-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap ca-certificates \
+ && apt-get install -y --no-install-recommends bubblewrap ca-certificates gcc libc6-dev libseccomp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . .

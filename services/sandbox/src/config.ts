@@ -43,6 +43,17 @@ export interface SandboxSettings {
    * service adopts them (rolling restarts); after a crash they run on either way.
    */
   readonly stopWithService?: boolean;
+  /**
+   * AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES: most bytes of storage all sandboxes of this host may
+   * have together (the sum of their storage images). Unset: 90% of what the data directory's file
+   * system has for them; 0: no bound.
+   */
+  readonly maxTotalStorageBytes?: number | undefined;
+  /**
+   * AIEM_SANDBOX_MAX_TOTAL_PROCESSES: most processes and threads all sandboxes of this host may
+   * run together. Unset: half of the kernel's pid_max or threads-max, whichever is less; 0: none.
+   */
+  readonly maxTotalProcesses?: number | undefined;
   /** The bwrap binary (tests point it at a missing file); found on PATH when unset. */
   readonly bwrapPath?: string;
 }
@@ -76,5 +87,7 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     }),
     warmPoolSize: readInt(env, "AIEM_SANDBOX_WARM_POOL", { default: 1, min: 0, max: 64 }),
     stopWithService: readBool(env, "AIEM_SANDBOX_STOP_WITH_SERVICE", { default: false }),
+    maxTotalStorageBytes: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES", { optional: true, min: 0 }),
+    maxTotalProcesses: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_PROCESSES", { optional: true, min: 0, max: 1 << 22 }),
   };
 }

@@ -64,6 +64,81 @@ async function createVia(c: ExtraClients, id: string) {
 const stateOf = async (c: ExtraClients, name: string) =>
   (await c.engines.getSandboxEngine({ name })).sandboxEngine!.state;
 
+describe("host-wide bounds", () => {
+  it("refuses a sandbox past the storage and process bounds of the host, naming them, and answers under fork bombs", async () => {
+    const MiB = 1 << 20;
+    const { template } = await h.catalogueFixture("bounded", { storageBytes: String(32 * MiB) });
+    const bounded = await startExtraModule(h, "bounded", {
+      maxTotalStorageBytes: 2 * 32 * MiB,
+      maxTotalProcesses: 400,
+    });
+    try {
+      const c = await bounded.clients("alice");
+      const create = (id: string, withTemplate = template) =>
+        c.engines.createSandboxEngine({
+          parent: `workspaces/${WS}`,
+          sandboxEngineId: id,
+          sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: withTemplate },
+        });
+      const sandboxes = [(await create("bound-a")).sandboxEngine!, (await create("bound-b")).sandboxEngine!];
+      for (const sb of sandboxes)
+        await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.RUNNING);
+      // Storage: two images of 32 MiB fill the bound; a third is refused, nothing is made.
+      const storage = await failure(create("bound-c"));
+      expect(storage.code).toBe(Code.ResourceExhausted);
+      expect(storage.rawMessage).toMatch(/64 MiB for all of them \(AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES\)/);
+      expect(
+        (await failure(c.engines.getSandboxEngine({ name: `workspaces/${WS}/sandboxEngines/bound-c` }))).code,
+      ).toBe(Code.NotFound);
+      // Processes: a fork bomb in each sandbox (each alone may have 4096) stops at the host's bound.
+      const bomb =
+        "import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(120); os._exit(0)\n    except OSError:\n        time.sleep(0.05)\n";
+      for (const sb of sandboxes) {
+        await c.filesystem.writeFile({ name: sb.name, path: "/tmp/bomb.py", content: Buffer.from(bomb) });
+        await c.processes.createProcess({
+          parent: sb.name,
+          autoRun: true,
+          process: { command: "python3", args: ["/tmp/bomb.py"] },
+        });
+      }
+      const group = bounded.module.runtime;
+      // Without storage only the process bound applies; one made before the bombs filled it is
+      // deleted with the others.
+      let attempt = 0;
+      await waitFor(async () => {
+        const id = `bound-d${++attempt}`;
+        const made = await create(id, h.template).then(
+          (r) => r.sandboxEngine!,
+          (e: unknown) => ConnectError.from(e),
+        );
+        if (!(made instanceof ConnectError)) {
+          sandboxes.push(made);
+          return undefined;
+        }
+        return made.rawMessage.includes("AIEM_SANDBOX_MAX_TOTAL_PROCESSES") ? made : undefined;
+      }, 30_000).then((error) => {
+        expect(error.code).toBe(Code.ResourceExhausted);
+        expect(error.rawMessage).toMatch(/the most all of them may run together being 400/);
+      });
+      // The service answers meanwhile, quickly: a get through it, and each sandbox's agent.
+      for (let i = 0; i < 5; i++) {
+        const begin = performance.now();
+        expect((await c.engines.getSandboxEngine({ name: sandboxes[0]!.name })).sandboxEngine!.state).toBe(
+          SandboxEngine_State.RUNNING,
+        );
+        const listed = await c.filesystem.listDirectory({ name: sandboxes[1]!.name, path: "/tmp" });
+        expect(listed.files.map((f) => f.path)).toContain("/tmp/bomb.py");
+        expect(performance.now() - begin).toBeLessThan(2_000);
+        await sleep(200);
+      }
+      expect(group.isRunning(sandboxes[0]!.uid) || group.isRunning(sandboxes[1]!.uid)).toBe(true);
+      for (const sb of sandboxes) await c.engines.deleteSandboxEngine({ name: sb.name });
+    } finally {
+      await bounded.stop();
+    }
+  }, 120_000);
+});
+
 describe("sandbox lifecycle", () => {
   it("marks a sandbox whose agent died FAILED, with its running processes ended; it can still be terminated", async () => {
     const sb = await h.createSandbox("crash");
@@ -118,6 +193,9 @@ describe("sandbox lifecycle", () => {
         .where("uid", "=", sb.uid)
         .executeTakeFirstOrThrow();
       expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/node");
+      // Said to the client too.
+      const failed = (await c.engines.getSandboxEngine({ name: sb.name })).sandboxEngine!;
+      expect(failed.failureReason).toMatch(/the node binary \/nonexistent\/node .* does not exist/);
       await c.engines.deleteSandboxEngine({ name: sb.name });
       await waitFor(async () =>
         c.engines.getSandboxEngine({ name: sb.name }).then(

@@ -351,14 +351,20 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       .finally(() => failing.delete(uid));
   }
 
-  type Started = { ok: true; adopted: boolean } | { ok: false; reason: string; agentGone: boolean };
+  type Started =
+    | { ok: true; adopted: boolean }
+    | { ok: false; reason: string; agentGone: boolean; unverifiable?: boolean };
 
   function startRuntime(uid: string, runtimeId: string, limits: SandboxLimits): Promise<Started> {
     return runtime.start(runtimeId, { limits, onLaunched: () => launched.add(uid) }).then(
       (handle): Started => ({ ok: true, adopted: handle.adopted }),
       (err: unknown): Started => {
-        const agentGone = err instanceof SandboxRuntimeError && err.code === "agent-gone";
-        return { ok: false, reason: err instanceof Error ? err.message : String(err), agentGone };
+        // Either way its processes are gone and a new start runs it afresh: its agent ended, or
+        // it was started by an earlier version whose agent cannot be checked (so it was ended).
+        const agentGone =
+          err instanceof SandboxRuntimeError && (err.code === "agent-gone" || err.code === "agent-unverifiable");
+        const unverifiable = err instanceof SandboxRuntimeError && err.code === "agent-unverifiable";
+        return { ok: false, reason: err instanceof Error ? err.message : String(err), agentGone, unverifiable };
       },
     );
   }
@@ -501,7 +507,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
         return;
       }
       const reason =
-        !started.ok && started.agentGone
+        !started.ok && started.agentGone && !started.unverifiable
           ? "the sandbox's agent ended while the service was not running; its processes ended with it"
           : !started.ok
             ? started.reason

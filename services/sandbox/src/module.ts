@@ -105,6 +105,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       // Confined sandboxes outlive the service and are adopted by its next start; unconfined
       // ones cannot (the runtime ignores the option for them; see docs/adr/0076).
       keepRunning: true,
+      ...(settings.maxTotalStorageBytes !== undefined ? { maxTotalStorageBytes: settings.maxTotalStorageBytes } : {}),
+      ...(settings.maxTotalProcesses !== undefined ? { maxTotalProcesses: settings.maxTotalProcesses } : {}),
       onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
     });
   let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
@@ -189,11 +191,17 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     } else {
       if (runtime.capabilities.isolation === "unconfined")
         logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
-      // Bundling the agent takes a moment; do it now rather than in the first create.
-      runtime.prepare().catch((err: unknown) =>
-        logger.error("could not prepare the sandbox agent", {
-          error: err instanceof Error ? err.message : String(err),
-        }),
+      // Bundling the agent takes a moment; do it now rather than in the first create. Whatever
+      // then keeps every sandbox from starting is said once, here, and on each sandbox it fails.
+      runtime.prepare().then(
+        () => {
+          const blocker = runtime.startBlocker();
+          if (blocker) logger.warn(`sandboxes cannot start: ${blocker}`);
+        },
+        (err: unknown) =>
+          logger.error("could not prepare the sandbox agent", {
+            error: err instanceof Error ? err.message : String(err),
+          }),
       );
     }
     await life.start();

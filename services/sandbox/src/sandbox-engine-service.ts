@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { DurationSchema, durationMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { sql } from "kysely";
 import {
   checkAnnotations,
@@ -48,7 +48,7 @@ import { SandboxEngineImageSchema } from "@aiem/proto/enginemanager/v1/sandbox_e
 import { SandboxEngineTemplateSchema } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_pb.js";
 import { SANDBOX_RESOURCE_TYPE } from "./access.js";
 import { type Lifecycle, limitsOf, sandboxKey, type ChangeHub } from "./lifecycle.js";
-import type { LocalSandboxRuntime } from "./runtime/index.js";
+import { type LocalSandboxRuntime, SandboxRuntimeError } from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
 import {
   SANDBOX_STATE_NAMES,
@@ -196,6 +196,17 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
       // A warm sandbox's agent already answers: the sandbox is recorded RUNNING at once (its
       // events still tell STARTING, then RUNNING), so the create itself hands it out.
       const warm = runtimeId !== engine.uid && deps.runtime.isRunning(runtimeId);
+      // A new sandbox must fit the host-wide bounds (a warm one holds its share already).
+      if (!warm) {
+        try {
+          deps.runtime.checkCapacity(limitsOf(templateInfo));
+        } catch (error) {
+          if (error instanceof SandboxRuntimeError && error.code === "resource-exhausted") {
+            throw new ConnectError(error.message, Code.ResourceExhausted);
+          }
+          throw error;
+        }
+      }
       const row: SandboxRow = {
         workspace,
         id: req.sandboxEngineId,

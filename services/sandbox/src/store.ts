@@ -146,6 +146,7 @@ export function presentSandbox(row: SandboxRow, idleMs: number, phase: StartPhas
       : PENDING[engine.state];
   engine.pendingReason = pending?.[0] ?? SandboxEngine_PendingReason.UNSPECIFIED;
   engine.pendingMessage = pending?.[1] ?? "";
+  engine.failureReason = engine.state === SandboxEngine_State.FAILED ? (row.failure_reason ?? "") : "";
   // Sandboxes created before templates had a running limit were never limited. Copies of
   // templates from before the catalogue showed unset numbers as 0 get the same treatment, since
   // the official client reads them without a null check.
@@ -166,6 +167,7 @@ export function encodeSandbox(engine: SandboxEngine): Uint8Array {
   stored.currentIdleDuration = undefined;
   stored.pendingReason = SandboxEngine_PendingReason.UNSPECIFIED;
   stored.pendingMessage = "";
+  stored.failureReason = "";
   return toBinary(SandboxEngineSchema, stored);
 }
 

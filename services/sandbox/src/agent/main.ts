@@ -10,8 +10,14 @@ import { installMinimalHeaders } from "./fast-headers.js";
 import { type AgentOptions, listenAgent } from "./server.js";
 
 export interface AgentConfig extends AgentOptions {
-  /** The unix socket to serve on. */
-  readonly socket: string;
+  /**
+   * The descriptor of the unix socket to serve on, bound by the host at a path of its own (see
+   * runtime/README.md, "The agent's socket"). It must be close-on-exec already: programs the
+   * agent starts never hold it.
+   */
+  readonly socketFd?: number;
+  /** A unix socket path to bind instead (tests of the agent alone). */
+  readonly socket?: string;
   /** Whether to create /workspace and /tmp when they are missing (a new sandbox). */
   readonly ensureDirs?: boolean;
 }
@@ -27,7 +33,30 @@ function ensureDir(dir: string, mode: number): void {
 
 declare const AIEM_AGENT_VERSION: string | undefined;
 
+/** Whether descriptor `fd` of this process is a socket marked close-on-exec. */
+function checkSocketDescriptor(fd: number): void {
+  let target: string;
+  let flags: number;
+  try {
+    target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    flags = Number.parseInt(
+      /^flags:\s*([0-7]+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1] ?? "",
+      8,
+    );
+  } catch (error) {
+    throw new Error(
+      `the socket descriptor ${fd} is not open: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (!target.startsWith("socket:")) throw new Error(`descriptor ${fd} is not a socket but ${target}`);
+  // O_CLOEXEC: without it every program started here would hold the agent's socket.
+  if (!(flags & 0o2000000)) throw new Error(`the socket descriptor ${fd} is not close-on-exec`);
+}
+
 async function main(): Promise<void> {
+  // Node opens its inspector on SIGUSR1 unless a listener takes the signal; anything in the
+  // sandbox may send it.
+  process.on("SIGUSR1", () => undefined);
   installMinimalHeaders();
   const raw = process.env["AIEM_AGENT_CONFIG"];
   if (raw === undefined) throw new Error("AIEM_AGENT_CONFIG is not set");
@@ -40,7 +69,13 @@ async function main(): Promise<void> {
     ensureDir(path.join(config.root, "tmp"), 0o1777);
   }
   const version = typeof AIEM_AGENT_VERSION === "string" ? AIEM_AGENT_VERSION : config.version;
-  const server = await listenAgent(config.socket, { ...config, version });
+  let socket: string | { fd: number };
+  if (config.socketFd !== undefined) {
+    checkSocketDescriptor(config.socketFd);
+    socket = { fd: config.socketFd };
+  } else if (config.socket !== undefined) socket = config.socket;
+  else throw new Error("the configuration names no socket");
+  const server = await listenAgent(socket, { ...config, version });
   const shutdown = () => {
     server.processes.killAll();
     process.exit(0);

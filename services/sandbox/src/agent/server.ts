@@ -285,8 +285,12 @@ export interface AgentServer {
   close(): Promise<void>;
 }
 
-/** Serves the AgentService over HTTP/2 (gRPC and Connect) on a unix socket. */
-export async function listenAgent(socketPath: string, options: AgentOptions): Promise<AgentServer> {
+/**
+ * Serves the AgentService over HTTP/2 (gRPC and Connect) on a unix socket: a path to bind, or
+ * the number of a descriptor the host bound (and maybe set listening) for this agent, on which
+ * it listens in turn.
+ */
+export async function listenAgent(socket: string | { fd: number }, options: AgentOptions): Promise<AgentServer> {
   const { routes, processes, fileRoutes } = createAgentRoutes(options);
   const maxMessageBytes = options.maxMessageBytes ?? AGENT_DEFAULTS.maxMessageBytes;
   const connect = connectNodeAdapter({
@@ -303,14 +307,16 @@ export async function listenAgent(socketPath: string, options: AgentOptions): Pr
   );
   // Bulk transfers (WriteFile content, output streams) should not wait on window updates.
   server.on("session", (session) => session.setLocalWindowSize(WINDOW_BYTES));
-  try {
-    fs.unlinkSync(socketPath);
-  } catch {
-    // no stale socket
+  if (typeof socket === "string") {
+    try {
+      fs.unlinkSync(socket);
+    } catch {
+      // no stale socket
+    }
   }
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(socketPath, () => {
+    server.listen(socket, () => {
       server.off("error", reject);
       resolve();
     });

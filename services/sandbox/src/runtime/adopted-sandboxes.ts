@@ -3,6 +3,7 @@
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { AgentIdentity } from "./agent-peer.js";
 import type { AppliedLimits, SandboxLimits } from "./limits.js";
 import type { SandboxHandle } from "./runtime-types.js";
 import type { SpawnedProcess } from "./spawner.js";
@@ -18,6 +19,11 @@ export interface SandboxRecord {
   readonly hostUid: number;
   /** The init of the sandbox's PID namespace (bwrap's child), by pid and start time. */
   readonly init?: { readonly pid: number; readonly startTime: string } | undefined;
+  /**
+   * The agent, as every connection to its socket is checked against (agent-peer.ts). Records
+   * of sandboxes whose socket lay in the sandbox's reach (earlier versions) have none.
+   */
+  readonly agent?: AgentIdentity | undefined;
 }
 
 /** The init of the PID namespace under a confined sandbox's bwrap. */

@@ -41,6 +41,18 @@ export interface AgentArtifacts {
   /** sandbox-enter (see sandbox-enter.c); undefined when it could not be compiled. */
   readonly enterPath?: string | undefined;
   readonly enterUnavailableReason?: string | undefined;
+  /**
+   * agent-guard.so (see agent/agent-guard.c), preloaded into the agent: not dumpable, its
+   * descriptors close-on-exec. Confined sandboxes do not start without it.
+   */
+  readonly guardPath?: string | undefined;
+  readonly guardUnavailableReason?: string | undefined;
+  /**
+   * The Node-API addon that reads a unix socket's peer credentials (peer-credentials.c), with
+   * which the service checks every connection to an agent. Sandboxes do not start without it.
+   */
+  readonly peerCredentialsPath?: string | undefined;
+  readonly peerCredentialsUnavailableReason?: string | undefined;
   /** The compiled seccomp filter (BPF); undefined when libseccomp or a compiler is missing. */
   readonly seccompFilterPath?: string | undefined;
   readonly seccompUnavailableReason?: string | undefined;
@@ -181,16 +193,18 @@ async function compile(
   name: string,
   sourcePath: string,
   libraries: readonly string[] = [],
+  shared?: { readonly suffix: string },
 ): Promise<{ path?: string; reason?: string }> {
   const source = fs.readFileSync(sourcePath);
-  const file = path.join(cacheDir, `${name}-${hash(source)}`);
+  const file = path.join(cacheDir, `${name}-${hash(source)}${shared?.suffix ?? ""}`);
   if (fs.existsSync(file)) return { path: file };
   const compiler = process.env["CC"] || "cc";
   const sourceCopy = path.join(cacheDir, `${name}-${randomBytes(4).toString("hex")}.c`);
   const temp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
   fs.writeFileSync(sourceCopy, source);
   try {
-    await execFileAsync(compiler, ["-O2", "-o", temp, sourceCopy, ...libraries], { timeout: 60_000 });
+    const kind = shared ? ["-shared", "-fPIC"] : [];
+    await execFileAsync(compiler, ["-O2", ...kind, "-o", temp, sourceCopy, ...libraries], { timeout: 60_000 });
     fs.chmodSync(temp, 0o755);
     fs.renameSync(temp, file);
     return { path: file };
@@ -222,6 +236,28 @@ async function buildSeccompFilter(cacheDir: string): Promise<{ path?: string; re
   }
 }
 
+const peerAddons = new Map<string, Promise<{ path?: string; reason?: string }>>();
+
+/**
+ * The peer-credentials addon alone (see AgentArtifacts.peerCredentialsPath), for adopting
+ * sandboxes without building the rest first; memoised per directory.
+ */
+export function preparePeerCredentials(cacheDir: string): Promise<{ path?: string; reason?: string }> {
+  const dir = path.resolve(cacheDir);
+  let promise = peerAddons.get(dir);
+  if (promise === undefined) {
+    promise = (async () => {
+      fs.mkdirSync(dir, { recursive: true });
+      return compile(dir, "peer-credentials", path.join(runtimeSourceDir, "peer-credentials.c"), [], {
+        suffix: ".node",
+      });
+    })();
+    peerAddons.set(dir, promise);
+    promise.catch(() => peerAddons.delete(dir));
+  }
+  return promise;
+}
+
 const prepared = new Map<string, Promise<AgentArtifacts>>();
 
 /**
@@ -236,7 +272,7 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
       const dir = path.resolve(cacheDir);
       fs.mkdirSync(dir, { recursive: true });
       const version = readVersion();
-      const [bundle, helper, launch, enter, seccomp] = await Promise.all([
+      const [bundle, helper, launch, enter, seccomp, guard, peer] = await Promise.all([
         bundleAgent(dir, version).then(async (bundlePath) => ({
           bundlePath,
           snapshot: await buildSnapshot(dir, bundlePath, nodePath),
@@ -245,6 +281,8 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         compile(dir, "sandbox-launch", path.join(runtimeSourceDir, "sandbox-launch.c")),
         compile(dir, "sandbox-enter", path.join(runtimeSourceDir, "sandbox-enter.c")),
         buildSeccompFilter(dir),
+        compile(dir, "agent-guard", path.join(agentSourceDir, "agent-guard.c"), [], { suffix: ".so" }),
+        preparePeerCredentials(dir),
       ]);
       return {
         bundlePath: bundle.bundlePath,
@@ -259,6 +297,10 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         enterUnavailableReason: enter.reason,
         seccompFilterPath: seccomp.path,
         seccompUnavailableReason: seccomp.reason,
+        guardPath: guard.path,
+        guardUnavailableReason: guard.reason,
+        peerCredentialsPath: peer.path,
+        peerCredentialsUnavailableReason: peer.reason,
       };
     })();
     prepared.set(key, promise);

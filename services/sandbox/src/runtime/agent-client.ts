@@ -10,6 +10,7 @@ import { type CallOptions, type Client, Code, ConnectError, createClient } from 
 import { type GrpcTransportOptions, createGrpcTransport } from "@connectrpc/connect-node";
 import { AgentService, type TunnelRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { type AgentFiles, createAgentFiles } from "./agent-files.js";
+import { type AgentIdentity, type ReadPeerCredentials, peerMismatch } from "./agent-peer.js";
 
 export type AgentClient = Client<typeof AgentService>;
 
@@ -26,6 +27,13 @@ export interface AgentConnectionOptions {
   readonly maxMessageBytes?: number;
   /** The host pid of the sandbox's outermost process, when the agent runs on this host (agent-files.ts). */
   readonly sandboxPid?: number | undefined;
+  /**
+   * The agent, as checked on every connection before anything is sent on it (agent-peer.ts):
+   * a connection served by anyone else is closed and the call fails UNAVAILABLE. Its pid is also
+   * the process whose descriptors agent-files.ts opens. Unset only for an agent started by hand
+   * (tests of the agent alone).
+   */
+  readonly agent?: { readonly identity: AgentIdentity; readonly read: ReadPeerCredentials } | undefined;
 }
 
 // sun_path holds 108 bytes. A longer socket path is reached through an open descriptor of its
@@ -52,8 +60,28 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
   constructor(
     authority: string,
     private readonly target: string,
+    private readonly agent: AgentConnectionOptions["agent"],
   ) {
     this.authority = authority;
+  }
+
+  /** A connection to the socket, checked to be the agent's before it is used. */
+  #open(): Promise<net.Socket> {
+    return new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.createConnection(this.target);
+      socket.once("error", (error) => {
+        reject(new ConnectError(`cannot reach the sandbox agent: ${error.message}`, Code.Unavailable));
+      });
+      socket.once("connect", () => {
+        const mismatch = this.agent ? peerMismatch(socket, this.agent.identity, this.agent.read) : undefined;
+        if (mismatch !== undefined) {
+          socket.destroy();
+          reject(new ConnectError(`the sandbox agent's socket is not the agent's: ${mismatch}`, Code.Unavailable));
+          return;
+        }
+        resolve(socket);
+      });
+    });
   }
 
   #connect(): Promise<http2.ClientHttp2Session> {
@@ -62,9 +90,20 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
     }
     const current = this.#session;
     if (current && !current.closed && !current.destroyed) return Promise.resolve(current);
-    this.#connecting ??= new Promise<http2.ClientHttp2Session>((resolve, reject) => {
+    this.#connecting ??= this.#open().then(
+      (socket) => this.#startSession(socket),
+      (error: unknown) => {
+        this.#connecting = undefined;
+        throw error;
+      },
+    );
+    return this.#connecting;
+  }
+
+  #startSession(socket: net.Socket): Promise<http2.ClientHttp2Session> {
+    return new Promise<http2.ClientHttp2Session>((resolve, reject) => {
       const session = http2.connect(this.authority, {
-        createConnection: () => net.createConnection(this.target),
+        createConnection: () => socket,
         settings: { initialWindowSize: AGENT_WINDOW_BYTES, maxFrameSize: AGENT_FRAME_BYTES },
       });
       session.once("connect", () => {
@@ -88,7 +127,6 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
         if (this.#session === session) this.#session = undefined;
       });
     });
-    return this.#connecting;
   }
 
   async request(
@@ -133,7 +171,7 @@ export function connectAgent(socketPath: string, options: AgentConnectionOptions
   }
   const maxMessageBytes = options.maxMessageBytes ?? 256 << 20;
   const baseUrl = "http://agent.sandbox.invalid";
-  const sessionManager = new AgentSessionManager(baseUrl, target);
+  const sessionManager = new AgentSessionManager(baseUrl, target, options.agent);
   const transport = createGrpcTransport({
     baseUrl,
     sessionManager,
@@ -147,6 +185,7 @@ export function connectAgent(socketPath: string, options: AgentConnectionOptions
     files: createAgentFiles(
       (method, path, headers, options) => sessionManager.request(method, path, headers, options),
       options.sandboxPid,
+      options.agent?.identity,
     ),
     close() {
       sessionManager.close();

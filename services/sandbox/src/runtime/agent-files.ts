@@ -160,12 +160,14 @@ function refusalOf(headers: http2.IncomingHttpHeaders): Error {
 /**
  * @param sandboxPid the host pid of the sandbox's outermost process, where the agent runs on
  * this host: its descriptors are then opened from here.
+ * @param known the agent as the runtime checked it (agent-peer.ts): its descriptors are opened,
+ * whatever pid the agent names; without it the agent is looked for under `sandboxPid`.
  */
-export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number): AgentFiles {
+export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number, known?: AgentProcess): AgentFiles {
   let probe: Promise<boolean> | undefined;
   // Whether descriptors work with this agent: undefined until the first transfer tells.
   let descriptors: boolean | undefined = sandboxPid === undefined ? false : undefined;
-  let agent: AgentProcess | undefined;
+  let agent: AgentProcess | undefined = known;
 
   function openDescriptor(headers: http2.IncomingHttpHeaders, flags: number): number {
     agent ??= findAgentProcess(sandboxPid!, Number(one(headers[AGENT_PID_HEADER])));

@@ -119,8 +119,17 @@ export const SANDBOX_AGENT_DIR = "/.aiem";
 export const SANDBOX_AGENT_BUNDLE = "/.aiem/agent.cjs";
 export const SANDBOX_AGENT_SNAPSHOT = "/.aiem/agent.blob";
 export const SANDBOX_SPAWN_HELPER = "/.aiem/spawn-helper";
-export const SANDBOX_RUN_DIR = "/.aiem/run";
+export const SANDBOX_AGENT_GUARD = "/.aiem/agent-guard.so";
 export const SANDBOX_NODE = "/.aiem/node";
+/** The descriptor the agent's socket reaches the agent as (see README.md, "The agent's socket"). */
+export const AGENT_SOCKET_FD = 5;
+/**
+ * Where sandbox-launch, in its own mount namespace, puts the sandbox's root and stage for
+ * bubblewrap (`<place>/root`, `<place>/stage`): an empty directory every user may pass through,
+ * so that bubblewrap, which runs as the sandbox's uid, never has to pass through the data
+ * directory (which may lie in a 0700 home). On the host it stays empty.
+ */
+export const LAUNCH_PLACE = "/run/aiem-launch";
 
 export function findBwrap(explicit?: string): string | undefined {
   if (explicit) return fs.existsSync(explicit) ? explicit : undefined;
@@ -171,6 +180,10 @@ export interface BwrapArgsOptions {
   readonly stageDir: string;
   /** Where the agent bundle and helper are bound from when host paths are not hidden. */
   readonly bundlePath: string;
+  /** The agent guard (agent/agent-guard.c), preloaded into the agent; same rule. */
+  readonly guardPath: string;
+  /** The launcher bound the node binary onto the stage's `node` (it lies outside the system directories). */
+  readonly nodeStaged?: boolean | undefined;
   /** The agent's startup snapshot, run instead of the bundle when there is one. */
   readonly snapshotPath?: string | undefined;
   readonly helperPath: string | undefined;
@@ -239,6 +252,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   for (const entry of MASKED_PROC) {
     if (exists(`/proc/${entry}`)) args.push("--ro-bind", "/dev/null", `/proc/${entry}`);
   }
+  // bubblewrap's init stays dumpable: its memory is not the sandbox's to write (seccomp-policy.c
+  // keeps ptrace and its kin off it).
+  if (layers.pidNamespace) args.push("--ro-bind", "/dev/null", "/proc/1/mem");
   args.push("--dev", "/dev");
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
   // filesystem, which for the cache directory is a host path.
@@ -258,10 +274,14 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
       SANDBOX_SPAWN_HELPER,
     );
   }
-  args.push("--bind", path.join(stageDir, "run"), SANDBOX_RUN_DIR);
-  let node = options.nodePath;
+  args.push(
+    "--ro-bind",
+    layers.hideHostPaths ? path.join(stageDir, "agent-guard.so") : options.guardPath,
+    SANDBOX_AGENT_GUARD,
+  );
+  let node = fs.realpathSync(options.nodePath);
   if (!isUnderSystemDirs(node)) {
-    args.push("--ro-bind", fs.realpathSync(node), SANDBOX_NODE);
+    args.push("--ro-bind", options.nodeStaged ? path.join(stageDir, "node") : node, SANDBOX_NODE);
     node = SANDBOX_NODE;
   }
   if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
@@ -276,6 +296,14 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     "--setenv",
     "AIEM_AGENT_CONFIG",
     options.agentConfig,
+    // The guard acts in the agent's node only (not in setpriv on the way), and takes both
+    // variables out of the environment the agent's programs would inherit.
+    "--setenv",
+    "LD_PRELOAD",
+    SANDBOX_AGENT_GUARD,
+    "--setenv",
+    "AIEM_AGENT_GUARD_EXE",
+    node,
     "--chdir",
     "/",
   );

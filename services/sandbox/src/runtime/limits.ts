@@ -267,12 +267,9 @@ export function createSandboxCgroup(
   const ensure = (parent: string): string => {
     const group = path.join(parent, groupName);
     const dir = path.join(group, sandboxId);
-    if (support.version === 2 && !fs.existsSync(group)) {
+    if (support.version === 2) {
       fs.mkdirSync(group, { recursive: true });
-      const wanted = Object.keys(support.parents)
-        .map((c) => `+${c}`)
-        .join(" ");
-      fs.writeFileSync(path.join(group, "cgroup.subtree_control"), wanted);
+      enableGroupControllers(support, group);
     }
     fs.mkdirSync(dir, { recursive: true });
     dirs.set(dir, dir);
@@ -420,6 +417,46 @@ export function readCgroupUsage(
     }
   }
   return { memoryBytes, cpuNanos, oomKills };
+}
+
+/**
+ * The runtime's group of sandbox cgroups in the pids hierarchy, made if missing (with its
+ * controllers on v2), its pids.max set to `max` (0: unbounded): a bound on the processes of all
+ * the runtime's sandboxes together, which the service, outside the group, never counts against.
+ * Undefined without a pids controller.
+ */
+export function boundRuntimeProcesses(support: CgroupSupport, groupName: string, max: number): string | undefined {
+  const parent = support.parents.pids;
+  if (parent === undefined) return undefined;
+  const group = path.join(parent, groupName);
+  fs.mkdirSync(group, { recursive: true });
+  if (support.version === 2) enableGroupControllers(support, group);
+  fs.writeFileSync(path.join(group, "pids.max"), max > 0 ? String(max) : "max");
+  return group;
+}
+
+/** The processes counted in a pids cgroup and its bound; undefined when they cannot be read. */
+export function readProcessCount(group: string): { current: number; max: number | undefined } | undefined {
+  try {
+    const current = Number(fs.readFileSync(path.join(group, "pids.current"), "utf8").trim());
+    const max = fs.readFileSync(path.join(group, "pids.max"), "utf8").trim();
+    return { current, max: max === "max" ? undefined : Number(max) };
+  } catch {
+    return undefined;
+  }
+}
+
+function enableGroupControllers(support: CgroupSupport, group: string): void {
+  const wanted = Object.keys(support.parents);
+  let enabled: string[] = [];
+  try {
+    enabled = fs.readFileSync(path.join(group, "cgroup.subtree_control"), "utf8").trim().split(/\s+/);
+  } catch {
+    // read below as none enabled
+  }
+  const missing = wanted.filter((c) => !enabled.includes(c));
+  if (missing.length > 0)
+    fs.writeFileSync(path.join(group, "cgroup.subtree_control"), missing.map((c) => `+${c}`).join(" "));
 }
 
 /** Removes the runtime's (empty) group of sandbox cgroups, when it closes. */

@@ -169,6 +169,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const prepared = await prepareAgentArtifacts(cacheDir);
       if (runtime.capabilities.storage.mechanism !== "loop-ext4") return;
       expect(prepared.launchPath, prepared.launchUnavailableReason).toBeDefined();
+      // Without sandbox-launch, bubblewrap (as the sandbox's uid) passes through the data
+      // directory's parents itself.
+      fs.chmodSync(dataDir, 0o711);
       const shell = createLocalSandboxRuntime({
         dataDir: path.join(dataDir, "shell"),
         cacheDir,
@@ -206,7 +209,7 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           await rt.stop(id);
         }
         expect(seen[0]).toMatch(
-          /^0\nagent\.(blob|cjs)\nrun\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
+          /^0\nagent-guard\.so\nagent\.(blob|cjs)\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
         );
         expect(seen[1]).toBe(seen[0]);
         // An image still attached to a loop device (a previous mount going away) is mounted

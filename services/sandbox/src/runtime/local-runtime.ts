@@ -2,11 +2,12 @@
 // Layout under the data directory:
 //   sandboxes/<id>/root       the sandbox's `/` (a directory, or the mount point of root.img)
 //   sandboxes/<id>/root.img   its ext4 filesystem when storage is limited by an image
-//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files,
-//                             the private /etc and run/ (bound at /.aiem/run, the agent's socket)
+//   sandboxes/<id>/stage      mount point of the launcher's tmpfs (see launch below): agent files
+//                             and the private /etc, the sandbox's /.aiem
 //   sandboxes/<id>/boot/      stage/, what the launcher copies onto that tmpfs (the agent and
-//                             helper as hard links into agent-cache/), and bubblewrap's arguments
-//   sandboxes/<id>/agent.sock a link to the agent's socket, through the launcher's mount namespace
+//                             helpers as hard links into agent-cache/), and bubblewrap's arguments
+//   sandboxes/<id>/agent.sock the agent's socket, made here by the host and handed to the agent
+//                             as a descriptor (README.md, "The agent's socket")
 //   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
@@ -17,13 +18,16 @@
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { prepareAgentArtifacts, type AgentArtifacts } from "./agent-artifacts.js";
+import { prepareAgentArtifacts, preparePeerCredentials, type AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
+import { type AgentIdentity, loadPeerCredentials } from "./agent-peer.js";
 import {
+  AGENT_SOCKET_FD,
   ALL_LAYERS,
   type IsolationLayers,
-  SANDBOX_RUN_DIR,
+  LAUNCH_PLACE,
   SANDBOX_SPAWN_HELPER,
+  isUnderSystemDirs,
   buildBwrapArgs,
   findBwrap,
   prepareEtcTree,
@@ -37,9 +41,13 @@ import {
   type AppliedLimits,
   type LimitSupport,
   type SandboxCgroup,
+  type SandboxLimits,
   createSandboxCgroup,
   detectLimitSupport,
   removeRuntimeCgroupGroup,
+  boundRuntimeProcesses,
+  readProcessCount,
+  MIN_STORAGE_BYTES,
   findTool,
   runtimeCgroupName,
 } from "./limits.js";
@@ -69,6 +77,97 @@ import {
 export * from "./runtime-types.js";
 
 const SANDBOX_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * The host pid `depth` generations under `pid` when each generation has one child (bwrap, its
+ * namespace's init, the agent), else undefined.
+ */
+function onlyChild(pid: number, depth: number): number | undefined {
+  let current = pid;
+  for (let i = 0; i < depth; i++) {
+    const children = childrenOf(current);
+    if (children.length !== 1) return undefined;
+    current = children[0]!;
+  }
+  return current;
+}
+
+function isSocket(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+let launchPlace: boolean | undefined;
+
+/** Whether LAUNCH_PLACE is (now) an empty directory of root's every user may pass through. */
+function launchPlaceUsable(): boolean {
+  if (launchPlace === undefined) {
+    try {
+      fs.mkdirSync(LAUNCH_PLACE, { recursive: true, mode: 0o755 });
+      const st = fs.statSync(LAUNCH_PLACE);
+      launchPlace =
+        st.isDirectory() &&
+        st.uid === 0 &&
+        (st.mode & 0o022) === 0 &&
+        (st.mode & 0o001) !== 0 &&
+        unreachableAncestor(LAUNCH_PLACE) === undefined;
+    } catch {
+      launchPlace = false;
+    }
+  }
+  return launchPlace;
+}
+
+/** The first directory above `dir` that other users may not pass through, if any. */
+function unreachableAncestor(dir: string): string | undefined {
+  const parts = path.resolve(dir).split(path.sep).filter(Boolean);
+  for (let i = 0; i < parts.length; i++) {
+    const d = `/${parts.slice(0, i).join("/")}`;
+    try {
+      if ((fs.statSync(d).mode & 0o001) === 0) return d;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** `dir`, or its nearest ancestor that exists (a data directory not made yet). */
+function existingAncestor(dir: string): string {
+  let current = path.resolve(dir);
+  while (!fs.existsSync(current) && path.dirname(current) !== current) current = path.dirname(current);
+  return current;
+}
+
+/** Processes an agent needs to start, counted against maxTotalProcesses. */
+const AGENT_PROCESSES = 16;
+
+/** Half of what the kernel allows in all, pids or threads: the rest stays the host's. */
+function defaultTotalProcesses(): number {
+  const read = (file: string) => {
+    try {
+      return Number(fs.readFileSync(file, "utf8").trim()) || Number.POSITIVE_INFINITY;
+    } catch {
+      return Number.POSITIVE_INFINITY;
+    }
+  };
+  const least = Math.min(read("/proc/sys/kernel/pid_max"), read("/proc/sys/kernel/threads-max"));
+  return Number.isFinite(least) ? Math.floor(least / 2) : 16384;
+}
+
+function formatBytes(bytes: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
@@ -133,6 +232,11 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   const groupName = runtimeCgroupName(dataDir);
   const nodePath = options.nodePath ?? process.execPath;
   const maxProcesses = options.maxProcesses ?? 4096;
+  const maxTotalProcesses = options.maxTotalProcesses ?? defaultTotalProcesses();
+  /** The runtime's group in the pids hierarchy, once bounded (at the first start). */
+  let processGroup: string | undefined;
+  /** Storage of starts that passed the check and have no image yet, by sandbox. */
+  const reservedStorage = new Map<string, number>();
   const running = new Map<string, Running>();
   const starting = new Map<string, Promise<SandboxHandle>>();
   /** Cgroup removals still running for sandboxes that ended; a new start waits for them. */
@@ -217,6 +321,97 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     layers: "unknown-until-prepared",
   };
 
+  function startBlocker(): string | undefined {
+    if (isolation === "unavailable") return isolationUnavailableReason;
+    const art = artifacts;
+    if (art === undefined) return undefined;
+    try {
+      peerReader(art);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    if (isolation !== "bwrap") return undefined;
+    if (!art.guardPath) {
+      return `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`;
+    }
+    const layers = layerStates(art);
+    const placedHere = art.launchPath !== undefined && layers.hideHostPaths.active && launchPlaceUsable();
+    const blocked = layers.userNamespace.active && !placedHere ? unreachableAncestor(dataDir) : undefined;
+    if (blocked) {
+      return (
+        `bubblewrap, running as a sandbox's uid, cannot pass through ${blocked} to the data directory ${dataDir}, ` +
+        `and the sandboxes' directories cannot be put where it can (${art.launchPath ? `${LAUNCH_PLACE} is not usable` : "sandbox-launch is not available"}); ` +
+        "put the data directory (AIEM_DATA_DIR) where every user may pass, or install a C compiler"
+      );
+    }
+    return undefined;
+  }
+
+  function boundProcesses(): void {
+    if (processGroup !== undefined || !support.cgroup?.parents.pids) return;
+    processGroup = boundRuntimeProcesses(support.cgroup, groupName, maxTotalProcesses);
+  }
+
+  function checkCapacity(limits: SandboxLimits, sandboxId?: string): void {
+    const requested = Math.max(Number(limits.storageBytes ?? 0), 0);
+    const own = sandboxId === undefined ? undefined : path.join(dataDir, "sandboxes", sandboxId, "root.img");
+    if (support.storageImages && requested > 0 && (own === undefined || !fs.existsSync(own))) {
+      const wanted = Math.max(requested, MIN_STORAGE_BYTES);
+      const images = storageImagesHeld();
+      let held = images.bytes;
+      for (const [id, bytes] of reservedStorage) if (id !== sandboxId) held += bytes;
+      const configured = options.maxTotalStorageBytes;
+      let bound = configured;
+      if (bound === undefined) {
+        const fsStat = fs.statfsSync(existingAncestor(dataDir));
+        bound = Math.floor(0.9 * (fsStat.bavail * fsStat.bsize + images.allocated));
+      }
+      if (bound > 0 && held + wanted > bound) {
+        throw new SandboxRuntimeError(
+          "resource-exhausted",
+          `the sandboxes on this host hold ${formatBytes(held)} of storage; another ${formatBytes(wanted)} would pass ` +
+            `the bound of ${formatBytes(bound)} for all of them (AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES` +
+            `${configured === undefined ? ", by default 90% of what the data directory's file system has for them" : ""}); ` +
+            "delete sandboxes that are no longer needed, or raise the bound",
+        );
+      }
+    }
+    boundProcesses();
+    if (processGroup !== undefined && maxTotalProcesses > 0) {
+      const count = readProcessCount(processGroup);
+      // An agent needs a few of its own to start (Node's threads, its helper).
+      if (count !== undefined && count.current + AGENT_PROCESSES > maxTotalProcesses) {
+        throw new SandboxRuntimeError(
+          "resource-exhausted",
+          `the sandboxes on this host run ${count.current} processes and threads, the most all of them may run ` +
+            `together being ${maxTotalProcesses} (AIEM_SANDBOX_MAX_TOTAL_PROCESSES); end processes or sandboxes, or raise the bound`,
+        );
+      }
+    }
+  }
+
+  /** The sizes of the storage images of this runtime's sandboxes, and the bytes they take on disk. */
+  function storageImagesHeld(): { bytes: number; allocated: number } {
+    let bytes = 0;
+    let allocated = 0;
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(path.join(dataDir, "sandboxes"));
+    } catch {
+      // no sandboxes yet
+    }
+    for (const name of names) {
+      try {
+        const st = fs.statSync(path.join(dataDir, "sandboxes", name, "root.img"));
+        bytes += st.size;
+        allocated += st.blocks * 512;
+      } catch {
+        // no image: no storage limit
+      }
+    }
+    return { bytes, allocated };
+  }
+
   function sandboxDir(sandboxId: string): string {
     if (!SANDBOX_ID.test(sandboxId)) {
       throw new SandboxRuntimeError("invalid-argument", `invalid sandbox id ${JSON.stringify(sandboxId)}`);
@@ -226,6 +421,38 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 
   async function prepare(): Promise<void> {
     artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
+  }
+
+  /** The agent's identity checker, or why there is none (then no sandbox starts: agent-peer.ts). */
+  function peerReader(addon: {
+    peerCredentialsPath?: string | undefined;
+    peerCredentialsUnavailableReason?: string | undefined;
+  }) {
+    if (!addon.peerCredentialsPath) {
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `the service cannot check who serves a sandbox's socket: ${addon.peerCredentialsUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+      );
+    }
+    return loadPeerCredentials(addon.peerCredentialsPath);
+  }
+
+  /**
+   * Connects to the agent's socket, checking on every connection that the agent serves it. Needs
+   * only the addon, not the agent's build: adoption after a restart does not wait for that.
+   */
+  async function connectTo(socketPath: string, sandboxPid: number, identity: AgentIdentity) {
+    let addon: Parameters<typeof peerReader>[0];
+    if (artifacts) addon = artifacts;
+    else {
+      const built = await preparePeerCredentials(cacheDir);
+      addon = { peerCredentialsPath: built.path, peerCredentialsUnavailableReason: built.reason };
+    }
+    return connectAgent(socketPath, {
+      maxMessageBytes: options.maxMessageBytes,
+      sandboxPid,
+      agent: { identity, read: peerReader(addon) },
+    });
   }
 
   async function launch(sandboxId: string, startOptions: SandboxStartOptions): Promise<SandboxHandle> {
@@ -242,6 +469,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     }
     await prepare();
     const art = artifacts!;
+    const peer = peerReader(art);
+    checkCapacity(startOptions.limits ?? {}, sandboxId);
+    if (isolation === "bwrap" && !art.guardPath) {
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+      );
+    }
     const limits = startOptions.limits ?? {};
     const root = path.join(dir, "root");
     const runDir = path.join(dir, "run");
@@ -265,7 +500,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     if (hasImage || storageBytes > 0) {
       if (support.storageImages) {
         imagePath = existingImage;
-        const image = await images.ensure(imagePath, storageBytes);
+        if (!hasImage) reservedStorage.set(sandboxId, Math.max(storageBytes, MIN_STORAGE_BYTES));
+        const image = await images.ensure(imagePath, storageBytes).finally(() => reservedStorage.delete(sandboxId));
         storage = {
           mechanism: "loop-ext4",
           value: image.size,
@@ -314,7 +550,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     const applied: AppliedLimits = { memory, cpu, processes, storage };
 
     const agentConfig = JSON.stringify({
-      socket: confined ? `${SANDBOX_RUN_DIR}/agent.sock` : socketPath,
+      ...(confined ? { socketFd: AGENT_SOCKET_FD } : { socket: socketPath }),
       root: confined ? "/" : root,
       version: art.version,
       helperPath: art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
@@ -336,28 +572,51 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     let args: string[];
     let layers: Record<keyof IsolationLayers, LayerState> | undefined;
     let hostUid = 0;
+    let etcShared: string[] | undefined;
+    let placed = false;
     if (confined) {
       layers = layerStates(art);
       const active = Object.fromEntries(
         Object.entries(layers).map(([k, v]) => [k, v.active]),
       ) as unknown as IsolationLayers;
+      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
+      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
+      etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
+      // sandbox-launch puts the root and stage where bubblewrap reaches them whatever the data
+      // directory's place (LAUNCH_PLACE); then bubblewrap never passes through it itself.
+      placed = art.launchPath !== undefined && active.hideHostPaths && launchPlaceUsable();
       if (active.userNamespace) {
         try {
-          // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
-          // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
-          for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
-            const mode = fs.statSync(d).mode & 0o7777;
-            if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+          if (!placed) {
+            // bwrap runs as the sandbox's uid: it must be able to pass through the data directory
+            // (only pass: 0711 lists nothing) to reach the sandbox's root and stage.
+            const blocked = unreachableAncestor(dataDir);
+            if (blocked) {
+              const why = !art.launchPath
+                ? `sandbox-launch is not available${art.launchUnavailableReason ? ` (${art.launchUnavailableReason})` : ""}`
+                : !active.hideHostPaths
+                  ? "host paths are not hidden"
+                  : `${LAUNCH_PLACE} cannot be made where every user may pass`;
+              throw new Error(
+                `bubblewrap, running as the sandbox's uid, cannot pass through ${blocked} (mode ${(fs.statSync(blocked).mode & 0o777).toString(8)}) ` +
+                  `to the data directory, and the sandbox's directories cannot be put where it can: ${why}; ` +
+                  "put the data directory (AIEM_DATA_DIR) where every user may pass, or install a C compiler",
+              );
+            }
+            for (const d of [dataDir, path.join(dataDir, "sandboxes"), dir]) {
+              const mode = fs.statSync(d).mode & 0o7777;
+              if ((mode & 0o011) !== 0o011) fs.chmodSync(d, mode | 0o011);
+            }
           }
           hostUid = acquireUidRange(uidRegistry, dir).base;
         } catch (error) {
           void cgroup?.remove();
-          throw new SandboxRuntimeError("start-failed", `sandbox ${sandboxId} has no uid range: ${String(error)}`);
+          throw new SandboxRuntimeError(
+            "start-failed",
+            `sandbox ${sandboxId} cannot start: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
-      // sandbox-launch binds the shared /etc entries into the stage's etc/, which bubblewrap then
-      // binds once; the shell fallback leaves them to bubblewrap, one bind each.
-      const etcShared = art.launchPath && active.privateEtc ? sharedEtcEntries() : undefined;
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -373,14 +632,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
         );
         if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
-        fs.mkdirSync(path.join(staged, "run"), { mode: 0o700 });
-        fs.chmodSync(path.join(staged, "run"), 0o700);
-        if (hostUid !== 0) fs.chownSync(path.join(staged, "run"), hostUid, hostUid);
+        linkOrCopy(art.guardPath!, path.join(staged, "agent-guard.so"));
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
-          root,
-          stageDir,
+          root: placed ? path.join(LAUNCH_PLACE, "root") : root,
+          stageDir: placed ? path.join(LAUNCH_PLACE, "stage") : stageDir,
           bundlePath: art.bundlePath,
+          guardPath: art.guardPath!,
+          nodeStaged: placed && !isUnderSystemDirs(nodePath),
           snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
           nodePath,
@@ -414,6 +673,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
           ...(imagePath ? ["--image", imagePath] : []),
           ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
+          ...(placed && !isUnderSystemDirs(nodePath) ? ["--node", fs.realpathSync(nodePath)] : []),
+          ...(placed ? ["--place", LAUNCH_PLACE] : []),
+          ...["--socket-fd", String(AGENT_SOCKET_FD)],
           ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
           "--",
           ...next,
@@ -458,6 +720,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       cwd: confined ? "/" : root,
       logPath,
       survive: keepRunning && confined,
+      socket: confined ? { path: socketPath, fd: AGENT_SOCKET_FD } : undefined,
     });
     startOptions.onLaunched?.();
 
@@ -525,17 +788,21 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       });
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
-    if (confined) {
-      // The socket lives on the launcher's tmpfs, in its mount namespace: reach it through
-      // bwrap's /proc entry (a link keeps the path short enough for a unix socket).
-      try {
-        fs.symlinkSync(`/proc/${child.pid}/root${stageDir}/run/agent.sock`, socketPath);
-      } catch (error) {
-        return failStart(`cannot link the agent's socket: ${String(error)}`);
-      }
-    }
-
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: child.pid });
+    // The agent as a host process, found before it started anything: bwrap's only child (with a
+    // PID namespace, the only child of that child, the namespace's init), or the process spawned.
+    const agentPid = confined ? onlyChild(child.pid!, layers?.pidNamespace.active === true ? 2 : 1) : child.pid;
+    const agentStart = agentPid === undefined ? undefined : processStartTime(agentPid);
+    if (agentPid === undefined || agentStart === undefined) return failStart("the agent's process cannot be found");
+    const identity: AgentIdentity = {
+      pid: agentPid,
+      startTime: agentStart,
+      uid: confined ? hostUid : (process.getuid?.() ?? 0),
+    };
+    const connection = connectAgent(socketPath, {
+      maxMessageBytes: options.maxMessageBytes,
+      sandboxPid: child.pid,
+      agent: { identity, read: peer },
+    });
     try {
       await connection.client.health({}, { timeoutMs: startTimeoutMs });
     } catch (error) {
@@ -560,6 +827,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         pidNamespace: { active: false, note: "unconfined" },
       },
       hostUid,
+      agentPid,
       startMs: performance.now() - begin,
       adopted: false,
       exited,
@@ -583,6 +851,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         layers: handle.layers,
         hostUid,
         init,
+        agent: identity,
       });
     }
     return handle;
@@ -607,9 +876,24 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     }
     const begin = performance.now();
     const socketPath = path.join(dir, "agent.sock");
-    fs.rmSync(socketPath, { force: true });
-    fs.symlinkSync(`/proc/${record.pid}/root${path.join(dir, "stage")}/run/agent.sock`, socketPath);
-    const connection = connectAgent(socketPath, { maxMessageBytes: options.maxMessageBytes, sandboxPid: record.pid });
+    if (record.agent === undefined || !isSocket(socketPath)) {
+      // Started by a version of the service that reached its agent through a path the sandbox
+      // controlled: nothing tells that its agent is still the agent, so it is not adopted.
+      killRecorded(dir);
+      throw new SandboxRuntimeError(
+        "agent-unverifiable",
+        `sandbox ${sandboxId} was started by an earlier version of the service, whose connection to the sandbox's ` +
+          "agent cannot be checked; it was stopped and its processes ended (a new start runs it afresh)",
+      );
+    }
+    if (processStartTime(record.agent.pid) !== record.agent.startTime) {
+      killRecorded(dir);
+      throw new SandboxRuntimeError(
+        "agent-gone",
+        `sandbox ${sandboxId}'s agent ended while no runtime held it; its processes are gone (a new start runs it afresh)`,
+      );
+    }
+    const connection = await connectTo(socketPath, record.pid, record.agent);
     try {
       await connection.client.health({}, { timeoutMs: options.startTimeoutMs ?? 15_000 });
     } catch (error) {
@@ -635,6 +919,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       pid: record.pid,
       layers: record.layers,
       hostUid: record.hostUid,
+      agentPid: record.agent.pid,
       startMs: performance.now() - begin,
       adopted: true,
       exited,
@@ -790,6 +1075,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       };
     },
     prepare,
+    startBlocker,
+    checkCapacity,
     start,
     get: (sandboxId) => running.get(sandboxId)?.handle,
     isRunning: (sandboxId) => running.has(sandboxId),
@@ -816,6 +1103,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       await Promise.all(cleanups.values());
       spawner.close();
       if (support.cgroup) removeRuntimeCgroupGroup(support.cgroup, groupName);
+      processGroup = undefined;
     },
   };
 }

@@ -15,7 +15,11 @@ export type SandboxRuntimeErrorCode =
   | "invalid-argument"
   | "start-failed"
   | "stopping"
-  | "agent-gone";
+  | "agent-gone"
+  /** A sandbox left running whose agent cannot be checked (started by an earlier version): stopped instead of adopted. */
+  | "agent-unverifiable"
+  /** A host-wide bound on sandboxes (storage, processes) is reached. */
+  | "resource-exhausted";
 
 export class SandboxRuntimeError extends Error {
   override readonly name = "SandboxRuntimeError";
@@ -50,6 +54,18 @@ export interface LocalSandboxRuntimeOptions {
   readonly useStorageImages?: boolean;
   /** Most processes and threads per sandbox when cgroups apply (default 4096). */
   readonly maxProcesses?: number;
+  /**
+   * Most bytes of storage images all sandboxes of this runtime may have together (the sum of their
+   * sizes, which is what they may fill). Default: 90% of what the data directory's file system
+   * has for them (its free space plus what their images use now), read at each check. 0: none.
+   */
+  readonly maxTotalStorageBytes?: number;
+  /**
+   * Most processes and threads all sandboxes of this runtime may run together (pids.max of the
+   * cgroup holding theirs), so that they cannot take the host's last pids. Default: half of the
+   * kernel's pid_max or threads-max, whichever is less. 0: none.
+   */
+  readonly maxTotalProcesses?: number;
   /** Bytes of output the agent keeps per process (default 16 MiB). */
   readonly outputLimitBytes?: number;
   /**
@@ -129,6 +145,8 @@ export interface SandboxHandle {
   readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>>;
   /** The host uid (and gid) of the sandbox's root; 0 without a user namespace. */
   readonly hostUid: number;
+  /** The host pid of the agent, which every connection to its socket is checked against. */
+  readonly agentPid: number;
   /** Milliseconds from the start call until the agent answered Health. */
   readonly startMs: number;
   /** Whether start() took over a sandbox an earlier runtime left running (`keepRunning`), processes and output included. */
@@ -168,6 +186,12 @@ export interface LocalSandboxRuntime {
   /** Builds the agent bundle and spawn helper now instead of at the first start. */
   prepare(): Promise<void>;
   /**
+   * What keeps every sandbox from starting on this machine, in one sentence with what to do
+   * about it; undefined when nothing does (as far as can be told before a start), or before
+   * prepare().
+   */
+  startBlocker(): string | undefined;
+  /**
    * Starts the sandbox's agent and resolves once it answers Health. Starting a sandbox that is
    * running returns its handle. The sandbox's files persist across stop and start.
    */
@@ -175,6 +199,12 @@ export interface LocalSandboxRuntime {
   /** The handle of a running sandbox. */
   get(sandboxId: string): SandboxHandle | undefined;
   isRunning(sandboxId: string): boolean;
+  /**
+   * Throws SandboxRuntimeError `resource-exhausted`, naming the bound and how to raise it, when
+   * starting a sandbox with these limits would pass a host-wide bound (maxTotalStorageBytes,
+   * maxTotalProcesses). A sandbox that has its storage image already counts as holding it.
+   */
+  checkCapacity(limits: SandboxLimits, sandboxId?: string): void;
   /** Stops the sandbox's agent and every process in it; its files stay. No-op when not running. */
   stop(sandboxId: string): Promise<void>;
   /** Stops the sandbox and deletes its files. */

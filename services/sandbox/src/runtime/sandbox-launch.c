@@ -3,8 +3,9 @@
  * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
  * what made up most of the chain's time). Run as host root.
  *
- *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR
- *                  --boot DIR --args FILE --filter FILE -- program args...
+ *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--node FILE] [--socket-fd N]
+ *                  [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE
+ *                  -- program args...
  *
  * 1. Joins the sandbox's cgroups (each FILE a cgroup.procs). The kernel makes a write there wait
  *    for an RCU grace period (milliseconds), so a child writes this process's pid while this
@@ -22,9 +23,17 @@
  *    sandbox shares is bound read-only onto a place made for it in the stage's etc/, so that
  *    bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a read of the whole
  *    mount table, here a few system calls.
- * 5. Opens the arguments file as fd 3 and the seccomp filter as fd 4, marks every other
+ *    With --node, the node binary is bound read-only onto the stage's `node`, so that the
+ *    sandbox reaches it wherever it lies on the host.
+ * 5. With --place, mounts a small tmpfs on DIR (an empty directory every user may pass through)
+ *    and binds the root and the stage onto its root/ and stage/: bubblewrap, which runs as the
+ *    sandbox's uid and resolves every source path itself, then reaches them there and never has
+ *    to pass through the data directory, which may lie where that uid cannot (a 0700 home). Only
+ *    in this process's mount namespace: on the host DIR stays empty.
+ * 6. Opens the arguments file as fd 3 and the seccomp filter as fd 4, marks every other
  *    descriptor above them close-on-exec (whatever the service inherited from its own parent must
- *    not reach a sandbox), and execs the program.
+ *    not reach a sandbox) but the agent's socket (--socket-fd, which the agent marks itself) and
+ *    the binding descriptors, and execs the program.
  * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
  * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
  */
@@ -302,12 +311,42 @@ static int open_as(const char *file, int target) {
   return done < 0 ? -1 : 0;
 }
 
+/* Mounts a tmpfs on `place` and binds `root` and `stage` (with what is mounted under them) onto its root/ and stage/. */
+static int place_tree(const char *place, const char *root, const char *stage) {
+  if (mount("aiem-place", place, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") != 0) return fail(96, "cannot mount", place);
+  const char *names[2] = {"root", "stage"};
+  const char *sources[2] = {root, stage};
+  for (int k = 0; k < 2; k++) {
+    char target[PATH_MAX];
+    snprintf(target, sizeof target, "%s/%s", place, names[k]);
+    if (mkdir(target, 0755) != 0) return fail(96, "cannot make", target);
+    if (mount(sources[k], target, NULL, MS_BIND | MS_REC, NULL) != 0) return fail(96, "cannot bind", sources[k]);
+  }
+  return 0;
+}
+
+/* Binds `file` read-only onto <stage>/node, made for it. */
+static int stage_node(const char *stage, const char *file) {
+  char target[PATH_MAX];
+  snprintf(target, sizeof target, "%s/node", stage);
+  int fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+  if (fd < 0) return fail(96, "cannot make the place of", target);
+  close(fd);
+  if (mount(file, target, NULL, MS_BIND, NULL) != 0 ||
+      mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
+    return fail(96, "cannot bind", file);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   char *cgroups[MAX_CGROUPS];
   int cgroup_count = 0;
   char *etc[MAX_ETC];
   int etc_count = 0;
-  const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
+  const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL, *node = NULL;
+  const char *place = NULL;
+  int socket_fd = -1;
   int i = 1;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
     const char *flag = argv[i], *value = argv[i + 1];
@@ -319,10 +358,14 @@ int main(int argc, char **argv) {
     else if (strcmp(flag, "--boot") == 0) boot = value;
     else if (strcmp(flag, "--args") == 0) args = value;
     else if (strcmp(flag, "--filter") == 0) filter = value;
+    else if (strcmp(flag, "--node") == 0) node = value;
+    else if (strcmp(flag, "--socket-fd") == 0) socket_fd = atoi(value);
+    else if (strcmp(flag, "--place") == 0) place = value;
     else break;
   }
-  if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter) {
-    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+  if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter ||
+      (socket_fd >= 0 && socket_fd < 5)) {
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--node FILE] [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
     return 90;
   }
   char **program = &argv[i + 1];
@@ -357,10 +400,13 @@ int main(int argc, char **argv) {
     status = copy_tree(source, stage);
   }
   for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
+  if (status == 0 && node != NULL) status = stage_node(stage, node);
+  if (status == 0 && place != NULL) status = place_tree(place, root, stage);
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
   if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);
   close_on_exec_from(5);
+  if (socket_fd >= 0 && fcntl(socket_fd, F_SETFD, 0) != 0) return fail(96, "cannot pass on", "the agent's socket");
   execvp(program[0], program);
   return fail(96, "cannot run", program[0]);
 }

@@ -23,7 +23,9 @@
  *     domains, and the obsolete calls nothing uses (uselib, ustat, sysfs, _sysctl, vm86, ...).
  * ptrace and process_vm_readv/writev are allowed, as in those profiles on current kernels: the
  * sandbox's PID namespace makes only its own processes visible, and its user namespace gives it
- * no rights over the host's.
+ * no rights over the host's. Not on pid 1, though (nor pidfd_open of it): that is bubblewrap's
+ * init, which stays dumpable and holds the agent's output, a pipe to the service's launcher and
+ * a log file on the host; nothing in the sandbox needs to trace it. (Its /proc/1/mem is masked.)
  *
  * Usage: seccomp-policy > filter.bpf    (exit 1 when libseccomp refuses a rule)
  */
@@ -72,8 +74,7 @@ static const char *const allowed[] = {
   "exit", "exit_group", "fork",
   "get_robust_list", "getpgid", "getpgrp", "getpid", "getppid", "getpriority", "getrlimit",
   "getrusage", "getsid", "gettid", "ioprio_get", "ioprio_set", "kill", "pidfd_getfd",
-  "pidfd_open", "pidfd_send_signal", "prctl", "prlimit64", "process_vm_readv",
-  "process_vm_writev", "ptrace", "rseq", "rt_sigaction", "rt_sigpending", "rt_sigprocmask",
+  "pidfd_send_signal", "prctl", "prlimit64", "rseq", "rt_sigaction", "rt_sigpending", "rt_sigprocmask",
   "rt_sigqueueinfo", "rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait", "rt_tgsigqueueinfo",
   "sched_get_priority_max", "sched_get_priority_min", "sched_getaffinity", "sched_getattr",
   "sched_getparam", "sched_getscheduler", "sched_rr_get_interval", "sched_setaffinity",
@@ -120,6 +121,11 @@ int main(void) {
   /* clone: threads and processes, never a new namespace. */
   failed |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                              SCMP_A0(SCMP_CMP_MASKED_EQ, NAMESPACE_FLAGS, 0)) != 0;
+  /* Every process but pid 1 (the pid is ptrace's second argument, the others' first). */
+  failed |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ptrace), 1, SCMP_A1(SCMP_CMP_NE, 1)) != 0;
+  failed |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(process_vm_readv), 1, SCMP_A0(SCMP_CMP_NE, 1)) != 0;
+  failed |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(process_vm_writev), 1, SCMP_A0(SCMP_CMP_NE, 1)) != 0;
+  failed |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(pidfd_open), 1, SCMP_A0(SCMP_CMP_NE, 1)) != 0;
   /* clone3 passes its flags in memory, out of a filter's sight. */
   failed |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0;
   for (size_t i = 0; i < sizeof personalities / sizeof personalities[0]; i++) {

@@ -3,7 +3,9 @@
 // in a large service it holds the event loop for tens of milliseconds; here it costs a few.
 // Plain JavaScript, so it runs without a build step.
 //
-// Messages from the runtime: {type: "spawn", id, command, args, env, cwd, detached, survive, logPath}.
+// Messages from the runtime: {type: "spawn", id, command, args, env, cwd, detached, survive, logPath,
+// socket?: {path, fd}} (socket: a unix socket made and bound here at `path`, handed to the child as
+// descriptor `fd`; see spawner.ts).
 // Messages to it: {type: "spawned", id, pid}, {type: "ready", id} (the child printed "ready"),
 // {type: "exit", id, code, signal}, {type: "error", id, message}.
 // When the runtime's process goes away (the channel closes), every child is killed, except those
@@ -11,6 +13,36 @@
 // bubblewrap's --die-with-parent, where it is used, follows this process.
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+
+/**
+ * A listening unix socket at `file`, mode 0600, made in a private directory beside it and moved
+ * into place (whatever the umask, nobody else can connect at any moment). Returns its server,
+ * whose descriptor goes to the child; closing the server afterwards leaves the file (Node removes
+ * the name it bound, which is gone by then).
+ */
+function bindHostSocket(file) {
+  const dir = fs.mkdtempSync(path.join(path.dirname(file), ".socket-"));
+  const temp = path.join(dir, "s");
+  const server = net.createServer();
+  try {
+    server.listen({ path: temp, backlog: 511 });
+    fs.chmodSync(temp, 0o600);
+    fs.renameSync(temp, file);
+  } catch (error) {
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    fd: server._handle.fd,
+    close() {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 const children = new Map();
 
@@ -27,15 +59,30 @@ process.on("message", (m) => {
     send({ type: "error", id: m.id, message: `cannot open ${m.logPath}: ${error.code ?? error.message}` });
     return;
   }
+  let socket;
+  const stdio = ["ignore", "pipe", log];
+  if (m.socket) {
+    try {
+      socket = bindHostSocket(m.socket.path);
+    } catch (error) {
+      fs.closeSync(log);
+      send({ type: "error", id: m.id, message: `cannot make the agent's socket: ${error.code ?? error.message}` });
+      return;
+    }
+    while (stdio.length < m.socket.fd) stdio.push("ignore");
+    stdio[m.socket.fd] = socket.fd;
+  }
   let child;
   try {
-    child = spawn(m.command, m.args, { stdio: ["ignore", "pipe", log], env: m.env, detached: m.detached, cwd: m.cwd });
+    child = spawn(m.command, m.args, { stdio, env: m.env, detached: m.detached, cwd: m.cwd });
   } catch (error) {
     fs.closeSync(log);
+    socket?.close();
     send({ type: "error", id: m.id, message: `cannot run ${m.command}: ${error.code ?? error.message}` });
     return;
   }
   fs.closeSync(log);
+  socket?.close();
   children.set(m.id, { child, detached: m.detached, survive: m.survive === true });
   child.once("spawn", () => send({ type: "spawned", id: m.id, pid: child.pid }));
   let seen = "";

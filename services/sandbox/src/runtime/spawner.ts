@@ -4,6 +4,8 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface SpawnOptions {
@@ -18,6 +20,11 @@ export interface SpawnOptions {
    * the launcher leaves it alone when its channel closes.
    */
   readonly survive?: boolean;
+  /**
+   * A unix socket to make, listening, at `path` (mode 0600, moved into place from a private
+   * directory), and hand to the child as descriptor `fd`; only the child keeps it open.
+   */
+  readonly socket?: { readonly path: string; readonly fd: number } | undefined;
 }
 
 /**
@@ -69,6 +76,29 @@ class Spawned extends EventEmitter implements SpawnedProcess {
     this.signalCode = signal;
     this.emit("exit", code, signal);
   }
+}
+
+/** What spawner-process.mjs does for a socket, in this process (see SpawnOptions.socket). */
+function bindHostSocket(file: string): { fd: number; close(): void } {
+  const dir = fs.mkdtempSync(path.join(path.dirname(file), ".socket-"));
+  const temp = path.join(dir, "s");
+  const server = net.createServer();
+  try {
+    server.listen({ path: temp, backlog: 511 });
+    fs.chmodSync(temp, 0o600);
+    fs.renameSync(temp, file);
+  } catch (error) {
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    fd: (server as unknown as { _handle: { fd: number } })._handle.fd,
+    close() {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 const SCRIPT = fileURLToPath(new URL("./spawner-process.mjs", import.meta.url));
@@ -150,6 +180,7 @@ export function createLauncherSpawner(): Spawner {
         detached: options.detached || options.survive === true,
         survive: options.survive === true,
         logPath: options.logPath,
+        socket: options.socket,
       });
       return target;
     },
@@ -176,16 +207,33 @@ export function createDirectSpawner(): Spawner {
         });
         return target;
       }
+      let socket: { fd: number; close(): void } | undefined;
+      const stdio: ("ignore" | "pipe" | number)[] = ["ignore", "pipe", log];
+      try {
+        if (options.socket) {
+          socket = bindHostSocket(options.socket.path);
+          while (stdio.length < options.socket.fd) stdio.push("ignore");
+          stdio[options.socket.fd] = socket.fd;
+        }
+      } catch (error) {
+        fs.closeSync(log);
+        queueMicrotask(() => {
+          target.emit("error", error);
+          target.exited(null, null);
+        });
+        return target;
+      }
       let child: ChildProcess;
       try {
         child = spawn(command, [...args], {
-          stdio: ["ignore", "pipe", log],
+          stdio,
           env: options.env,
           detached: options.detached || options.survive === true,
           cwd: options.cwd,
         });
       } finally {
         fs.closeSync(log);
+        socket?.close();
       }
       child.once("spawn", () => target.spawned(child.pid!));
       let seen = "";
