@@ -24,6 +24,8 @@ export interface Replica {
   readonly index: number;
   readonly name: string;
   readonly url: string;
+  /** Its `/metrics`, on a port of its own (processes on one machine cannot share 9464). */
+  readonly metricsUrl: string;
   readonly dataDir: string;
   /** The running process, while it runs. */
   child: ChildProcess | undefined;
@@ -106,6 +108,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       index,
       name,
       url: `http://127.0.0.1:${await freePort()}`,
+      metricsUrl: `http://127.0.0.1:${await freePort()}/metrics`,
       dataDir,
       child: undefined,
       log: [],
@@ -128,6 +131,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       ...common,
       AIEM_DATA_DIR: replica.dataDir,
       AIEM_PORT: new URL(replica.url).port,
+      AIEM_METRICS_PORT: new URL(replica.metricsUrl).port,
       AIEM_REPLICA_URL: replica.url,
       AIEM_PUBLIC_URL: edge.url,
     };
