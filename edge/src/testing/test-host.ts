@@ -37,6 +37,8 @@ export interface TestHostOptions {
   readonly fallback?: NodeHandler;
   /** Where the host logs; silent unless given. */
   readonly logger?: Logger;
+  /** Serve /metrics on a free port of its own (host.metricsUrl). */
+  readonly metrics?: boolean;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
@@ -66,6 +68,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     modules: options.modules ?? [],
     logger: options.logger ?? silentLogger,
     schemaSuffix: `_t${suffix}`,
+    ...(options.metrics ? { metrics: { port: 0 }, processName: "test" } : {}),
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
   await host.start();
