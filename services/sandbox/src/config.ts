@@ -76,5 +76,12 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     }),
     warmPoolSize: readInt(env, "AIEM_SANDBOX_WARM_POOL", { default: 1, min: 0, max: 64 }),
     stopWithService: readBool(env, "AIEM_SANDBOX_STOP_WITH_SERVICE", { default: false }),
+    ...optionalCacheDir(env),
   };
+}
+
+/** AIEM_SANDBOX_AGENT_CACHE: a directory of prebuilt agent files (the image's), else the data directory's. */
+function optionalCacheDir(env: Env): { agentCacheDir?: string } {
+  const dir = readString(env, "AIEM_SANDBOX_AGENT_CACHE", { optional: true });
+  return dir ? { agentCacheDir: path.resolve(dir) } : {};
 }
