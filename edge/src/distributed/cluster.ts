@@ -43,6 +43,8 @@ export interface ClusterOptions {
   readonly policy: string;
   /** More environment for every process. */
   readonly env?: Readonly<Record<string, string>>;
+  /** A `npm run build` output to run (plain node) instead of the sources through tsx. */
+  readonly compiled?: string;
 }
 
 export interface Cluster {
@@ -143,7 +145,10 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   }
 
   function start(replica: Replica): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", ENTRY, replica.part], {
+    const args = options.compiled
+      ? [join(options.compiled, "edge/src/start-service.js"), replica.part]
+      : ["--import", "tsx", ENTRY, replica.part];
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, ...envOf(replica) },
       stdio: ["ignore", "ignore", "pipe"],
     });
