@@ -131,7 +131,7 @@ describe("the compiled all-in-one server", () => {
         sandboxEngineTemplate: "workspaces/global/sandboxEngineTemplates/default",
       })
     ).sandboxEngine.name as string;
-    for (const until = Date.now() + 60_000; ; ) {
+    for (const until = Date.now() + 100_000; ; ) {
       const state = (await call("GET", `/v1/${name}`)).sandboxEngine.state as string;
       if (state === "STATE_RUNNING") break;
       expect(Date.now() < until, `stayed ${state}`).toBe(true);
@@ -146,7 +146,7 @@ describe("the compiled all-in-one server", () => {
     expect(Buffer.from(read.content as string, "base64").toString()).toBe("compiled\n");
     // Nothing was compiled at run time: every file the sandbox needed came from the cache.
     expect(existsSync(join(dataDir, "agent-cache"))).toBe(false);
-  });
+  }, 120_000);
 });
 
 const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
