@@ -5,7 +5,7 @@
 // the compiled parts also run as processes of their own behind a compiled edge.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -19,6 +19,8 @@ import { smokeTest } from "../../edge/src/testing/smoke.js";
 import { build } from "./main.js";
 
 const work = mkdtempSync(join(tmpdir(), "aiem-build-"));
+// Sandboxes run as other users, which must pass through to their directories and the cache.
+chmodSync(work, 0o711);
 const out = join(work, "app");
 const cache = join(work, "agent-cache");
 
@@ -132,9 +134,13 @@ describe("the compiled all-in-one server", () => {
       })
     ).sandboxEngine.name as string;
     for (const until = Date.now() + 100_000; ; ) {
-      const state = (await call("GET", `/v1/${name}`)).sandboxEngine.state as string;
+      const sandbox = (await call("GET", `/v1/${name}`)).sandboxEngine;
+      const state = sandbox.state as string;
       if (state === "STATE_RUNNING") break;
-      expect(Date.now() < until, `stayed ${state}`).toBe(true);
+      expect(
+        state !== "STATE_FAILED" && Date.now() < until,
+        `${state}: ${sandbox.failureReason ?? ""}\n${log.slice(-20).join("\n")}`,
+      ).toBe(true);
       await new Promise((r) => setTimeout(r, 200));
     }
     await call("POST", `/v1/${name}/filesystem:writeFile`, {
