@@ -5,8 +5,9 @@
 // DATABASE_URL and NATS_URL are required. The sandbox resolves secrets through the catalogue's
 // internal API at AIEM_CATALOGUE_URL, with the AIEM_INTERNAL_KEY both of them must hold.
 import { readCatalogueEnv } from "@aiem/catalogue";
-import { ConfigError, readCommonEnv, readUrlList } from "@aiem/kit/config";
+import { ConfigError, readCommonEnv, readMetricsEnv, readUrlList } from "@aiem/kit/config";
 import { createLogger } from "@aiem/kit/logger";
+import { setUpTracing } from "@aiem/kit/observability";
 import { createHost, notFound } from "./host/create-host.js";
 import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
@@ -25,6 +26,7 @@ try {
     );
   }
   const config = readCommonEnv();
+  const metrics = readMetricsEnv();
   if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "is required when parts run as separate processes");
   if (!config.natsUrl) throw new ConfigError("NATS_URL", "is required when parts run as separate processes");
   const remotes: Partial<Record<PartName, string>> = {};
@@ -53,8 +55,11 @@ try {
   if (part !== "edge" && modules.length === 0) {
     logger.warn("this part has not landed yet; its API answers UNIMPLEMENTED", { part });
   }
+  const tracing = setUpTracing({ serviceName: `aiem-${part}` });
   const host = await createHost({
     config,
+    processName: part,
+    ...(metrics ? { metrics } : {}),
     edge: readEdgeEnv(),
     modules,
     remotes,
@@ -64,7 +69,18 @@ try {
     ...readHostIsolationEnv(),
     front: part === "edge",
   });
-  await runUntilSignal(host, logger, () => logger.info("ready", { part, url: host.url }));
+  await runUntilSignal(
+    host,
+    logger,
+    () =>
+      logger.info("ready", {
+        part,
+        url: host.url,
+        ...(host.metricsUrl ? { metrics: host.metricsUrl } : {}),
+        ...(tracing.exporters.length > 0 ? { traces: tracing.exporters } : {}),
+      }),
+    tracing.shutdown,
+  );
 } catch (err) {
   logger.error(err instanceof ConfigError ? "invalid configuration" : "failed to start", { err });
   process.exitCode = 1;

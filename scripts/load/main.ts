@@ -38,6 +38,17 @@ async function main(): Promise<number> {
   const duration = Number(values.duration);
   const replicas = Number(values.replicas);
   const rate = Number(values.rate);
+  for (const [name, value, min] of [
+    ["--connections", connections, 1],
+    ["--duration", duration, 1],
+    ["--replicas", replicas, 1],
+    ["--rate", rate, 0],
+  ] as const) {
+    if (!Number.isInteger(value) || value < min) {
+      console.error(`npm run load: ${name} must be a whole number of at least ${min}`);
+      return 2;
+    }
+  }
   if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
     console.error(
       "npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)",
@@ -71,7 +82,8 @@ async function main(): Promise<number> {
       url: edgeUrl,
       connections,
       duration,
-      overallRate: rate,
+      // autocannon refuses an overallRate below 1: no cap is no option at all.
+      ...(rate > 0 ? { overallRate: rate } : {}),
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       requests: workload.requests,
     });

@@ -27,7 +27,7 @@ export interface ApiPackage {
   summary: string;
 }
 
-/** The packages the reference documents, in page order. The agent API is internal and left out. */
+/** The packages the API reference documents, in page order. The agent API is internal and left out. */
 export const apiPackages: ApiPackage[] = [
   {
     name: "enginemanager.v1",
@@ -40,6 +40,10 @@ export const apiPackages: ApiPackage[] = [
     title: "Sandbox engines",
     summary: "Sandbox engines and what runs inside them: filesystem, processes, ports, drive and secure store.",
   },
+];
+
+/** What the events page documents: the payloads published on NATS JetStream. */
+export const eventPackages: ApiPackage[] = [
   {
     name: "enginemanager.events.v1",
     title: "Events",
@@ -128,10 +132,16 @@ export interface ApiReferenceOptions {
   introHtml: string;
   introToc: TocItem[];
   route: string;
+  /** The packages to document (default apiPackages): the events page passes eventPackages. */
+  packages?: readonly ApiPackage[];
+  /** The page's heading and search label (default "API reference"). */
+  title?: string;
 }
 
 export function buildApiReference(registry: FileRegistry, options: ApiReferenceOptions): ApiReference {
-  const documented = new Set(apiPackages.map((p) => p.name));
+  const packages = options.packages ?? apiPackages;
+  const pageTitle = options.title ?? "API reference";
+  const documented = new Set(packages.map((p) => p.name));
   const files = [...registry.files].filter((f) => documented.has(f.proto.package));
   const services = files.flatMap((f) => f.services);
   services.sort((a, b) => rank(a) - rank(b) || a.typeName.localeCompare(b.typeName));
@@ -157,7 +167,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
 
   const addDoc = (id: string, title: string, page: string, text: string) => {
     searchDocs.push({
-      id: `api:${id}`,
+      id: `${options.route.replace(/\/$/, "")}:${id}`,
       title,
       page,
       url: `${options.route}#${id}`,
@@ -238,7 +248,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     addDoc(
       e.typeName,
       e.name,
-      `API reference · ${e.parent ? e.parent.name : e.file.proto.package}`,
+      `${pageTitle} · ${e.parent ? e.parent.name : e.file.proto.package}`,
       `${e.typeName} ${commentOf(e)} ${e.values.map((v) => v.name).join(" ")}`,
     );
     const rows = e.values
@@ -329,7 +339,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     addDoc(
       id,
       method.name,
-      `API reference · ${method.parent.name}`,
+      `${pageTitle} · ${method.parent.name}`,
       `${method.name} ${bindings.map((b) => `${b.verb} ${b.path}`).join(" ")} ${commentOf(method)}`,
     );
     const io = (label: string, message: DescMessage) => {
@@ -350,7 +360,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     ids.add(service.typeName);
     toc.push({ id: service.typeName, text: service.name, level: 2 });
     for (const m of service.methods) toc.push({ id: `${service.typeName}.${m.name}`, text: m.name, level: 3 });
-    addDoc(service.typeName, service.name, "API reference", `${service.typeName} ${commentOf(service)}`);
+    addDoc(service.typeName, service.name, pageTitle, `${service.typeName} ${commentOf(service)}`);
     return (
       `<section class="api-service">${headingHtml(2, service.typeName, `<span class="api-kind">service</span> ${escapeHtml(service.name)}`)}` +
       `<p class="api-fullname"><code>${escapeHtml(service.typeName)}</code></p>${comment(commentOf(service))}` +
@@ -371,14 +381,14 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     for (const e of ownEnums) toc.push({ id: e.typeName, text: e.name, level: 3 });
     return (
       `<section class="api-types">${headingHtml(2, id, escapeHtml(heading))}<p>${escapeHtml(pkg.summary)}</p>` +
-      own.map((m) => messageHtml(m, 3, `API reference · ${pkg.name}`)).join("") +
+      own.map((m) => messageHtml(m, 3, `${pageTitle} · ${pkg.name}`)).join("") +
       ownEnums.map((e) => enumHtml(e, 3)).join("") +
       `</section>`
     );
   };
 
   const servicesHtml = services.map(serviceHtml).join("");
-  const typesHtml = apiPackages.map(packageTypesHtml).join("");
+  const typesHtml = packages.map(packageTypesHtml).join("");
 
   // Only the well-known types the documented fields use, after every table is rendered.
   const wkId = "well-known-types";
@@ -392,7 +402,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
       const short = name.split(".").pop()!;
       toc.push({ id: name, text: short, level: 3 });
       const info = wellKnown[name]!;
-      addDoc(name, short, "API reference · Well-known types", `${name} ${info.text}`);
+      addDoc(name, short, `${pageTitle} · Well-known types`, `${name} ${info.text}`);
       return (
         `<section class="api-message">${headingHtml(3, name, `<span class="api-kind">message</span> ${escapeHtml(short)}`)}` +
         `<p class="api-fullname"><code>${escapeHtml(name)}</code></p>${comment(info.text)}` +
@@ -403,7 +413,7 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
 
   const packagesHtml =
     `<div class="api-packages">` +
-    apiPackages
+    packages
       .map(
         (p) =>
           `<p><strong>${escapeHtml(p.title)}</strong> — <code>${escapeHtml(p.name)}</code>: ${escapeHtml(p.summary)}</p>`,
@@ -412,13 +422,13 @@ export function buildApiReference(registry: FileRegistry, options: ApiReferenceO
     `</div>`;
 
   const html =
-    `<h1>API reference</h1>${options.introHtml}${packagesHtml}${servicesHtml}${typesHtml}` +
+    `<h1>${escapeHtml(pageTitle)}</h1>${options.introHtml}${packagesHtml}${servicesHtml}${typesHtml}` +
     `<section class="api-types">${headingHtml(2, wkId, "Well-known types")}` +
     `<p>Types from <code>google.protobuf</code>, <code>google.api</code>, <code>google.type</code> and <code>google.rpc</code> that the API uses, and how they look in JSON.</p>${wkHtml}</section>`;
 
   const serviceModules = files.filter((f) => f.services.length > 0).map((f) => `@aiem/proto/${f.name}_pb.js`);
 
-  return { title: "API reference", html, toc, searchDocs, serviceModules, ids };
+  return { title: pageTitle, html, toc, searchDocs, serviceModules, ids };
 }
 
 function rank(service: DescService): number {

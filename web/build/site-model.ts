@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Layout, RouteInfo, SearchDoc, SidebarItem, TocItem } from "../src/site-types.js";
 import { SEARCH_TAG } from "../src/site-types.js";
-import { buildApiReference } from "./api-reference.js";
+import { buildApiReference, eventPackages } from "./api-reference.js";
 import { createMarkdownRenderer } from "./markdown.js";
 import { loadDescriptorRegistry } from "./proto-descriptors.js";
 import { buildPythonReference, findPythonPackage, readPythonPackage } from "./py-reference.js";
@@ -13,6 +13,8 @@ import {
   API_INTRO_FILE,
   API_ROUTE,
   createSidebar,
+  EVENTS_INTRO_FILE,
+  EVENTS_ROUTE,
   guidePages,
   PY_REFERENCE_ROUTE,
   SEARCH_ROUTE,
@@ -102,6 +104,29 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
     toc: api.toc,
   });
 
+  const eventsIntro = render(read(EVENTS_INTRO_FILE), EVENTS_INTRO_FILE);
+  links.push(
+    ...eventsIntro.links.map((to) => ({
+      from: EVENTS_INTRO_FILE,
+      to: to.startsWith(EVENTS_INTRO_FILE) ? EVENTS_ROUTE + to.slice(EVENTS_INTRO_FILE.length) : to,
+    })),
+  );
+  const events = buildApiReference(loadDescriptorRegistry(), {
+    introHtml: eventsIntro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
+    introToc: eventsIntro.toc,
+    route: EVENTS_ROUTE,
+    packages: eventPackages,
+    title: "Events",
+  });
+  pages.push({
+    route: EVENTS_ROUTE,
+    title: events.title,
+    description: eventsIntro.description,
+    layout: "api",
+    html: events.html,
+    toc: events.toc,
+  });
+
   const pyDir = options.pythonPackage === null ? undefined : (options.pythonPackage ?? findPythonPackage(repoRoot));
   const py = buildPythonReference(pyDir ? readPythonPackage(pyDir) : undefined, {
     prefix: PY_REFERENCE_ROUTE,
@@ -131,6 +156,8 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
       .flatMap((p) => sectionDocs(p.route, p.title, p.html)),
     ...sectionDocs(API_ROUTE, "API reference", intro.html),
     ...api.searchDocs,
+    ...sectionDocs(EVENTS_ROUTE, "Events", eventsIntro.html),
+    ...events.searchDocs,
     ...py.searchDocs,
   ].filter((d) => d.tags.includes(SEARCH_TAG));
 

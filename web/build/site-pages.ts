@@ -37,6 +37,9 @@ export const guidePages: GuidePage[] = [
 ];
 
 export const API_ROUTE = "api/";
+/** The events page: streams, subjects and delivery, then the payloads from the protos. */
+export const EVENTS_ROUTE = "events/";
+export const EVENTS_INTRO_FILE = "events/intro.md";
 export const SEARCH_ROUTE = "search";
 export const PY_REFERENCE_ROUTE = "py/clients/";
 /** The API reference's introduction, rendered above the generated part. */
@@ -93,6 +96,7 @@ export function createSidebar(pythonReference: SidebarItem): SidebarItem[] {
       pythonReference,
     ]),
     link("API reference", API_ROUTE),
+    link("Events", EVENTS_ROUTE),
     link("Release notes", "release-notes"),
   ];
 }

@@ -24,6 +24,8 @@ export interface Replica {
   readonly index: number;
   readonly name: string;
   readonly url: string;
+  /** Its `/metrics`, on a port of its own (processes on one machine cannot share 9464). */
+  readonly metricsUrl: string;
   readonly dataDir: string;
   /** The running process, while it runs. */
   child: ChildProcess | undefined;
@@ -41,6 +43,8 @@ export interface ClusterOptions {
   readonly policy: string;
   /** More environment for every process. */
   readonly env?: Readonly<Record<string, string>>;
+  /** A `npm run build` output to run (plain node) instead of the sources through tsx. */
+  readonly compiled?: string;
 }
 
 export interface Cluster {
@@ -106,6 +110,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       index,
       name,
       url: `http://127.0.0.1:${await freePort()}`,
+      metricsUrl: `http://127.0.0.1:${await freePort()}/metrics`,
       dataDir,
       child: undefined,
       log: [],
@@ -128,6 +133,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       ...common,
       AIEM_DATA_DIR: replica.dataDir,
       AIEM_PORT: new URL(replica.url).port,
+      AIEM_METRICS_PORT: new URL(replica.metricsUrl).port,
       AIEM_REPLICA_URL: replica.url,
       AIEM_PUBLIC_URL: edge.url,
     };
@@ -139,7 +145,10 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   }
 
   function start(replica: Replica): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", ENTRY, replica.part], {
+    const args = options.compiled
+      ? [join(options.compiled, "edge/src/start-service.js"), replica.part]
+      : ["--import", "tsx", ENTRY, replica.part];
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, ...envOf(replica) },
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -13,6 +13,15 @@ import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
 import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
 import { createLogger, type Logger } from "@aiem/kit/logger";
+import {
+  createMetrics,
+  createObservabilityInterceptor,
+  instrumentEventBus,
+  MetricsPortInUse,
+  startMetricsServer,
+  type Metrics,
+  type MetricsServer,
+} from "@aiem/kit/observability";
 import { createAuthInterceptor, type ServiceDeps, type ServiceModule } from "@aiem/kit/server";
 import { loadImageRegistry } from "../registry.js";
 import { createEdgeHandler } from "../server/edge-handler.js";
@@ -27,7 +36,7 @@ import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
 import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
 import { createOidcIssuerHandler } from "./oidc-issuer.js";
 import { partOf, publicServices, type PartName } from "./parts.js";
-import { withRequestLog } from "./request-log.js";
+import { currentRequestTrace, withRequestLog } from "./request-log.js";
 import { createOpenApiHandler } from "./openapi-route.js";
 import { createVersionHandler, productVersion } from "./version-route.js";
 
@@ -62,6 +71,13 @@ export interface HostOptions {
    * is not: it serves the path routes the edge forwards to it. Default true.
    */
   readonly front?: boolean;
+  /**
+   * Serve Prometheus metrics at `/metrics` on this port of their own (0: any free port, see
+   * `metricsUrl`). Without it the process keeps no metrics. The launchers pass AIEM_METRICS_PORT.
+   */
+  readonly metrics?: { readonly port: number; readonly host?: string; readonly required?: boolean };
+  /** Names the process in the metrics' `process` label (`all-in-one`, `catalogue`, ...). */
+  readonly processName?: string;
 }
 
 export interface Host {
@@ -71,6 +87,8 @@ export interface Host {
   readonly publicUrl: string;
   /** The embedded token issuer's URL (`<public URL>/oidc`); undefined with AIEM_OIDC_ISSUER. */
   readonly issuerUrl: string | undefined;
+  /** `http://host:port/metrics` once started, when metrics are served. */
+  readonly metricsUrl: string | undefined;
   readonly policy: Policy;
   readonly modules: readonly ServiceModule[];
   start(): Promise<void>;
@@ -127,6 +145,10 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
   let bus: EventBus | undefined;
   let server: EdgeServer | undefined;
+  let metricsServer: MetricsServer | undefined;
+  const metrics: Metrics | undefined = options.metrics
+    ? createMetrics({ process: options.processName ?? "aiem" })
+    : undefined;
   let pools: Partial<Record<PartName, ReplicaPool>> = {};
   let url = "";
   const modules: ServiceModule[] = [];
@@ -135,6 +157,24 @@ export async function createHost(options: HostOptions): Promise<Host> {
   let stopRequested = false;
 
   async function startHost(): Promise<void> {
+    // First: a metrics port another process holds stops the start before anything opened.
+    if (metrics && options.metrics) {
+      try {
+        metricsServer = await startMetricsServer({
+          metrics,
+          port: options.metrics.port,
+          host: options.metrics.host ?? config.host,
+        });
+      } catch (err) {
+        if (!(err instanceof MetricsPortInUse) || options.metrics.required !== false) throw err;
+        logger.warn(
+          "metrics are off in this process: the default metrics port is taken by another; set AIEM_METRICS_PORT to a port of its own",
+          {
+            port: options.metrics.port,
+          },
+        );
+      }
+    }
     bus =
       options.bus ??
       (await createEventBus({
@@ -142,6 +182,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
         prefix: options.eventsPrefix,
         logger: logger.child({ component: "events" }),
       }));
+    // What modules publish and consume gets spans and counts; the bus itself stays the caller's.
+    const modulesBus = instrumentEventBus(bus, { metrics });
     const openDatabase = (schema: string) =>
       createDatabase({
         url: config.databaseUrl,
@@ -152,11 +194,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
       if (stopRequested) return;
       const deps: ServiceDeps = {
         config,
-        bus,
+        bus: modulesBus,
         policy,
         authenticator,
         logger: logger.child({ service: factory.name }),
         openDatabase,
+        ...(metrics ? { metrics } : {}),
       };
       modules.push(await factory.create(deps));
     }
@@ -201,7 +244,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
       routes,
       services: [...all.services, ...remote],
       // The internal services check the shared internal key themselves, not a user's token.
+      // Spans and metrics first, so that calls refused by authentication are counted too.
       interceptors: [
+        createObservabilityInterceptor({ metrics, holder: currentRequestTrace }),
         createAuthInterceptor(authenticator, {
           isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX),
         }),
@@ -243,7 +288,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
     listeningPort = address.port;
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
     url = `http://${shownHost}:${address.port}`;
-    logger.info("listening", { url, modules: modules.map((m) => m.name), remotes: options.remotes ?? {} });
+    logger.info("listening", {
+      url,
+      modules: modules.map((m) => m.name),
+      remotes: options.remotes ?? {},
+      ...(metricsServer ? { metrics: metricsServer.url } : {}),
+    });
   }
 
   const host: Host = {
@@ -255,6 +305,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
     get issuerUrl() {
       return embeddedIssuer?.issuer();
+    },
+    get metricsUrl() {
+      return metricsServer?.url;
     },
     policy,
     modules,
@@ -269,6 +322,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       stopRequested = true;
       await starting?.catch(() => undefined);
       await server?.close();
+      await metricsServer?.close();
       for (const pool of Object.values(pools)) pool.close();
       for (const module of [...modules].reverse()) {
         await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));

@@ -6,6 +6,7 @@
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import { type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { traceContextInterceptor } from "@aiem/kit/observability";
 
 export interface ReplicaPool {
   readonly urls: readonly string[];
@@ -40,7 +41,13 @@ export function createReplicaPool(list: string): ReplicaPool {
   if (urls.length === 0) throw new Error("a replica pool needs at least one URL");
   const up = new Set(urls);
   // Replicas are on the same network: compressing would only burn CPU on both ends (issue 15).
-  const transports = new Map(urls.map((url) => [url, createGrpcTransport({ baseUrl: url, acceptCompression: [] })]));
+  // Each call carries the span it is made in, so the replica's span continues this one.
+  const transports = new Map(
+    urls.map((url) => [
+      url,
+      createGrpcTransport({ baseUrl: url, acceptCompression: [], interceptors: [traceContextInterceptor] }),
+    ]),
+  );
   let next = 0;
 
   async function check(url: string): Promise<boolean> {

@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
+import type { EventBus } from "@aiem/kit/events";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
@@ -17,6 +18,9 @@ export interface TestHost {
   readonly host: Host;
   readonly url: string;
   readonly dataDir: string;
+  /** The host's bus, and the prefix that keeps its subjects and streams apart from other suites'. */
+  readonly bus: EventBus;
+  readonly eventsPrefix: string;
   /** A bearer token for `users/<user>`. */
   token(user: string, options?: { admin?: boolean; roles?: string[]; displayName?: string }): Promise<string>;
   /** fetch() against the host with a JSON body and, given a user, their token. */
@@ -37,6 +41,8 @@ export interface TestHostOptions {
   readonly fallback?: NodeHandler;
   /** Where the host logs; silent unless given. */
   readonly logger?: Logger;
+  /** Serve /metrics on a free port of its own (host.metricsUrl). */
+  readonly metrics?: boolean;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
@@ -58,7 +64,8 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     AIEM_PATH_URLS: "true",
     ...options.env,
   };
-  const bus = await createTestEventBus(`host${suffix}`);
+  const eventsPrefix = `t_host_${suffix}`;
+  const bus = await createTestEventBus(`host${suffix}`, { prefix: eventsPrefix });
   const host = await createHost({
     bus,
     config: readCommonEnv(env),
@@ -66,6 +73,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     modules: options.modules ?? [],
     logger: options.logger ?? silentLogger,
     schemaSuffix: `_t${suffix}`,
+    ...(options.metrics ? { metrics: { port: 0 }, processName: "test" } : {}),
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
   await host.start();
@@ -81,6 +89,8 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     host,
     url: host.url,
     dataDir,
+    bus,
+    eventsPrefix,
     token,
     async call(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };

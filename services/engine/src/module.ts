@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { sql } from "kysely";
 import { loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
@@ -100,6 +101,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   });
   let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
+  let removeGauges: Array<(() => void) | undefined> = [];
   let placementLock: DirectoryLock | undefined;
   let ready = false;
 
@@ -114,6 +116,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     }));
     const { database: db, relay } = opened;
     const catalogue = createCatalogueReadModel({
+      name: "engine-catalogue-view",
       bus: deps.bus,
       kinds: [
         "daiEngineProfiles",
@@ -176,6 +179,34 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
       onEvents: () => relay.wake(),
     });
     await reconciler.start();
+    const started = reconciler;
+    removeGauges = [
+      deps.metrics?.gauge({
+        name: "aiem_engines",
+        help: "Engines by kind and state (the whole deployment's, as every engine replica sees the same database)",
+        labelNames: ["kind", "state"] as const,
+        async collect(set) {
+          const r = await sql<{ type: string; state: string; n: string | number }>`
+            select type, state, count(*) as n from engines group by type, state`.execute(db.db);
+          for (const row of r.rows) set({ kind: row.type, state: row.state }, Number(row.n));
+        },
+      }),
+      deps.metrics?.gauge({
+        name: "aiem_engine_reconciler_due",
+        help: "Engines whose next reconcile step is due and not yet taken by a reconciler",
+        async collect(set) {
+          const r = await sql<{ n: string | number }>`
+            select count(*) as n from engines
+             where next_reconcile_at <= now() and (lease_until is null or lease_until < now())`.execute(db.db);
+          set({}, Number(r.rows[0]?.n ?? 0));
+        },
+      }),
+      deps.metrics?.gauge({
+        name: "aiem_engine_reconciler_in_flight",
+        help: "Reconcile steps this process is working on",
+        collect: (set) => set({}, started.inFlight),
+      }),
+    ];
     state.afterWrite = () => {
       relay.wake();
       reconciler?.wake();
@@ -200,6 +231,8 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     start: once.start,
     async stop() {
       ready = false;
+      for (const remove of removeGauges) remove?.();
+      removeGauges = [];
       state.afterWrite = undefined;
       await reconciler?.stop();
       reconciler = undefined;

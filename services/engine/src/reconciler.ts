@@ -49,6 +49,8 @@ export interface Reconciler {
   wake(): void;
   /** Makes one engine due now (its runtime status changed). */
   poke(uid: string): void;
+  /** Steps under way now. */
+  readonly inFlight: number;
 }
 
 /** Disk use is measured every this many checks of a running engine. */
@@ -439,6 +441,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   }
 
   return {
+    get inFlight() {
+      return inFlight.size;
+    },
     async start() {
       // Leases of an earlier life of this runtime instance are void: nothing works on them now.
       await db

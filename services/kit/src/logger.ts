@@ -1,4 +1,6 @@
 /** Structured logs: one JSON object per line on stderr, so they can be shipped as they are. */
+import { activeTraceIds } from "./observability/trace-context.js";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export interface Logger {
@@ -25,7 +27,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const base = options.fields ?? {};
   const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => {
     if (rank[level] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...base, ...fields }, jsonSafe));
+    // Inside a traced call (an RPC, an event's handling) the line names its trace and span.
+    const ids = activeTraceIds();
+    write(
+      JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...ids, ...base, ...fields }, jsonSafe),
+    );
   };
   return {
     debug: log("debug"),

@@ -89,5 +89,12 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     stopWithService: readBool(env, "AIEM_SANDBOX_STOP_WITH_SERVICE", { default: false }),
     maxTotalStorageBytes: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES", { optional: true, min: 0 }),
     maxTotalProcesses: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_PROCESSES", { optional: true, min: 0, max: 1 << 22 }),
+    ...optionalCacheDir(env),
   };
+}
+
+/** AIEM_SANDBOX_AGENT_CACHE: a directory of prebuilt agent files (the image's), else the data directory's. */
+function optionalCacheDir(env: Env): { agentCacheDir?: string } {
+  const dir = readString(env, "AIEM_SANDBOX_AGENT_CACHE", { optional: true });
+  return dir ? { agentCacheDir: path.resolve(dir) } : {};
 }

@@ -145,6 +145,10 @@ export interface Lifecycle {
   discardEarly(uid: string, runtimeId: string): void;
   /** The runtime's report of an agent that ended without being stopped. */
   agentEnded(runtimeId: string): void;
+  /** Warm sandboxes ready to be claimed and being started, over every limit set. */
+  warmPool(): { ready: number; filling: number };
+  /** Sandboxes with a reconcile pass queued or under way. */
+  readonly reconciling: number;
 }
 
 export function limitsOf(info: {
@@ -674,6 +678,18 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
   return {
     placement,
+    warmPool() {
+      let ready = 0;
+      let filling = 0;
+      for (const entry of pool.values()) {
+        ready += entry.ready.length;
+        filling += entry.filling;
+      }
+      return { ready, filling };
+    },
+    get reconciling() {
+      return queues.size;
+    },
     async requireServedHere(row) {
       if (row.placement === null || row.placement === placement) return;
       const url = await replicas.urlOf(row.placement);

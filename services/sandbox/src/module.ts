@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { sql } from "kysely";
 import { createContentUrls, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
@@ -160,6 +161,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   let store: ServiceStore | undefined;
   let ready = false;
   let placementLock: DirectoryLock | undefined;
+  let removeGauges: Array<(() => void) | undefined> = [];
 
   async function start(): Promise<void> {
     // Two replicas in one data directory would be one placement: each would take the other's
@@ -179,6 +181,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     state.afterWrite = () => opened.relay.wake();
     state.database = db;
     catalogue = createCatalogueReadModel({
+      name: "sandbox-catalogue-view",
       bus: deps.bus,
       kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
       logger,
@@ -205,6 +208,33 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       );
     }
     await life.start();
+    removeGauges = [
+      deps.metrics?.gauge({
+        name: "aiem_sandboxes",
+        help: "Sandbox engines by state (the whole deployment's, as every sandbox replica sees the same database)",
+        labelNames: ["state"] as const,
+        async collect(set) {
+          const r = await sql<{ state: string; n: string | number }>`
+            select state, count(*) as n from sandbox_engines group by state`.execute(db.db);
+          for (const row of r.rows) set({ state: row.state }, Number(row.n));
+        },
+      }),
+      deps.metrics?.gauge({
+        name: "aiem_sandbox_warm_pool",
+        help: "Warm sandboxes of this process: ready to be claimed, or starting",
+        labelNames: ["status"] as const,
+        collect(set) {
+          const { ready, filling } = life.warmPool();
+          set({ status: "ready" }, ready);
+          set({ status: "starting" }, filling);
+        },
+      }),
+      deps.metrics?.gauge({
+        name: "aiem_sandbox_reconciler_queued",
+        help: "Sandboxes of this process with a reconcile pass queued or under way",
+        collect: (set) => set({}, life.reconciling),
+      }),
+    ];
     // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).
     await replicas.start();
     ready = true;
@@ -235,6 +265,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     start: once.start,
     async stop() {
       ready = false;
+      for (const remove of removeGauges) remove?.();
+      removeGauges = [];
       await life.stop();
       await replicas.stop();
       placementLock?.release();

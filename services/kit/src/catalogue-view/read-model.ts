@@ -30,6 +30,8 @@ export interface CatalogueReadModelOptions {
   readonly bus: Pick<EventBus, "replay">;
   /** Keep only these kinds (default: all). */
   readonly kinds?: readonly CatalogueKind[];
+  /** Names its replay in metrics (consumer lag) and traces; default `catalogue-view`. */
+  readonly name?: string;
   readonly logger?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
@@ -125,7 +127,10 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
     // Other payloads, or none (a type added after this reader was built), are skipped.
   }
 
-  const replay = options.bus.replay({ subjects: `${SUBJECT_ROOT}.${CATALOGUE_DOMAIN}.>` }, handle);
+  const replay = options.bus.replay(
+    { name: options.name ?? "catalogue-view", subjects: `${SUBJECT_ROOT}.${CATALOGUE_DOMAIN}.>` },
+    handle,
+  );
   const readyPromise = replay.ready.then(() => {
     ready = true;
   });

@@ -24,3 +24,5 @@ export {
   withTicket,
 } from "./content-ticket.js";
 export type { TicketContents } from "./content-ticket.js";
+export { DEFAULT_METRICS_PORT, readMetricsEnv } from "./metrics-env.js";
+export type { MetricsSettings } from "./metrics-env.js";

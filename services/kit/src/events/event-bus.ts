@@ -88,6 +88,8 @@ export interface Subscription {
 }
 
 export interface ReplayOptions {
+  /** Names the replay in metrics (its consumer lag); default `replay`. */
+  name?: string;
   /** Filter subject(s), all in one stream. */
   subjects: string | readonly string[];
   /** Delays (ms) between retries when the handler throws; replay never skips a message. */
@@ -102,6 +104,14 @@ export interface Replay {
   readonly ready: Promise<void>;
   /** Stops following the stream. */
   stop(): Promise<void>;
+}
+
+export interface ConsumerLag {
+  /** The durable consumer's name, or the replay's. */
+  readonly consumer: string;
+  readonly stream: EventStreamKind;
+  /** Messages on its subjects not yet handled (delivered but unacknowledged included). */
+  readonly pending: number;
 }
 
 export interface EventBus {
@@ -119,6 +129,8 @@ export interface EventBus {
   replay(options: ReplayOptions, handler: EventHandler): Replay;
   /** Removes a durable consumer and its position. */
   deleteConsumer(stream: EventStreamKind, name: string): Promise<void>;
+  /** Messages waiting for each of this process's consumers and replays (for metrics). */
+  lag(): Promise<ConsumerLag[]>;
   close(): Promise<void>;
 }
 

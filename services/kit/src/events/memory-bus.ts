@@ -23,6 +23,7 @@ import {
   validateConsumerName,
   validatePrefix,
   type ConsumeOptions,
+  type ConsumerLag,
   type EventBus,
   type EventBusCommonOptions,
   type EventBusLogger,
@@ -99,6 +100,15 @@ class MemoryStream {
       if (filters.some((f) => subjectMatches(f, m.subject))) return m;
     }
     return undefined;
+  }
+
+  /** Stored messages with seq >= from matching one of the filters. */
+  countFrom(from: number, filters: readonly string[]): number {
+    let n = 0;
+    for (let i = this.indexAtOrAfter(from); i < this.messages.length; i++) {
+      if (filters.some((f) => subjectMatches(f, this.messages[i]!.subject))) n++;
+    }
+    return n;
   }
 
   get(seq: number): StoredMessage | undefined {
@@ -189,6 +199,11 @@ class MemoryConsumer {
     this.cursor = deliver === "new" ? stream.lastSeq + 1 : 1;
     // Deferred so handlers never run inside the publisher's call stack.
     this.detach = stream.onAppend(() => queueMicrotask(() => this.pump()));
+  }
+
+  /** Messages not yet handled: after the cursor, and delivered but not acknowledged. */
+  pendingCount(): number {
+    return this.stream.countFrom(this.cursor, this.filters) + this.pending.size;
   }
 
   subscribe(handler: EventHandler, concurrency: number): MemorySubscriber {
@@ -347,6 +362,7 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
   const consumers = new Map<string, MemoryConsumer>();
   const subscriptions = new Set<Subscription>();
   const replays = new Set<Replay>();
+  const replayLag = new Map<Replay, () => ConsumerLag>();
   let closed = false;
 
   const assertOpen = () => {
@@ -402,13 +418,14 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
     replay(replayOptions: ReplayOptions, handler) {
       assertOpen();
       const filters = toArray(replayOptions.subjects);
-      const stream = streams[streamKindOfAll(filters, domains)];
+      const kind = streamKindOfAll(filters, domains);
+      const stream = streams[kind];
       const backoff = replayOptions.backoff ?? DEFAULT_BACKOFF;
       const abort = new AbortController();
       const ready = createReadyLatch();
+      let cursor = 1;
 
       const loop = (async () => {
-        let cursor = 1;
         while (!abort.signal.aborted) {
           const msg = stream.next(cursor, filters);
           // Like JetStream's "nothing pending": caught up with the stream's end, including
@@ -440,10 +457,28 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
           abort.abort();
           await loop;
           replays.delete(replay);
+          replayLag.delete(replay);
         },
       };
       replays.add(replay);
+      replayLag.set(replay, () => ({
+        consumer: replayOptions.name ?? "replay",
+        stream: kind,
+        pending: stream.countFrom(cursor, filters),
+      }));
       return replay;
+    },
+
+    async lag() {
+      const out: ConsumerLag[] = [...replayLag.values()].map((f) => f());
+      for (const [key, consumer] of consumers) {
+        out.push({
+          consumer: consumer.name,
+          stream: key.split("/")[0] as EventStreamKind,
+          pending: consumer.pendingCount(),
+        });
+      }
+      return out;
     },
 
     async deleteConsumer(kind, name) {

@@ -48,6 +48,7 @@ import {
   type EventBusCommonOptions,
   type EventHandler,
   type EventMessage,
+  type ConsumerLag,
   type EventStreamKind,
   type Replay,
   type Subscription,
@@ -134,6 +135,8 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
 
   const subscriptions = new Set<Subscription>();
   const replays = new Set<Replay>();
+  /** What lag() asks the server about: each durable consumer's and replay's current consumer. */
+  const lagSources = new Map<object, () => Promise<ConsumerLag | undefined>>();
   let closed = false;
   const assertOpen = () => {
     if (closed) throw new Error("event bus is closed");
@@ -268,23 +271,32 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
             await loop.catch(() => {});
             await Promise.allSettled([...running]);
             subscriptions.delete(subscription);
+            lagSources.delete(subscription);
           })();
           return stopped;
         },
       };
       subscriptions.add(subscription);
+      const kind = streamKindOfAll(filters, domains);
+      lagSources.set(subscription, async () => {
+        const info = await consumer.info(false);
+        return { consumer: name, stream: kind, pending: info.num_pending + info.num_ack_pending };
+      });
       return subscription;
     },
 
     replay(replayOptions, handler: EventHandler) {
       assertOpen();
       const filters = toArray(replayOptions.subjects);
-      const stream = names[streamKindOfAll(filters, domains)];
+      const kind = streamKindOfAll(filters, domains);
+      const stream = names[kind];
       const backoff = replayOptions.backoff ?? DEFAULT_BACKOFF;
       const wireFilters = filters.map(toWire);
       const abort = new AbortController();
       const ready = createReadyLatch();
       let messages: ConsumerMessages | undefined;
+      let following: { info(cached?: boolean): Promise<{ num_pending: number }> } | undefined;
+      const handling = { now: false };
 
       const loop = (async () => {
         // Caught up once the newest message matching the filters when we began has been handled (or
@@ -302,6 +314,7 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
               : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }),
           });
           if (abort.signal.aborted) return;
+          following = consumer;
           const current = await consumer.consume({ max_messages: 256 });
           messages = current;
           // close() settles only once the iterator has been drained, which the loop below does.
@@ -321,7 +334,9 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
           for await (const m of current) {
             if (abort.signal.aborted || reset) break;
             const event = toEvent(m, 1);
+            handling.now = true;
             await handleUntilDone(handler, event, { backoff, signal: abort.signal, logger });
+            handling.now = false;
             next = m.seq + 1;
             if (m.seq >= target) ready.resolve();
           }
@@ -344,10 +359,33 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
           void messages?.close().catch(() => {});
           await loop;
           replays.delete(replay);
+          lagSources.delete(replay);
         },
       };
       replays.add(replay);
+      lagSources.set(replay, async () => {
+        if (!following) return undefined;
+        // Pending counts what the server has not yet sent; the message in hand is not yet handled.
+        const info = await following.info(false);
+        return {
+          consumer: replayOptions.name ?? "replay",
+          stream: kind,
+          pending: info.num_pending + (handling.now ? 1 : 0),
+        };
+      });
       return replay;
+    },
+
+    async lag() {
+      const found = await Promise.all(
+        [...lagSources.values()].map((source) =>
+          Promise.race([
+            source().catch(() => undefined),
+            new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2_000).unref()),
+          ]),
+        ),
+      );
+      return found.filter((x): x is ConsumerLag => x !== undefined);
     },
 
     async deleteConsumer(kind: EventStreamKind, name) {

@@ -27,6 +27,7 @@ import {
   type EventBus,
   type EventBusLogger,
 } from "./event-bus.js";
+import { traceContextRecord } from "../observability/trace-context.js";
 
 export const OUTBOX_TABLE = "outbox";
 
@@ -93,7 +94,7 @@ export async function enqueue(trx: Transaction<any> | Kysely<any>, message: Outb
   const id = checkedId(message);
   await sql`
     insert into outbox (id, subject, payload, headers, tombstone)
-    values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true})`.execute(
+    values (${id}, ${message.subject}, ${Buffer.from(message.data)}, ${rowHeaders(message)}::jsonb, ${message.tombstone === true})`.execute(
     trx,
   );
   return id;
@@ -111,7 +112,7 @@ export function enqueueWhen(guard: string, ...messages: OutboxMessage[]): RawBui
   const rows = messages.map((message, i) => {
     const id = checkedId(message);
     // Typed here: the columns of a VALUES list of parameters would otherwise be text.
-    return sql`(${i}::int, ${id}::text, ${message.subject}::text, ${Buffer.from(message.data)}::bytea, ${JSON.stringify(message.headers ?? {})}::jsonb, ${message.tombstone === true}::boolean)`;
+    return sql`(${i}::int, ${id}::text, ${message.subject}::text, ${Buffer.from(message.data)}::bytea, ${rowHeaders(message)}::jsonb, ${message.tombstone === true}::boolean)`;
   });
   return sql`
     insert into outbox (id, subject, payload, headers, tombstone)
@@ -119,6 +120,14 @@ export function enqueueWhen(guard: string, ...messages: OutboxMessage[]): RawBui
     from (values ${sql.join(rows)}) as given (n, id, subject, payload, headers, tombstone)
     where exists (select 1 from ${sql.id(guard)})
     order by n`;
+}
+
+/**
+ * The row's headers: the message's own and the trace context of the code that writes it (the
+ * request whose transaction this is), which the relay's publish then continues.
+ */
+function rowHeaders(message: OutboxMessage): string {
+  return JSON.stringify({ ...traceContextRecord(), ...message.headers });
 }
 
 function checkedId(message: OutboxMessage): string {

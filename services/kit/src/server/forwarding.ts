@@ -16,6 +16,7 @@ import {
   type Transport,
 } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { traceContextInterceptor } from "../observability/trace-context.js";
 import type { HttpHandler } from "./service-module.js";
 
 /** Header marking a call one replica forwarded to another. */
@@ -38,7 +39,7 @@ function transportTo(url: string): Transport {
   let transport = transports.get(url);
   if (!transport) {
     // A hop between replicas: compressing would only burn CPU on both ends (issue 15).
-    transport = createGrpcTransport({ baseUrl: url, acceptCompression: [] });
+    transport = createGrpcTransport({ baseUrl: url, acceptCompression: [], interceptors: [traceContextInterceptor] });
     transports.set(url, transport);
   }
   return transport;

@@ -9,6 +9,7 @@ import type { Database } from "../db/database.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Authenticator } from "../identity/authenticator.js";
 import type { Logger } from "../logger.js";
+import type { Metrics } from "../observability/metrics.js";
 
 /** A node:http / node:http2 request handler (the host passes either). */
 export type HttpHandler = (
@@ -62,4 +63,6 @@ export interface ServiceDeps {
    * add a suffix so that several deployments or test suites share one PostgreSQL).
    */
   openDatabase(schema: string): Promise<Database>;
+  /** The process's metrics, when it serves them: a module adds its gauges here. */
+  readonly metrics?: Metrics;
 }

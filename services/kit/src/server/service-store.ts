@@ -1,10 +1,10 @@
 // The storage half of every service's start(): its page-token key, its schema migrated, and the
 // outbox relay that publishes what its transactions enqueue.
-import type { Migration } from "kysely";
+import { sql, type Migration } from "kysely";
 import { createPageTokenCodec, type PageTokenCodec } from "../aip/page-token.js";
 import { loadSecretKey } from "../config/secret-key.js";
 import { migrateToLatest, type Database } from "../db/database.js";
-import { createOutboxRelay, type OutboxRelay } from "../events/outbox.js";
+import { createOutboxRelay, outboxBacklog, type OutboxRelay } from "../events/outbox.js";
 import type { Logger } from "../logger.js";
 import type { ServiceDeps } from "./service-module.js";
 
@@ -18,7 +18,7 @@ export interface ServiceStore {
 }
 
 export async function openServiceStore(options: {
-  deps: Pick<ServiceDeps, "config" | "bus" | "openDatabase">;
+  deps: Pick<ServiceDeps, "config" | "bus" | "openDatabase" | "metrics">;
   schema: string;
   migrations: Record<string, Migration>;
   /** AIEM_PAGE_TOKEN_KEY's value, if set; otherwise the key kept in the data directory. */
@@ -50,11 +50,34 @@ export async function openServiceStore(options: {
     pollInterval: options.outboxPollInterval,
   });
   relay.start();
+  // What waits in the outbox: a relay that cannot publish (NATS away) shows as a growing age.
+  const removeGauges = [
+    deps.metrics?.gauge({
+      name: "aiem_outbox_pending",
+      help: "Events written to a service's outbox and not yet published",
+      labelNames: ["schema"] as const,
+      async collect(set) {
+        set({ schema: options.schema }, await outboxBacklog(database));
+      },
+    }),
+    deps.metrics?.gauge({
+      name: "aiem_outbox_oldest_age_seconds",
+      help: "Age of the oldest event in a service's outbox not yet published (0 when none waits)",
+      labelNames: ["schema"] as const,
+      async collect(set) {
+        const r = await sql<{ age: number | string | null }>`
+          select extract(epoch from (now() - min(created_at))) as age
+            from outbox where published_at is null and failed_at is null`.execute(database.db);
+        set({ schema: options.schema }, Number(r.rows[0]?.age ?? 0));
+      },
+    }),
+  ];
   return {
     database,
     tokens: createPageTokenCodec({ key: pageKey }),
     relay,
     async close() {
+      for (const remove of removeGauges) remove?.();
       await relay.stop();
       await database.destroy();
     },

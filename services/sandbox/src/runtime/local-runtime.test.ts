@@ -208,8 +208,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           }
           await rt.stop(id);
         }
+        // A node binary outside the system directories (npm's `node` package) is staged too.
         expect(seen[0]).toMatch(
-          /^0\nagent-guard\.so\nagent\.(blob|cjs)\nspawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
+          /^0\nagent-guard\.so\nagent\.(blob|cjs)\n(node\n)?spawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
         );
         expect(seen[1]).toBe(seen[0]);
         // An image still attached to a loop device (a previous mount going away) is mounted

@@ -16,6 +16,7 @@
 // This file is longer than the others (about 650 lines) because launch() is one sequence whose
 // steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, preparePeerCredentials, type AgentArtifacts } from "./agent-artifacts.js";
@@ -27,9 +28,9 @@ import {
   type IsolationLayers,
   LAUNCH_PLACE,
   SANDBOX_SPAWN_HELPER,
-  isUnderSystemDirs,
   buildBwrapArgs,
   findBwrap,
+  isUnderSystemDirs,
   prepareEtcTree,
   privateEtcFiles,
   sharedEtcEntries,
@@ -230,7 +231,9 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     useStorageImages: (options.useStorageImages ?? true) && isolation === "bwrap",
   });
   const groupName = runtimeCgroupName(dataDir);
-  const nodePath = options.nodePath ?? process.execPath;
+  const givenNode = options.nodePath ?? process.execPath;
+  /** The binary sandboxes run the agent with: the given one, or its copy they can reach. */
+  let nodePath = givenNode;
   const maxProcesses = options.maxProcesses ?? 4096;
   const maxTotalProcesses = options.maxTotalProcesses ?? defaultTotalProcesses();
   /** The runtime's group in the pids hierarchy, once bounded (at the first start). */
@@ -420,6 +423,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function prepare(): Promise<void> {
+    // A copy is the same binary: a snapshot built with the given one runs on it.
+    if (isolation === "bwrap" && nodePath === givenNode) nodePath = reachableNode(cacheDir, givenNode);
     artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
   }
 
@@ -464,8 +469,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       const adopted = await adopt(sandboxId, dir);
       if (adopted) return adopted;
     }
-    if (!fs.existsSync(nodePath)) {
-      throw new SandboxRuntimeError("start-failed", `the node binary ${nodePath} that runs the agent does not exist`);
+    if (!fs.existsSync(givenNode)) {
+      throw new SandboxRuntimeError("start-failed", `the node binary ${givenNode} that runs the agent does not exist`);
     }
     await prepare();
     const art = artifacts!;
@@ -1106,4 +1111,28 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       processGroup = undefined;
     },
   };
+}
+
+/**
+ * A node binary outside the system directories (one from npm's `node` package under /root/.npm,
+ * nvm's under a home directory) is mounted into each sandbox from where it lies; bubblewrap, in
+ * the sandbox's user namespace, cannot reach it through a directory closed to others (/root).
+ * Such a binary is copied once into the cache directory, which sandboxes reach already, and run
+ * from there; one under the system directories is used as it is.
+ */
+function reachableNode(cacheDir: string, node: string): string {
+  const real = fs.realpathSync(node);
+  if (isUnderSystemDirs(real)) return node;
+  const stat = fs.statSync(real);
+  const copy = path.join(
+    cacheDir,
+    `node-${createHash("sha256").update(`${real}:${stat.size}:${stat.mtimeMs}`).digest("hex").slice(0, 16)}`,
+  );
+  if (fs.existsSync(copy)) return copy;
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const temp = `${copy}.${process.pid}.tmp`;
+  fs.copyFileSync(real, temp);
+  fs.chmodSync(temp, 0o755);
+  fs.renameSync(temp, copy);
+  return copy;
 }
