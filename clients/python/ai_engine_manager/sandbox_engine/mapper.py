@@ -56,6 +56,7 @@ def sandbox_engine_from_api(data: dict[str, Any]) -> SandboxEngine:
         annotations=_c.string_map(data.get("annotations")),
         pending_reason=_c.enum_from_api(SandboxEnginePendingReason, data.get("pendingReason")),
         pending_message=_c.string(data.get("pendingMessage")),
+        failure_reason=_c.string(data.get("failureReason")),
     )
 
 

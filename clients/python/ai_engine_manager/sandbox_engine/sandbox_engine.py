@@ -141,6 +141,14 @@ class SandboxEngine(BoundResource):
 
     Read-only: set by the server.
     """
+
+    failure_reason: str = ""
+    """Why the sandbox engine is in `STATE_FAILED`: what kept it from starting (for example what
+    the machine lacks, and how to provide it) or how it ended unexpectedly. Empty in every other
+    state.
+
+    Read-only: set by the server.
+    """
     # END GENERATED FIELDS SandboxEngine
 
     _client: SandboxEngineClient | None = field(default=None, init=False, repr=False, compare=False)
