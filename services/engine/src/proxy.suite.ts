@@ -47,6 +47,26 @@ describe("the engine proxy", () => {
       expect(echo.headers["x-forwarded-proto"]).toBe("http");
     });
 
+    it("keep our cookies from the engine, its cookies host-only, and never let it set ours", async () => {
+      const asked = [
+        "theirs=1; Domain=localhost; Path=/",
+        "wide=2; path=/; DOMAIN=.engines.localhost; HttpOnly",
+        "aiem_engine_token=planted; Path=/",
+        "__Host-aiem_session=planted; Secure; Path=/",
+      ];
+      const query = asked.map((c) => `set-cookie=${encodeURIComponent(c)}`).join("&");
+      const answer = await fetch(`${base}api/echo?${query}`, {
+        headers: {
+          ...(await bearer()),
+          cookie: "aiem_port_token=p; theirs=1; __Host-aiem_session=s; __Secure-aiem_x=y",
+        },
+      });
+      const echo = (await answer.json()) as any;
+      expect(echo.headers.authorization).toBeUndefined();
+      expect(echo.headers.cookie).toBe("theirs=1");
+      expect(answer.headers.getSetCookie()).toEqual(["theirs=1; Path=/", "wide=2; path=/; HttpOnly"]);
+    });
+
     it("forward methods and bodies, and answer with the engine's status", async () => {
       const posted = await fetch(`${base}api/echo`, {
         method: "POST",
@@ -165,6 +185,15 @@ describe("the engine proxy", () => {
         });
         expect(echoed).toBe("ping through the proxy");
         socket.destroy();
+        // The handshake's answer is the engine's: its cookies pass host-only, ours never.
+        const asked = ["ws=1; Domain=localhost; Path=/", "aiem_engine_token=planted"];
+        const cookies = await handshake(
+          port,
+          `/engines/${uid}/ws?${asked.map((c) => `set-cookie=${encodeURIComponent(c)}`).join("&")}`,
+          await bearer(),
+        );
+        cookies.socket.destroy();
+        expect(cookies.head.split("\r\n").filter((l) => /^set-cookie:/i.test(l))).toEqual(["set-cookie: ws=1; Path=/"]);
         const refused = await handshake(port, `/engines/${uid}/ws`, {});
         expect(refused.head.split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
         refused.socket.destroy();

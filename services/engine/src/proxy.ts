@@ -3,7 +3,8 @@
 // with `Authorization: Bearer`, or once with `?token=` in the URL, which sets an HttpOnly cookie
 // scoped to that engine's path and redirects to the same URL without the token, so a browser can
 // open the link. The caller must be able to see the engine and hold ACCESS on its kind. The
-// token and the cookie never reach the engine. Traffic counts as activity on the engine.
+// Authorization header and our cookies never reach the engine, and its cookies stay on its own
+// origin (see user-content.ts in the kit). Traffic counts as activity on the engine.
 import { request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { Duplex } from "node:stream";
@@ -13,7 +14,16 @@ import { Action, type Policy } from "@aiem/kit/authz";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import { forwardHttp, forwardUpgrade, spliceUpgrade, type HttpRoute } from "@aiem/kit/server";
+import {
+  CREDENTIAL_HEADERS,
+  cookiesForUserContent,
+  forwardHttp,
+  forwardUpgrade,
+  pipeUserUpgradeAnswer,
+  spliceUpgrade,
+  userSetCookies,
+  type HttpRoute,
+} from "@aiem/kit/server";
 import { canSee } from "./access.js";
 import type { ActivityTracker } from "./activity.js";
 import { S } from "./kinds.js";
@@ -89,15 +99,6 @@ function parseCookies(header: string | string[] | undefined): Map<string, string
   return out;
 }
 
-/** The request's cookies without ours. */
-function cookiesWithoutToken(header: string | string[] | undefined): string | undefined {
-  const kept = (Array.isArray(header) ? header.join(";") : (header ?? ""))
-    .split(";")
-    .map((p) => p.trim())
-    .filter((p) => p !== "" && !p.startsWith(`${TOKEN_COOKIE}=`));
-  return kept.length > 0 ? kept.join("; ") : undefined;
-}
-
 interface Parsed {
   readonly uid: string;
   /** Path and query as forwarded (without our token). */
@@ -127,11 +128,11 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || name.startsWith(":")) continue;
-    if (name === "authorization" || name === "cookie" || name === "host" || name === ENGINE_ORIGIN_HEADER) continue;
+    if (CREDENTIAL_HEADERS.has(name) || name === "cookie" || name === "host" || name === ENGINE_ORIGIN_HEADER) continue;
     if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
     out[name] = value as string | string[];
   }
-  const cookies = cookiesWithoutToken(req.headers["cookie"]);
+  const cookies = cookiesForUserContent(req.headers["cookie"]);
   if (cookies) out["cookie"] = cookies;
   const host = (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
   if (host) {
@@ -256,16 +257,15 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
         (answer) => {
           const headers: Record<string, string | string[]> = {};
           for (const [name, value] of Object.entries(answer.headers)) {
-            if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+            if (value !== undefined && !HOP_BY_HOP.has(name) && name !== "set-cookie") headers[name] = value;
           }
+          // The engine's cookies stay on its origin and never pose as ours; ours go first.
           const existing = res.getHeader("set-cookie");
-          if (existing !== undefined) {
-            const theirs = headers["set-cookie"] ?? [];
-            headers["set-cookie"] = [
-              ...(Array.isArray(existing) ? existing.map(String) : [String(existing)]),
-              ...(Array.isArray(theirs) ? theirs : [theirs]),
-            ];
-          }
+          const cookies = [
+            ...(existing === undefined ? [] : Array.isArray(existing) ? existing.map(String) : [String(existing)]),
+            ...userSetCookies(answer.headers["set-cookie"]),
+          ];
+          if (cookies.length > 0) headers["set-cookie"] = cookies;
           res.writeHead(answer.statusCode ?? 502, headers);
           answer.pipe(res as NodeJS.WritableStream);
           answer.on("end", resolve);
@@ -303,7 +303,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     for (const [name, value] of Object.entries(headers)) {
       for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
     }
-    spliceUpgrade(upstream, socket, lines, head);
+    spliceUpgrade(upstream, socket, lines, head, undefined, pipeUserUpgradeAnswer);
     let touched = 0;
     const touch = () => {
       const now = Date.now();

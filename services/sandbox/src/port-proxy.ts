@@ -6,8 +6,9 @@
 //
 // A browser cannot add a bearer header to a link: `?token=<token>` on the internal URL is
 // checked, kept in an HttpOnly cookie scoped to that port's path, and the browser is sent to the
-// same URL without the token. The token, the cookie and the Authorization header are removed
-// before the request reaches the program in the sandbox.
+// same URL without the token. The token, our cookies and the Authorization header are removed
+// before the request reaches the program in the sandbox, on public ports too; the program's
+// cookies stay on its own origin (see user-content.ts in the kit).
 //
 // At a port's own origin (`{port}-{uid}.sandboxes.<base>`, see the edge's content-origins.ts) the
 // edge rewrites the request to the path above and sets CONTENT_ORIGIN_HEADER: the port's paths
@@ -22,7 +23,17 @@ import {
 import type { Duplex } from "node:stream";
 import type { Authenticator } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
-import { forwardHttp, forwardUpgrade, ServedElsewhere, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
+import {
+  CREDENTIAL_HEADERS,
+  cookiesForUserContent,
+  forwardHttp,
+  forwardUpgrade,
+  pipeUserUpgradeAnswer,
+  ServedElsewhere,
+  userSetCookies,
+  type HttpHandler,
+  type HttpRoute,
+} from "@aiem/kit/server";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { ServiceContext } from "./service-context.js";
@@ -82,15 +93,6 @@ function cookieValue(header: string | string[] | undefined, name: string): strin
     if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
   }
   return undefined;
-}
-
-function withoutCookie(header: string | string[] | undefined, name: string): string | undefined {
-  const text = Array.isArray(header) ? header.join("; ") : header;
-  const kept = (text ?? "")
-    .split(";")
-    .map((p) => p.trim())
-    .filter((p) => p !== "" && p.slice(0, p.indexOf("=")).trim() !== name);
-  return kept.length > 0 ? kept.join("; ") : undefined;
 }
 
 interface Admitted {
@@ -252,16 +254,19 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     return { go: { uid, port, isPublic, prefix, rest, query, agent } };
   }
 
-  /** Headers for the program: ours and the caller's credentials removed, the browser's host and prefix told. */
+  /**
+   * Headers for the program: ours and the caller's credentials (Authorization, our cookies)
+   * removed on every port, public ones too, the browser's host and prefix told.
+   */
   function forwardHeaders(req: NodeRequest | IncomingMessage, go: Admitted, keepUpgrade: boolean): OutgoingHttpHeaders {
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
       if (value === undefined || name.startsWith(":") || name === CONTENT_ORIGIN_HEADER) continue;
       if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
-      if (name === "cookie" || (name === "authorization" && !go.isPublic)) continue;
+      if (name === "cookie" || CREDENTIAL_HEADERS.has(name)) continue;
       headers[name] = value;
     }
-    const cookie = withoutCookie(req.headers["cookie"], PORT_TOKEN_COOKIE);
+    const cookie = cookiesForUserContent(req.headers["cookie"]);
     if (cookie) headers["cookie"] = cookie;
     const originalHost = req.headers["host"] ?? (req.headers as Record<string, string | undefined>)[":authority"];
     headers["host"] = `localhost:${go.port}`;
@@ -319,6 +324,11 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
         const out: OutgoingHttpHeaders = {};
         for (const [name, value] of Object.entries(answer.headers)) {
           if (value === undefined || HOP_BY_HOP.has(name)) continue;
+          if (name === "set-cookie") {
+            const cookies = userSetCookies(value);
+            if (cookies.length > 0) out[name] = cookies;
+            continue;
+          }
           // A redirect to an absolute path of the program stays under the port's prefix.
           out[name] =
             name === "location" && typeof value === "string" && value.startsWith("/") && !value.startsWith("//")
@@ -382,7 +392,7 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     socket.on("data", () => lifecycle.touch(go.uid));
     tunnel.on("error", finish);
     tunnel.once("close", finish);
-    tunnel.pipe(socket);
+    pipeUserUpgradeAnswer(tunnel, socket);
     socket.pipe(tunnel);
   }
 

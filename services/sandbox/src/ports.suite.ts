@@ -17,6 +17,15 @@ http.createServer((q, s) => {
   q.on("end", () => {
     if (q.url.startsWith("/redirect")) { s.writeHead(302, { location: "/login?next=1" }); return s.end(); }
     if (q.url.startsWith("/hang")) { s.writeHead(200); s.write("started"); return; }
+    if (q.url.startsWith("/cookies")) {
+      s.setHeader("set-cookie", [
+        "theirs=1; Domain=localhost; Path=/; HttpOnly",
+        "wide=2; path=/; domain=.sandboxes.localhost",
+        "aiem_port_token=planted; Path=/",
+        "__Host-aiem_session=planted; Secure; Path=/",
+        "__secure-AIEM_x=planted; Secure",
+      ]);
+    }
     s.setHeader("content-type", "application/json");
     s.end(JSON.stringify({ who: process.argv[1], method: q.method, url: q.url, headers: q.headers, body }));
   });
@@ -223,6 +232,27 @@ describe("ports: traffic through the edge", () => {
     expect((await fetch(pub)).status).toBe(404);
     // The internal URL still needs the token while public.
     expect((await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`)).status).toBe(401);
+  });
+
+  it("hands a public port's program neither the visitor's credentials nor our cookies, and keeps its cookies host-only", async () => {
+    ok(await h.rest("PATCH", `/v1/${a.name}/ports/8080?updateMask=public`, { body: { public: true } }));
+    try {
+      const res = await fetch(`${h.t.url}/sandboxes/${a.uid}/public/8080/cookies`, {
+        headers: {
+          ...(await bearer("bob")),
+          "proxy-authorization": "Basic Ym9iOnNlY3JldA==",
+          cookie: `aiem_port_token=${await h.token("bob")}; app=1; __Host-aiem_session=s; aiem_engine_token=e; other=2`,
+        },
+      });
+      expect(res.status).toBe(200);
+      const seen: any = await res.json();
+      expect(seen.headers.authorization).toBeUndefined();
+      expect(seen.headers["proxy-authorization"]).toBeUndefined();
+      expect(seen.headers.cookie).toBe("app=1; other=2");
+      expect(res.headers.getSetCookie()).toEqual(["theirs=1; Path=/; HttpOnly", "wide=2; path=/"]);
+    } finally {
+      ok(await h.rest("PATCH", `/v1/${a.name}/ports/8080?updateMask=public`, { body: { public: false } }));
+    }
   });
 
   it("gives each sandbox its own loopback: the same port in two sandboxes reaches two programs", async () => {

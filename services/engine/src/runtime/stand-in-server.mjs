@@ -60,6 +60,8 @@ const server = createServer((req, res) => {
     case "api/config":
       return json(res, 200, spec.config ?? {});
     case "api/echo":
+      // Cookies as asked (`?set-cookie=` repeated), to check what the edge lets through.
+      if (url.searchParams.has("set-cookie")) res.setHeader("set-cookie", url.searchParams.getAll("set-cookie"));
       return json(res, 200, { method: req.method, url: req.url, headers: req.headers });
     case "api/crash": {
       const code = Number(url.searchParams.get("code") ?? "3");
@@ -88,7 +90,8 @@ server.on("upgrade", (req, socket, head) => {
     socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n");
     return;
   }
-  socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n");
+  const cookies = url.searchParams.getAll("set-cookie").map((c) => `set-cookie: ${c}\r\n`);
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n${cookies.join("")}\r\n`);
   if (head.length > 0) socket.write(head);
   socket.pipe(socket);
   socket.on("error", () => socket.destroy());

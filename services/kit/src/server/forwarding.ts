@@ -265,11 +265,12 @@ export function spliceUpgrade(
   lines: readonly string[],
   head: Buffer,
   unreachable?: () => void,
+  pipeAnswer: (from: Socket, to: Duplex) => void = (from, to) => from.pipe(to),
 ): void {
   upstream.on("connect", () => {
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
     if (head.length > 0) upstream.write(head);
-    upstream.pipe(socket);
+    pipeAnswer(upstream, socket);
     socket.pipe(upstream);
   });
   const close = () => {

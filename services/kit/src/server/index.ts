@@ -21,3 +21,12 @@ export { createReplicaRegistry, replicasMigration, REPLICAS_TABLE } from "./repl
 export type { ReplicaRegistry, ReplicaRegistryOptions } from "./replica-registry.js";
 export { detachBytesField, detachableBytesField, detachedBytes } from "./detached-bytes.js";
 export type { DetachedBytes } from "./detached-bytes.js";
+export {
+  CREDENTIAL_HEADERS,
+  OUR_COOKIE_PREFIX,
+  cookiesForUserContent,
+  isOurCookie,
+  pipeUserUpgradeAnswer,
+  userSetCookie,
+  userSetCookies,
+} from "./user-content.js";
