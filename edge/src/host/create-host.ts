@@ -11,7 +11,12 @@ import {
 } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
-import { createAuthenticator, createEmbeddedIssuer, embeddedIssuerUrl } from "@aiem/kit/identity";
+import {
+  createAuthenticator,
+  createEmbeddedIssuer,
+  embeddedIssuerUrl,
+  ISSUED_ACCESS_TOKEN_TTL_SECONDS,
+} from "@aiem/kit/identity";
 import { createLogger, type Logger } from "@aiem/kit/logger";
 import {
   createMetrics,
@@ -112,7 +117,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
   // Without an outside issuer, this process is one: tokens it issues carry `<public URL>/oidc`.
   const embeddedIssuer = config.oidcIssuer
     ? undefined
-    : createEmbeddedIssuer({ dataDir: config.dataDir, issuer: () => embeddedIssuerUrl(publicUrl()) });
+    : createEmbeddedIssuer({
+        dataDir: config.dataDir,
+        issuer: () => embeddedIssuerUrl(publicUrl()),
+        // Its access tokens must pass this authenticator.
+        accessTokenTtlSeconds: Math.min(ISSUED_ACCESS_TOKEN_TTL_SECONDS, config.tokenMaxLifetimeSeconds),
+      });
   const authenticator = createAuthenticator({
     dataDir: config.dataDir,
     embeddedIssuer: embeddedIssuer?.issuer,
@@ -120,6 +130,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     oidcAudience: config.oidcAudience,
     rolesClaim: config.oidcRolesClaim,
     admins: policy.admins,
+    maxTokenLifetimeSeconds: config.tokenMaxLifetimeSeconds,
   });
 
   // What the official Python client's login functions read, all without a token: `/version`,

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { DEFAULT_TOKEN_MAX_LIFETIME_SECONDS } from "../identity/authenticator.js";
 import { readContentEnv, type ContentSettings } from "./content-origins.js";
 import { readInt, readString, readUrl, readUrlList, type Env } from "./env.js";
 
@@ -18,6 +19,8 @@ export interface CommonConfig extends ContentSettings {
   readonly oidcAudience: string | undefined;
   /** AIEM_OIDC_ROLES_CLAIM: claim (dotted path allowed) holding identity-provider roles. */
   readonly oidcRolesClaim: string;
+  /** AIEM_TOKEN_MAX_LIFETIME: the longest access-token lifetime (`exp - iat`, seconds) accepted. */
+  readonly tokenMaxLifetimeSeconds: number;
   /** DATABASE_URL: PostgreSQL; absent means PGlite in the data directory. */
   readonly databaseUrl: string | undefined;
   /** NATS_URL as given; absent means the in-process event bus. */
@@ -50,6 +53,10 @@ export function readCommonEnv(env: Env = process.env): CommonConfig {
     oidcIssuer: readUrl(env, "AIEM_OIDC_ISSUER", { optional: true, protocols: ["https", "http"] }),
     oidcAudience: readString(env, "AIEM_OIDC_AUDIENCE", { optional: true }),
     oidcRolesClaim: readString(env, "AIEM_OIDC_ROLES_CLAIM", { default: "roles" }),
+    tokenMaxLifetimeSeconds: readInt(env, "AIEM_TOKEN_MAX_LIFETIME", {
+      default: DEFAULT_TOKEN_MAX_LIFETIME_SECONDS,
+      min: 60,
+    }),
     databaseUrl: readUrl(env, "DATABASE_URL", { optional: true, protocols: ["postgres", "postgresql"] }),
     natsUrl: natsServers?.join(","),
     natsServers,

@@ -7,6 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAuthenticator, readRoles, type Authenticator } from "./authenticator.js";
+import { lowSToken } from "./ecdsa-low-s.js";
 import { EMBEDDED_AUDIENCE, EMBEDDED_ISSUER, mintEmbeddedToken } from "./embedded-token.js";
 import { loadOrCreateSigningKey, type SigningKey } from "./signing-key.js";
 
@@ -18,6 +19,18 @@ async function failure(promise: Promise<unknown>): Promise<ConnectError> {
     throw err;
   }
   throw new Error("expected the call to fail");
+}
+
+/** The P-256 group order. */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** The same ES256 token with the other valid signature, (r, n - s). */
+function highSTwin(token: string): string {
+  const [header, payload, signature] = token.split(".") as [string, string, string];
+  const bytes = Buffer.from(signature, "base64url");
+  const s = BigInt(`0x${bytes.subarray(32).toString("hex")}`);
+  const flipped = Buffer.from((P256_ORDER - s).toString(16).padStart(64, "0"), "hex");
+  return `${header}.${payload}.${Buffer.concat([bytes.subarray(0, 32), flipped]).toString("base64url")}`;
 }
 
 const dirs: string[] = [];
@@ -87,6 +100,52 @@ describe("embedded mode", () => {
     const err = await failure(auth.authenticate(await bearer({ user: "alice", ttlSeconds: 60, now: old })));
     expect(err.code).toBe(Code.Unauthenticated);
     expect(err.rawMessage).toBe("token expired");
+  });
+
+  it("rejects a token issued in the future beyond the clock skew, and accepts one within it", async () => {
+    const later = new Date(Date.now() + 120_000);
+    const err = await failure(auth.authenticate(await bearer({ user: "alice", now: later, ttlSeconds: 3600 })));
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(err.rawMessage).toMatch(/iat is invalid: the token was issued in the future/);
+    const slightly = new Date(Date.now() + 10_000);
+    expect((await auth.authenticate(await bearer({ user: "alice", now: slightly, ttlSeconds: 3600 }))).name).toBe(
+      "users/alice",
+    );
+  });
+
+  it("rejects a lifetime beyond the maximum, counted from iat or else from now", async () => {
+    const err = await failure(auth.authenticate(await bearer({ user: "alice", ttlSeconds: 100 * 365 * 86400 })));
+    expect(err.code).toBe(Code.Unauthenticated);
+    expect(err.rawMessage).toMatch(
+      /token lifetime is too long: 3153600000s .* at most 86400s \(AIEM_TOKEN_MAX_LIFETIME\)/,
+    );
+    // The default `npm run token` lifetime is exactly the default maximum.
+    expect((await auth.authenticate(await bearer({ user: "alice", ttlSeconds: 86400 }))).name).toBe("users/alice");
+    const tight = createAuthenticator({ dataDir, maxTokenLifetimeSeconds: 600 });
+    expect((await failure(tight.authenticate(await bearer({ user: "alice", ttlSeconds: 601 })))).rawMessage).toMatch(
+      /at most 600s/,
+    );
+    expect((await tight.authenticate(await bearer({ user: "alice", ttlSeconds: 600 }))).name).toBe("users/alice");
+    const withoutIat = await new SignJWT({ sub: "alice" })
+      .setProtectedHeader({ alg: "ES256" })
+      .setIssuer(EMBEDDED_ISSUER)
+      .setAudience(EMBEDDED_AUDIENCE)
+      .setExpirationTime("2h")
+      .sign(key.privateKey);
+    expect((await failure(tight.authenticate(`Bearer ${withoutIat}`))).rawMessage).toMatch(/lifetime is too long/);
+  });
+
+  it("gives a high-s signature the identity of its low-s twin", async () => {
+    const strict = createAuthenticator({ dataDir });
+    // Minted tokens are low-s; flipping s gives the other valid signature of the same token.
+    const token = await mintEmbeddedToken(key, { user: "alice" });
+    expect(lowSToken(token)).toBe(token);
+    const twin = highSTwin(token);
+    expect(twin).not.toBe(token);
+    expect(lowSToken(twin)).toBe(token);
+    const first = await strict.authenticate(`Bearer ${twin}`);
+    // Remembered under the low-s spelling: the original token is answered from memory.
+    expect(await strict.authenticate(`Bearer ${token}`)).toBe(first);
   });
 
   it("accepts a token it verified before only until the token expires", async () => {

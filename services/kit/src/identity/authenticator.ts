@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { ADMIN_CLAIM, EMBEDDED_AUDIENCE, EMBEDDED_ISSUER, EMBEDDED_ROLES_CLAIM } from "./embedded-token.js";
 import { principalName, type Principal } from "./principal.js";
+import { lowSToken } from "./ecdsa-low-s.js";
 import { looksLikeRefreshToken } from "./refresh-token.js";
 import { loadOrCreateSigningKey, SIGNING_ALGORITHM, type SigningKey } from "./signing-key.js";
 
@@ -24,7 +25,12 @@ export interface AuthenticatorConfig {
   admins?: Iterable<string> | undefined;
   /** Accepted clock skew; 30 seconds unless set. */
   clockToleranceSeconds?: number | undefined;
+  /** AIEM_TOKEN_MAX_LIFETIME: the longest `exp - iat` accepted; DEFAULT_TOKEN_MAX_LIFETIME_SECONDS unless set. */
+  maxTokenLifetimeSeconds?: number | undefined;
 }
+
+/** A day: what `npm run token` mints by default, and far beyond what identity providers issue. */
+export const DEFAULT_TOKEN_MAX_LIFETIME_SECONDS = 24 * 60 * 60;
 
 export interface Authenticator {
   /** Verifies `Authorization: Bearer <JWT>`; throws ConnectError UNAUTHENTICATED (UNAVAILABLE if the issuer cannot be reached). */
@@ -67,6 +73,7 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
   const admins = new Set(cfg.admins ?? []);
   const rolesClaim = cfg.oidcIssuer ? (cfg.rolesClaim ?? "roles") : EMBEDDED_ROLES_CLAIM;
   const clockTolerance = cfg.clockToleranceSeconds ?? 30;
+  const maxLifetime = cfg.maxTokenLifetimeSeconds ?? DEFAULT_TOKEN_MAX_LIFETIME_SECONDS;
   let verifier: Promise<Verifier> | undefined;
   const verified = new Map<string, { principal: Principal; until: number }>();
 
@@ -83,7 +90,8 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
 
   return {
     async authenticate(authorization) {
-      const token = bearerToken(authorization);
+      // The low-s spelling is the token's one identity: it is what is verified and remembered.
+      const token = lowSToken(bearerToken(authorization));
       // Audiences keep embedded refresh tokens out already; this names the mistake, and covers
       // an OIDC-mode server that trusts our issuer without an audience.
       if (looksLikeRefreshToken(token)) {
@@ -116,6 +124,7 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
         }
         throw verificationError(err);
       }
+      checkTimes(payload, clockTolerance, maxLifetime);
       const subject = payload.sub;
       if (typeof subject !== "string" || subject === "" || subject.includes("/")) {
         throw new ConnectError("token subject is missing or not usable as a user name", Code.Unauthenticated);
@@ -184,6 +193,26 @@ async function discover(issuer: string, audience: string | undefined): Promise<V
     algorithms: OIDC_ALGORITHMS,
     embedded: false,
   };
+}
+
+/**
+ * A token issued in the future was made by a clock or a hand that cannot be trusted, and one that
+ * lives longer than the maximum outlives any reasonable revocation (an issuer's key rotation, a
+ * user's removal). Without `iat` the lifetime counts from now.
+ */
+function checkTimes(payload: JWTPayload, clockTolerance: number, maxLifetime: number): void {
+  const now = Math.floor(Date.now() / 1000);
+  const { iat, exp } = payload;
+  if (iat !== undefined && iat > now + clockTolerance) {
+    throw new ConnectError("token claim iat is invalid: the token was issued in the future", Code.Unauthenticated);
+  }
+  const lifetime = Number(exp) - (iat ?? now);
+  if (lifetime > maxLifetime) {
+    throw new ConnectError(
+      `token lifetime is too long: ${lifetime}s from issue to expiry, at most ${maxLifetime}s (AIEM_TOKEN_MAX_LIFETIME) are accepted`,
+      Code.Unauthenticated,
+    );
+  }
 }
 
 function bearerToken(authorization: string | null | undefined): string {

@@ -178,6 +178,43 @@ describe("embedded issuer", () => {
     expectError(await exchange({ grant_type: "refresh_token", refresh_token: old }), 400, "invalid_grant", /expired/);
   });
 
+  it("rejects a refresh token issued in the future or for longer than a year", async () => {
+    const future = await refresh({ now: new Date(Date.now() + 120_000) });
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: future }),
+      400,
+      "invalid_grant",
+      /issued in the future/,
+    );
+    await expect(refresh({ ttlSeconds: 366 * 86400 })).rejects.toThrow(/at most 31536000s/);
+    const century = await new SignJWT({})
+      .setProtectedHeader({ alg: "ES256", typ: REFRESH_TOKEN_TYPE })
+      .setIssuer(ISSUER)
+      .setAudience(ISSUER)
+      .setSubject("alice")
+      .setIssuedAt()
+      .setExpirationTime("100y")
+      .sign(key.privateKey);
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: century }),
+      400,
+      "invalid_grant",
+      /lifetime is too long/,
+    );
+  });
+
+  it("issues access tokens no longer than it is told", async () => {
+    const short = createEmbeddedIssuer({ dataDir, issuer: () => ISSUER, accessTokenTtlSeconds: 300 });
+    const answer = await short.token({
+      contentType: FORM,
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: await refresh() }).toString(),
+      authorization: undefined,
+    });
+    expect(answer.body["expires_in"]).toBe(300);
+    const auth = createAuthenticator({ dataDir, embeddedIssuer: ISSUER, maxTokenLifetimeSeconds: 300 });
+    expect((await auth.authenticate(`Bearer ${answer.body["access_token"] as string}`)).name).toBe("users/alice");
+  });
+
   it("rejects a forged refresh token", async () => {
     const otherKey = await loadOrCreateSigningKey(await tempDir());
     const forged = await mintRefreshToken(otherKey, { user: "root", admin: true, issuer: ISSUER });

@@ -1,4 +1,5 @@
 import { SignJWT } from "jose";
+import { lowSToken } from "./ecdsa-low-s.js";
 import type { SigningKey } from "./signing-key.js";
 
 /**
@@ -41,7 +42,7 @@ export function embeddedIssuerUrl(publicUrl: string): string {
 
 export async function mintEmbeddedToken(key: SigningKey, options: EmbeddedTokenOptions): Promise<string> {
   const { subject, claims, now, exp } = tokenContents(options, DEFAULT_TOKEN_TTL_SECONDS);
-  return new SignJWT(claims)
+  const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
     .setIssuer(options.issuer ?? EMBEDDED_ISSUER)
     .setAudience(EMBEDDED_AUDIENCE)
@@ -49,6 +50,7 @@ export async function mintEmbeddedToken(key: SigningKey, options: EmbeddedTokenO
     .setIssuedAt(now)
     .setExpirationTime(exp)
     .sign(key.privateKey);
+  return lowSToken(token);
 }
 
 const SUBJECT = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;

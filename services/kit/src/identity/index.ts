@@ -1,4 +1,4 @@
-export { createAuthenticator, readRoles } from "./authenticator.js";
+export { createAuthenticator, DEFAULT_TOKEN_MAX_LIFETIME_SECONDS, readRoles } from "./authenticator.js";
 export type { Authenticator, AuthenticatorConfig } from "./authenticator.js";
 export {
   ADMIN_CLAIM,

@@ -7,6 +7,7 @@ import {
   tokenContents,
   type EmbeddedTokenOptions,
 } from "./embedded-token.js";
+import { lowSToken } from "./ecdsa-low-s.js";
 import { SIGNING_ALGORITHM, type SigningKey } from "./signing-key.js";
 
 /**
@@ -18,6 +19,12 @@ export const REFRESH_TOKEN_TYPE = "aiem-refresh+jwt";
 
 /** Refresh tokens stand in for a login, so they last long; `--ttl` shortens or lengthens them. */
 export const DEFAULT_REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * Refresh tokens have a ceiling of their own, beyond AIEM_TOKEN_MAX_LIFETIME: they stand in for a
+ * login and reach only the token endpoint, whose access tokens obey the access-token maximum.
+ */
+export const MAX_REFRESH_TOKEN_LIFETIME_SECONDS = 365 * 24 * 60 * 60;
 
 export interface RefreshTokenOptions extends EmbeddedTokenOptions {
   /** The embedded issuer's URL: the token's `iss` and `aud`, as only its token endpoint takes it. */
@@ -49,7 +56,10 @@ export class InvalidRefreshTokenError extends Error {
  */
 export async function mintRefreshToken(key: SigningKey, options: RefreshTokenOptions): Promise<string> {
   const { subject, claims, now, exp } = tokenContents(options, DEFAULT_REFRESH_TOKEN_TTL_SECONDS);
-  return new SignJWT(claims)
+  if (exp - now > MAX_REFRESH_TOKEN_LIFETIME_SECONDS) {
+    throw new Error(`a refresh token lasts at most ${MAX_REFRESH_TOKEN_LIFETIME_SECONDS}s (365d)`);
+  }
+  const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: REFRESH_TOKEN_TYPE })
     .setIssuer(options.issuer)
     .setAudience(options.issuer)
@@ -58,6 +68,7 @@ export async function mintRefreshToken(key: SigningKey, options: RefreshTokenOpt
     .setIssuedAt(now)
     .setExpirationTime(exp)
     .sign(key.privateKey);
+  return lowSToken(token);
 }
 
 export interface VerifyRefreshTokenOptions {
@@ -87,6 +98,13 @@ export async function verifyRefreshToken(
     }));
   } catch (err) {
     throw refreshTokenError(err, options.issuer);
+  }
+  const now = Math.floor((options.currentDate ?? new Date()).getTime() / 1000);
+  const tolerance = options.clockToleranceSeconds ?? 30;
+  // iat is required above.
+  if (payload.iat! > now + tolerance) throw new InvalidRefreshTokenError("refresh token was issued in the future");
+  if (payload.exp! - payload.iat! > MAX_REFRESH_TOKEN_LIFETIME_SECONDS) {
+    throw new InvalidRefreshTokenError("refresh token lifetime is too long");
   }
   const roles = payload[EMBEDDED_ROLES_CLAIM];
   const displayName = payload["name"];

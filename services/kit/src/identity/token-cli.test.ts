@@ -113,11 +113,23 @@ describe("token command", () => {
     [["--user", "a/b"], 1, /invalid user/],
     [["--user", "a", "--client", "platform"], 2, /--client binds a refresh token/],
     [["--user", "a", "--refresh", "--client", "a b"], 1, /invalid client id/],
+    [["--user", "a", "--ttl", "25h"], 1, /at most 86400s \(AIEM_TOKEN_MAX_LIFETIME\)/],
+    [["--user", "a", "--refresh", "--ttl", "400d"], 1, /refresh token lasts at most/],
   ])("fails on %j with nothing on stdout", async (args, expectedCode, message) => {
     const { code, stdout, stderr } = await cli(args as string[], env);
     expect(code).toBe(expectedCode);
     expect(stdout).toBe("");
     expect(stderr).toMatch(message);
+  });
+
+  it("mints access tokens up to AIEM_TOKEN_MAX_LIFETIME", async () => {
+    const { code, stdout } = await cli(["--user", "a", "--ttl", "7d"], { ...env, AIEM_TOKEN_MAX_LIFETIME: "604800" });
+    expect(code).toBe(0);
+    const claims = decodeJwt(stdout.trim());
+    expect(claims.exp! - claims.iat!).toBe(604800);
+    const { code: tooLong, stderr } = await cli(["--user", "a"], { ...env, AIEM_TOKEN_MAX_LIFETIME: "3600" });
+    expect(tooLong).toBe(1);
+    expect(stderr).toMatch(/at most 3600s/);
   });
 
   it("names a bad setting", async () => {

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { readCommonEnv } from "../config/common.js";
 import { defaultPublicUrl, readPublicUrl } from "../config/public-url.js";
-import { embeddedIssuerUrl, mintEmbeddedToken, parseTtl } from "./embedded-token.js";
+import { DEFAULT_TOKEN_TTL_SECONDS, embeddedIssuerUrl, mintEmbeddedToken, parseTtl } from "./embedded-token.js";
 import { mintRefreshToken } from "./refresh-token.js";
 import { loadOrCreateSigningKey } from "./signing-key.js";
 
@@ -14,7 +14,8 @@ same AIEM_PUBLIC_URL (or AIEM_HOST and AIEM_PORT), which name the server's token
 --refresh prints a refresh token instead, for OAuth clients (the official Python client's
 login_custom() and login()); it lasts 30d unless --ttl says otherwise. --client binds it to
 that OAuth client id.
---ttl takes seconds or a number with s, m, h or d (default 24h).`;
+--ttl takes seconds or a number with s, m, h or d (default 24h; an access token at most
+AIEM_TOKEN_MAX_LIFETIME, a refresh token at most 365d).`;
 
 /** Runs the token command; returns the exit code. Only the token goes to stdout. */
 export async function runTokenCli(
@@ -71,6 +72,13 @@ export async function runTokenCli(
     }
     const issuer = embeddedIssuerUrl(publicUrl ?? defaultPublicUrl(cfg.host, cfg.port));
     const ttlSeconds = values.ttl === undefined ? undefined : parseTtl(values.ttl);
+    if (!values.refresh && (ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS) > cfg.tokenMaxLifetimeSeconds) {
+      err(
+        `the server accepts tokens that last at most ${cfg.tokenMaxLifetimeSeconds}s (AIEM_TOKEN_MAX_LIFETIME): ` +
+          "use a shorter --ttl, or --refresh for a long-lived login\n",
+      );
+      return 1;
+    }
     const key = await loadOrCreateSigningKey(cfg.dataDir);
     const identity = {
       user: values.user,
