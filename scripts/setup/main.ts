@@ -6,6 +6,7 @@ import { serviceDependencies, testDependencies } from "./dependencies.js";
 import { executeStep, SetupError } from "./execute.js";
 import { describeStep, planSetup } from "./plan.js";
 import { probeFacts } from "./probe.js";
+import { buildGoAgent } from "../../services/sandbox/src/runtime/go-agent-build.js";
 
 async function main(): Promise<number> {
   const services = process.argv.includes("--services");
@@ -23,6 +24,12 @@ async function main(): Promise<number> {
     await executeStep(step, paths);
   }
   if (plan.steps.length === 0) console.log("setup: system dependencies and the test virtual environment are in place");
+  // The native sandbox agent, which every sandbox runs (a no-op when its sources did not change).
+  const agent = await buildGoAgent();
+  if (agent.path === undefined) {
+    console.error(`setup: ${agent.reason}`);
+    return 1;
+  }
   return 0;
 }
 

@@ -1,7 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { addCounts, closingLine, countUnittest, countVitest } from "./counts.js";
+import { addCounts, closingLine, countGoTest, countUnittest, countVitest } from "./counts.js";
 
 describe("test counts", () => {
+  it("reads go test -v's result lines, subtests included", () => {
+    const output = [
+      "--- PASS: TestA (0.01s)",
+      "    --- PASS: TestA/sub (0.00s)",
+      "--- FAIL: TestB (0.02s)",
+      "--- SKIP: TestC (0.00s)",
+      "ok  	x	0.1s",
+    ].join("\n");
+    expect(countGoTest(output)).toEqual({ passed: 2, failed: 1, skipped: 1 });
+    expect(countGoTest("no tests here")).toBeUndefined();
+  });
+
   it("reads vitest's JSON report, a file that could not load counting as a failure", () => {
     expect(
       countVitest(JSON.stringify({ numPassedTests: 10, numFailedTests: 2, numPendingTests: 3, numTodoTests: 1 })),

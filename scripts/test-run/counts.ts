@@ -58,3 +58,10 @@ export function countUnittest(output: string): TestCounts | undefined {
   const skipped = of("skipped") + of("expected failures");
   return { passed: Number(ran[1]) - failed - skipped, failed, skipped };
 }
+
+/** Counts from `go test -v`: one "--- PASS/FAIL/SKIP:" line per test and subtest. */
+export function countGoTest(output: string): TestCounts | undefined {
+  const count = (word: string) => (output.match(new RegExp(`^\\s*--- ${word}:`, "gm")) ?? []).length;
+  const counts = { passed: count("PASS"), failed: count("FAIL"), skipped: count("SKIP") };
+  return counts.passed + counts.failed + counts.skipped === 0 ? undefined : counts;
+}

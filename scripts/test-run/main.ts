@@ -4,28 +4,48 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { addCounts, closingLine, countUnittest, countVitest, NO_TESTS, type TestCounts } from "./counts.js";
+import { findGo, GO_AGENT_SOURCE_DIR } from "../../services/sandbox/src/runtime/go-agent-build.js";
+import {
+  addCounts,
+  closingLine,
+  countGoTest,
+  countUnittest,
+  countVitest,
+  NO_TESTS,
+  type TestCounts,
+} from "./counts.js";
 
 const root = resolve(import.meta.dirname, "..", "..");
 
 interface Step {
   readonly name: string;
   readonly command: readonly string[];
+  /** The directory to run in; the repository's root when left out. */
+  readonly cwd?: string;
   /** Counts of the step's tests from its output; steps that run no tests leave it out. */
   readonly count?: (output: string) => TestCounts | undefined;
 }
 
-// Runs a command with the terminal's output, keeping the tail of stderr (where unittest reports).
-function run(command: readonly string[]): Promise<{ code: number; stderr: string }> {
+// Runs a command with the terminal's output, keeping the tail of stderr (where unittest reports)
+// and, for `go test -v`, every result line of stdout.
+function run(command: readonly string[], cwd = root): Promise<{ code: number; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(command[0]!, command.slice(1), { cwd: root, stdio: ["ignore", "inherit", "pipe"] });
+    const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] });
     let tail = "";
+    let results = "";
+    let partial = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      const lines = (partial + chunk.toString("utf8")).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) if (/^\s*--- (PASS|FAIL|SKIP):/.test(line)) results += `${line}\n`;
+    });
     child.stderr.on("data", (chunk: Buffer) => {
       process.stderr.write(chunk);
       tail = (tail + chunk.toString("utf8")).slice(-65_536);
     });
     child.once("error", fail);
-    child.once("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1), stderr: tail }));
+    child.once("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1), stderr: `${results}${tail}` }));
   });
 }
 
@@ -41,6 +61,13 @@ async function main(): Promise<number> {
       command: ["npx", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestReport}`],
       count: () => countVitest(readFileSync(vitestReport, "utf8")),
     },
+    {
+      // The native sandbox agent's own tests, with the race detector.
+      name: "go-agent",
+      command: [findGo() ?? "go", "test", "-race", "-count=1", "-v", "./..."],
+      cwd: GO_AGENT_SOURCE_DIR,
+      count: countGoTest,
+    },
     ...["test:python", "test:official", "test:openapi"].map((name) => ({
       name,
       command: ["npm", "run", "-s", name],
@@ -50,7 +77,7 @@ async function main(): Promise<number> {
   let total = NO_TESTS;
   try {
     for (const step of steps) {
-      const { code, stderr } = await run(step.command);
+      const { code, stderr } = await run(step.command, step.cwd);
       let counts: TestCounts | undefined;
       try {
         counts = step.count?.(stderr);

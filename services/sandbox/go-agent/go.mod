@@ -1,0 +1,3 @@
+module aiem/sandbox-agent
+
+go 1.24

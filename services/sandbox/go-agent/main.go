@@ -1,0 +1,220 @@
+// The sandbox agent: one static binary, the first process of the sandbox. The host passes its
+// settings as JSON in AIEM_AGENT_CONFIG; the agent serves the AgentService (gRPC over HTTP/2
+// without TLS) on a unix socket and prints "ready" on standard output once it does.
+//
+// Shielded from its own sandbox (docs/adr/0102): it makes itself undumpable before it serves
+// anything, so nothing in the sandbox can trace it, read its memory or take its descriptors;
+// it has no debugger to open. It reaps every orphan of the sandbox (child subreaper) and passes
+// the signals it does not act on to the process groups it started.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// version is set at build time (-ldflags -X main.version=...); the configuration's otherwise.
+var version = ""
+
+type config struct {
+	SocketFd              *int   `json:"socketFd"`
+	Socket                string `json:"socket"`
+	EnsureDirs            bool   `json:"ensureDirs"`
+	Root                  string `json:"root"`
+	Version               string `json:"version"`
+	OutputLimitBytes      int64  `json:"outputLimitBytes"`
+	TotalOutputLimitBytes int64  `json:"totalOutputLimitBytes"`
+	KeepAliveMs           int64  `json:"keepAliveMs"`
+	DrainTimeoutMs        int64  `json:"drainTimeoutMs"`
+	MaxReadBytes          int64  `json:"maxReadBytes"`
+	MaxMessageBytes       int64  `json:"maxMessageBytes"`
+	OomScoreAdj           *int   `json:"oomScoreAdj"`
+	RlimitAsBytes         int64  `json:"rlimitAsBytes"`
+	RlimitFsizeBytes      int64  `json:"rlimitFsizeBytes"`
+}
+
+const (
+	prSetDumpable       = 4
+	prSetChildSubreaper = 36
+)
+
+func prctl(option, arg uintptr) error {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, option, arg, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func (c config) options() agentOptions {
+	def := func(v, d int64) int64 {
+		if v > 0 {
+			return v
+		}
+		return d
+	}
+	v := c.Version
+	if version != "" {
+		v = version
+	}
+	return agentOptions{
+		version:          v,
+		root:             c.Root,
+		outputLimit:      def(c.OutputLimitBytes, 16<<20),
+		totalOutputLimit: c.TotalOutputLimitBytes,
+		keepAlive:        time.Duration(def(c.KeepAliveMs, 5000)) * time.Millisecond,
+		drainTimeout:     time.Duration(def(c.DrainTimeoutMs, 2000)) * time.Millisecond,
+		maxReadBytes:     def(c.MaxReadBytes, 4<<20),
+		maxMessageBytes:  int(def(c.MaxMessageBytes, 256<<20)),
+		oomScoreAdj:      c.OomScoreAdj,
+		rlimitAs:         c.RlimitAsBytes,
+		rlimitFsize:      c.RlimitFsizeBytes,
+	}
+}
+
+func ensureDir(dir string, mode os.FileMode) error {
+	if err := os.Mkdir(dir, mode); err != nil {
+		if os.IsExist(err) {
+			return nil
+		}
+		return err
+	}
+	return os.Chmod(dir, mode)
+}
+
+// socketListener listens on the descriptor the host bound for the agent. listen() here stamps
+// the socket's peer credentials with the agent, which the service checks on every connection.
+func socketListener(fd int) (net.Listener, error) {
+	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return nil, fmt.Errorf("the socket descriptor %d is not open: %v", fd, err)
+	}
+	if !strings.HasPrefix(target, "socket:") {
+		return nil, fmt.Errorf("descriptor %d is not a socket but %s", fd, target)
+	}
+	flags, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("the socket descriptor %d cannot be read: %v", fd, errno)
+	}
+	// Without close-on-exec every program started here would hold the agent's socket.
+	if flags&syscall.FD_CLOEXEC == 0 {
+		return nil, fmt.Errorf("the socket descriptor %d is not close-on-exec", fd)
+	}
+	if err := syscall.Listen(fd, 511); err != nil {
+		return nil, fmt.Errorf("cannot listen on descriptor %d: %v", fd, err)
+	}
+	file := os.NewFile(uintptr(fd), "agent.sock")
+	defer file.Close()
+	return net.FileListener(file)
+}
+
+func newServer(a *agent) *http.Server {
+	methods := a.methods()
+	maxBytes := a.opts.maxMessageBytes
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Protocols: &protocols,
+		HTTP2: &http.HTTP2Config{
+			MaxReadFrameSize:              1 << 20,
+			MaxReceiveBufferPerConnection: 32 << 20,
+			MaxReceiveBufferPerStream:     32 << 20,
+			MaxConcurrentStreams:          10_000,
+		},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, filesPrefix) {
+				a.serveFiles(w, r)
+				return
+			}
+			serveGRPC(w, r, methods, maxBytes)
+		}),
+		ErrorLog: nil,
+	}
+}
+
+func run() error {
+	// Nothing in the sandbox may trace the agent or read its /proc files.
+	if err := prctl(prSetDumpable, 0); err != nil {
+		return fmt.Errorf("cannot make the agent undumpable: %v", err)
+	}
+	// Orphans of the sandbox's processes come to the agent, which reaps them.
+	_ = prctl(prSetChildSubreaper, 1)
+	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
+	if !ok {
+		return fmt.Errorf("AIEM_AGENT_CONFIG is not set")
+	}
+	os.Unsetenv("AIEM_AGENT_CONFIG")
+	var c config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return fmt.Errorf("AIEM_AGENT_CONFIG is not valid JSON: %v", err)
+	}
+	if c.Root == "" {
+		c.Root = "/"
+	}
+	// Files and directories the agent and its processes create get 0644 and 0755 by default.
+	syscall.Umask(0o022)
+	if c.EnsureDirs {
+		if err := ensureDir(filepath.Join(c.Root, "workspace"), 0o755); err != nil {
+			return err
+		}
+		if err := ensureDir(filepath.Join(c.Root, "tmp"), 0o1777|os.ModeSticky); err != nil {
+			return err
+		}
+		_ = os.Chmod(filepath.Join(c.Root, "tmp"), 0o777|os.ModeSticky)
+	}
+	var listener net.Listener
+	var err error
+	switch {
+	case c.SocketFd != nil:
+		listener, err = socketListener(*c.SocketFd)
+	case c.Socket != "":
+		_ = os.Remove(c.Socket)
+		listener, err = net.Listen("unix", c.Socket)
+	default:
+		err = fmt.Errorf("the configuration names no socket")
+	}
+	if err != nil {
+		return err
+	}
+	a := newAgent(c.options())
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGPIPE)
+	go func() {
+		for sig := range signals {
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT:
+				a.processes.forward(syscall.SIGKILL)
+				os.Exit(0)
+			case syscall.SIGPIPE:
+				// a closed pipe is reported where it is written
+			default:
+				a.processes.forward(sig.(syscall.Signal))
+			}
+		}
+	}()
+	server := newServer(a)
+	go func() {
+		_ = server.Serve(listener)
+	}()
+	os.Stdout.WriteString("ready\n")
+	select {}
+}
+
+func main() {
+	if len(os.Args) > 0 && os.Args[0] == execHelperName {
+		runExecHelper(os.Args[1:])
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "agent failed to start: %v\n", err)
+		os.Exit(1)
+	}
+}
