@@ -2,7 +2,9 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
+import { kubernetesCacheDir, type KubernetesArtifact } from "../../services/kit/src/testing/kubernetes-binaries.js";
 import { natsPort, postgresPort, testDatabaseUrl } from "./dependencies.js";
+import { buildKubernetesArtifacts } from "./kubernetes-build.js";
 import type { Step } from "./plan.js";
 import { testServerSettings, withLoopbackTrust } from "./postgres-config.js";
 import { expandGlob, findCommand, portOpen, requirementsDigest, venvStamp, type Paths } from "./probe.js";
@@ -48,6 +50,9 @@ export async function executeStep(step: Step, paths: Paths): Promise<void> {
       return;
     case "create-test-database":
       await createTestDatabase();
+      return;
+    case "build-kubernetes":
+      buildKubernetesArtifacts(kubernetesCacheDir(), step.artifacts as readonly KubernetesArtifact[]);
       return;
   }
 }

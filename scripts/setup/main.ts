@@ -1,20 +1,24 @@
 // The setup step `npm test` runs first: checks what the suites need on the machine and, as root
 // with apt-get, installs what is missing; otherwise stops with the command to run.
-// `--services` (used by .ci/run) also installs, configures and starts PostgreSQL and NATS.
+// `--services` (used by .ci/run) also installs, configures and starts PostgreSQL and NATS;
+// `--kubernetes` also builds the control plane the Kubernetes suites run (opt-in, docs/adr/0160).
 import { resolve } from "node:path";
 import { serviceDependencies, testDependencies } from "./dependencies.js";
 import { executeStep, SetupError } from "./execute.js";
+import { KubernetesBuildError } from "./kubernetes-build.js";
 import { describeStep, planSetup } from "./plan.js";
 import { probeFacts } from "./probe.js";
 import { buildGoAgent } from "../../services/sandbox/src/runtime/go-agent-build.js";
 
 async function main(): Promise<number> {
   const services = process.argv.includes("--services");
+  const kubernetes = process.argv.includes("--kubernetes");
   const root = resolve(import.meta.dirname, "..", "..");
   const paths = { venvDir: resolve(root, ".venv"), requirements: resolve(root, "requirements-test.txt") };
   const deps = services ? [...testDependencies, ...serviceDependencies] : testDependencies;
 
-  const plan = planSetup(deps, await probeFacts(deps, paths, services), { services, venv: true });
+  const facts = await probeFacts(deps, paths, services, kubernetes);
+  const plan = planSetup(deps, facts, { services, venv: true, kubernetes });
   if (plan.kind === "blocked") {
     console.error(plan.message);
     return 1;
@@ -30,6 +34,9 @@ async function main(): Promise<number> {
     console.error(`setup: ${agent.reason}`);
     return 1;
   }
+  if (kubernetes && !plan.steps.some((s) => s.kind === "build-kubernetes")) {
+    console.log("setup: the Kubernetes test binaries are built");
+  }
   return 0;
 }
 
@@ -38,7 +45,7 @@ main().then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(error instanceof SetupError ? error.message : error);
+    console.error(error instanceof SetupError || error instanceof KubernetesBuildError ? error.message : error);
     process.exitCode = 1;
   },
 );

@@ -23,6 +23,8 @@ export interface Facts {
   /** Only for the services plan: whether each server answers on its port. */
   readonly postgresUp?: boolean;
   readonly natsUp?: boolean;
+  /** Only for the Kubernetes plan: the control-plane binaries not built yet. */
+  readonly kubernetesMissing?: readonly string[];
 }
 
 export type Step =
@@ -32,7 +34,8 @@ export type Step =
   | { readonly kind: "configure-postgres" }
   | { readonly kind: "start-postgres" }
   | { readonly kind: "start-nats" }
-  | { readonly kind: "create-test-database" };
+  | { readonly kind: "create-test-database" }
+  | { readonly kind: "build-kubernetes"; readonly artifacts: readonly string[] };
 
 export type Plan =
   | { readonly kind: "run"; readonly steps: readonly Step[] }
@@ -44,6 +47,8 @@ export interface PlanOptions {
   readonly services: boolean;
   /** Whether the tests need the Python virtual environment. */
   readonly venv: boolean;
+  /** Also build the Kubernetes control plane the Kubernetes suites run (docs/adr/0160). */
+  readonly kubernetes?: boolean;
 }
 
 const pythonVenvPackage = "python3-venv";
@@ -67,6 +72,9 @@ export function planSetup(deps: readonly Dependency[], facts: Facts, options: Pl
     if (!facts.postgresUp) steps.push({ kind: "start-postgres" });
     if (!facts.natsUp) steps.push({ kind: "start-nats" });
     steps.push({ kind: "create-test-database" });
+  }
+  if (options.kubernetes && facts.kubernetesMissing && facts.kubernetesMissing.length > 0) {
+    steps.push({ kind: "build-kubernetes", artifacts: facts.kubernetesMissing });
   }
   return { kind: "run", steps };
 }
@@ -101,5 +109,7 @@ export function describeStep(step: Step, deps: readonly Dependency[]): string {
       return "setup: starting nats-server with JetStream on 127.0.0.1:4222";
     case "create-test-database":
       return "setup: checking the database test exists";
+    case "build-kubernetes":
+      return `setup: building ${step.artifacts.join(", ")} from the Go module proxy (about 12 minutes when nothing is cached)`;
   }
 }

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { kubernetesCacheDir, missingKubernetesArtifacts } from "../../services/kit/src/testing/kubernetes-binaries.js";
 import type { Dependency, Facts } from "./plan.js";
 
 export interface Paths {
@@ -19,7 +20,12 @@ export function requirementsDigest(paths: Paths): string {
   return createHash("sha256").update(readFileSync(paths.requirements)).digest("hex");
 }
 
-export async function probeFacts(deps: readonly Dependency[], paths: Paths, services: boolean): Promise<Facts> {
+export async function probeFacts(
+  deps: readonly Dependency[],
+  paths: Paths,
+  services: boolean,
+  kubernetes = false,
+): Promise<Facts> {
   const present = new Set(deps.filter((d) => d.probes.some(probeMatches)).map((d) => d.debianPackage));
   return {
     present,
@@ -28,6 +34,7 @@ export async function probeFacts(deps: readonly Dependency[], paths: Paths, serv
     pythonVenv: spawnSync("python3", ["-c", "import venv, ensurepip"], { stdio: "ignore" }).status === 0,
     venv: venvState(paths),
     ...(services ? { postgresUp: await portOpen(5432), natsUp: await portOpen(4222) } : {}),
+    ...(kubernetes ? { kubernetesMissing: missingKubernetesArtifacts(kubernetesCacheDir()) } : {}),
   };
 }
 

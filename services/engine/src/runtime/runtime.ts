@@ -52,6 +52,15 @@ export interface EngineStatus {
   readonly exit?: EngineExit;
   /** Whether the engine's data (volume, directory) exists. */
   readonly dataPresent: boolean;
+  /** While starting, what it waits for, when the runtime knows (no node fits, an image pull failing). */
+  readonly pending?: EnginePending;
+}
+
+export interface EnginePending {
+  /** A short machine word: `Unschedulable`, `ErrImagePull`, `ImagePullBackOff`... */
+  readonly reason: string;
+  /** For people: which resource no node has, which image failed. */
+  readonly message: string;
 }
 
 export interface DiskUsage {

@@ -1,0 +1,105 @@
+import type { V1Pod } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { engineStatusOf } from "./pod-state.js";
+
+const pod = (status: V1Pod["status"], metadata: V1Pod["metadata"] = { name: "engine-u" }): V1Pod => ({
+  metadata,
+  status,
+});
+
+describe("engine status from its pod", () => {
+  it("is absent without pod or claim, stopped with only the claim", () => {
+    expect(engineStatusOf(undefined, false)).toEqual({ phase: "absent", dataPresent: false });
+    expect(engineStatusOf(undefined, true)).toEqual({ phase: "stopped", dataPresent: true });
+  });
+
+  it("is stopped while the pod is being deleted", () => {
+    const leaving = pod({ phase: "Running" }, { name: "engine-u", deletionTimestamp: new Date() });
+    expect(engineStatusOf(leaving, true).phase).toBe("stopped");
+  });
+
+  it("is starting with the scheduler's reason when no node fits", () => {
+    const status = engineStatusOf(
+      pod({
+        phase: "Pending",
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "False",
+            reason: "Unschedulable",
+            message: "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+          },
+        ],
+      }),
+      true,
+    );
+    expect(status).toEqual({
+      phase: "starting",
+      dataPresent: true,
+      pending: { reason: "Unschedulable", message: "0/2 nodes are available: 2 Insufficient nvidia.com/gpu." },
+    });
+  });
+
+  it("reports an image that cannot be pulled, not the normal container creation", () => {
+    const waiting = (reason: string) =>
+      pod({
+        phase: "Pending",
+        conditions: [{ type: "PodScheduled", status: "True" }],
+        containerStatuses: [
+          {
+            name: "driverless-ai",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason, message: `${reason} for i` } },
+          },
+        ],
+      });
+    expect(engineStatusOf(waiting("ImagePullBackOff"), true).pending).toEqual({
+      reason: "ImagePullBackOff",
+      message: "ImagePullBackOff for i",
+    });
+    expect(engineStatusOf(waiting("ContainerCreating"), true)).toEqual({ phase: "starting", dataPresent: true });
+  });
+
+  it("is ready only when the pod runs and its Ready condition holds", () => {
+    expect(
+      engineStatusOf(pod({ phase: "Running", conditions: [{ type: "Ready", status: "False" }] }), true).phase,
+    ).toBe("starting");
+    expect(engineStatusOf(pod({ phase: "Running", conditions: [{ type: "Ready", status: "True" }] }), true).phase).toBe(
+      "ready",
+    );
+  });
+
+  it("exits with oom when a container was killed for memory, with the exit code otherwise", () => {
+    const terminated = (reason: string, exitCode: number) =>
+      pod({
+        phase: "Failed",
+        containerStatuses: [
+          {
+            name: "driverless-ai",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { reason, exitCode } },
+          },
+        ],
+      });
+    expect(engineStatusOf(terminated("OOMKilled", 137), true).exit?.cause).toBe("oom");
+    expect(engineStatusOf(terminated("Error", 3), true)).toEqual({
+      phase: "exited",
+      dataPresent: true,
+      exit: { cause: "error", message: "container driverless-ai exited with code 3 (Error)" },
+    });
+  });
+
+  it("takes the pod's own reason when no container says why (eviction)", () => {
+    const evicted = pod({ phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory." });
+    expect(engineStatusOf(evicted, true).exit).toEqual({
+      cause: "error",
+      message: "Evicted: The node was low on resource: memory.",
+    });
+  });
+});
