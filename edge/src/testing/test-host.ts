@@ -10,6 +10,7 @@ import type { EventBus } from "@aiem/kit/events";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
+import { killEngineProcesses } from "@aiem/engine";
 import { destroyLeftSandboxes } from "@aiem/sandbox/runtime";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
@@ -107,8 +108,12 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
       });
     },
     async stop() {
+      // Engines and sandboxes outlive a stopped host for its next start; there is none here.
+      // Engines are ended before the stop too, so that none starts in between unseen.
+      const engines = join(dataDir, "engines");
+      await killEngineProcesses(engines);
       await host.stop();
-      // A stopped sandbox part keeps its sandboxes for its next start; there is none here.
+      await killEngineProcesses(engines);
       await destroyLeftSandboxes(dataDir);
       await bus.destroy();
       await rm(tempDir, { recursive: true, force: true });
