@@ -9,6 +9,7 @@ import { createDocsFallback, defaultDocsDir } from "./host/docs.js";
 import { readEdgeEnv } from "./host/edge-config.js";
 import { readHostIsolationEnv } from "./host/host-env.js";
 import { createModuleFactories } from "./host/modules.js";
+import { leftRunning, leftRunningLine } from "./host/left-running.js";
 import { runUntilSignal } from "./host/run-until-signal.js";
 
 const logger = createLogger({ fields: { process: "all-in-one" } });
@@ -55,7 +56,11 @@ try {
         ].join("\n"),
       );
     },
-    tracing.shutdown,
+    async () => {
+      await tracing.shutdown();
+      const line = leftRunningLine(await leftRunning(config.dataDir), process.env["AIEM_DATA_DIR"] !== undefined);
+      if (line) process.stdout.write(`${line}\n`);
+    },
   );
 } catch (err) {
   logger.error(err instanceof ConfigError ? "invalid configuration" : "failed to start", { err });

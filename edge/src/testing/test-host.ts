@@ -2,7 +2,7 @@
 // directory, and on PostgreSQL / NATS (when DATABASE_URL / NATS_URL are set) its own schemas and
 // event streams, so suites run in parallel.
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readCommonEnv, readPublicUrl } from "@aiem/kit/config";
@@ -10,6 +10,7 @@ import type { EventBus } from "@aiem/kit/events";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
+import { killEngineProcesses } from "@aiem/engine";
 import { destroyLeftSandboxes } from "@aiem/sandbox/runtime";
 import { createHost, type Host, type ModuleFactory } from "../host/create-host.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
@@ -43,10 +44,14 @@ export interface TestHostOptions {
   readonly logger?: Logger;
   /** Serve /metrics on a free port of its own (host.metricsUrl). */
   readonly metrics?: boolean;
+  /** A path under the suite's temporary directory to use as the data directory (a long one, say). */
+  readonly dataSubdir?: string;
 }
 
 export async function startTestHost(options: TestHostOptions = {}): Promise<TestHost> {
-  const dataDir = await mkdtemp(join(tmpdir(), "aiem-host-"));
+  const tempDir = await mkdtemp(join(tmpdir(), "aiem-host-"));
+  const dataDir = options.dataSubdir === undefined ? tempDir : join(tempDir, options.dataSubdir);
+  await mkdir(dataDir, { recursive: true });
   const suffix = randomBytes(4).toString("hex");
   let policyFile: string | undefined;
   if (options.policy !== undefined) {
@@ -103,11 +108,15 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
       });
     },
     async stop() {
+      // Engines and sandboxes outlive a stopped host for its next start; there is none here.
+      // Engines are ended before the stop too, so that none starts in between unseen.
+      const engines = join(dataDir, "engines");
+      await killEngineProcesses(engines);
       await host.stop();
-      // A stopped sandbox part keeps its sandboxes for its next start; there is none here.
+      await killEngineProcesses(engines);
       await destroyLeftSandboxes(dataDir);
       await bus.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(tempDir, { recursive: true, force: true });
     },
   };
 }

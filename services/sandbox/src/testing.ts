@@ -143,6 +143,8 @@ export const unb64 = (s: string) => Buffer.from(s ?? "", "base64");
 
 export interface HarnessOptions {
   readonly settings?: Partial<SandboxSettings>;
+  /** The data directory's path under the host's temporary directory (TestHostOptions.dataSubdir). */
+  readonly dataSubdir?: string;
 }
 
 export async function startSandboxHarness(options: HarnessOptions = {}): Promise<SandboxHarness> {
@@ -155,6 +157,7 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
   let t: TestHost | undefined;
   t = await startTestHost({
     policy: TEST_POLICY,
+    ...(options.dataSubdir === undefined ? {} : { dataSubdir: options.dataSubdir }),
     modules: [
       {
         name: "catalogue",

@@ -570,3 +570,37 @@ export async function killEngineProcesses(root: string): Promise<number> {
   }
   return killed;
 }
+
+/** The uids of the engines under `root` whose process runs (checked against its command line). */
+export async function runningEngines(root: string): Promise<string[]> {
+  let uids: string[];
+  try {
+    uids = await readdir(root);
+  } catch {
+    return [];
+  }
+  const running: string[] = [];
+  for (const uid of uids) {
+    const dir = path.join(root, uid);
+    const text = await readText(path.join(dir, "pid"));
+    const pid = text === undefined ? NaN : Number(text.trim());
+    if (Number.isInteger(pid) && pid > 0 && (await isEngineProcess(pid, dir))) running.push(uid);
+  }
+  return running;
+}
+
+/**
+ * Stops every engine process under `root` as the engine service would (SIGTERM to its group,
+ * SIGKILL after `stopTimeoutMs`), keeping each engine's data; returns the uids it stopped. For
+ * `npm run stop`, while no engine service holds the directory.
+ */
+export async function stopEngines(root: string, logger: Logger, stopTimeoutMs = 10_000): Promise<string[]> {
+  const uids = await runningEngines(root);
+  const runtime = createLocalRuntime({ root, h2o: { kind: "stand-in" }, startTimeoutMs: 0, stopTimeoutMs, logger });
+  try {
+    await Promise.all(uids.map((uid) => runtime.stop(uid)));
+  } finally {
+    await runtime.close();
+  }
+  return uids;
+}

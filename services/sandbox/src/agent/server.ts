@@ -2,6 +2,7 @@
 // sandbox. It never logs requests: they carry process environments, which hold secret values.
 import * as http2 from "node:http2";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -314,9 +315,10 @@ export async function listenAgent(socket: string | { fd: number }, options: Agen
       // no stale socket
     }
   }
+  const address = typeof socket === "string" ? shortSocketPath(socket) : socket;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(socket, () => {
+    server.listen(address, () => {
       server.off("error", reject);
       resolve();
     });
@@ -329,4 +331,15 @@ export async function listenAgent(socket: string | { fd: number }, options: Agen
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * sun_path holds 108 bytes: a longer path is bound through a descriptor of its directory, which
+ * the kernel resolves like a short path. The descriptor stays open for the agent's life, because
+ * closing the server unlinks the name it bound.
+ */
+function shortSocketPath(socket: string): string {
+  if (Buffer.byteLength(socket) <= 100) return socket;
+  const dirFd = fs.openSync(path.dirname(socket), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  return `/proc/self/fd/${dirFd}/${path.basename(socket)}`;
 }

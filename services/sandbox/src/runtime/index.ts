@@ -15,4 +15,4 @@ export {
 export type { AppliedLimit, AppliedLimits, CgroupUsage, LimitMechanism, SandboxLimits } from "./limits.js";
 export { type AgentClient, type AgentConnection, connectAgent, openTunnel } from "./agent-client.js";
 export { type AgentArtifacts, prepareAgentArtifacts } from "./agent-artifacts.js";
-export { destroyLeftSandboxes } from "./leftover-sandboxes.js";
+export { destroyLeftSandboxes, runningSandboxes, stopLeftSandboxes } from "./leftover-sandboxes.js";

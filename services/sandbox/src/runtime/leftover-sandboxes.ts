@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { processStartTime, type SandboxRecord } from "./adopted-sandboxes.js";
 import { createLocalSandboxRuntime } from "./local-runtime.js";
 
 /**
@@ -18,4 +19,40 @@ export async function destroyLeftSandboxes(dataDir: string): Promise<void> {
   const runtime = createLocalSandboxRuntime({ dataDir, keepRunning: true });
   for (const id of ids) await runtime.destroy(id).catch(() => undefined);
   await runtime.close({ stopSandboxes: true });
+}
+
+/** The ids of the sandboxes under `dataDir` whose recorded process still runs. */
+export function runningSandboxes(dataDir: string): string[] {
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(path.join(dataDir, "sandboxes"));
+  } catch {
+    return [];
+  }
+  return ids.filter((id) => {
+    try {
+      const record = JSON.parse(
+        fs.readFileSync(path.join(dataDir, "sandboxes", id, "sandbox.json"), "utf8"),
+      ) as SandboxRecord;
+      return processStartTime(record.pid) === record.startTime;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Stops every sandbox a local runtime left running under `dataDir`, keeping its files (a later
+ * start of the service finds its agent ended); returns the ids it stopped. For `npm run stop`,
+ * while no sandbox service holds the directory.
+ */
+export async function stopLeftSandboxes(dataDir: string): Promise<string[]> {
+  const ids = runningSandboxes(dataDir);
+  const runtime = createLocalSandboxRuntime({ dataDir, keepRunning: true });
+  try {
+    for (const id of ids) await runtime.stop(id);
+  } finally {
+    await runtime.close({ stopSandboxes: true });
+  }
+  return ids;
 }

@@ -25,23 +25,29 @@ import * as path from "node:path";
 function bindHostSocket(file) {
   const dir = fs.mkdtempSync(path.join(path.dirname(file), ".socket-"));
   const temp = path.join(dir, "s");
+  // sun_path holds 108 bytes, less than a deep data directory's paths: bind through a descriptor
+  // of the directory, which the kernel resolves like a short path. It stays open until the server
+  // closes, because closing unlinks the name the server bound.
+  const dirFd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   const server = net.createServer();
+  // A failed bind is seen below at once; its event, a tick later, has nothing left to say.
+  server.once("error", () => undefined);
+  const release = () => {
+    server.close();
+    fs.closeSync(dirFd);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   try {
-    server.listen({ path: temp, backlog: 511 });
+    server.listen({ path: `/proc/self/fd/${dirFd}/s`, backlog: 511 });
+    const handle = server._handle;
+    if (!handle) throw new Error(`cannot bind a unix socket in ${dir}`);
     fs.chmodSync(temp, 0o600);
     fs.renameSync(temp, file);
+    return { fd: handle.fd, close: release };
   } catch (error) {
-    server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    release();
     throw error;
   }
-  return {
-    fd: server._handle.fd,
-    close() {
-      server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 const children = new Map();
