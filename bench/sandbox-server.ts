@@ -65,7 +65,7 @@ async function serve(options: ServerOptions): Promise<void> {
         create: (deps) =>
           (sandbox = createSandboxModule({
             ...deps,
-            secrets: { resolveSecretValue: (p, n) => catalogue!.resolveSecretValue(p, n) },
+            secrets: { resolveSecretValue: (p, n, r) => catalogue!.resolveSecretValue(p, n, r) },
             sandboxConfig: {
               unconfined: false,
               publicUrl: "http://127.0.0.1",

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import { SecretResolverService } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
 import { createModuleFactories } from "./modules.js";
@@ -30,6 +31,11 @@ describe("internal API on the all-in-one server", () => {
   const request = () => ({
     principal: { name: "users/alice", subject: "alice" },
     secretVersion: `${secret}/versions/latest`,
+    reveal: {
+      sandboxEngine: "workspaces/default/sandboxEngines/s",
+      target: SecretVersionRevealed_Target.FILE,
+      destination: "/workspace/key",
+    },
   });
 
   it("refuses a caller holding only a user's token, even an admin's", async () => {

@@ -51,7 +51,12 @@ export function createModuleFactories(remoteCatalogue?: RemoteCatalogue): Module
             AIEM_PORT: String(deps.config.port),
           }),
           ...(catalogue
-            ? { secrets: { resolveSecretValue: (principal, name) => catalogue!.resolveSecretValue(principal, name) } }
+            ? {
+                secrets: {
+                  resolveSecretValue: (principal, name, reveal) =>
+                    catalogue!.resolveSecretValue(principal, name, reveal),
+                },
+              }
             : remoteCatalogue
               ? {
                   secrets: createRemoteSecretResolver({

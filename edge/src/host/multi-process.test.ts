@@ -102,7 +102,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     const bob = { name: principalName("bob"), subject: "bob", displayName: "bob", roles: [], admin: false };
     let expected: ConnectError | undefined;
     try {
-      policy.check(bob, Action.GET, Kind.secretVersions, "workspaces/team-a");
+      policy.check(bob, Action.ACCESS, Kind.secretVersions, "workspaces/team-a");
     } catch (err) {
       expected = ConnectError.from(err);
     }

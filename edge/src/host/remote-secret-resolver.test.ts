@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@aiem/kit/logger";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import { createRemoteSecretResolver } from "./remote-secret-resolver.js";
 
 // A port that was free a moment ago: nothing listens on it.
@@ -23,7 +24,12 @@ describe("remote secret resolver", () => {
       logger: createLogger({ level: "error" }),
     });
     const principal = { name: "users/a", subject: "a", displayName: "a", roles: [], admin: false };
-    const err = await resolver.resolveSecretValue(principal, "workspaces/w/secrets/s/versions/1").then(
+    const reveal = {
+      sandboxEngine: "workspaces/w/sandboxEngines/s",
+      target: SecretVersionRevealed_Target.FILE,
+      destination: "/workspace/key",
+    };
+    const err = await resolver.resolveSecretValue(principal, "workspaces/w/secrets/s/versions/1", reveal).then(
       () => undefined,
       (e: unknown) => ConnectError.from(e),
     );

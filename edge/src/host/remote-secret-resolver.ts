@@ -10,6 +10,7 @@ import type { Logger } from "@aiem/kit/logger";
 import {
   ActingPrincipalSchema,
   SecretResolverService,
+  SecretRevealSchema,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import type { SecretResolver } from "@aiem/sandbox";
 import { createReplicaPool } from "./replica-pool.js";
@@ -28,7 +29,7 @@ export function createRemoteSecretResolver(options: RemoteSecretResolverOptions)
   // Several catalogue replicas: any of them answers.
   const client = createClient(SecretResolverService, createReplicaPool(options.catalogueUrl).transport);
   return {
-    async resolveSecretValue(principal, secretVersionName) {
+    async resolveSecretValue(principal, secretVersionName, reveal) {
       try {
         const res = await client.resolveSecretValue(
           {
@@ -40,6 +41,12 @@ export function createRemoteSecretResolver(options: RemoteSecretResolverOptions)
               admin: principal.admin,
             }),
             secretVersion: secretVersionName,
+            reveal: create(SecretRevealSchema, {
+              sandboxEngine: reveal.sandboxEngine,
+              target: reveal.target,
+              destination: reveal.destination,
+              process: reveal.process ?? "",
+            }),
           },
           { headers: { [INTERNAL_KEY_HEADER]: options.internalKey }, timeoutMs: options.timeoutMs ?? 10_000 },
         );

@@ -5,22 +5,25 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { describe, expect, it } from "vitest";
 import type { Principal } from "@aiem/kit/identity";
 import { createLogger } from "@aiem/kit/logger";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import {
   ActingPrincipalSchema,
   SecretResolverService,
+  SecretRevealSchema,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import { INTERNAL_KEY_HEADER, internalKeyMatches, registerInternalSecretResolver } from "./internal-secret-resolver.js";
+import type { SecretReveal } from "./secrets.js";
 
 const key = randomBytes(32);
 const keyText = key.toString("base64");
 
 function setup() {
-  const asked: { principal: Principal; name: string }[] = [];
+  const asked: { principal: Principal; name: string; reveal: SecretReveal }[] = [];
   const transport = createRouterTransport((router) =>
     registerInternalSecretResolver(router, {
       internalKey: () => key,
-      resolveSecretValue: async (principal, name) => {
-        asked.push({ principal, name });
+      resolveSecretValue: async (principal, name, reveal) => {
+        asked.push({ principal, name, reveal });
         return { name: name.replace(/latest$/, "2"), value: new TextEncoder().encode(`value of ${name}`) };
       },
       guard: { logger: createLogger({ level: "error" }), label: "catalogue" },
@@ -38,6 +41,12 @@ const request = {
     admin: false,
   }),
   secretVersion: "workspaces/team-a/secrets/s/versions/latest",
+  reveal: create(SecretRevealSchema, {
+    sandboxEngine: "workspaces/team-a/sandboxEngines/box",
+    target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+    destination: "API_KEY",
+    process: "workspaces/team-a/sandboxEngines/box/processes/p",
+  }),
 };
 
 async function codeOf(call: Promise<unknown>): Promise<Code | undefined> {
@@ -76,6 +85,12 @@ describe("internal SecretResolverService", () => {
       {
         principal: { name: "users/alice", subject: "alice", displayName: "Alice", roles: ["ds"], admin: false },
         name: request.secretVersion,
+        reveal: {
+          sandboxEngine: "workspaces/team-a/sandboxEngines/box",
+          target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+          destination: "API_KEY",
+          process: "workspaces/team-a/sandboxEngines/box/processes/p",
+        },
       },
     ]);
   });
@@ -87,6 +102,23 @@ describe("internal SecretResolverService", () => {
       { headers: { [INTERNAL_KEY_HEADER]: keyText } },
     );
     await expect(call).rejects.toMatchObject({ code: Code.InvalidArgument });
+    expect(asked).toEqual([]);
+  });
+
+  it("needs to know where the value goes, for the audit record", async () => {
+    const { asked, client } = setup();
+    const headers = { [INTERNAL_KEY_HEADER]: keyText };
+    const without = async (reveal: unknown, field: string) => {
+      const err = await client.resolveSecretValue({ ...request, reveal } as never, { headers }).then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(err?.code).toBe(Code.InvalidArgument);
+      expect(err?.rawMessage).toContain(field);
+    };
+    await without(undefined, "reveal.sandbox_engine");
+    await without({ ...request.reveal, target: SecretVersionRevealed_Target.UNSPECIFIED }, "reveal.target");
+    await without({ ...request.reveal, destination: "" }, "reveal.destination");
     expect(asked).toEqual([]);
   });
 

@@ -8,13 +8,14 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { requiredField, unauthenticated } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { guardHandler, type GuardOptions } from "@aiem/kit/server";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import {
   ResolveSecretValueRequestSchema,
   ResolveSecretValueResponseSchema,
   SecretResolverService,
   type ResolveSecretValueRequest,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
-import type { ResolvedSecretValue } from "./secrets.js";
+import type { ResolvedSecretValue, SecretReveal } from "./secrets.js";
 
 /** The header that carries the internal key (base64, as AIEM_INTERNAL_KEY holds it). */
 export const INTERNAL_KEY_HEADER = "aiem-internal-key";
@@ -25,7 +26,11 @@ export const INTERNAL_PACKAGE_PREFIX = "enginemanager.internal.";
 export interface InternalSecretResolverDeps {
   /** The 32-byte internal key, once the catalogue is started. */
   readonly internalKey: () => Uint8Array;
-  readonly resolveSecretValue: (principal: Principal, name: string) => Promise<ResolvedSecretValue>;
+  readonly resolveSecretValue: (
+    principal: Principal,
+    name: string,
+    reveal: SecretReveal,
+  ) => Promise<ResolvedSecretValue>;
   readonly guard: GuardOptions;
 }
 
@@ -50,7 +55,16 @@ export function registerInternalSecretResolver(router: ConnectRouter, deps: Inte
           roles: [...p.roles],
           admin: p.admin,
         };
-        const resolved = await deps.resolveSecretValue(principal, req.secretVersion);
+        const reveal = req.reveal;
+        if (!reveal || reveal.sandboxEngine === "") throw requiredField("reveal.sandbox_engine");
+        if (reveal.target === SecretVersionRevealed_Target.UNSPECIFIED) throw requiredField("reveal.target");
+        if (reveal.destination === "") throw requiredField("reveal.destination");
+        const resolved = await deps.resolveSecretValue(principal, req.secretVersion, {
+          sandboxEngine: reveal.sandboxEngine,
+          target: reveal.target,
+          destination: reveal.destination,
+          process: reveal.process,
+        });
         return create(ResolveSecretValueResponseSchema, { name: resolved.name, value: resolved.value });
       },
     ),

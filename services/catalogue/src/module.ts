@@ -27,6 +27,7 @@ import {
   registerSecretServices,
   type ResolvedSecretValue,
   type SecretCipher,
+  type SecretReveal,
 } from "./secrets.js";
 import { seedDemo } from "./seed.js";
 import { republishAll } from "./store.js";
@@ -42,11 +43,16 @@ export interface CatalogueModuleDeps extends ServiceDeps {
 export interface CatalogueModule extends ServiceModule {
   /**
    * INTERNAL, never exposed through the public API: the plaintext of a secret version
-   * (`workspaces/w/secrets/s/versions/3` or `.../versions/latest`) for `principal`, who needs
-   * read access (GET on secretVersions) to the secret's workspace. For the sandbox service in the
-   * same process; do not log the value.
+   * (`workspaces/w/secrets/s/versions/3` or `.../versions/latest`) for `principal`, who must own
+   * the secret (its creator, with ACCESS on secretVersions in the secret's workspace) or be an
+   * administrator. `reveal` says where the value goes; it is recorded as an audit event before
+   * the value is returned. For the sandbox service in the same process; do not log the value.
    */
-  resolveSecretValue(principal: Principal, secretVersionName: string): Promise<ResolvedSecretValue>;
+  resolveSecretValue(
+    principal: Principal,
+    secretVersionName: string,
+    reveal: SecretReveal,
+  ): Promise<ResolvedSecretValue>;
   /** The database once started (for hosts' health checks and tests). */
   readonly database: Database | undefined;
   /** Publishes every pending outbox event now; for tests and orderly shutdowns. */
@@ -128,7 +134,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
           if (!internalKey) throw new Error("the catalogue is not started");
           return internalKey;
         },
-        resolveSecretValue: (principal, name) => secrets.resolveSecretValue(principal, name),
+        resolveSecretValue: (principal, name, reveal) => secrets.resolveSecretValue(principal, name, reveal),
         guard: { logger, label: "catalogue" },
       });
     },
@@ -143,7 +149,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       await closing?.close();
     },
     isReady: () => ready,
-    resolveSecretValue: (principal, name) => secrets.resolveSecretValue(principal, name),
+    resolveSecretValue: (principal, name, reveal) => secrets.resolveSecretValue(principal, name, reveal),
     get database() {
       return state.database;
     },

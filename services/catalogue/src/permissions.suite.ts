@@ -130,8 +130,9 @@ describe("secrets", () => {
   let n = 0;
   const secretFixture = async () => {
     const id = `s${++n}`;
-    await h.as("admin").secrets.createSecret({ parent: `workspaces/${ws}`, secretId: id });
-    await h.as("admin").secretVersions.addSecretVersion({
+    // The member's own secret: this table is about workspace roles; owners are secrets.suite's.
+    await h.as("member").secrets.createSecret({ parent: `workspaces/${ws}`, secretId: id });
+    await h.as("member").secretVersions.addSecretVersion({
       parent: `workspaces/${ws}/secrets/${id}`,
       secretVersion: { value: new TextEncoder().encode("v") },
     });

@@ -766,8 +766,10 @@ describe("secrets over REST", () => {
   let n = 0;
   const secretFixture = async () => {
     const id = `sec-${++n}`;
-    ok(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=${id}`, { body: { displayName: "S" } }));
-    ok(await rest("POST", `/v1/workspaces/${ws}/secrets/${id}/versions`, { body: { value: VALUE } }));
+    // The member's own secret: the permission table is about workspace roles, not owners.
+    const who = "member";
+    ok(await rest("POST", `/v1/workspaces/${ws}/secrets?secretId=${id}`, { who, body: { displayName: "S" } }));
+    ok(await rest("POST", `/v1/workspaces/${ws}/secrets/${id}/versions`, { who, body: { value: VALUE } }));
     return `workspaces/${ws}/secrets/${id}`;
   };
 

@@ -3,14 +3,19 @@
 import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fromBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Principal } from "@aiem/kit/identity";
 import { createLogger } from "@aiem/kit/logger";
-import { createSecretCipher } from "./secrets.js";
+import { EventSchema, type Event } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
+import { createSecretCipher, type SecretReveal } from "./secrets.js";
 import { createCatalogueHarness, expectCode, expectInvalid, type CatalogueHarness } from "./testing.js";
 
 const logLines: string[] = [];
 let h: CatalogueHarness;
 const seen: Uint8Array[] = [];
+const published: Event[] = [];
 
 beforeAll(async () => {
   h = await createCatalogueHarness("secrets", {
@@ -18,7 +23,10 @@ beforeAll(async () => {
   });
   // Everything published on the bus, to prove no value ever leaves through events.
   h.bus.replay({ subjects: "enginemanager.catalogue.>" }, async (m) => void seen.push(m.data));
-  h.bus.replay({ subjects: "enginemanager.secrets.>" }, async (m) => void seen.push(m.data));
+  h.bus.replay({ subjects: "enginemanager.secrets.>" }, async (m) => {
+    seen.push(m.data);
+    published.push(fromBinary(EventSchema, m.data));
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -65,6 +73,31 @@ describe("secrets", () => {
       Code.NotFound,
       "api-token",
     );
+  });
+
+  it("lets only the creator or an administrator delete a secret or add versions to it", async () => {
+    const alice = h.as("member");
+    const erin = await h.asUser("erin");
+    const parent = `workspaces/${ws}/secrets/owned`;
+    await alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "owned" });
+    const add = (c: typeof alice) =>
+      c.secretVersions.addSecretVersion({ parent, secretVersion: { value: bytes("v") } });
+    // Another member sees it exists (metadata is a workspace read) but cannot change or delete it.
+    expect((await erin.secrets.getSecret({ name: parent })).secret?.creator).toBe("users/alice");
+    const denied = await expectCode(add(erin), Code.PermissionDenied, parent);
+    expect(denied.rawMessage).toContain("only the secret's creator or an administrator");
+    await expectCode(erin.secrets.deleteSecret({ name: parent }), Code.PermissionDenied, parent);
+    await expectCode(h.as("viewer").secrets.deleteSecret({ name: parent }), Code.PermissionDenied);
+    expect((await alice.secretVersions.listSecretVersions({ parent })).secretVersions).toEqual([]);
+    // The owner and an administrator can.
+    expect((await add(alice)).secretVersion?.name).toBe(`${parent}/versions/1`);
+    expect((await add(h.as("admin"))).secretVersion?.name).toBe(`${parent}/versions/2`);
+    await h.as("admin").secrets.deleteSecret({ name: parent });
+    await expectCode(alice.secrets.getSecret({ name: parent }), Code.NotFound);
+    // erin's own secret is erin's.
+    await erin.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "erins" });
+    await expectCode(alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/erins` }), Code.PermissionDenied);
+    await erin.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/erins` });
   });
 
   it.each([
@@ -198,6 +231,28 @@ describe("secret versions", () => {
   });
 });
 
+const TO_FILE: SecretReveal = {
+  sandboxEngine: `workspaces/${ws}/sandboxEngines/box`,
+  target: SecretVersionRevealed_Target.FILE,
+  destination: "/workspace/key",
+};
+const ERIN: Principal = { name: "users/erin", subject: "erin", displayName: "Erin", roles: [], admin: false };
+const reveal = (principal: Principal, name: string, to: SecretReveal = TO_FILE) =>
+  h.module.resolveSecretValue(principal, name, to);
+
+/** The audit events in the catalogue's outbox, oldest first. */
+async function revealEvents(): Promise<{ subject: string; event: Event }[]> {
+  const rows = (
+    await sql<{
+      subject: string;
+      payload: Uint8Array;
+    }>`select subject, payload from outbox where subject like 'enginemanager.secrets.%' order by seq`.execute(
+      h.database.db,
+    )
+  ).rows;
+  return rows.map((r) => ({ subject: r.subject, event: fromBinary(EventSchema, r.payload) }));
+}
+
 describe("resolveSecretValue (internal)", () => {
   const parent = `workspaces/${ws}/secrets/reveal`;
 
@@ -209,33 +264,57 @@ describe("resolveSecretValue (internal)", () => {
   });
 
   it("returns the plaintext of a version, latest resolved to its real name", async () => {
-    const latest = await h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/latest`);
+    const latest = await reveal(h.principal("member"), `${parent}/versions/latest`);
     expect(latest.name).toBe(`${parent}/versions/2`);
     expect(new TextDecoder().decode(latest.value)).toBe("second");
-    const first = await h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/1`);
+    const first = await reveal(h.principal("member"), `${parent}/versions/1`);
     expect(new TextDecoder().decode(first.value)).toBe("first");
-    const asAdmin = await h.module.resolveSecretValue(h.principal("admin"), `${parent}/versions/1`);
+    const asAdmin = await reveal(h.principal("admin"), `${parent}/versions/1`);
     expect(new TextDecoder().decode(asAdmin.value)).toBe("first");
   });
 
-  it("needs read access to the workspace", async () => {
-    await expectCode(
-      h.module.resolveSecretValue(h.principal("stranger"), `${parent}/versions/1`),
-      Code.PermissionDenied,
-    );
-    await expect(h.module.resolveSecretValue(h.principal("viewer"), `${parent}/versions/1`)).resolves.toBeDefined();
+  it("is for the secret's owner and administrators: not a viewer, another member or a stranger", async () => {
+    const err = await expectCode(reveal(h.principal("viewer"), `${parent}/versions/1`), Code.PermissionDenied);
+    expect(err.rawMessage).toContain(`lacks actions/enginemanager/secretVersions/ACCESS on workspaces/${ws}`);
+    const other = await expectCode(reveal(ERIN, `${parent}/versions/1`), Code.PermissionDenied);
+    expect(other.rawMessage).toContain("only the secret's creator or an administrator");
+    await expectCode(reveal(h.principal("stranger"), `${parent}/versions/1`), Code.PermissionDenied);
+    // A missing version of someone else's secret is still theirs: refused, not NOT_FOUND.
+    await expectCode(reveal(ERIN, `${parent}/versions/9`), Code.PermissionDenied);
+  });
+
+  it("records every reveal as an audit event before handing out the value, and nothing for a refusal", async () => {
+    const before = await revealEvents();
+    await reveal(h.principal("member"), `${parent}/versions/latest`, {
+      sandboxEngine: `workspaces/${ws}/sandboxEngines/box`,
+      target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+      destination: "API_KEY",
+      process: `workspaces/${ws}/sandboxEngines/box/processes/p1`,
+    });
+    await expectCode(reveal(ERIN, `${parent}/versions/1`), Code.PermissionDenied);
+    const after = await revealEvents();
+    expect(after).toHaveLength(before.length + 1);
+    const { subject, event } = after.at(-1)!;
+    expect(subject).toBe(`enginemanager.secrets.${ws}.reveal.revealed`);
+    expect(event.source).toBe("catalogue");
+    expect(event.payload.case).toBe("secretVersionRevealed");
+    expect(event.payload.value).toMatchObject({
+      secretVersion: `${parent}/versions/2`,
+      principal: "users/alice",
+      sandboxEngine: `workspaces/${ws}/sandboxEngines/box`,
+      target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+      destination: "API_KEY",
+      process: `workspaces/${ws}/sandboxEngines/box/processes/p1`,
+    });
+    expect((event.payload.value as { secretUid: string }).secretUid).toMatch(/^[0-9a-f-]{36}$/);
+    // And it reaches the bus.
+    await h.module.flushEvents();
+    await vi.waitFor(() => expect(published.some((e) => e.id === event.id)).toBe(true));
   });
 
   it("answers NOT_FOUND with the name and INVALID_ARGUMENT for a malformed name", async () => {
-    await expectCode(
-      h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/9`),
-      Code.NotFound,
-      `${parent}/versions/9`,
-    );
-    await expectInvalid(
-      h.module.resolveSecretValue(h.principal("member"), "workspaces/team-a/secrets/x"),
-      "secret_version",
-    );
+    await expectCode(reveal(h.principal("member"), `${parent}/versions/9`), Code.NotFound, `${parent}/versions/9`);
+    await expectInvalid(reveal(h.principal("member"), "workspaces/team-a/secrets/x"), "secret_version");
   });
 
   it("refuses a ciphertext moved to another row (bound to name and secret)", async () => {
@@ -243,16 +322,12 @@ describe("resolveSecretValue (internal)", () => {
       nonce = (select nonce from secret_versions where name = ${`${parent}/versions/2`}) where name = ${`${parent}/versions/1`}`.execute(
       h.database.db,
     );
-    await expectCode(
-      h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/1`),
-      Code.Internal,
-      "cannot be decrypted",
-    );
+    await expectCode(reveal(h.principal("member"), `${parent}/versions/1`), Code.Internal, "cannot be decrypted");
   });
 
   it("is gone with its secret", async () => {
     await h.as("member").secrets.deleteSecret({ name: parent });
-    await expectCode(h.module.resolveSecretValue(h.principal("member"), `${parent}/versions/latest`), Code.NotFound);
+    await expectCode(reveal(h.principal("member"), `${parent}/versions/latest`), Code.NotFound);
     const left = await sql<{ n: bigint }>`select count(*) as n from secret_versions where secret_id = 'reveal'`.execute(
       h.database.db,
     );
@@ -273,7 +348,11 @@ describe("resolveSecretValue (internal)", () => {
     });
     try {
       await expectCode(
-        other.module.resolveSecretValue(other.principal("member"), `workspaces/${ws}/secrets/rekey/versions/1`),
+        other.module.resolveSecretValue(
+          other.principal("member"),
+          `workspaces/${ws}/secrets/rekey/versions/1`,
+          TO_FILE,
+        ),
         Code.Internal,
         "AIEM_SECRETS_KEY",
       );

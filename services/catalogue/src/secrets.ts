@@ -3,6 +3,12 @@
 // name and its secret's uid, so a ciphertext copied onto another row does not decrypt. No call,
 // event or log line ever carries a value; resolveSecretValue is the only way back, for the
 // sandbox service acting for an authorised caller.
+//
+// A secret belongs to its creator. Reading its metadata (names, times, who made it) is a
+// workspace read like any other; revealing its value, adding versions and deleting it need the
+// workspace's write right AND ownership: the creator, or an administrator. Every reveal is
+// recorded first as a SecretVersionRevealed event (the audit trail), so a reveal that cannot be
+// recorded does not happen.
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
 import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -18,15 +24,28 @@ import {
   type FieldTable,
 } from "@aiem/kit/aip";
 import { Action, Kind } from "@aiem/kit/authz";
-import { alreadyExists, internalError, invalidArgument, notFound, requiredField } from "@aiem/kit/errors";
+import {
+  alreadyExists,
+  internalError,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+  requiredField,
+} from "@aiem/kit/errors";
+import { enqueue, eventSubject } from "@aiem/kit/events";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf, registerGuarded } from "@aiem/kit/server";
-import { SecretSchema } from "@aiem/proto/enginemanager/v1/secret_pb.js";
+import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import {
+  SecretVersionRevealedSchema,
+  type SecretVersionRevealed_Target,
+} from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
+import { SecretSchema, type Secret } from "@aiem/proto/enginemanager/v1/secret_pb.js";
 import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
 import { SecretVersionSchema } from "@aiem/proto/enginemanager/v1/secret_version_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
 import { orEmpty, type Runtime } from "./runtime.js";
-import { clearOutputOnly, nameTiebreaker, stampCreate, type Executor } from "./store.js";
+import { EVENT_SOURCE, clearOutputOnly, nameTiebreaker, stampCreate, type Executor } from "./store.js";
 import { Violations, annotationKeyRule, checkDisplayName, checkStringMap } from "./validation.js";
 
 export const SECRET_RESOURCE_TYPE = "enginemanager.ai/Secret";
@@ -152,6 +171,22 @@ export interface SecretsDeps {
   cipher(): SecretCipher;
 }
 
+/** Where a revealed value goes: what the audit event records besides who and which version. */
+export interface SecretReveal {
+  /** `workspaces/{workspace}/sandboxEngines/{id}` */
+  readonly sandboxEngine: string;
+  readonly target: SecretVersionRevealed_Target;
+  /** The file's path or the environment variable's name. */
+  readonly destination: string;
+  /** The process, for an environment variable. */
+  readonly process?: string;
+}
+
+/** The subject of a secret's audit events: `enginemanager.secrets.<workspace>.<id>.revealed`. */
+export function secretRevealedSubject(workspace: string, secretId: string): string {
+  return eventSubject("secrets", workspace, secretId, "revealed");
+}
+
 export interface ResolvedSecretValue {
   /** The version's full name with its real id (`.../versions/3` when `latest` was asked for). */
   readonly name: string;
@@ -161,6 +196,18 @@ export interface ResolvedSecretValue {
 export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
   const { policy } = runtime;
   const db = () => runtime.database().db;
+
+  /**
+   * Owner's rights on a secret the caller may already act on in its workspace: its creator, or
+   * an administrator. Everyone who can read the workspace sees that the secret exists (get and
+   * list), so refusing with PERMISSION_DENIED hides nothing that NOT_FOUND would.
+   */
+  const checkOwner = (principal: Principal, secret: Secret, verb: string): void => {
+    if (secret.creator === principal.name || policy.isAdmin(principal)) return;
+    throw permissionDenied(
+      `permission denied: ${principal.name} may not ${verb} ${secret.name}: only the secret's creator or an administrator may`,
+    );
+  };
 
   const secretService = {
     async createSecret(req: Req, ctx: HandlerContext) {
@@ -232,8 +279,12 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
 
     async deleteSecret(req: Req, ctx: HandlerContext) {
       const { workspace, secret: id } = secretPattern.parse(req.name, "name");
-      policy.check(principalOf(ctx), Action.DELETE, Kind.secrets, workspace);
+      const principal = principalOf(ctx);
+      policy.check(principal, Action.DELETE, Kind.secrets, workspace);
       const deleted = await runtime.write(async (trx) => {
+        const secret = await loadSecret(trx, workspace, id, true);
+        if (!secret) return false;
+        checkOwner(principal, fromBinary(SecretSchema, secret.resource), "delete");
         // Versions go with it (foreign key, on delete cascade).
         const row = await trx
           .deleteFrom("secrets")
@@ -266,6 +317,7 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
       const added = await runtime.write(async (trx) => {
         const secret = await loadSecret(trx, workspace, secretId, true);
         if (!secret) throw notFound(req.parent, SECRET_RESOURCE_TYPE);
+        checkOwner(principal, fromBinary(SecretSchema, secret.resource), "add versions to");
         const number = BigInt(secret.last_version) + 1n;
         const version = create(SecretVersionSchema, {
           name: secretVersionPattern.format({ workspace, secret: secretId, version: number.toString() }),
@@ -337,34 +389,90 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
   };
 
   /**
-   * INTERNAL, not part of the public API: the plaintext of a secret version for a caller allowed
-   * to read it (GET on secretVersions in its workspace). `latest` resolves to the newest version.
-   * Throws INVALID_ARGUMENT for a malformed name, PERMISSION_DENIED, or NOT_FOUND naming it.
+   * INTERNAL, not part of the public API: the plaintext of a secret version for its owner (the
+   * secret's creator, who must hold ACCESS on secretVersions in the secret's own workspace, which
+   * viewers do not) or an administrator. `latest` resolves to the newest version. The reveal is
+   * recorded (SecretVersionRevealed) before the value is returned. Throws INVALID_ARGUMENT for a
+   * malformed name, PERMISSION_DENIED, or NOT_FOUND naming it.
    */
-  async function resolveSecretValue(principal: Principal, secretVersionName: string): Promise<ResolvedSecretValue> {
+  async function resolveSecretValue(
+    principal: Principal,
+    secretVersionName: string,
+    reveal: SecretReveal,
+  ): Promise<ResolvedSecretValue> {
     const {
       workspace,
       secret: secretId,
       version: versionId,
     } = secretVersionPattern.parse(secretVersionName, "secret_version");
-    policy.check(principal, Action.GET, Kind.secretVersions, workspace);
+    policy.check(principal, Action.ACCESS, Kind.secretVersions, workspace);
     const exec = db();
     const secret = await loadSecret(exec, workspace, secretId);
-    const number = secret ? await resolveVersion(exec, workspace, secretId, versionId) : undefined;
+    if (!secret) throw notFound(secretVersionName, SECRET_VERSION_RESOURCE_TYPE);
+    const meta = fromBinary(SecretSchema, secret.resource);
+    checkOwner(principal, meta, "reveal");
+    const number = await resolveVersion(exec, workspace, secretId, versionId);
     const row = number === undefined ? undefined : await loadVersion(exec, workspace, secretId, number);
-    if (!secret || !row) throw notFound(secretVersionName, SECRET_VERSION_RESOURCE_TYPE);
+    if (!row) throw notFound(secretVersionName, SECRET_VERSION_RESOURCE_TYPE);
     const name = secretVersionPattern.format({ workspace, secret: secretId, version: BigInt(row.version).toString() });
     const c = cipher();
     if (row.key_id !== c.keyId) {
       runtime.logger.error("secret version was encrypted with another key", { name, keyId: row.key_id });
       throw internalError("the secret cannot be decrypted: the server's secrets key changed (AIEM_SECRETS_KEY)");
     }
+    let value: Uint8Array;
     try {
-      return { name, value: c.decrypt(row.nonce, row.ciphertext, aadOf(secret.uid, name)) };
+      value = c.decrypt(row.nonce, row.ciphertext, aadOf(secret.uid, name));
     } catch {
       runtime.logger.error("secret version failed authentication", { name });
       throw internalError("the secret cannot be decrypted");
     }
+    await recordReveal(principal, workspace, secretId, secret.uid, name, reveal);
+    return { name, value };
+  }
+
+  /** The audit record of one reveal, through the outbox: durable before the value is handed out. */
+  async function recordReveal(
+    principal: Principal,
+    workspace: string,
+    secretId: string,
+    uid: string,
+    version: string,
+    reveal: SecretReveal,
+  ): Promise<void> {
+    const now = runtime.now();
+    const eventId = randomUUID();
+    const event = create(EventSchema, {
+      id: eventId,
+      time: timestampFromDate(now),
+      source: EVENT_SOURCE,
+      payload: {
+        case: "secretVersionRevealed",
+        value: create(SecretVersionRevealedSchema, {
+          secretVersion: version,
+          secretUid: uid,
+          principal: principal.name,
+          sandboxEngine: reveal.sandboxEngine,
+          target: reveal.target,
+          destination: reveal.destination,
+          process: reveal.process ?? "",
+        }),
+      },
+    });
+    await runtime.writeStatement((exec) =>
+      enqueue(exec, {
+        id: eventId,
+        subject: secretRevealedSubject(workspace, secretId),
+        data: toBinary(EventSchema, event),
+      }),
+    );
+    runtime.logger.info("secret version revealed", {
+      secretVersion: version,
+      principal: principal.name,
+      sandboxEngine: reveal.sandboxEngine,
+      target: reveal.target,
+      destination: reveal.destination,
+    });
   }
 
   return { secretService, versionService, resolveSecretValue };

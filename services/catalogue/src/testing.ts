@@ -1,7 +1,8 @@
 // Test support (not part of the service): a started catalogue module on a throw-away schema and
 // event bus (PGlite and the in-process bus, or PostgreSQL and NATS when DATABASE_URL / NATS_URL
 // are set), Connect clients in memory behind the real auth interceptor, and tokens for an
-// administrator, a member, a viewer and a stranger of workspace `team-a`.
+// administrator, a member, a viewer and a stranger of workspace `team-a` (erin, a second member,
+// has no fixed client: asUser("erin")).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -41,7 +42,7 @@ export const TEST_POLICY = `
 admins: [users/root]
 workspaces:
   team-a:
-    members: [users/alice]
+    members: [users/alice, users/erin]
     viewers: [users/carol]
   team-b:
     members: [users/bob]

@@ -1,11 +1,18 @@
 // Drive transfers and the secure store over REST: workspace permissions on the drive, the
 // filesystem's rules on the sandbox side, remote paths that cannot leave the drive; secret values
 // reaching a process's environment and a revealed file (0600) and nothing else: no response,
-// event, log line or stored row.
+// event, log line or stored row; only for the secret's owner or an administrator, each reveal
+// audited.
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
+import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import {
+  SecretVersionRevealed_Target,
+  type SecretVersionRevealed,
+} from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import { b64, expectError, ok, sharedHarness, unb64, WS, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
@@ -290,6 +297,83 @@ describe("secure store and secret environment variables", () => {
     expectError(await reveal("nope"), "INVALID_ARGUMENT", "secret_version");
     expectError(await reveal(`${secret}/versions/1`, "relative"), "INVALID_ARGUMENT", "path");
     expectError(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace/r`), "NOT_FOUND");
+  });
+
+  it("reveals a secret only for its owner or an administrator, and audits each reveal", async () => {
+    const audits = async (): Promise<SecretVersionRevealed[]> => {
+      const rows = (await h.catalogue
+        .database!.db.selectFrom("outbox")
+        .select(["subject", "payload"])
+        .where("subject", "=", `enginemanager.secrets.${WS}.api-key.revealed`)
+        .orderBy("seq")
+        .execute()) as { subject: string; payload: Uint8Array }[];
+      return rows.map((r) => {
+        const event = fromBinary(EventSchema, r.payload);
+        expect(event.payload.case).toBe("secretVersionRevealed");
+        return event.payload.value as SecretVersionRevealed;
+      });
+    };
+    const before = (await audits()).length;
+    const revealInto = (who: "creator" | "member" | "admin", sandbox: string, secretVersion: string, p: string) =>
+      h.rest("POST", `/v1/${sandbox}/h2oSecureStore:revealSecretToFile`, { who, body: { secretVersion, path: p } });
+    const processIn = (who: "creator" | "member" | "admin", sandbox: string, secretVersion: string) =>
+      h.rest("POST", `/v1/${sandbox}/processes?autoRun=true`, {
+        who,
+        body: { command: "true", secretEnvironmentVariables: { KEY: { secretVersion } } },
+      });
+
+    // bob, another member of the workspace, in his own sandbox there: no reveal, no variable, no
+    // new version, no delete of alice's secret.
+    const bobs = (await h.createSandbox("secrets-bob", { who: "member" })).name as string;
+    expectError(await revealInto("member", bobs, `${secret}/versions/1`, "/workspace/stolen"), "PERMISSION_DENIED");
+    expectError(
+      await h.rest("GET", `/v1/${bobs}/filesystem:statFile?path=/workspace/stolen`, { who: "member" }),
+      "NOT_FOUND",
+    );
+    expectError(await processIn("member", bobs, `${secret}/versions/latest`), "PERMISSION_DENIED");
+    expect(ok(await h.rest("GET", `/v1/${bobs}/processes`, { who: "member" })).processes ?? []).toEqual([]);
+    expectError(
+      await h.rest("POST", `/v1/${secret}/versions`, { who: "member", body: { value: b64("planted") } }),
+      "PERMISSION_DENIED",
+    );
+    expectError(await h.rest("DELETE", `/v1/${secret}`, { who: "member" }), "PERMISSION_DENIED");
+    ok(await h.rest("GET", `/v1/${secret}`, { who: "member" }));
+
+    // alice only views team-c: its secrets do not reach her sandbox in team-a.
+    const viewed = ok(await h.rest("POST", "/v1/workspaces/team-c/secrets?secretId=viewed", { who: "admin", body: {} }))
+      .secret.name;
+    ok(await h.rest("POST", `/v1/${viewed}/versions`, { who: "admin", body: { value: b64("team-c only") } }));
+    const viewer = await revealInto("creator", sb.name, `${viewed}/versions/1`, "/workspace/viewed");
+    expectError(viewer, "PERMISSION_DENIED", "secretVersions/ACCESS");
+    expectError(await processIn("creator", sb.name, `${viewed}/versions/1`), "PERMISSION_DENIED");
+    expect(await audits()).toHaveLength(before);
+
+    // An administrator may, in their own sandbox, and both reveals are on record.
+    const roots = (await h.createSandbox("secrets-root", { who: "admin" })).name as string;
+    ok(await revealInto("admin", roots, `${secret}/versions/1`, "/workspace/admin.key"));
+    const variable = ok(await processIn("admin", roots, `${secret}/versions/latest`)).process;
+    const recorded = (await audits()).slice(before);
+    expect(recorded).toMatchObject([
+      {
+        secretVersion: `${secret}/versions/1`,
+        principal: "users/root",
+        sandboxEngine: roots,
+        target: SecretVersionRevealed_Target.FILE,
+        destination: "/workspace/admin.key",
+        process: "",
+      },
+      {
+        secretVersion: `${secret}/versions/2`,
+        principal: "users/root",
+        sandboxEngine: roots,
+        target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+        destination: "KEY",
+        process: variable.name,
+      },
+    ]);
+    // The owner's own reveal is recorded too.
+    ok(await revealInto("creator", sb.name, `${secret}/versions/1`, "/workspace/again.key"));
+    expect((await audits()).at(-1)).toMatchObject({ principal: "users/alice", sandboxEngine: sb.name });
   });
 
   it("never lets a value into a response, an event, a log line or a stored row", async () => {

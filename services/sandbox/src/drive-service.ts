@@ -8,6 +8,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { secretVersionPattern, workspacePattern } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { failedPrecondition, invalidArgument, notFound, requiredField, resourceExhausted } from "@aiem/kit/errors";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import { FileType } from "@aiem/proto/enginemanager/sandbox/v1/file_info_pb.js";
 import type { DownloadFileRequest, UploadFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import type { RevealSecretToFileRequest } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
@@ -181,7 +182,11 @@ export function createDriveHandlers(deps: DriveDeps) {
             "the secure store cannot be reached from this sandbox service: it resolves secrets when the catalogue runs in the same process, or at AIEM_CATALOGUE_URL with AIEM_INTERNAL_KEY",
           );
         }
-        const { name: resolved, value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion);
+        const { name: resolved, value } = await deps.secrets.resolveSecretValue(call.principal, req.secretVersion, {
+          sandboxEngine: call.row.name,
+          target: SecretVersionRevealed_Target.FILE,
+          destination: local,
+        });
         const res = await viaAgent(deps, call, () =>
           handle.client.writeFile({ path: local, content: value, createParents: true, overwrite: true, mode: 0o600 }),
         );

@@ -4,6 +4,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { secretVersionPattern } from "@aiem/kit/aip";
 import { ConnectError, failedPrecondition, invalidArguments, quote } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
+import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
 import { type Process, ProcessSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { sandboxPath } from "./access.js";
@@ -12,11 +13,26 @@ import type { SandboxRow } from "./store.js";
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DEFAULT_WORKING_DIRECTORY = "/workspace";
 
-/** Resolves a secret version's value for a caller allowed to read it (the catalogue's, in-process or over its internal API). */
+/** Where a revealed value goes, for the catalogue's audit record of the reveal. */
+export interface SecretReveal {
+  /** `workspaces/{workspace}/sandboxEngines/{id}` */
+  readonly sandboxEngine: string;
+  readonly target: SecretVersionRevealed_Target;
+  /** The file's path or the environment variable's name. */
+  readonly destination: string;
+  /** The process, for an environment variable. */
+  readonly process?: string;
+}
+
+/**
+ * Resolves a secret version's value for a caller allowed to reveal it, its owner or an
+ * administrator (the catalogue's, in-process or over its internal API), which records the reveal.
+ */
 export interface SecretResolver {
   resolveSecretValue(
     principal: Principal,
     secretVersionName: string,
+    reveal: SecretReveal,
   ): Promise<{ readonly name: string; readonly value: Uint8Array }>;
 }
 
@@ -88,7 +104,13 @@ export async function processEnvironment(
     );
   }
   for (const [variable, ref] of refs) {
-    const resolved = await secrets!.resolveSecretValue(principal, ref.secretVersion).catch((err: unknown) => {
+    const reveal: SecretReveal = {
+      sandboxEngine: sandbox.name,
+      target: SecretVersionRevealed_Target.ENVIRONMENT_VARIABLE,
+      destination: variable,
+      process: definition.name,
+    };
+    const resolved = await secrets!.resolveSecretValue(principal, ref.secretVersion, reveal).catch((err: unknown) => {
       const e = ConnectError.from(err);
       // The catalogue names its own field; here the reference is part of the process.
       throw new ConnectError(

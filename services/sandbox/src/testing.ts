@@ -178,7 +178,9 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
             ...deps,
             logger: logger.child({ service: "sandbox" }),
             outboxPollInterval: 20,
-            secrets: { resolveSecretValue: (principal, name) => catalogue!.resolveSecretValue(principal, name) },
+            secrets: {
+              resolveSecretValue: (principal, name, reveal) => catalogue!.resolveSecretValue(principal, name, reveal),
+            },
             sandboxConfig: {
               unconfined: false,
               publicUrl: () => t?.url,
@@ -438,7 +440,9 @@ export async function startExtraModule(
       return db;
     },
     outboxPollInterval: 20,
-    secrets: { resolveSecretValue: (principal, version) => h.catalogue.resolveSecretValue(principal, version) },
+    secrets: {
+      resolveSecretValue: (principal, version, reveal) => h.catalogue.resolveSecretValue(principal, version, reveal),
+    },
     sandboxConfig: {
       unconfined: false,
       publicUrl: h.t.url,
