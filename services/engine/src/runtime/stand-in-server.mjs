@@ -91,7 +91,9 @@ server.on("upgrade", (req, socket, head) => {
     return;
   }
   const cookies = url.searchParams.getAll("set-cookie").map((c) => `set-cookie: ${c}\r\n`);
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n${cookies.join("")}\r\n`);
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n${cookies.join("")}\r\n`,
+  );
   if (head.length > 0) socket.write(head);
   socket.pipe(socket);
   socket.on("error", () => socket.destroy());
