@@ -6,15 +6,15 @@
 //
 // A browser cannot add a bearer header to a link: `?token=<token>` on the internal URL is
 // checked and traded for a session of that port's origin (or path) in an HttpOnly cookie, never
-// the token itself, and the browser is sent to the same URL without the token. The token, our cookies and the Authorization header are removed
-// before the request reaches the program in the sandbox, on public ports too; the program's
-// cookies stay on its own origin (see user-content.ts in the kit).
+// the token itself, and the browser is sent to the same URL without the token. The token, our
+// cookies and the Authorization header are removed before the request reaches the program in the
+// sandbox, on public ports too; the program's cookies stay on its own origin (see
+// user-content.ts in the kit).
 //
 // At a port's own origin (`{port}-{uid}.sandboxes.<base>`, see the edge's content-origins.ts) the
 // edge rewrites the request to the path above and sets CONTENT_ORIGIN_HEADER: the port's paths
 // are then the program's own, with no prefix in redirects, and the session cookie is the
-// origin's `__Host-` one. WebSockets take
-// the same way (`upgrade`).
+// origin's `__Host-` one. WebSockets take the same way (`upgrade`).
 import {
   request as httpRequest,
   type IncomingHttpHeaders,
