@@ -12,6 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createEventBus, type EventBus, type Replay } from "@aiem/kit/events";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { hostRequest } from "../testing/content-client.js";
+import { PORT_PROGRAM } from "../testing/content-fixture.js";
 import { createCluster, processesUnder, type Cluster, type Replica } from "./cluster.js";
 import {
   createRestClient,
@@ -267,6 +269,32 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     const read = await api.ok("GET", `/v1/${to}/filesystem:readFile?path=/workspace/drive-note`);
     expect(Buffer.from(read.content as string, "base64").toString()).toBe("shared");
   }, 240_000);
+
+  it("keeps a port's session at its origin whichever sandbox replica takes the request", async () => {
+    const edgePort = new URL(cluster.edge.url).port;
+    for (const s of sandboxes.slice(0, 2)) {
+      const started = await api.ok("POST", `/v1/${s}/processes?autoRun=true`, {
+        command: "node",
+        args: ["-e", PORT_PROGRAM, `page of ${s}`],
+      });
+      expect(started.process.name).toBeTruthy();
+      await api.ok("POST", `/v1/${s}/ports?portId=8080`, {});
+      const port = await api.waitFor(`${s}/ports/8080`, "state", ["STATE_READY"], 60_000);
+      const host = new URL(port.internalUrl).host;
+      expect(host).toMatch(new RegExp(`\\.sandboxes\\.localhost:${edgePort}$`));
+      // The session is made by the replica running the sandbox, for the browser's Host, which the
+      // other replica keeps when it forwards; the edge takes turns between the two.
+      const exchanged = await hostRequest(cluster.edge.url, host, `/?token=${token}`);
+      expect(exchanged.status, exchanged.text).toBe(303);
+      const cookie = String(exchanged.headers["set-cookie"]).split(";")[0]!;
+      expect(cookie).toMatch(/^__Host-aiem_session=/);
+      for (let k = 0; k < 4; k++) {
+        const page = await hostRequest(cluster.edge.url, host, "/", { cookie });
+        expect(page.status, `${s} #${k}: ${page.text}`).toBe(200);
+        expect(page.text).toBe(`page of ${s}`);
+      }
+    }
+  }, 180_000);
 
   it("carries on when a replica of each service is SIGKILLed, and the replica finds its work when back", async () => {
     const killed = ["catalogue-0", "engine-0", "sandbox-0"].map(replica);

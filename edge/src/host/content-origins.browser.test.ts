@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startContentFixture, type ContentFixture } from "../testing/content-fixture.js";
+import { IMAGE, startContentFixture, TEMPLATE, type ContentFixture } from "../testing/content-fixture.js";
 import { createDocsFallback, defaultDocsDir } from "./docs.js";
 import { notFound } from "./create-host.js";
 
@@ -36,6 +36,23 @@ async function probe(api, engineUrl, probePath) {
   return { ownStorage, docsStorage, engineRead, cookies };
 }
 </script>`;
+
+// Another user's program on a public port: its page tries every way a response or a script has
+// to put a cookie where another user's port would see it.
+const TOSSING_PROGRAM = `
+const http = require("http");
+http.createServer((q, s) => {
+  s.setHeader("content-type", "text/html");
+  s.setHeader("set-cookie", [
+    "tossed_header_localhost=1; Domain=localhost; Path=/",
+    "tossed_header_sandboxes=1; Domain=sandboxes.localhost; Path=/",
+    "tossed_header_public=1; Domain=public.localhost; Path=/",
+    "__Host-aiem_session=planted; Secure; Path=/",
+    "aiem_session=planted; Path=/",
+    "bobs=1; Path=/",
+  ]);
+  s.end('<!doctype html><p>public page</p><script>document.cookie = "tossed_js_sandboxes=1; domain=sandboxes.localhost; path=/"; document.cookie = "tossed_js_localhost=1; domain=localhost; path=/";</script>');
+}).listen(8081, "127.0.0.1");`;
 
 describe("a sandbox port's page in Chromium", () => {
   let f: ContentFixture;
@@ -95,7 +112,7 @@ describe("a sandbox port's page in Chromium", () => {
     expect(notebook?.status()).toBe(200);
     expect(page.url()).toBe(new URL(new URL(uri).pathname, uri).toString());
     expect((await context.cookies(uri)).map((c) => [c.name, c.domain, c.httpOnly])).toEqual([
-      ["aiem_engine_token", new URL(uri).hostname, true],
+      ["__Host-aiem_session", new URL(uri).hostname, true],
     ]);
     const engine = await page.goto(`${a.loginUrl}?token=${f.token}`);
     expect(engine?.status()).toBe(200);
@@ -134,5 +151,68 @@ describe("a sandbox port's page in Chromium", () => {
     await page.goto(`${api}/ai-engine-manager/`);
     expect(await page.evaluate('localStorage.getItem("aiem-secret")')).toBe("docs-secret");
     await context.close();
+  });
+
+  it("lets no user's public page set a cookie that another user's port sees", async () => {
+    const bob = await f.t.token("bob");
+    const until = async (path: string, field: string, state: string) => {
+      for (const deadline = Date.now() + 90_000; ; ) {
+        const got = (await f.rest("GET", path, undefined, bob)).body[field];
+        if (got?.state === state) return got;
+        if (Date.now() > deadline) throw new Error(`${path} stayed ${got?.state}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const made = await f.rest(
+      "POST",
+      "/v1/workspaces/content/sandboxEngines?sandboxEngineId=bobs",
+      { sandboxEngineImage: IMAGE, sandboxEngineTemplate: TEMPLATE },
+      bob,
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const sandbox = await until(`/v1/${made.body.sandboxEngine.name}`, "sandboxEngine", "STATE_RUNNING");
+    try {
+      const run = await f.rest(
+        "POST",
+        `/v1/${sandbox.name}/processes?autoRun=true`,
+        { command: "node", args: ["-e", TOSSING_PROGRAM] },
+        bob,
+      );
+      expect(run.status, JSON.stringify(run.body)).toBe(200);
+      expect((await f.rest("POST", `/v1/${sandbox.name}/ports?portId=8081`, { public: true }, bob)).status).toBe(200);
+      const bobsPort = await until(`/v1/${sandbox.name}/ports/8081`, "port", "STATE_READY");
+      // The other user's port is public too, so that a cookie for `public.localhost` would reach it.
+      const victim = (await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: true }))
+        .body.port;
+
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const tossing = await page.goto(bobsPort.publicUrl);
+      expect(tossing?.status()).toBe(200);
+      expect(await page.textContent("p")).toBe("public page");
+      // What the browser kept: bob's cookies, each for bob's origin alone; none of ours.
+      const kept = await context.cookies();
+      expect(kept.map((c) => c.name).sort()).toEqual([
+        "bobs",
+        "tossed_header_localhost",
+        "tossed_header_public",
+        "tossed_header_sandboxes",
+      ]);
+      for (const cookie of kept) expect(cookie.domain).toBe(new URL(bobsPort.publicUrl).hostname);
+
+      // The other user's program, at its internal and its public origin, sees none of them.
+      const seen: (string | undefined)[] = [];
+      for (const url of [`${f.port.internalUrl}echo?token=${f.token}`, `${victim.publicUrl}echo`]) {
+        const echoed = await page.goto(url);
+        expect(echoed?.status()).toBe(200);
+        const body = JSON.parse((await page.textContent("body")) ?? "{}") as { headers: Record<string, string> };
+        seen.push(body.headers["cookie"]);
+      }
+      for (const header of seen) expect(header ?? "").not.toMatch(/tossed|planted|bobs|aiem_/);
+      await context.close();
+    } finally {
+      await f.rest("PATCH", `/v1/${f.sandbox.name}/ports/8080?updateMask=public`, { public: false });
+      await f.rest("DELETE", `/v1/${sandbox.name}`, undefined, bob);
+    }
   });
 });

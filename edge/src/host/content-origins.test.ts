@@ -113,7 +113,7 @@ describe("content origins through the all-in-one server", () => {
     expect(f.port.internalUrl).toBe(`http://8080-${f.sandbox.uid}.sandboxes.localhost:${port}/`);
   });
 
-  it("serves an engine at its origin with a bearer, or a ?token= exchanged for a host-only cookie of that origin", async () => {
+  it("serves an engine at its origin with a bearer, or a ?token= exchanged for a session of that origin", async () => {
     const host = hostOf(a.loginUrl);
     const path = new URL(a.loginUrl).pathname;
     expect((await hostRequest(f.t.url, host, path)).status).toBe(401);
@@ -121,14 +121,20 @@ describe("content origins through the all-in-one server", () => {
     const exchanged = await hostRequest(f.t.url, host, `${path}?token=${f.token}`);
     expect(exchanged.status).toBe(303);
     const cookie = String(exchanged.headers["set-cookie"]);
-    expect(cookie).toMatch(/HttpOnly/);
-    expect(cookie).not.toMatch(/domain=/i);
+    // A `__Host-` session of this origin (localhost names take Secure cookies over http), never the token.
+    expect(cookie).toMatch(/^__Host-aiem_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
+    expect(cookie).not.toContain(f.token);
     const withCookie = await hostRequest(f.t.url, host, path, { cookie: cookie.split(";")[0]! });
     expect(withCookie.status).toBe(200);
+    // Good at this origin only.
+    const otherPath = new URL(b.loginUrl).pathname;
+    expect((await hostRequest(f.t.url, hostOf(b.loginUrl), otherPath, { cookie: cookie.split(";")[0]! })).status).toBe(
+      401,
+    );
     expect((await hostRequest(f.t.url, host, "/")).headers["location"]).toBe(path);
   });
 
-  it("hands out a notebook's access URL with a single-use ticket that becomes a host-only cookie of its origin", async () => {
+  it("hands out a notebook's access URL with a single-use ticket that becomes a session of its origin", async () => {
     const { uri } = (await f.rest("GET", `/v1/${f.notebook.name}:access`)).body;
     const url = new URL(uri);
     expect(url.host).toBe(`${f.notebook.uid}.engines.localhost:${new URL(f.t.url).port}`);
@@ -145,9 +151,9 @@ describe("content origins through the all-in-one server", () => {
     expect(exchanged.status).toBe(303);
     expect(exchanged.headers["location"]).toBe(url.pathname);
     const cookie = String(exchanged.headers["set-cookie"]);
-    expect(cookie).toMatch(
-      new RegExp(`^aiem_engine_token=[^;]+; Path=/engines/${f.notebook.uid}/; HttpOnly; SameSite=Lax$`),
-    );
+    expect(cookie).toMatch(/^__Host-aiem_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
+    expect(cookie).not.toContain(f.token);
+    expect(exchanged.headers["referrer-policy"]).toBe("no-referrer");
     expect((await hostRequest(f.t.url, url.host, url.pathname, { cookie: cookie.split(";")[0]! })).status).toBe(200);
     // Once only.
     const again = await hostRequest(f.t.url, url.host, path);

@@ -10,7 +10,7 @@
 //   programs, and no engine page ever runs as a document of the API's origin.
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { ENGINE_ORIGIN_HEADER, TOKEN_COOKIE } from "@aiem/engine";
+import { ENGINE_ORIGIN_HEADER } from "@aiem/engine";
 import {
   openTicket,
   parseContentHost,
@@ -18,8 +18,8 @@ import {
   type ContentTarget,
   type createTicketLedger,
 } from "@aiem/kit/config";
-import type { HttpRoute } from "@aiem/kit/server";
-import { CONTENT_ORIGIN_HEADER, PORT_TOKEN_COOKIE } from "@aiem/sandbox";
+import { FORWARDED_HEADER, type HttpRoute } from "@aiem/kit/server";
+import { CONTENT_ORIGIN_HEADER } from "@aiem/sandbox";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 
 // The edge, and only it, marks requests that came to a port's origin (CONTENT_ORIGIN_HEADER: the
@@ -123,7 +123,12 @@ function decideContent(
       ? { kind: "route", route }
       : { kind: "answer", status: 503, message: "the engine service is not served here" };
   }
-  req.url = `/sandboxes/${target.uid}/${target.public ? "public" : "ports"}/${target.port}${url.startsWith("/") ? url : `/${url}`}`;
+  const own = `/sandboxes/${target.uid}/${target.public ? "public" : "ports"}/${target.port}`;
+  // A replica that took the request at this origin sends it on to the sandbox's replica with the
+  // path it rewrote it to (forwarding.ts in the server kit): that path of this very port stays.
+  const rewritten =
+    req.headers[FORWARDED_HEADER] !== undefined && (url.startsWith(`${own}/`) || url.startsWith(`${own}?`));
+  req.url = rewritten ? url : `${own}${url.startsWith("/") ? url : `/${url}`}`;
   req.headers[CONTENT_ORIGIN_HEADER] = "1";
   const route = routeFor(options.routes, req.url);
   return route
@@ -150,9 +155,10 @@ export function createContentOriginHandler(options: ContentOriginOptions, api: N
 }
 
 /**
- * A ticket for this origin, unused and in time, becomes a host-only HttpOnly cookie of this
- * origin (no Domain: never the API's, never a parent domain's) holding the token the route
- * checks, and the browser is sent on to the URL without the ticket.
+ * A ticket for this origin, unused and in time, stands for the token it carries once: the request
+ * goes on to the origin's route as `?token=`, which that route trades for a session of this
+ * origin alone (a host-only `__Host-` cookie, never the token) and a redirect to the URL
+ * without it.
  */
 function exchange(
   options: ContentOriginOptions,
@@ -175,18 +181,15 @@ function exchange(
     );
     return;
   }
-  const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
-  const cookie =
-    decision.target.kind === "engine"
-      ? `${TOKEN_COOKIE}=${opened.token}; Path=/engines/${decision.target.uid}/`
-      : `${PORT_TOKEN_COOKIE}=${encodeURIComponent(opened.token)}; Path=/`;
-  res.writeHead(303, {
-    location: decision.rest,
-    "set-cookie": `${cookie}; HttpOnly; SameSite=Lax${secure}`,
-    "cache-control": "no-store",
-    "referrer-policy": "no-referrer",
-  });
-  res.end();
+  const url = new URL(decision.rest, "http://content");
+  url.searchParams.set("token", opened.token);
+  req.url = `${url.pathname}${url.search}`;
+  // A bearer header would win over the ticket's token, and no session would be made.
+  delete req.headers["authorization"];
+  const next = decide(options, req);
+  if (next.kind === "route") return next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+  // The ticket is gone from the URL, and the host is the content origin's: nothing else is left.
+  answer(res, next.kind === "answer" ? next : { kind: "answer", status: 404, message: "not found" });
 }
 
 /** The edge's `upgrade` handler (WebSockets), with the same decisions. */

@@ -131,7 +131,21 @@ export async function startContentFixture(options: {
     port: reachable,
     rest,
     async stop() {
-      await t.stop();
+      // Engines (and confined sandboxes) outlive the service by design: delete them first, so
+      // that no stand-in server is left running once the test is over.
+      const names = [...engines, notebook, h2o, sandbox].map((e) => e.name as string);
+      const deadline = Date.now() + 60_000;
+      try {
+        await Promise.all(
+          names.map(async (name) => {
+            await rest("DELETE", `/v1/${name}`);
+            while ((await rest("GET", `/v1/${name}`)).status !== 404 && Date.now() < deadline)
+              await new Promise((r) => setTimeout(r, 200));
+          }),
+        );
+      } finally {
+        await t.stop();
+      }
     },
   };
 }

@@ -60,7 +60,8 @@ export interface EngineSettings {
   readonly activityFlushMs: number;
   /**
    * AIEM_INTERNAL_KEY: the tickets on notebook access URLs are sealed with a key derived from it,
-   * which the edge must share. Unset means the data directory's `keys/internal.key`.
+   * which the edge must share, and the sessions of engine origins with another, which the engine
+   * service's replicas share. Unset means the data directory's `keys/internal.key`.
    */
   readonly internalKey?: string | undefined;
 }

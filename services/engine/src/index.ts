@@ -5,7 +5,7 @@ export { engineSettings, readEngineEnv, ENGINE_SETTING_DEFAULTS } from "./config
 export type { EngineConfig, EngineSettings } from "./config.js";
 export { createEngineModule, ENGINE_SCHEMA, ENGINE_SERVICES } from "./module.js";
 export type { EngineModule, EngineModuleDeps } from "./module.js";
-export { createEngineProxy, ENGINE_ORIGIN_HEADER, ENGINE_PATH_PREFIX, TOKEN_COOKIE } from "./proxy.js";
+export { createEngineProxy, ENGINE_ORIGIN_HEADER, ENGINE_PATH_PREFIX } from "./proxy.js";
 export type { EngineHttpRoute, EngineProxyOptions } from "./proxy.js";
 export {
   createLocalRuntime,

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
+import { loadSessionKey, loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
   createReplicaRegistry,
@@ -86,6 +86,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     defaultPublicUrl: defaultPublicUrl(deps.config.host, deps.config.port),
     content: deps.config,
   });
+  let sessionKey: Promise<Uint8Array> | undefined;
   const proxy = createEngineProxy({
     authenticator: deps.authenticator,
     policy: deps.policy,
@@ -94,6 +95,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     activity,
     lookup: async (uid) => (state.database ? loadByUid(state.database.db, uid) : undefined),
     servedAt: (row) => ctx.servedAt(row),
+    sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
   });
   const h2oByName = createH2ONameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;

@@ -25,16 +25,20 @@ describe("the engine proxy", () => {
   const bearer = async (user = "alice") => ({ authorization: `Bearer ${await h().token(user)}` });
 
   describe("engine URLs", () => {
-    it("trade a ?token= for an HttpOnly cookie scoped to the engine, and drop the token from the URL", async () => {
+    it("trade a ?token= for an HttpOnly session cookie scoped to the engine, and drop the token from the URL", async () => {
       const token = await h().token("alice");
       const first = await fetch(`${base}api/echo?x=1&token=${token}`, { redirect: "manual" });
       expect(first.status).toBe(303);
       expect(first.headers.get("location")).toBe(`/engines/${uid}/api/echo?x=1`);
       const cookie = first.headers.get("set-cookie")!;
-      expect(cookie).toContain(`aiem_engine_token=${token}`);
-      expect(cookie).toContain(`Path=/engines/${uid}/`);
-      expect(cookie).toContain("HttpOnly");
+      // A session of this engine's path, never the token.
+      expect(cookie).toMatch(
+        new RegExp(`^aiem_session=[^;]+; Path=/engines/${uid}/; Max-Age=\\d+; HttpOnly; SameSite=Lax$`),
+      );
+      expect(cookie).not.toContain(token);
       const pair = cookie.split(";")[0]!;
+      const forged = await fetch(`${base}api/echo`, { headers: { cookie: `aiem_session=${token}` } });
+      expect(forged.status).toBe(401);
       const echo = (await (
         await fetch(`${h().url}${first.headers.get("location")}`, { headers: { cookie: `${pair}; theirs=1` } })
       ).json()) as any;

@@ -1,8 +1,8 @@
 // Engine URLs through the edge: `/engines/<uid>/...` is forwarded to the engine's own web server
 // (the DAI or H2O login page and API, Jupyter), WebSockets included. The caller authenticates
-// with `Authorization: Bearer`, or once with `?token=` in the URL, which sets an HttpOnly cookie
-// scoped to that engine's path and redirects to the same URL without the token, so a browser can
-// open the link. The caller must be able to see the engine and hold ACCESS on its kind. The
+// with `Authorization: Bearer`, or once with `?token=` in the URL, which is traded for a session
+// of that engine's origin (or path) in an HttpOnly cookie, never the token itself, and a redirect
+// to the same URL without the token, so a browser can open the link. The caller must be able to see the engine and hold ACCESS on its kind. The
 // Authorization header and our cookies never reach the engine, and its cookies stay on its own
 // origin (see user-content.ts in the kit). Traffic counts as activity on the engine.
 import { request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type ServerResponse } from "node:http";
@@ -11,6 +11,14 @@ import type { Duplex } from "node:stream";
 import { connect } from "node:net";
 import { ConnectError } from "@connectrpc/connect";
 import { Action, type Policy } from "@aiem/kit/authz";
+import {
+  sealSession,
+  secureOrigin,
+  sessionCookie,
+  sessionExpiry,
+  sessionFromCookies,
+  sessionScope,
+} from "@aiem/kit/config";
 import { Code } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
@@ -35,7 +43,6 @@ export const ENGINE_PATH_PREFIX = "/engines/";
 export const H2O_NAME_PATH_PREFIX = "/workspaces/";
 /** Stands in for an unknown name, so that it is refused exactly like an engine the caller may not see. */
 const NO_ENGINE_UID = "00000000-0000-0000-0000-000000000000";
-export const TOKEN_COOKIE = "aiem_engine_token";
 /**
  * Set by the edge, and only by it, on requests that came to an engine's own origin: only that
  * engine is served there (the H2O name path could otherwise name another).
@@ -63,6 +70,8 @@ export interface EngineProxyOptions {
   >;
   readonly runtime: () => EngineRuntime | undefined;
   readonly activity: ActivityTracker;
+  /** Seals and opens the sessions of engine origins (content-session.ts in the kit's config). */
+  readonly sessionKey: () => Promise<Uint8Array>;
   /** The URL of the replica running the engine when it is not this one (see ServiceContext.servedAt). */
   readonly servedAt?: (row: { name: string; placement: string | null }) => Promise<string | undefined>;
 }
@@ -87,16 +96,6 @@ class ProxyError extends Error {
   ) {
     super(message);
   }
-}
-
-function parseCookies(header: string | string[] | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (Array.isArray(header) ? header.join(";") : (header ?? "")).split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
 }
 
 interface Parsed {
@@ -149,27 +148,39 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
 export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute {
   const { authenticator, policy, logger } = options;
 
+  /** The scope of this engine's sessions: its own origin, or its path on a shared one. */
+  function scopeOf(req: AnyRequest, uid: string): string {
+    const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+    return req.headers[ENGINE_ORIGIN_HEADER] !== undefined ? sessionScope(host) : sessionScope(host, `/engines/${uid}`);
+  }
+
   async function authorize(
     req: AnyRequest,
     target: Parsed,
   ): Promise<{
     principal: Principal;
-    token: string;
+    /** The token of `?token=`, to be traded for a session. */
+    queryToken: string | undefined;
     row: NonNullable<Awaited<ReturnType<EngineProxyOptions["lookup"]>>>;
   }> {
-    const token = bearer(req.headers) ?? target.queryToken ?? parseCookies(req.headers["cookie"]).get(TOKEN_COOKIE);
-    if (!token)
-      throw new ProxyError(
-        401,
-        Code.Unauthenticated,
-        "sign in: send Authorization: Bearer <token>, or open the URL once with ?token=<token>",
-      );
-    let principal: Principal;
-    try {
-      principal = await authenticator.authenticate(`Bearer ${token}`);
-    } catch (err) {
-      const e = ConnectError.from(err);
-      throw new ProxyError(e.code === Code.Unavailable ? 503 : 401, e.code, e.rawMessage);
+    const header = bearer(req.headers);
+    const token = header ?? target.queryToken;
+    let principal: Principal | undefined;
+    if (token === undefined) {
+      principal = sessionFromCookies(await options.sessionKey(), req.headers["cookie"], scopeOf(req, target.uid));
+      if (!principal)
+        throw new ProxyError(
+          401,
+          Code.Unauthenticated,
+          "sign in: send Authorization: Bearer <token>, or open the URL once with ?token=<token>",
+        );
+    } else {
+      try {
+        principal = await authenticator.authenticate(`Bearer ${token}`);
+      } catch (err) {
+        const e = ConnectError.from(err);
+        throw new ProxyError(e.code === Code.Unavailable ? 503 : 401, e.code, e.rawMessage);
+      }
     }
     const pinned = req.headers[ENGINE_ORIGIN_HEADER];
     if (pinned !== undefined && pinned !== target.uid)
@@ -194,7 +205,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
           : `${row.name} is ${row.state}; it can be opened only while STATE_RUNNING`,
       );
     }
-    return { principal, token, row };
+    return { principal, queryToken: header === undefined ? target.queryToken : undefined, row };
   }
 
   async function endpointOf(uid: string): Promise<{ host: string; port: number }> {
@@ -225,19 +236,33 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       res.end();
       return;
     }
-    const { token, row } = await authorize(req, target);
+    const { principal, queryToken, row } = await authorize(req, target);
     const owner = await options.servedAt?.(row).catch((err: unknown) => {
       throw new ProxyError(503, Code.Unavailable, err instanceof Error ? err.message : String(err));
     });
     // The engine runs on another replica's host: the request goes there as it came, token included.
     if (owner && forwardHttp(req, res, owner)) return;
     if (owner) throw new ProxyError(503, Code.Unavailable, `${row.name} is served by another replica; retry shortly`);
-    if (target.queryToken !== undefined) {
-      // Keep the token out of the address bar and history; the cookie carries it from now on.
-      const secure = req.headers["x-forwarded-proto"] === "https" ? "; Secure" : "";
-      const cookie = `${TOKEN_COOKIE}=${token}; Path=${ENGINE_PATH_PREFIX}${row.uid}/; HttpOnly; SameSite=Lax${secure}`;
+    if (queryToken !== undefined) {
+      // Keep the token out of the address bar and history, and out of the browser: a session of
+      // this engine's origin (or path) alone stands for it from now on.
+      const ownOrigin = req.headers[ENGINE_ORIGIN_HEADER] !== undefined;
+      const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+      const expires = sessionExpiry(queryToken);
+      const cookie = sessionCookie(sealSession(await options.sessionKey(), principal, scopeOf(req, row.uid), expires), {
+        path: ownOrigin ? "/" : `${ENGINE_PATH_PREFIX}${row.uid}/`,
+        secure: ownOrigin
+          ? secureOrigin(host, req.headers["x-forwarded-proto"])
+          : req.headers["x-forwarded-proto"] === "https",
+        expires,
+      });
       if (req.method === "GET" || req.method === "HEAD") {
-        res.writeHead(303, { location: target.forwardPath, "set-cookie": cookie, "cache-control": "no-store" });
+        res.writeHead(303, {
+          location: target.forwardPath,
+          "set-cookie": cookie,
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+        });
         res.end();
         return;
       }

@@ -27,6 +27,11 @@ export interface SandboxSettings {
   readonly pageTokenKey: string | undefined;
   /** AIEM_DRIVE_DIR: where workspace drives live, one directory each. Default `<dataDir>/drive`. */
   readonly driveDir: string;
+  /**
+   * AIEM_INTERNAL_KEY: the sessions of port origins are sealed with a key derived from it, which
+   * the sandbox service's replicas share. Unset means the data directory's `keys/internal.key`.
+   */
+  readonly internalKey?: string | undefined;
   /** AIEM_SANDBOX_OUTPUT_LIMIT_BYTES: output kept per process (default 16 MiB). */
   readonly outputLimitBytes: number;
   /** AIEM_SANDBOX_WARM_POOL: started sandboxes kept ready per template (default 1; 0 turns it off). */
@@ -80,6 +85,7 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     publicUrl: publicUrl.replace(/\/+$/, ""),
     pageTokenKey,
     driveDir: path.resolve(readString(env, "AIEM_DRIVE_DIR", { default: path.join(common.dataDir, "drive") })),
+    internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),
     outputLimitBytes: readInt(env, "AIEM_SANDBOX_OUTPUT_LIMIT_BYTES", {
       default: 16 * MIB,
       min: 64 * 1024,

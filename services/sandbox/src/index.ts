@@ -6,4 +6,4 @@ export type { SandboxConfig, SandboxSettings } from "./config.js";
 export { SANDBOX_SCHEMA, SANDBOX_SERVICES, createSandboxModule } from "./module.js";
 export type { SandboxModule, SandboxModuleDeps } from "./module.js";
 export type { SecretResolver, SecretReveal } from "./process-definition.js";
-export { CONTENT_ORIGIN_HEADER, PORT_TOKEN_COOKIE } from "./port-proxy.js";
+export { CONTENT_ORIGIN_HEADER } from "./port-proxy.js";

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { createContentUrls, replicaUrlOf } from "@aiem/kit/config";
+import { createContentUrls, loadSessionKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
   createReplicaRegistry,
@@ -137,7 +137,14 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     const value = typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl;
     return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
   };
-  const proxy = createPortProxy({ context, lifecycle: life, authenticator: deps.authenticator, logger });
+  let sessionKey: Promise<Uint8Array> | undefined;
+  const proxy = createPortProxy({
+    context,
+    lifecycle: life,
+    authenticator: deps.authenticator,
+    logger,
+    sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
+  });
   const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
   const handlers = {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),

@@ -5,15 +5,16 @@
 // sandboxes never take host ports and never collide.
 //
 // A browser cannot add a bearer header to a link: `?token=<token>` on the internal URL is
-// checked, kept in an HttpOnly cookie scoped to that port's path, and the browser is sent to the
-// same URL without the token. The token, our cookies and the Authorization header are removed
-// before the request reaches the program in the sandbox, on public ports too; the program's
-// cookies stay on its own origin (see user-content.ts in the kit).
+// checked and traded for a session of that port's origin (or path) in an HttpOnly cookie, never
+// the token itself, and the browser is sent to the same URL without the token. The token, our
+// cookies and the Authorization header are removed before the request reaches the program in the
+// sandbox, on public ports too; the program's cookies stay on its own origin (see
+// user-content.ts in the kit).
 //
 // At a port's own origin (`{port}-{uid}.sandboxes.<base>`, see the edge's content-origins.ts) the
 // edge rewrites the request to the path above and sets CONTENT_ORIGIN_HEADER: the port's paths
-// are then the program's own, with no prefix in redirects or the cookie's Path. WebSockets take
-// the same way (`upgrade`).
+// are then the program's own, with no prefix in redirects, and the session cookie is the
+// origin's `__Host-` one. WebSockets take the same way (`upgrade`).
 import {
   request as httpRequest,
   type IncomingHttpHeaders,
@@ -21,7 +22,15 @@ import {
   type OutgoingHttpHeaders,
 } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Authenticator } from "@aiem/kit/identity";
+import {
+  sealSession,
+  secureOrigin,
+  sessionCookie,
+  sessionExpiry,
+  sessionFromCookies,
+  sessionScope,
+} from "@aiem/kit/config";
+import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
 import {
   CREDENTIAL_HEADERS,
@@ -39,7 +48,6 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { ServiceContext } from "./service-context.js";
 import { loadPort, loadSandboxByUid, sandboxStateName } from "./store.js";
 
-export const PORT_TOKEN_COOKIE = "aiem_port_token";
 /** Set by the edge, and only by it, on requests that came to a port's own origin. */
 export const CONTENT_ORIGIN_HEADER = "x-aiem-content-origin";
 const PATH = /^\/sandboxes\/([0-9a-f-]{36})\/(ports|public)\/([0-9]{4,5})(\/[^?#]*)?(\?.*)?$/;
@@ -63,6 +71,8 @@ export interface PortProxyDeps {
   readonly lifecycle: Lifecycle;
   readonly authenticator: Authenticator;
   readonly logger: Logger;
+  /** Seals and opens the sessions of port origins (content-session.ts in the kit's config). */
+  readonly sessionKey: () => Promise<Uint8Array>;
 }
 
 export interface PortProxy {
@@ -84,15 +94,6 @@ function status(
   }
   res.writeHead(http, { "content-type": "application/json", ...extra });
   res.end(JSON.stringify({ code, message, details: [] }));
-}
-
-function cookieValue(header: string | string[] | undefined, name: string): string | undefined {
-  const text = Array.isArray(header) ? header.join("; ") : header;
-  for (const part of text?.split(";") ?? []) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return undefined;
 }
 
 interface Admitted {
@@ -205,41 +206,56 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     if (!isPublic) {
       const fromQuery = query.get("token") ?? undefined;
       const header = req.headers["authorization"];
-      const token =
-        typeof header === "string" && /^bearer /i.test(header)
-          ? header.slice(7).trim()
-          : (fromQuery ?? cookieValue(req.headers["cookie"], PORT_TOKEN_COOKIE));
+      const token = typeof header === "string" && /^bearer /i.test(header) ? header.slice(7).trim() : fromQuery;
+      const host = String(req.headers["host"] ?? (req.headers as Record<string, unknown>)[":authority"] ?? "");
+      const scope = sessionScope(host, prefix);
       const challenge = { "www-authenticate": "Bearer" };
-      if (!token)
-        return {
-          refuse: [
-            401,
-            16,
-            "this port needs the sandbox creator's token: an Authorization: Bearer header, or ?token= once in a browser",
-            challenge,
-          ],
-        };
-      let principal;
-      try {
-        principal = await deps.authenticator.authenticate(`Bearer ${token}`);
-      } catch {
-        return { refuse: [401, 16, "the token is not valid", challenge] };
+      let principal: Principal | undefined;
+      if (token === undefined) {
+        principal = sessionFromCookies(await deps.sessionKey(), req.headers["cookie"], scope);
+        if (!principal)
+          return {
+            refuse: [
+              401,
+              16,
+              "this port needs the sandbox creator's token: an Authorization: Bearer header, or ?token= once in a browser",
+              challenge,
+            ],
+          };
+      } else {
+        try {
+          principal = await deps.authenticator.authenticate(`Bearer ${token}`);
+        } catch {
+          return { refuse: [401, 16, "the token is not valid", challenge] };
+        }
       }
       if (principal.name !== sandbox.creator)
         return {
           refuse: [403, 7, `permission denied: only the creator of ${sandbox.name} may reach its private ports`],
         };
-      if (fromQuery !== undefined && !upgrade && (req.method === "GET" || req.method === "HEAD")) {
+      if (
+        token === fromQuery &&
+        fromQuery !== undefined &&
+        !upgrade &&
+        (req.method === "GET" || req.method === "HEAD")
+      ) {
+        // The browser keeps a session of this port's origin (or path), never the token.
         query.delete("token");
         const rest2 = query.toString();
-        const secure = (req.headers["x-forwarded-proto"] ?? "") === "https" ? "; Secure" : "";
+        const expires = sessionExpiry(fromQuery);
+        const forwardedProto = req.headers["x-forwarded-proto"];
         return {
           redirect: {
             status: 303,
             headers: {
               location: `${prefix}${rest}${rest2 ? `?${rest2}` : ""}`,
-              "set-cookie": `${PORT_TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=${prefix}/; HttpOnly; SameSite=Lax${secure}`,
+              "set-cookie": sessionCookie(sealSession(await deps.sessionKey(), principal, scope, expires), {
+                path: `${prefix}/`,
+                secure: prefix === "" ? secureOrigin(host, forwardedProto) : forwardedProto === "https",
+                expires,
+              }),
               "cache-control": "no-store",
+              "referrer-policy": "no-referrer",
             },
           },
         };

@@ -197,16 +197,25 @@ describe("ports: traffic through the edge", () => {
     expect((await fetch(`${url}?token=${await h.token("bob")}`, { redirect: "manual" })).status).toBe(403);
   });
 
-  it("takes ?token= once, keeps it in a cookie for that port only, and strips both before the program", async () => {
+  it("takes ?token= once, keeps a session of that port only in a cookie, and strips both before the program", async () => {
     const base = `${h.t.url}/sandboxes/${a.uid}/ports/8080`;
-    const first = await fetch(`${base}/page?keep=1&token=${await h.token("alice")}`, { redirect: "manual" });
+    const token = await h.token("alice");
+    const first = await fetch(`${base}/page?keep=1&token=${token}`, { redirect: "manual" });
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe(`/sandboxes/${a.uid}/ports/8080/page?keep=1`);
     const cookie = first.headers.get("set-cookie")!;
     expect(cookie).toMatch(
-      new RegExp(`^aiem_port_token=[^;]+; Path=/sandboxes/${a.uid}/ports/8080/; HttpOnly; SameSite=Lax`),
+      new RegExp(`^aiem_session=[^;]+; Path=/sandboxes/${a.uid}/ports/8080/; Max-Age=\\d+; HttpOnly; SameSite=Lax$`),
     );
+    // The cookie holds a session of this port, not the token: good nowhere else, and the token
+    // itself in its place opens nothing.
+    expect(cookie).not.toContain(token);
     const jar = cookie.split(";")[0]!;
+    ok(await h.rest("POST", `/v1/${b.name}/ports?portId=8081`, { body: {} }));
+    const elsewhere = await fetch(`${h.t.url}/sandboxes/${b.uid}/ports/8081/`, { headers: { cookie: jar } });
+    expect(elsewhere.status).toBe(401);
+    const forged = await fetch(`${base}/page`, { headers: { cookie: `aiem_session=${token}` } });
+    expect(forged.status).toBe(401);
     const res = await fetch(`${base}/page?keep=1`, { headers: { cookie: `${jar}; app=1` } });
     const seen: any = await res.json();
     expect(seen.url).toBe("/page?keep=1");

@@ -24,5 +24,18 @@ export {
   withTicket,
 } from "./content-ticket.js";
 export type { TicketContents } from "./content-ticket.js";
+export {
+  loadSessionKey,
+  openSession,
+  PLAIN_SESSION_COOKIE,
+  sealSession,
+  secureOrigin,
+  SESSION_COOKIE,
+  SESSION_MAX_MS,
+  sessionCookie,
+  sessionExpiry,
+  sessionFromCookies,
+  sessionScope,
+} from "./content-session.js";
 export { DEFAULT_METRICS_PORT, readMetricsEnv } from "./metrics-env.js";
 export type { MetricsSettings } from "./metrics-env.js";

@@ -200,12 +200,12 @@ const HOP_BY_HOP = new Set([
   "upgrade",
   "te",
   "trailer",
-  "host",
 ]);
 
 /**
  * Sends a plain HTTP request (a sandbox's port, a file transfer) on to the replica at `url` as it
- * is, and its answer back. Returns false, sending nothing, when the request was already forwarded
+ * is, and its answer back. The browser's Host goes along: the owner serves the same origin (its
+ * sessions are scoped to it, its redirects and cookies are that origin's). Returns false, sending nothing, when the request was already forwarded
  * once: the caller answers it as unavailable.
  */
 export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<HttpHandler>[1], url: string): boolean {
@@ -215,6 +215,8 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined && !name.startsWith(":") && !HOP_BY_HOP.has(name)) headers[name] = value;
   }
+  const authority = req.headers[":authority"];
+  if (typeof authority === "string") headers["host"] = authority;
   const upstream = httpRequest(
     { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
     (answer) => {
