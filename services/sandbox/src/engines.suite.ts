@@ -344,7 +344,7 @@ describe("sandbox engines: terminate and delete", () => {
     expectError(
       await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`),
       "FAILED_PRECONDITION",
-      "STATE_RUNNING",
+      `${sb.name} is not in running state: it is STATE_TERMINATED`,
     );
     expectError(
       await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "true" } }),
