@@ -140,6 +140,7 @@ const idPatternOfCollection: Record<string, RegExp | string> = {
   versions: `^(latest|${ID_PATTERNS.secretVersion.source.slice(1, -1)})$`,
   processes: ID_PATTERNS.process,
   ports: ID_PATTERNS.port,
+  workspaces: ID_PATTERNS.workspace,
 };
 
 function versionOrAlias(): string {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import unittest
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -89,7 +90,7 @@ class SandboxTest(oc.ConformanceCase):
         self.assertEqual((created.name, created.display_name, created.sandbox_engine_image, created.sandbox_engine_template,
                           created.annotations, created.creator),
                          (self.name, "Conformance sandbox", IMAGE, TEMPLATE, {"team": "conformance"}, f"users/{oc.MEMBER}"))
-        self.assertIn(created.state, (SandboxEngineState.STATE_STARTING, SandboxEngineState.STATE_RUNNING))
+        self.assertEqual(created.state, SandboxEngineState.STATE_STARTING)
         self.assertEqual(running.state, SandboxEngineState.STATE_RUNNING)
         self.assertEqual(running.pending_reason, SandboxEnginePendingReason.PENDING_REASON_UNSPECIFIED)
         self.assertEqual(running.uid, created.uid)
@@ -112,8 +113,8 @@ class SandboxTest(oc.ConformanceCase):
                                     sandbox_engine=SandboxEngine(sandbox_engine_image=IMAGE,
                                                                  sandbox_engine_template=f"{oc.GLOBAL}/sandboxEngineTemplates/oc-missing"))
         self.assertIn("sandbox_engine_template", str(error))
-        self.assertApiError(403, self.other_engines().get_sandbox_engine, name=self.name)
-        self.assertApiError(403, self.other_engines().terminate_sandbox_engine, name=self.name)
+        self.assertApiError(404, self.other_engines().get_sandbox_engine, name=self.name)
+        self.assertApiError(404, self.other_engines().terminate_sandbox_engine, name=self.name)
 
     def other_engines(self) -> Any:
         return oc.other_member().sandbox_engine_client
@@ -158,7 +159,7 @@ class SandboxTest(oc.ConformanceCase):
         self.assertApiError(404, self.fs.stat_file, name=self.name, path=self.path("d"))
         self.assertApiError(404, self.fs.read_file, name=self.name, path=self.path("missing.txt"))
         self.assertApiError(400, self.fs.read_file, name=self.name, path="relative/path")
-        self.assertApiError(403, self.other.filesystem_client.read_file, name=self.name, path=self.path("a/notes.txt"))
+        self.assertApiError(404, self.other.filesystem_client.read_file, name=self.name, path=self.path("a/notes.txt"))
 
     # -- processes ---------------------------------------------------------------------------------
 
@@ -218,7 +219,7 @@ class SandboxTest(oc.ConformanceCase):
         self.assertApiError(409, self.processes.create_process, parent=self.name, process=Process(command="true"), process_id="greet")
         self.assertApiError(400, self.processes.create_process, parent=self.name, process=Process(command="true"), process_id="Bad Id")
         self.assertApiError(400, self.processes.start_process, name=pending.name)  # not pending any more
-        self.assertApiError(403, self.other.process_client.get_process, name=pending.name)
+        self.assertApiError(404, self.other.process_client.get_process, name=pending.name)
         looping = self.processes.create_process(parent=self.name, process=Process(command="sleep", args=["30"]), auto_run=True)
         self.addCleanup(self.processes.send_signal, name=looping.name, signal=9)
         with self.assertRaises(TimeoutError):
@@ -234,7 +235,7 @@ class SandboxTest(oc.ConformanceCase):
         created = self.ports.create_port(parent=self.name, port=Port(display_name="Web", public=False), port_id="8080")
         name = f"{self.name}/ports/8080"
         self.assertEqual((created.name, created.display_name, created.public), (name, "Web", False))
-        self.assertIn(created.state, (PortState.STATE_PENDING, PortState.STATE_READY))
+        self.assertEqual((created.state, created.failure_reason), (PortState.STATE_PENDING, ""))
         ready = self.ports.wait(name=name, timeout_seconds=WAIT)
         self.assertEqual(ready.state, PortState.STATE_READY)
         self.assertTrue(ready.internal_url.startswith(oc.server().url), ready.internal_url)
@@ -262,10 +263,22 @@ class SandboxTest(oc.ConformanceCase):
 
         self.assertApiError(409, self.ports.create_port, parent=self.name, port=Port(), port_id="8080")
         self.assertApiError(400, self.ports.create_port, parent=self.name, port=Port(), port_id="80")
-        self.assertApiError(403, self.other.port_client.get_port, name=name)
+        self.assertApiError(404, self.other.port_client.get_port, name=name)
         self.assertIsNone(self.ports.delete_port(name=name))
         self.assertApiError(404, self.ports.get_port, name=name)
         self.assertIsNone(self.ports.wait(name=name, timeout_seconds=5))  # gone
+
+    def test_port_ready_before_anything_listens(self) -> None:
+        """READY once routed: the wait returns though no program listens; its URL then answers 502."""
+        created = self.ports.create_port(parent=self.name, port=Port(display_name="Empty", public=False), port_id="8125")
+        self.addCleanup(self.ports.delete_port, name=created.name)
+        self.assertEqual(created.state, PortState.STATE_PENDING)
+        ready = self.ports.wait(name=created.name, timeout_seconds=30)
+        self.assertEqual((ready.state, ready.failure_reason), (PortState.STATE_READY, ""))
+        request = urllib.request.Request(ready.internal_url, headers={"Authorization": f"Bearer {oc.server().token(oc.MEMBER)}"})
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        self.assertEqual(caught.exception.code, 502)
 
     # -- drive, secure store, metrics --------------------------------------------------------------
 
@@ -289,7 +302,7 @@ class SandboxTest(oc.ConformanceCase):
 
         self.assertApiError(404, self.drive.download_file, name=self.name, remote_path="oc-no-such/file", local_path=self.path("x"))
         self.assertApiError(404, self.drive.upload_file, name=self.name, local_path=self.path("missing"), remote_path=remote)
-        self.assertApiError(403, self.other.h2o_drive_client.upload_file, name=self.name, local_path=local, remote_path=remote)
+        self.assertApiError(404, self.other.h2o_drive_client.upload_file, name=self.name, local_path=local, remote_path=remote)
 
     def test_secure_store(self) -> None:
         path = self.path("secret.txt")
@@ -301,7 +314,7 @@ class SandboxTest(oc.ConformanceCase):
         missing = self.secret_version.rsplit("/", 1)[0] + "/99"
         self.assertApiError(404, self.secure_store.reveal_secret_to_file, name=self.name, secret_version=missing, path=path)
         self.assertApiError(400, self.secure_store.reveal_secret_to_file, name=self.name, secret_version="not-a-version", path=path)
-        self.assertApiError(403, self.other.h2o_secure_store_client.reveal_secret_to_file, name=self.name,
+        self.assertApiError(404, self.other.h2o_secure_store_client.reveal_secret_to_file, name=self.name,
                             secret_version=self.secret_version, path=path)
 
     def test_metrics(self) -> None:
@@ -316,7 +329,70 @@ class SandboxTest(oc.ConformanceCase):
                 self.assertTrue(0 <= metrics.disk.usage_ratio <= 1)
                 self.assertGreaterEqual(metrics.cpu.usage_ratio, 0)
         self.assertApiError(404, self.metrics.read_metrics, name=f"{PARENT}/sandboxEngines/oc-no-such-sandbox")
-        self.assertApiError(403, self.other.metrics_client.read_metrics, name=self.name)
+        self.assertApiError(404, self.other.metrics_client.read_metrics, name=self.name)
+
+    def test_workspace_named_by_uuid(self) -> None:
+        """A workspace id may start with a digit, as the UUIDs the official tests use do."""
+        parent = "workspaces/8cf6b17d-c018-48f0-8d05-cdd5fba22893"
+        self.assertEqual(self.engines.list_all_sandbox_engines(parent=parent), [])
+        missing = f"{parent}/sandboxEngines/oc-none"
+        self.assertApiError(404, self.engines.get_sandbox_engine, name=missing)
+        self.assertApiError(404, self.fs.stat_file, name=missing, path="/workspace")
+        self.assertApiError(404, self.ports.list_ports, parent=missing)
+
+    # -- another member -----------------------------------------------------------------------------
+
+    def test_other_member_finds_nothing(self) -> None:
+        """To another member the sandbox and all inside it do not exist: 404 as for a missing one."""
+        path = self.path("mine.txt")
+        self.fs.write_file(name=self.name, path=path, content=b"mine", create_parent_directories=True)
+        process = self.processes.create_process(parent=self.name, process=Process(command="echo", args=["mine"]), auto_run=True)
+        self.processes.wait_process(name=process.name)
+        port = self.ports.create_port(parent=self.name, port=Port(display_name="Mine", public=False), port_id="8123")
+        self.addCleanup(self.ports.delete_port, name=port.name)
+        fs, ps, ports, drive = (self.other.filesystem_client, self.other.process_client, self.other.port_client,
+                                self.other.h2o_drive_client)
+        missing = f"{PARENT}/sandboxEngines/{oc.unique('oc-none')}"
+        for sandbox in (self.name, missing):
+            with self.subTest(sandbox=sandbox):
+                calls = [
+                    (fs.read_file, dict(name=sandbox, path=path)),
+                    (fs.write_file, dict(name=sandbox, path=self.path("theirs.txt"), content=b"x", create_parent_directories=True)),
+                    (fs.list_directory, dict(name=sandbox, path="/workspace")),
+                    (fs.stat_file, dict(name=sandbox, path=path)),
+                    (fs.make_directory, dict(name=sandbox, path=self.path("theirs"), create_parent_directories=True)),
+                    (fs.move, dict(name=sandbox, source_path=path, destination_path=self.path("moved.txt"))),
+                    (fs.remove, dict(name=sandbox, path=path)),
+                    (ps.create_process, dict(parent=sandbox, process=Process(command="echo"), auto_run=True)),
+                    (ps.list_processes, dict(parent=sandbox)),
+                    (ports.create_port, dict(parent=sandbox, port=Port(display_name="Theirs", public=False), port_id="9999")),
+                    (ports.list_ports, dict(parent=sandbox)),
+                    (drive.upload_file, dict(name=sandbox, local_path=path, remote_path="theirs/x.txt")),
+                    (drive.download_file, dict(name=sandbox, remote_path="theirs/x.txt", local_path=self.path("d.txt"))),
+                    (self.other.metrics_client.read_metrics, dict(name=sandbox)),
+                    (self.other_engines().get_sandbox_engine, dict(name=sandbox)),
+                    (self.other_engines().terminate_sandbox_engine, dict(name=sandbox)),
+                    (self.other_engines().delete_sandbox_engine, dict(name=sandbox)),
+                ]
+                for call, kwargs in calls:
+                    error = self.assertApiError(404, call, **kwargs)
+                    self.assertNotIn("creator", str(error))
+        theirs_process = process.name
+        theirs_port = Port(name=port.name, display_name="Changed", public=False)
+        for call, kwargs in [
+            (ps.get_process, dict(name=theirs_process)),
+            (ps.wait_process, dict(name=theirs_process)),
+            (ps.read_output, dict(name=theirs_process)),
+            (ps.send_signal, dict(name=theirs_process, signal=15)),
+            (ports.get_port, dict(name=port.name)),
+            (ports.update_port, dict(port=theirs_port, update_mask=["display_name"])),
+            (ports.delete_port, dict(name=port.name)),
+        ]:
+            self.assertApiError(404, call, **kwargs)
+        # The creator's things are untouched.
+        self.assertEqual(self.fs.read_file(name=self.name, path=path).content, b"mine")
+        self.assertEqual(self.ports.get_port(name=port.name).display_name, "Mine")
+        self.assertEqual(self.engines.get_sandbox_engine(name=self.name).state, SandboxEngineState.STATE_RUNNING)
 
     # -- last: the end of the sandbox --------------------------------------------------------------
 
@@ -325,8 +401,20 @@ class SandboxTest(oc.ConformanceCase):
         self.assertIn(terminating.state, (SandboxEngineState.STATE_TERMINATING, SandboxEngineState.STATE_TERMINATED))
         terminated = self.engines.wait(name=self.name, timeout_seconds=WAIT)
         self.assertEqual(terminated.state, SandboxEngineState.STATE_TERMINATED)
-        # Nothing runs inside a terminated sandbox.
-        self.assertApiError(400, self.fs.stat_file, name=self.name, path="/workspace")
+        # Nothing runs inside a terminated sandbox: 400, "not in running state".
+        for call, kwargs in [
+            (self.fs.stat_file, dict(name=self.name, path="/workspace")),
+            (self.fs.read_file, dict(name=self.name, path="/workspace/x")),
+            (self.fs.write_file, dict(name=self.name, path="/workspace/x", content=b"x")),
+            (self.processes.create_process, dict(parent=self.name, process=Process(command="echo"), auto_run=True)),
+            (self.drive.upload_file, dict(name=self.name, local_path="/workspace/x", remote_path="x")),
+            (self.metrics.read_metrics, dict(name=self.name)),
+        ]:
+            error = self.assertApiError(400, call, **kwargs)
+            self.assertIn("not in running state", str(error).lower())
+        # Ports may be made while it starts or runs, not after.
+        error = self.assertApiError(400, self.ports.create_port, parent=self.name, port=Port(), port_id="6666")
+        self.assertIn("starting or running", str(error).lower())
         self.assertIsNone(self.engines.delete_sandbox_engine(name=self.name))
         self.assertIsNone(self.engines.wait(name=self.name, timeout_seconds=WAIT))
         self.assertApiError(404, self.engines.get_sandbox_engine, name=self.name)

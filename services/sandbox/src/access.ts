@@ -1,5 +1,6 @@
 // The checks every call inside a sandbox makes, in order: a well-formed name, the workspace
-// permission, the sandbox's existence, that the caller created it, then (after the request's
+// permission, the sandbox's existence, that the caller created it (for other members the same
+// NOT_FOUND as a missing sandbox), then (after the request's
 // own fields are checked) that it runs. Also the translation of the agent's errors and the
 // rules for sandbox paths.
 import type { HandlerContext } from "@connectrpc/connect";
@@ -65,6 +66,9 @@ export async function authorizeSandboxFor(
   const row = await loadSandbox(deps.context.database().db, workspace, sandboxId);
   if (!row) throw notFound(name, SANDBOX_RESOURCE_TYPE);
   if (row.creator !== principal.name) {
+    // Another member learns nothing, not even that the sandbox exists: the same answer as a
+    // missing one. Administrators may see the sandbox anyway, so they are told why.
+    if (!deps.context.policy.isAdmin(principal)) throw notFound(name, SANDBOX_RESOURCE_TYPE);
     throw permissionDenied(
       `permission denied: only the creator of ${name} may use its files, processes, ports, drive and secure store`,
     );
@@ -78,7 +82,7 @@ export async function authorizeSandboxFor(
 export function requireRunning(deps: AccessDeps, call: SandboxCall): SandboxHandle {
   const running = sandboxStateName(SandboxEngine_State.RUNNING);
   if (call.row.state !== running) {
-    throw failedPrecondition(`${call.row.name} is ${call.row.state}; this call needs it in ${running}`, {
+    throw failedPrecondition(`${call.row.name} is not in running state: it is ${call.row.state}`, {
       type: "STATE",
       subject: call.row.name,
       description: `the sandbox engine is ${call.row.state}, not ${running}`,
@@ -120,7 +124,7 @@ export function agentError(
     (e.code === Code.Unavailable || e.code === Code.Internal || e.code === Code.Canceled) &&
     !deps.lifecycle.handle(call.row)
   ) {
-    return failedPrecondition(`${call.row.name} stopped while the call was running`);
+    return failedPrecondition(`${call.row.name} is not in running state: it stopped while the call was running`);
   }
   if (e.code === Code.Unknown || e.code === Code.Internal) {
     deps.context.logger.warn("a sandbox agent call failed", {

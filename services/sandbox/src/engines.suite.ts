@@ -2,8 +2,13 @@
 // and their events; the rules of section 5 (ids, display names, annotations, required and
 // immutable image and template); the catalogue snapshots; idle termination.
 import { beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
+import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { b64, expectError, ok, sharedHarness, sleep, WS, type SandboxHarness } from "./testing.js";
+import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
+import { b64, expectError, ok, sharedHarness, sleep, UUID_WS, WS, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
 let n = 0;
@@ -212,6 +217,49 @@ describe("sandbox engines: create and get", () => {
   });
 });
 
+describe("sandbox engines: workspaces named by UUIDs", () => {
+  it("serves a workspace whose id starts with a digit, over REST and Connect", async () => {
+    const sb = await h.createSandbox("uuid-rest", { workspace: UUID_WS });
+    expect(sb.name).toBe(`workspaces/${UUID_WS}/sandboxEngines/uuid-rest`);
+    ok(
+      await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        body: { path: "/workspace/u.txt", content: b64("uuid") },
+      }),
+    );
+    const listed = ok(await h.rest("GET", `/v1/workspaces/${UUID_WS}/sandboxEngines`)).sandboxEngines;
+    expect(listed.map((s: any) => s.name)).toContain(sb.name);
+    expect(ok(await h.rest("POST", `/v1/${sb.name}/ports?portId=8080`, { body: {} })).port.name).toBe(
+      `${sb.name}/ports/8080`,
+    );
+
+    const token = await h.token("alice");
+    const transport = createConnectTransport({
+      baseUrl: h.t.url,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("authorization", `Bearer ${token}`);
+          return next(req);
+        },
+      ],
+    });
+    const engines = createClient(SandboxEngineService, transport);
+    const created = await engines.createSandboxEngine({
+      parent: `workspaces/${UUID_WS}`,
+      sandboxEngineId: "uuid-connect",
+      sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+    });
+    expect(created.sandboxEngine?.name).toBe(`workspaces/${UUID_WS}/sandboxEngines/uuid-connect`);
+    expect((await engines.getSandboxEngine({ name: sb.name })).sandboxEngine?.state).toBe(SandboxEngine_State.RUNNING);
+    const read = await createClient(FilesystemService, transport).readFile({ name: sb.name, path: "/workspace/u.txt" });
+    expect(Buffer.from(read.content).toString()).toBe("uuid");
+    const port = await createClient(PortService, transport).getPort({ name: `${sb.name}/ports/8080` });
+    expect(port.port?.name).toBe(`${sb.name}/ports/8080`);
+    // Other ids keep their rule: a sandbox id still starts with a letter.
+    expectError(await h.rest("GET", `/v1/workspaces/${UUID_WS}/sandboxEngines/9-no`), "INVALID_ARGUMENT", "name");
+  });
+});
+
 describe("sandbox engines: list", () => {
   const lws = "list-ws";
   const names: string[] = [];
@@ -296,7 +344,7 @@ describe("sandbox engines: terminate and delete", () => {
     expectError(
       await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=/workspace`),
       "FAILED_PRECONDITION",
-      "STATE_RUNNING",
+      `${sb.name} is not in running state: it is STATE_TERMINATED`,
     );
     expectError(
       await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "true" } }),
@@ -422,7 +470,7 @@ describe("sandbox engines: running time", () => {
         expect(touched.status, touched.text).toBe(400);
         // A touch that reaches the agent just as it is stopped is cut off there instead.
         expect(touched.body.message).toMatch(
-          /is STATE_TERMINAT(ING|ED); this call needs it in STATE_RUNNING|stopped while the call was running/,
+          /is not in running state: it (is STATE_TERMINAT(ING|ED)|stopped while the call was running)/,
         );
         break;
       }

@@ -207,12 +207,12 @@ describe("files as message streams (Connect)", () => {
       const err = await failure(work());
       expect([Code[err.code], err.rawMessage], text).toEqual([Code[code], expect.stringContaining(text)]);
     }
-    // Nobody else's sandbox.
+    // Nobody else's sandbox: to another member it does not exist.
     const bob = await clientAs("bob");
     expect(
       (await failure(bob.writeFileStream(each({ header: { name, path: "/workspace/s/b" }, last: true })))).code,
-    ).toBe(Code.PermissionDenied);
-    expect((await failure(bob.readFileStream({ name, path: "/workspace/s/r.txt" }))).code).toBe(Code.PermissionDenied);
+    ).toBe(Code.NotFound);
+    expect((await failure(bob.readFileStream({ name, path: "/workspace/s/r.txt" }))).code).toBe(Code.NotFound);
     // A stream refused before its end wrote nothing.
     const left = (await h.run(name, "ls", ["-A", "/workspace/s"])).output.split("\n");
     expect(left.filter((n) => ["h", "unended", "after"].includes(n) || n.startsWith(".aiem-tmp-"))).toEqual([]);

@@ -224,10 +224,11 @@ describe("raw-body file upload and download", () => {
     expect(JSON.parse(missing.bytes.toString())).toMatchObject({ code: 5 });
     const dir = await download(h.t.url, token, sb.name, "/workspace");
     expect(JSON.parse(dir.bytes.toString())).toMatchObject({ code: 9 });
-    // Nobody else's sandbox, and nobody without a token.
+    // Nobody else's sandbox (to another member it does not exist), and nobody without a token.
     expectError(
       await upload(h.t.url, await h.token("bob"), sb.name, "path=/workspace/x", Buffer.from("x")),
-      "PERMISSION_DENIED",
+      "NOT_FOUND",
+      sb.name,
     );
     expectError(
       await reply(await fetch(`${h.t.url}/v1/${sb.name}/filesystem:download?path=/workspace/u.txt`)),

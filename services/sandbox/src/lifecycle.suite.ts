@@ -336,8 +336,9 @@ describe("sandbox lifecycle", () => {
       const ready = await waitFor(async () => pools().find((id) => warm.module.runtime.isRunning(id)));
       const t0 = Date.now();
       const second = await createVia(c, "warm-2");
-      // Handed out by the create itself: RUNNING in its answer, with nothing left to wait for.
-      expect(second.state).toBe(SandboxEngine_State.RUNNING);
+      // Handed out by the create itself: its answer says STARTING, as every create's does, and
+      // the very next read RUNNING, with nothing left to wait for.
+      expect(second.state).toBe(SandboxEngine_State.STARTING);
       expect(await stateOf(c, second.name)).toBe(SandboxEngine_State.RUNNING);
       const ms = Date.now() - t0;
       expect(await runtimeId(second.uid)).toBe(ready);

@@ -1,7 +1,8 @@
 // Every sandbox call over REST as the sandbox's creator, another member of its workspace, an
 // administrator, a viewer and an anonymous caller. Sandbox engines are visible to their creator
 // and administrators; what runs inside (files, processes, ports, drive, secure store) is for the
-// creator alone, administrators included out.
+// creator alone, administrators included out. To another member the sandbox does not exist: every
+// refusal is the NOT_FOUND of a missing sandbox, so names cannot be probed.
 import { beforeAll, describe, expect, it } from "vitest";
 import { b64, expectError, ok, sharedHarness, WS, type Reply, type SandboxHarness, type Who } from "./testing.js";
 
@@ -246,6 +247,24 @@ const CALLS: Call[] = [
 
 const WHO: Who[] = ["creator", "member", "admin", "viewer", "anonymous"];
 
+/** The calls a workspace viewer has the permission for (it still is not the creator). */
+const VIEWER_MAY_READ = new Set([
+  "GET sandboxEngines/{id}",
+  "GET filesystem:listDirectory",
+  "GET filesystem:readFile",
+  "GET filesystem:statFile",
+  "GET processes/{id}",
+  "GET processes",
+  "POST processes/{id}:wait",
+  "GET processes/{id}:readOutput",
+  "GET processes/{id}:streamOutput",
+  "GET processes/{id}:readOutputFrames",
+  "GET ports/{id}",
+  "GET ports",
+  "POST h2oDrive:uploadFile",
+  "GET metrics:read",
+]);
+
 function allowed(rule: Rule, who: Who): boolean {
   switch (rule) {
     case "creator-only":
@@ -269,10 +288,30 @@ describe("sandbox permissions over REST", () => {
     const r = await call.run(who);
     if (who === "anonymous") expectError(r, "UNAUTHENTICATED");
     else if (allowed(call.rule, who)) ok(r);
-    // A viewer lacks the workspace permission already; others are refused for not being the creator.
-    else if (who === "viewer") expectError(r, "PERMISSION_DENIED");
-    else
-      expectError(r, "PERMISSION_DENIED", call.rule === "creator-only" ? "only the creator" : "belongs to users/alice");
+    // A viewer lacks the workspace permission to change anything; for what it may read, it is a
+    // member like others. An administrator may see the sandbox and is told why; another member is
+    // answered as if the sandbox did not exist.
+    else if (who === "viewer" && !VIEWER_MAY_READ.has(call.name)) expectError(r, "PERMISSION_DENIED");
+    else if (who === "admin") expectError(r, "PERMISSION_DENIED", "only the creator");
+    else expectError(r, "NOT_FOUND", "not found");
+  });
+
+  it("answers another member exactly as for a sandbox that does not exist", async () => {
+    const missing = `workspaces/${WS}/sandboxEngines/perm-none`;
+    const strip = (r: Reply, name: string) => JSON.stringify(r.body).replaceAll(name, "<sandbox>");
+    for (const [method, suffix, body] of [
+      ["GET", "", undefined],
+      ["GET", "/filesystem:statFile?path=/workspace/up.txt", undefined],
+      ["GET", "/processes", undefined],
+      ["GET", "/ports/8080", undefined],
+      ["GET", "/metrics:read", undefined],
+      ["POST", "/h2oDrive:uploadFile", { localPath: "/workspace/up.txt", remotePath: "x" }],
+    ] as const) {
+      const theirs = await h.rest(method, `/v1/${sb.name}${suffix}`, { who: "member", body });
+      const none = await h.rest(method, `/v1/${missing}${suffix}`, { who: "member", body });
+      expect([theirs.status, strip(theirs, sb.name)], suffix).toEqual([none.status, strip(none, missing)]);
+      expectError(theirs, "NOT_FOUND");
+    }
   });
 
   it("lists only a member's own sandboxes, all of them for an administrator", async () => {
@@ -290,9 +329,9 @@ describe("sandbox permissions over REST", () => {
     for (const who of ["member", "admin"] as const) {
       expectError(
         await h.rest("POST", `/v1/${sb.name}/filesystem:remove`, { who, body: { path: target } }),
-        "PERMISSION_DENIED",
+        who === "admin" ? "PERMISSION_DENIED" : "NOT_FOUND",
       );
-      expectError(await h.rest("DELETE", `/v1/${sb.name}`, { who: "member" }), "PERMISSION_DENIED");
+      expectError(await h.rest("DELETE", `/v1/${sb.name}`, { who: "member" }), "NOT_FOUND");
     }
     ok(await h.rest("GET", `/v1/${sb.name}/filesystem:statFile?path=${target}`));
     expect(ok(await h.rest("GET", `/v1/${sb.name}`)).sandboxEngine.state).toBe("STATE_RUNNING");

@@ -229,10 +229,15 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
           return { refuse: [401, 16, "the token is not valid", challenge] };
         }
       }
-      if (principal.name !== sandbox.creator)
+      if (principal.name !== sandbox.creator) {
+        // Other members get the answer of a missing port; administrators, who may see the
+        // sandbox anyway, are told why.
+        if (!context.policy.isAdmin(principal))
+          return { refuse: [404, 5, `no reachable port ${port} in this sandbox`] };
         return {
           refuse: [403, 7, `permission denied: only the creator of ${sandbox.name} may reach its private ports`],
         };
+      }
       if (
         token === fromQuery &&
         fromQuery !== undefined &&

@@ -5,10 +5,10 @@ import { portState } from "./port-service.js";
 describe("port state", () => {
   const sandbox = (state: string) => ({ name: "workspaces/w/sandboxEngines/s", state });
 
-  it("is READY while the sandbox runs and a program accepts connections, PENDING before", () => {
-    expect(portState(sandbox("STATE_RUNNING"), true)).toEqual({ state: Port_State.READY, failureReason: "" });
-    expect(portState(sandbox("STATE_RUNNING"), false)).toEqual({ state: Port_State.PENDING, failureReason: "" });
-    expect(portState(sandbox("STATE_STARTING"), false)).toEqual({ state: Port_State.PENDING, failureReason: "" });
+  it("is READY while the sandbox runs, PENDING in the answer to its creation and while the sandbox starts", () => {
+    expect(portState(sandbox("STATE_RUNNING"))).toEqual({ state: Port_State.READY, failureReason: "" });
+    expect(portState(sandbox("STATE_RUNNING"), true)).toEqual({ state: Port_State.PENDING, failureReason: "" });
+    expect(portState(sandbox("STATE_STARTING"))).toEqual({ state: Port_State.PENDING, failureReason: "" });
   });
 
   it("is DELETING with its sandbox, and FAILED with a reason when the sandbox no longer runs", () => {

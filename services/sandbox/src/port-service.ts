@@ -1,7 +1,8 @@
 // PortService: which ports of a sandbox the edge forwards (see port-proxy.ts), their names and
 // whether anyone may reach them. A port's URLs are derived, never stored, so they follow the
-// configured public URL; so is its state, which is checked when the port is read: READY once a
-// connection through the agent's tunnel (the path the proxy takes) succeeds.
+// configured public URL; so is its state: READY whenever its sandbox runs, since the proxy then
+// routes to it, whether or not a program listens yet (a client waits for READY before starting
+// the program that will listen).
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -46,17 +47,17 @@ export function createPortUrls(content: ContentUrls): PortUrls {
 }
 
 /**
- * A port's state as its sandbox is now: served only while the sandbox runs and a program in it
- * accepts connections on the port (`accepting`, checked only for a running sandbox).
+ * A port's state as its sandbox is now: routed while the sandbox runs. The answer to its creation
+ * is PENDING, as a port whose route is still being made; every read after says what is.
  */
 export function portState(
   sandbox: Pick<SandboxRow, "name" | "state">,
-  accepting: boolean,
+  justCreated = false,
 ): { state: Port_State; failureReason: string } {
   const S = SandboxEngine_State;
   switch (sandbox.state) {
     case sandboxStateName(S.RUNNING):
-      return { state: accepting ? Port_State.READY : Port_State.PENDING, failureReason: "" };
+      return { state: justCreated ? Port_State.PENDING : Port_State.READY, failureReason: "" };
     case sandboxStateName(S.STARTING):
       return { state: Port_State.PENDING, failureReason: "" };
     case sandboxStateName(S.DELETING):
@@ -75,9 +76,6 @@ export interface PortDeps extends AccessDeps {
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
 }
 
-/** How long a readiness check waits for the program to accept the connection. */
-const PROBE_TIMEOUT_MS = 2_000;
-
 const portTable: FieldTable = {
   port: { type: "int", sql: sql.ref("port") },
   create_time: { type: "timestamp", sql: sql.ref("create_time") },
@@ -87,26 +85,12 @@ export function createPortHandlers(deps: PortDeps) {
   const { context } = deps;
   const db = () => context.database().db;
 
-  /** Whether something in the sandbox accepts connections on the port, through the agent's tunnel. */
-  async function accepts(sandbox: SandboxRow, port: number): Promise<boolean> {
-    const handle = deps.lifecycle.handle(sandbox);
-    if (!handle) return false;
-    try {
-      const tunnel = await handle.openTunnel(port, { timeoutMs: PROBE_TIMEOUT_MS });
-      tunnel.destroy();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  async function present(call: SandboxCall, row: PortRow): Promise<Port> {
+  function present(call: SandboxCall, row: PortRow, justCreated = false): Port {
     const port = decodePort(row);
     port.public = row.public;
     port.internalUrl = deps.urls.internal(row.sandbox_uid, row.port);
     port.publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : "";
-    const running = call.row.state === sandboxStateName(SandboxEngine_State.RUNNING);
-    Object.assign(port, portState(call.row, running ? await accepts(call.row, row.port) : false));
+    Object.assign(port, portState(call.row, justCreated));
     return port;
   }
 
@@ -164,14 +148,14 @@ export function createPortHandlers(deps: PortDeps) {
         .returning("port")
         .executeTakeFirst();
       if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
-      return { port: await present(call, row) };
+      return { port: present(call, row, true) };
     },
 
     async getPort(req: GetPortRequest, ctx: HandlerContext) {
       const { call, number } = await openPort(ctx, req.name, "name", Action.GET);
       const row = await loadPort(db(), call.row.uid, number);
       if (!row) throw notFound(req.name, PORT_RESOURCE_TYPE);
-      return { port: await present(call, row) };
+      return { port: present(call, row) };
     },
 
     async listPorts(req: ListPortsRequest, ctx: HandlerContext) {
@@ -186,7 +170,7 @@ export function createPortHandlers(deps: PortDeps) {
         tokens: context.tokens(),
         scope: "ports",
       });
-      const ports = await Promise.all((page.rows as PortRow[]).map((row) => present(call, row)));
+      const ports = (page.rows as PortRow[]).map((row) => present(call, row));
       return { ports, nextPageToken: page.nextPageToken };
     },
 
@@ -232,7 +216,7 @@ export function createPortHandlers(deps: PortDeps) {
         return next;
       });
       if (!updated.public) deps.closeConnections(call.row.uid, number, true);
-      return { port: await present(call, updated) };
+      return { port: present(call, updated) };
     },
 
     async deletePort(req: DeletePortRequest, ctx: HandlerContext) {

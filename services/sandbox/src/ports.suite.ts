@@ -135,16 +135,21 @@ describe("ports: the resource", () => {
 });
 
 describe("ports: state", () => {
-  it("is PENDING until a program listens, READY then, and FAILED with a reason once the sandbox stops", async () => {
+  it("is PENDING in the answer to its creation, READY once routed whether or not a program listens, FAILED once the sandbox stops", async () => {
     const c = await h.createSandbox("ports-state");
     const created = ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8081`, { body: {} })).port;
     expect(created).toMatchObject({ state: "STATE_PENDING", failureReason: "" });
-    expect(ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port.state).toBe("STATE_PENDING");
+    // Nothing listens yet: the port is routed all the same, and the proxy says what is missing.
+    expect(ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port).toMatchObject({
+      state: "STATE_READY",
+      failureReason: "",
+    });
+    const empty = await fetch(created.internalUrl, { headers: await bearer("alice") });
+    expect([empty.status, ((await empty.json()) as any).message]).toEqual([
+      502,
+      "nothing accepts connections on port 8081 in the sandbox",
+    ]);
     await serve(c, "S", 8081);
-    for (let i = 0; ok(await h.rest("GET", `/v1/${c.name}/ports/8081`)).port.state !== "STATE_READY"; i++) {
-      expect(i, "the port became READY").toBeLessThan(100);
-      await sleep(50);
-    }
     ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8082`, { body: {} }));
     const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: any) => [
       p.name.split("/").pop(),
@@ -152,10 +157,10 @@ describe("ports: state", () => {
     ]);
     expect(states).toEqual([
       ["8081", "STATE_READY"],
-      ["8082", "STATE_PENDING"],
+      ["8082", "STATE_READY"],
     ]);
-    // READY means the proxy reaches it.
-    expect((await fetch(created.internalUrl, { headers: await bearer("alice") })).status).toBe(200);
+    // Once the program listens, the proxy reaches it.
+    expect((await untilServing(created.internalUrl, await bearer("alice"))).status).toBe(200);
     expectError(
       await h.rest("PATCH", `/v1/${c.name}/ports/8081?updateMask=state`, { body: { state: "STATE_FAILED" } }),
       "INVALID_ARGUMENT",
@@ -188,13 +193,17 @@ describe("ports: traffic through the edge", () => {
     expect((await post.json()) as any).toMatchObject({ method: "POST", body: "payload" });
   });
 
-  it("refuses everyone else on the internal URL: no token 401, another member or an administrator 403", async () => {
+  it("refuses everyone else on the internal URL: no token 401, another member 404 as if missing, an administrator 403", async () => {
     const url = `${h.t.url}/sandboxes/${a.uid}/ports/8080/`;
     expect((await fetch(url)).status).toBe(401);
     expect((await fetch(url, { headers: { authorization: "Bearer not-a-token" } })).status).toBe(401);
-    expect((await fetch(url, { headers: await bearer("bob") })).status).toBe(403);
+    const bob = await fetch(url, { headers: await bearer("bob") });
+    expect([bob.status, await bob.text()]).toEqual([
+      404,
+      expect.stringContaining("no reachable port 8080 in this sandbox"),
+    ]);
     expect((await fetch(url, { headers: await bearer("root") })).status).toBe(403);
-    expect((await fetch(`${url}?token=${await h.token("bob")}`, { redirect: "manual" })).status).toBe(403);
+    expect((await fetch(`${url}?token=${await h.token("bob")}`, { redirect: "manual" })).status).toBe(404);
   });
 
   it("takes ?token= once, keeps a session of that port only in a cookie, and strips both before the program", async () => {

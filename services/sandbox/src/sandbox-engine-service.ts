@@ -19,14 +19,7 @@ import {
   type FieldTable,
 } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
-import {
-  alreadyExists,
-  failedPrecondition,
-  notFound,
-  permissionDenied,
-  requiredField,
-  unavailable,
-} from "@aiem/kit/errors";
+import { alreadyExists, failedPrecondition, notFound, requiredField, unavailable } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
@@ -93,12 +86,13 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
   const db = () => context.database().db;
   const present = (row: SandboxRow) => presentSandbox(row, lifecycle.idleMs(row), lifecycle.startPhase(row.uid));
 
-  /** A sandbox engine is visible to its creator and to administrators. */
+  /**
+   * A sandbox engine is visible to its creator and to administrators; to other members it does
+   * not exist (the same NOT_FOUND as a missing one, so names cannot be probed).
+   */
   function checkVisible(principal: Principal, row: SandboxRow): void {
     if (row.creator === principal.name || context.policy.isAdmin(principal)) return;
-    throw permissionDenied(
-      `permission denied: ${row.name} belongs to ${row.creator}; only its creator and administrators may see or change it`,
-    );
+    throw notFound(row.name, SANDBOX_RESOURCE_TYPE);
   }
 
   async function open(ctx: HandlerContext, name: string, action: Action) {
@@ -251,7 +245,11 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
       // After the answer is on its way: the pass that takes the start over (or, from a warm
       // sandbox, finds nothing left to do).
       setImmediate(() => void lifecycle.kick(row.uid));
-      return { sandboxEngine: present(row) };
+      // The answer to a create says STARTING, as the real service's does, even from a warm
+      // sandbox that is running already: clients wait for RUNNING, and the next read says it.
+      return {
+        sandboxEngine: warm ? present({ ...row, state: sandboxStateName(S.STARTING) }) : present(row),
+      };
     },
 
     async getSandboxEngine(req: GetSandboxEngineRequest, ctx: HandlerContext) {

@@ -36,7 +36,12 @@ workspaces:
     viewers: [users/alice]
   list-ws:
     members: [users/alice, users/bob]
+  8cf6b17d-c018-48f0-8d05-cdd5fba22893:
+    members: [users/alice, users/bob]
 `;
+
+/** A workspace named, as many are, by a UUID: its id starts with a digit. */
+export const UUID_WS = "8cf6b17d-c018-48f0-8d05-cdd5fba22893";
 
 export type Who = "creator" | "member" | "admin" | "viewer" | "anonymous";
 export const USERS: Record<Exclude<Who, "anonymous">, string> = {

@@ -14,6 +14,8 @@ export const MAX_PORT = 65535;
 
 const RESOURCE_ID = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const PROCESS_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+// Workspaces are often named by UUIDs, which may start with a digit.
+const WORKSPACE_ID = PROCESS_ID;
 // Three or more dot-separated numbers, then an optional pre-release of dot-separated
 // alphanumeric/hyphen identifiers. Build metadata (`+...`) is not accepted: ids appear in URL
 // paths and query strings, where `+` reads as a space.
@@ -26,6 +28,7 @@ const SECRET_VERSION_ID = /^[1-9][0-9]{0,17}$/;
 export const ID_PATTERNS = {
   resource: RESOURCE_ID,
   process: PROCESS_ID,
+  workspace: WORKSPACE_ID,
   version: VERSION_ID,
   port: PORT_ID,
   secretVersion: SECRET_VERSION_ID,
@@ -38,12 +41,16 @@ function got(value: string): string {
   return ` (got ${quote(value)})`;
 }
 
-/** Engine, profile, image, template, workspace and secret ids: `^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`. */
+/** Engine, profile, image, template and secret ids: `^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`. */
 export const validateResourceId: IdValidator = (value) =>
   RESOURCE_ID.test(value) ? undefined : RESOURCE_ID_RULE + got(value);
 
-/** Workspace ids follow the resource id rule. */
-export const validateWorkspaceId: IdValidator = validateResourceId;
+/** Workspace ids: like resource ids, but may start with a digit (a UUID such as `8cf6b17d-...`). */
+export const validateWorkspaceId: IdValidator = (value) =>
+  WORKSPACE_ID.test(value)
+    ? undefined
+    : "must be 1-63 characters of lowercase letters, digits and hyphens, starting and ending with a letter or digit" +
+      got(value);
 
 /** Process ids: like resource ids, but may start with a digit. */
 export const validateProcessId: IdValidator = (value) =>

@@ -101,6 +101,24 @@ describe("resource names", () => {
     expect(secretVersionPattern.matches("workspaces/a/secrets/s/versions/0")).toBe(false);
   });
 
+  it("takes workspace ids that start with a digit (UUIDs) in every pattern, other ids not", () => {
+    const uuid = "8cf6b17d-c018-48f0-8d05-cdd5fba22893";
+    expect(workspacePattern.parse(`workspaces/${uuid}`)).toEqual({ workspace: uuid });
+    expect(sandboxEnginePattern.parse(`workspaces/${uuid}/sandboxEngines/s`)).toEqual({
+      workspace: uuid,
+      sandbox_engine: "s",
+    });
+    expect(portPattern.matches(`workspaces/${uuid}/sandboxEngines/s/ports/8080`)).toBe(true);
+    expect(daiEnginePattern.matches(`workspaces/${uuid}/daiEngines/e`)).toBe(true);
+    expect(daiEnginePattern.matches(`workspaces/${uuid}/daiEngines/9e`)).toBe(false);
+    for (const bad of ["-a", "a-", "A1", "1_2", "1".repeat(64)]) {
+      expect(workspacePattern.matches(`workspaces/${bad}`), bad).toBe(false);
+    }
+    expect(invalid(() => workspacePattern.parse("workspaces/9-", "parent"))).toBe(
+      'parent: the {workspace} segment of "workspaces/9-" must be 1-63 characters of lowercase letters, digits and hyphens, starting and ending with a letter or digit',
+    );
+  });
+
   it("accepts - only where allowed", () => {
     expect(workspacePattern.matches("workspaces/-")).toBe(false);
     expect(workspacePattern.parse("workspaces/-", "parent", { allowWildcard: ["workspace"] })).toEqual({

@@ -9,6 +9,7 @@ import {
   validateResourceId,
   validateSecretVersionId,
   validateVersionIdOrAlias,
+  validateWorkspaceId,
 } from "./ids.js";
 
 /** The variable names of a pattern, e.g. "workspace" | "dai_engine". */
@@ -50,7 +51,8 @@ type Segment = { readonly literal: string } | { readonly variable: string; reado
 
 /**
  * Creates a pattern from `collection/{variable}` segments. Each variable is checked with the
- * validator given for it, or the resource id rule by default.
+ * validator given for it, or by default the workspace id rule for `{workspace}` and the resource
+ * id rule for the others.
  */
 export function createResourcePattern<const P extends string>(
   pattern: P,
@@ -61,7 +63,9 @@ export function createResourcePattern<const P extends string>(
     const m = /^\{([a-z][a-z0-9_]*)\}$/.exec(text);
     if (m) {
       const variable = m[1]!;
-      const validate = (validators as Record<string, IdValidator | undefined>)[variable] ?? validateResourceId;
+      const validate =
+        (validators as Record<string, IdValidator | undefined>)[variable] ??
+        (variable === "workspace" ? validateWorkspaceId : validateResourceId);
       return { variable, validate };
     }
     if (!/^[A-Za-z][A-Za-z0-9]*$/.test(text))
@@ -127,7 +131,7 @@ export function createResourcePattern<const P extends string>(
   };
 }
 
-const byId = { workspace: validateResourceId };
+const byId = { workspace: validateWorkspaceId };
 
 export const workspacePattern = createResourcePattern("workspaces/{workspace}", byId);
 
