@@ -54,6 +54,19 @@ func prctl(option, arg uintptr) error {
 	return nil
 }
 
+// closeOnExecAbove marks every open descriptor above `low` close-on-exec.
+func closeOnExecAbove(low int) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > low {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
 func (c config) options() agentOptions {
 	def := func(v, d int64) int64 {
 		if v > 0 {
@@ -145,6 +158,8 @@ func run() error {
 	if err := prctl(prSetDumpable, 0); err != nil {
 		return fmt.Errorf("cannot make the agent undumpable: %v", err)
 	}
+	// No descriptor the agent inherited (its socket among them) may reach a program it starts.
+	closeOnExecAbove(2)
 	// Orphans of the sandbox's processes come to the agent, which reaps them.
 	_ = prctl(prSetChildSubreaper, 1)
 	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
