@@ -4,8 +4,9 @@
 //
 // Shielded from its own sandbox (docs/adr/0102): it makes itself undumpable before it serves
 // anything, so nothing in the sandbox can trace it, read its memory or take its descriptors;
-// it has no debugger to open. It reaps every orphan of the sandbox (child subreaper) and passes
-// the signals it does not act on to the process groups it started.
+// it has no debugger to open. It reaps every orphan of the sandbox (child subreaper); SIGTERM
+// and SIGINT end every process group it started, then the agent; other signals that would end
+// it by default are taken and dropped.
 package main
 
 import (
@@ -208,10 +209,9 @@ func run() error {
 			case syscall.SIGTERM, syscall.SIGINT:
 				a.processes.forward(syscall.SIGKILL)
 				os.Exit(0)
-			case syscall.SIGPIPE:
-				// a closed pipe is reported where it is written
 			default:
-				a.processes.forward(sig.(syscall.Signal))
+				// Anything in the sandbox may send these: they are taken and dropped, never
+				// passed on to every process (nor, as for Node, opening a debugger).
 			}
 		}
 	}()
