@@ -1,6 +1,6 @@
 // The sandbox data path against the machine (issue 15): one figure per goal row, each with its
 // baseline measured in the same run and the ratio between them.
-//   npx tsx bench/sandbox-data-path.bench.ts [row ...]   (rows: process, cold, warm, file, large, stream, burst)
+//   npx tsx bench/sandbox-data-path.bench.ts [row ...]   (rows: process, idle, cold, warm, file, large, stream, burst)
 // The server is bench/sandbox-server.ts in a child process, with the product's 4 MiB request
 // limit. "memory" is the growth of the server process's peak resident set during the transfers
 // (the kernel's high-water mark, reset before them through /proc/<pid>/clear_refs). The 1 GiB
@@ -260,6 +260,77 @@ async function processRow(ready: Ready, sandbox: string): Promise<void> {
   console.log(
     `  goal REST <= 5 ms and <= 4x: ${verdict(median(rest) <= 5 && ratio <= 4)}; Connect <= 3 ms: ${verdict(median(connect) <= 3)}`,
   );
+}
+
+/** The processes below `root`, by parent pid, from /proc. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(root) ?? [])];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+function kibField(file: string, field: string): number {
+  try {
+    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(fs.readFileSync(file, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Idle sandboxes: PSS and RSS of every process of each (bubblewrap and everything below it). */
+async function idleRow(): Promise<void> {
+  const count = Number(process.env["BENCH_IDLE_SANDBOXES"] ?? 10);
+  const server = await startSandboxServer({ warmPool: 0 });
+  try {
+    const call = api(server.ready);
+    const names: string[] = [];
+    for (let i = 0; i < count; i++) names.push(await createSandbox(server.ready, `idle-${i}`));
+    await sleep(2000);
+    const sandboxPids = descendants(server.pid).filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "bwrap";
+      } catch {
+        return false;
+      }
+    });
+    // bubblewrap runs twice per sandbox (outside and as the namespace's init): take the outer ones.
+    const inner = new Set(sandboxPids.flatMap((pid) => descendants(pid)));
+    const outer = sandboxPids.filter((pid) => !inner.has(pid));
+    let pss = 0;
+    let rss = 0;
+    let processes = 0;
+    for (const pid of outer) {
+      for (const p of [pid, ...descendants(pid)]) {
+        pss += kibField(`/proc/${p}/smaps_rollup`, "Pss");
+        rss += kibField(`/proc/${p}/smaps_rollup`, "Rss");
+        processes++;
+      }
+    }
+    const agent = process.env["AIEM_SANDBOX_AGENT"] ?? "default";
+    console.log(
+      `idle sandbox (${outer.length} sandboxes, agent ${agent}): PSS ${(pss / 1024 / outer.length).toFixed(2)} MiB, RSS ${(rss / 1024 / outer.length).toFixed(2)} MiB per sandbox, ${(processes / outer.length).toFixed(1)} processes each`,
+    );
+    console.log(`  goal PSS <= 4 MiB: ${verdict(pss / 1024 / outer.length <= 4)}`);
+    for (const name of names) await call("DELETE", `/v1/${name}`);
+  } finally {
+    await server.stop();
+  }
 }
 
 async function coldRow(): Promise<void> {
@@ -690,6 +761,7 @@ console.log(
     .join(" ")}`,
 );
 try {
+  if (want("idle")) await idleRow();
   if (want("cold")) await coldRow();
   const server = await startSandboxServer({ warmPool: 1 });
   try {

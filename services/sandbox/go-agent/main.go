@@ -4,8 +4,9 @@
 //
 // Shielded from its own sandbox (docs/adr/0102): it makes itself undumpable before it serves
 // anything, so nothing in the sandbox can trace it, read its memory or take its descriptors;
-// it has no debugger to open. It reaps every orphan of the sandbox (child subreaper) and passes
-// the signals it does not act on to the process groups it started.
+// it has no debugger to open. It reaps every orphan of the sandbox (child subreaper); SIGTERM
+// and SIGINT end every process group it started, then the agent; other signals that would end
+// it by default are taken and dropped.
 package main
 
 import (
@@ -52,6 +53,19 @@ func prctl(option, arg uintptr) error {
 		return errno
 	}
 	return nil
+}
+
+// closeOnExecAbove marks every open descriptor above `low` close-on-exec.
+func closeOnExecAbove(low int) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > low {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 func (c config) options() agentOptions {
@@ -145,6 +159,8 @@ func run() error {
 	if err := prctl(prSetDumpable, 0); err != nil {
 		return fmt.Errorf("cannot make the agent undumpable: %v", err)
 	}
+	// No descriptor the agent inherited (its socket among them) may reach a program it starts.
+	closeOnExecAbove(2)
 	// Orphans of the sandbox's processes come to the agent, which reaps them.
 	_ = prctl(prSetChildSubreaper, 1)
 	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
@@ -193,10 +209,9 @@ func run() error {
 			case syscall.SIGTERM, syscall.SIGINT:
 				a.processes.forward(syscall.SIGKILL)
 				os.Exit(0)
-			case syscall.SIGPIPE:
-				// a closed pipe is reported where it is written
 			default:
-				a.processes.forward(sig.(syscall.Signal))
+				// Anything in the sandbox may send these: they are taken and dropped, never
+				// passed on to every process (nor, as for Node, opening a debugger).
 			}
 		}
 	}()

@@ -178,6 +178,8 @@ describe("sandbox lifecycle", () => {
         runtime: createLocalSandboxRuntime({
           dataDir: path.join(h.t.dataDir, "broken-rt"),
           cacheDir: AGENT_CACHE,
+          // The Node agent's way to fail: a node binary that is not there.
+          agent: "node",
           nodePath: "/nonexistent/node",
         }),
       },

@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { buildGoAgent } from "./go-agent-build.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -53,6 +54,9 @@ export interface AgentArtifacts {
    */
   readonly peerCredentialsPath?: string | undefined;
   readonly peerCredentialsUnavailableReason?: string | undefined;
+  /** The native agent (go-agent-build.ts), copied into the cache; undefined when it could not be built. */
+  readonly nativeAgentPath?: string | undefined;
+  readonly nativeAgentUnavailableReason?: string | undefined;
   /** The compiled seccomp filter (BPF); undefined when libseccomp or a compiler is missing. */
   readonly seccompFilterPath?: string | undefined;
   readonly seccompUnavailableReason?: string | undefined;
@@ -272,7 +276,7 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
       const dir = path.resolve(cacheDir);
       fs.mkdirSync(dir, { recursive: true });
       const version = readVersion();
-      const [bundle, helper, launch, enter, seccomp, guard, peer] = await Promise.all([
+      const [bundle, helper, launch, enter, seccomp, guard, peer, native] = await Promise.all([
         bundleAgent(dir, version).then(async (bundlePath) => ({
           bundlePath,
           snapshot: await buildSnapshot(dir, bundlePath, nodePath),
@@ -283,6 +287,12 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         buildSeccompFilter(dir),
         compile(dir, "agent-guard", path.join(agentSourceDir, "agent-guard.c"), [], { suffix: ".so" }),
         preparePeerCredentials(dir),
+        buildGoAgent(version).then((built) => {
+          if (built.path === undefined) return built;
+          const file = path.join(dir, `native-${path.basename(built.path)}`);
+          writeOnce(file, fs.readFileSync(built.path), 0o755);
+          return { path: file };
+        }),
       ]);
       return {
         bundlePath: bundle.bundlePath,
@@ -301,6 +311,8 @@ export function prepareAgentArtifacts(cacheDir: string, nodePath: string = proce
         guardUnavailableReason: guard.reason,
         peerCredentialsPath: peer.path,
         peerCredentialsUnavailableReason: peer.reason,
+        nativeAgentPath: native.path,
+        nativeAgentUnavailableReason: native.reason,
       };
     })();
     prepared.set(key, promise);

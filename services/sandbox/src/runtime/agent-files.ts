@@ -136,6 +136,9 @@ function cancelOnAbort(stream: http2.ClientHttp2Stream, signal: AbortSignal | un
   stream.once("close", () => signal.removeEventListener("abort", onAbort));
 }
 
+/** A write names its completion trailer up front: the native agent's HTTP/2 server reads only declared trailers. */
+const DECLARED_TRAILER = { trailer: COMPLETE_TRAILER } as const;
+
 /** How long a failed write through a descriptor waits for the agent to drop its temporary file. */
 const ABANDON_WAIT_MS = 5_000;
 
@@ -227,12 +230,10 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
     body: Readable | AsyncIterable<Uint8Array>,
     options: RawWriteOptions,
   ): Promise<FileInfo | undefined> {
-    const stream = await request(
-      "POST",
-      `${FILE_ROUTES_PREFIX}write-descriptor?${query}`,
-      {},
-      { endStream: false, waitForTrailers: true },
-    );
+    const stream = await request("POST", `${FILE_ROUTES_PREFIX}write-descriptor?${query}`, DECLARED_TRAILER, {
+      endStream: false,
+      waitForTrailers: true,
+    });
     let whole = false;
     stream.once("wantTrailers", () => stream.sendTrailers({ [COMPLETE_TRAILER]: whole ? "1" : "0" }));
     const trailers = trailersOf(stream);
@@ -323,12 +324,10 @@ export function createAgentFiles(agentRequest: AgentRequest, sandboxPid?: number
       });
       const viaFd = await viaDescriptor(async () => ({ info: await writeByDescriptor(path, query, body, options) }));
       if (viaFd !== undefined) return viaFd.info;
-      const stream = await request(
-        "PUT",
-        `${FILE_ROUTES_PREFIX}write?${query}`,
-        {},
-        { endStream: false, waitForTrailers: true },
-      );
+      const stream = await request("PUT", `${FILE_ROUTES_PREFIX}write?${query}`, DECLARED_TRAILER, {
+        endStream: false,
+        waitForTrailers: true,
+      });
       const source = body instanceof Readable ? body : Readable.from(body, { objectMode: false });
       // The agent keeps the file only with this trailer: the stream's side also ends when it is
       // closed early, which would otherwise look like a whole body.

@@ -45,7 +45,7 @@ def agent_pid():
         if p.isdigit():
             try:
                 argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")
-                if b"bwrap" not in argv[0] and any(a.startswith(b"/.aiem/agent.") for a in argv):
+                if b"bwrap" not in argv[0] and any(a == b"/.aiem/agent" or a.startswith(b"/.aiem/agent.") for a in argv):
                     return int(p)
             except OSError:
                 pass

@@ -121,6 +121,8 @@ export const SANDBOX_AGENT_SNAPSHOT = "/.aiem/agent.blob";
 export const SANDBOX_SPAWN_HELPER = "/.aiem/spawn-helper";
 export const SANDBOX_AGENT_GUARD = "/.aiem/agent-guard.so";
 export const SANDBOX_NODE = "/.aiem/node";
+/** The native agent, one static binary. */
+export const SANDBOX_NATIVE_AGENT = "/.aiem/agent";
 /** The descriptor the agent's socket reaches the agent as (see README.md, "The agent's socket"). */
 export const AGENT_SOCKET_FD = 5;
 /**
@@ -184,6 +186,11 @@ export interface BwrapArgsOptions {
   readonly guardPath: string;
   /** The launcher bound the node binary onto the stage's `node` (it lies outside the system directories). */
   readonly nodeStaged?: boolean | undefined;
+  /**
+   * The native agent on the host: run instead of node with the bundle. It needs no guard (it
+   * makes itself undumpable), no node and no spawn helper.
+   */
+  readonly nativeAgentPath?: string | undefined;
   /** The agent's startup snapshot, run instead of the bundle when there is one. */
   readonly snapshotPath?: string | undefined;
   readonly helperPath: string | undefined;
@@ -256,6 +263,30 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   // keeps ptrace and its kin off it).
   if (layers.pidNamespace) args.push("--ro-bind", "/dev/null", "/proc/1/mem");
   args.push("--dev", "/dev");
+  if (options.nativeAgentPath !== undefined) {
+    args.push(
+      "--ro-bind",
+      layers.hideHostPaths ? path.join(stageDir, "agent") : options.nativeAgentPath,
+      SANDBOX_NATIVE_AGENT,
+    );
+    if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
+    if (layers.emptyBoundingSet && layers.dropCapabilities) args.push("--cap-add", "CAP_SETPCAP");
+    args.push(
+      "--clearenv",
+      "--setenv",
+      "PATH",
+      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      "--setenv",
+      "AIEM_AGENT_CONFIG",
+      options.agentConfig,
+      "--chdir",
+      "/",
+    );
+    const command = layers.emptyBoundingSet
+      ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", SANDBOX_NATIVE_AGENT]
+      : [SANDBOX_NATIVE_AGENT];
+    return { options: args, command };
+  }
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
   // filesystem, which for the cache directory is a host path.
   const agent = options.snapshotPath

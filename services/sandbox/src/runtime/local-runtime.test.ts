@@ -140,7 +140,13 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     });
 
     it("a start that fails says why and leaves nothing running", async () => {
-      const broken = createLocalSandboxRuntime({ dataDir, cacheDir, nodePath: "/usr/bin/false" });
+      // An agent that exits at once, whichever agent the runtime runs.
+      const broken = createLocalSandboxRuntime({
+        dataDir,
+        cacheDir,
+        nodePath: "/usr/bin/false",
+        agentArtifacts: { ...(await prepareAgentArtifacts(cacheDir)), nativeAgentPath: "/usr/bin/false" },
+      });
       const error = await broken.start("broken").catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SandboxRuntimeError);
       expect((error as SandboxRuntimeError).code).toBe("start-failed");
@@ -208,9 +214,10 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           }
           await rt.stop(id);
         }
-        // A node binary outside the system directories (npm's `node` package) is staged too.
+        // The native agent alone, or the Node agent's files (a node binary outside the system
+        // directories, npm's `node` package, is staged too).
         expect(seen[0]).toMatch(
-          /^0\nagent-guard\.so\nagent\.(blob|cjs)\n(node\n)?spawn-helper\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
+          /^0\n(agent|agent-guard\.so\nagent\.(blob|cjs)\n(node\n)?spawn-helper)\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
         );
         expect(seen[1]).toBe(seen[0]);
         // An image still attached to a loop device (a previous mount going away) is mounted

@@ -64,7 +64,9 @@ import {
   type SandboxRecord,
 } from "./adopted-sandboxes.js";
 import {
+  DEFAULT_AGENT,
   SandboxRuntimeError,
+  type AgentKind,
   type IsolationMode,
   type LayerState,
   type LocalSandboxRuntime,
@@ -232,6 +234,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   });
   const groupName = runtimeCgroupName(dataDir);
   const givenNode = options.nodePath ?? process.execPath;
+  const envAgent = process.env["AIEM_SANDBOX_AGENT"];
+  const agentKind: AgentKind =
+    options.agent ?? (envAgent === "native" || envAgent === "node" ? envAgent : DEFAULT_AGENT);
+  const native = agentKind === "native";
   /** The binary sandboxes run the agent with: the given one, or its copy they can reach. */
   let nodePath = givenNode;
   const maxProcesses = options.maxProcesses ?? 4096;
@@ -333,8 +339,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     } catch (error) {
       return (error as Error).message;
     }
+    if (native && !art.nativeAgentPath)
+      return `the sandbox agent is not available: ${art.nativeAgentUnavailableReason}`;
     if (isolation !== "bwrap") return undefined;
-    if (!art.guardPath) {
+    if (!native && !art.guardPath) {
       return `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`;
     }
     const layers = layerStates(art);
@@ -469,14 +477,20 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       const adopted = await adopt(sandboxId, dir);
       if (adopted) return adopted;
     }
-    if (!fs.existsSync(givenNode)) {
+    if (!native && !fs.existsSync(givenNode)) {
       throw new SandboxRuntimeError("start-failed", `the node binary ${givenNode} that runs the agent does not exist`);
     }
     await prepare();
     const art = artifacts!;
     const peer = peerReader(art);
     checkCapacity(startOptions.limits ?? {}, sandboxId);
-    if (isolation === "bwrap" && !art.guardPath) {
+    if (native && !art.nativeAgentPath) {
+      throw new SandboxRuntimeError(
+        "start-failed",
+        `the sandbox agent is not available: ${art.nativeAgentUnavailableReason}`,
+      );
+    }
+    if (!native && isolation === "bwrap" && !art.guardPath) {
       throw new SandboxRuntimeError(
         "start-failed",
         `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
@@ -558,7 +572,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       ...(confined ? { socketFd: AGENT_SOCKET_FD } : { socket: socketPath }),
       root: confined ? "/" : root,
       version: art.version,
-      helperPath: art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
+      helperPath: !native && art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
       outputLimitBytes: options.outputLimitBytes,
       totalOutputLimitBytes: totalOutputLimit(memoryBytes),
       keepAliveMs: options.keepAliveMs,
@@ -632,18 +646,22 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
-        linkOrCopy(
-          art.snapshotPath ?? art.bundlePath,
-          path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
-        );
-        if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
-        linkOrCopy(art.guardPath!, path.join(staged, "agent-guard.so"));
+        if (native) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
+        else {
+          linkOrCopy(
+            art.snapshotPath ?? art.bundlePath,
+            path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
+          );
+          if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
+          linkOrCopy(art.guardPath!, path.join(staged, "agent-guard.so"));
+        }
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
           root: placed ? path.join(LAUNCH_PLACE, "root") : root,
           stageDir: placed ? path.join(LAUNCH_PLACE, "stage") : stageDir,
           bundlePath: art.bundlePath,
-          guardPath: art.guardPath!,
+          guardPath: art.guardPath ?? "",
+          nativeAgentPath: native ? art.nativeAgentPath : undefined,
           nodeStaged: placed && !isUnderSystemDirs(nodePath),
           snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
@@ -678,7 +696,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
           ...(imagePath ? ["--image", imagePath] : []),
           ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
-          ...(placed && !isUnderSystemDirs(nodePath) ? ["--node", fs.realpathSync(nodePath)] : []),
+          ...(!native && placed && !isUnderSystemDirs(nodePath) ? ["--node", fs.realpathSync(nodePath)] : []),
           ...(placed ? ["--place", LAUNCH_PLACE] : []),
           ...["--socket-fd", String(AGENT_SOCKET_FD)],
           ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
@@ -707,8 +725,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         ];
       }
     } else {
-      command = nodePath;
-      args = art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
+      command = native ? art.nativeAgentPath! : nodePath;
+      args = native ? [] : art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
       const prelude: string[] = [];
       for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
       if (prelude.length > 0) {
@@ -1075,7 +1093,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     get capabilities(): RuntimeCapabilities {
       return {
         ...capabilities,
-        exactSignals: artifacts ? artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
+        exactSignals: artifacts ? native || artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
         layers: artifacts && isolation === "bwrap" ? layerStates(artifacts) : ("unknown-until-prepared" as const),
       };
     },

@@ -31,6 +31,11 @@ export class SandboxRuntimeError extends Error {
   }
 }
 
+export type AgentKind = "native" | "node";
+
+/** The agent sandboxes run unless AIEM_SANDBOX_AGENT or the runtime's options say otherwise. */
+export const DEFAULT_AGENT: AgentKind = "node";
+
 export interface LocalSandboxRuntimeOptions {
   /** Where sandboxes keep their files. */
   readonly dataDir: string;
@@ -44,6 +49,12 @@ export interface LocalSandboxRuntimeOptions {
   readonly bwrapPath?: string;
   /** The node binary that runs the agent; this process's own when unset. */
   readonly nodePath?: string;
+  /**
+   * Which agent sandboxes run: the native one (services/sandbox/go-agent, one static binary) or
+   * the Node one, kept while sandboxes move over. Default: AIEM_SANDBOX_AGENT (`native` or
+   * `node`), else DEFAULT_AGENT.
+   */
+  readonly agent?: AgentKind;
   /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
   readonly cacheDir?: string;
   /** A prebuilt agent bundle and helper (see prepareAgentArtifacts), e.g. made at image build time. */
