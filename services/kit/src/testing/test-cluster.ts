@@ -147,7 +147,6 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
       "--cidr=10.244.0.0/24",
       "--node-ip=10.0.0.1",
-      "--server-address=",
     ]);
 
     const kubectl = (args: readonly string[], input?: string): string =>

@@ -39,26 +39,31 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
     selector,
   );
   const listeners = new Set<(uid: string) => void>();
-  // Objects deleted and re-created under one name: start() waits on these for the old pod to go.
-  const podGone = new Map<string, (() => void)[]>();
   const notify = (object: V1Pod | V1PersistentVolumeClaim) => {
     const uid = object.metadata?.labels?.["app.kubernetes.io/instance"];
     if (uid) for (const listener of listeners) listener(uid);
   };
+  // Callers waiting for an object to be gone (a pod before its successor starts, a claim being
+  // deleted), released by the informer's delete event.
+  const goneWaiters = new Map<string, (() => void)[]>();
+  const release = (kind: string) => (object: V1Pod | V1PersistentVolumeClaim) => {
+    const key = `${kind}/${object.metadata?.name ?? ""}`;
+    for (const resolve of goneWaiters.get(key) ?? []) resolve();
+    goneWaiters.delete(key);
+  };
+  pods.on("delete", release("pod"));
+  claims.on("delete", release("claim"));
   for (const verb of ["add", "update", "delete"] as const) {
     pods.on(verb, notify);
     claims.on(verb, notify);
   }
-  pods.on("delete", (pod) => {
-    const name = pod.metadata?.name ?? "";
-    for (const resolve of podGone.get(name) ?? []) resolve();
-    podGone.delete(name);
-  });
   await Promise.all([pods.start(), claims.start()]);
 
-  const waitForPodGone = (name: string): Promise<void> => {
-    if (!pods.get(name, namespace)) return Promise.resolve();
-    return new Promise((resolve) => podGone.set(name, [...(podGone.get(name) ?? []), resolve]));
+  const gone = (kind: "pod" | "claim", name: string): Promise<void> => {
+    const cached = kind === "pod" ? pods.get(name, namespace) : claims.get(name, namespace);
+    if (!cached) return Promise.resolve();
+    const key = `${kind}/${name}`;
+    return new Promise((resolve) => goneWaiters.set(key, [...(goneWaiters.get(key) ?? []), resolve]));
   };
 
   return {
@@ -76,7 +81,7 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
       const owner = { kind: "PersistentVolumeClaim", name, uid: owned.metadata?.uid ?? "" };
       const { pod, service } = engineObjects(spec, namespace, spec.kubernetes, owner);
       await createOrRead(() => core.createNamespacedService({ namespace, body: service }));
-      await waitForPodGone(name);
+      await gone("pod", name);
       await createOrRead(() => core.createNamespacedPod({ namespace, body: pod }));
     },
 
@@ -86,7 +91,9 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
     },
 
     async stop(uid) {
-      await ignoreNotFound(core.deleteNamespacedPod({ namespace, name: engineObjectName(uid) }));
+      const name = engineObjectName(uid);
+      await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
+      await gone("pod", name);
     },
 
     async remove(uid) {
@@ -95,6 +102,7 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
       await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
       await ignoreNotFound(core.deleteNamespacedService({ namespace, name }));
       await ignoreNotFound(core.deleteNamespacedPersistentVolumeClaim({ namespace, name }));
+      await Promise.all([gone("pod", name), gone("claim", name)]);
     },
 
     async resizeStorage(uid, bytes) {
