@@ -128,11 +128,17 @@ describe.skipIf(unavailable !== undefined)("engine objects on a real control pla
     expect(status.pending?.message).toMatch(/Insufficient nvidia\.com\/gpu/);
   });
 
-  it("deletes the pod and Service with the claim (owner references, garbage collector)", async () => {
+  it("deletes the pod and Service with the claim (owner references, foreground deletion)", async () => {
     const uid = "0a9b8c7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d";
     await apply(spec(uid, { kind: "notebook", version: "python", image: "example.invalid/nb" }));
     await watchPod(`engine-${uid}`, (p) => engineStatusOf(p, true).phase === "ready");
-    await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
+    // Foreground: the pod holds the claim (its protection finalizer) until the pod is gone, so the
+    // claim's dependents must go first; in the background the two would wait on each other.
+    await core.deleteNamespacedPersistentVolumeClaim({
+      namespace,
+      name: `engine-${uid}`,
+      propagationPolicy: "Foreground",
+    });
     await watchPod(`engine-${uid}`, (p) => p === undefined);
     await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
       code: 404,

@@ -101,7 +101,9 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
       // The claim owns the rest; deleting them too does not wait for the garbage collector.
       await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
       await ignoreNotFound(core.deleteNamespacedService({ namespace, name }));
-      await ignoreNotFound(core.deleteNamespacedPersistentVolumeClaim({ namespace, name }));
+      await ignoreNotFound(
+        core.deleteNamespacedPersistentVolumeClaim({ namespace, name, propagationPolicy: "Foreground" }),
+      );
       await Promise.all([gone("pod", name), gone("claim", name)]);
     },
 
