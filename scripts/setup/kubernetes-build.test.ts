@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,6 +47,7 @@ describe("the Kubernetes binaries cache", () => {
     writeFileSync(kubernetesArtifactPath(dir, "etcd"), "");
     expect(missingKubernetesArtifacts(dir)).not.toContain("etcd");
     expect(missingKubernetesArtifacts(dir)).toHaveLength(6);
+    rmSync(dir, { recursive: true });
   });
 
   it("lives under the user's cache directory unless AIEM_KUBERNETES_CACHE says where", () => {

@@ -21,8 +21,14 @@ export interface EngineSettings {
    * engine's own `config` (spec section 5).
    */
   readonly daiCoreConfig: Readonly<Record<string, string>>;
-  /** AIEM_ENGINE_RUNTIME: where engines run. Only `local` exists today (`kubernetes` is planned). */
-  readonly runtime: "local";
+  /**
+   * AIEM_ENGINE_RUNTIME: where engines run. `local` (the default) runs them on this machine;
+   * `kubernetes` makes their objects in a cluster (kubeconfig from `KUBECONFIG`, or in-cluster),
+   * for DAI and notebook engines so far (docs/adr/0161).
+   */
+  readonly runtime: "local" | "kubernetes";
+  /** AIEM_KUBERNETES_NAMESPACE: the namespace of the engines' objects on Kubernetes (default `default`). */
+  readonly kubernetesNamespace?: string;
   /**
    * AIEM_PUBLIC_URL: the base URL users reach the product at, for `login_url`, `api_url` and
    * notebook access URLs. Unset means `http://<AIEM_HOST>:<AIEM_PORT>`. Tests pass a function
@@ -95,13 +101,14 @@ export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineS
 /** Reads and checks the engine service's environment; a bad value is a ConfigError naming its variable. */
 export function readEngineEnv(env: Env = process.env): EngineConfig {
   const runtime = readString(env, "AIEM_ENGINE_RUNTIME", { default: "local" });
-  if (runtime !== "local")
-    throw new ConfigError("AIEM_ENGINE_RUNTIME", `only "local" is available, got ${JSON.stringify(runtime)}`);
+  if (runtime !== "local" && runtime !== "kubernetes")
+    throw new ConfigError("AIEM_ENGINE_RUNTIME", `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);
   return {
     ...readCommonEnv(env),
     pageTokenKey: readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true }),
     daiCoreConfig: readCoreConfig(env),
     runtime,
+    kubernetesNamespace: readString(env, "AIEM_KUBERNETES_NAMESPACE", { default: "default" }),
     publicUrl: readUrl(env, "AIEM_PUBLIC_URL", { optional: true, protocols: ["http", "https"] })?.replace(/\/+$/, ""),
     jupyterCommand: readString(env, "AIEM_JUPYTER_COMMAND", { optional: true }),
     h2oServer: readH2OServer(env),

@@ -6,6 +6,7 @@ import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { sql } from "kysely";
+import { KubeConfig } from "@kubernetes/client-node";
 import { loadSessionKey, loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
@@ -31,6 +32,7 @@ import { engineMigrations } from "./migrations.js";
 import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { h2oServerOf } from "./runtime/h2o-server.js";
+import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
 import { loadByName, loadByUid } from "./store.js";
@@ -132,6 +134,11 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     });
     await catalogue.ready;
     let runtime = deps.runtime;
+    if (!runtime && settings.runtime === "kubernetes") {
+      const config = new KubeConfig();
+      config.loadFromDefault();
+      runtime = await createKubernetesRuntime({ config, namespace: settings.kubernetesNamespace ?? "default" });
+    }
     if (!runtime) {
       // One engine service per directory: a second would be the same placement and adopt (or
       // stop) the first one's engines. It stops with a clear error instead.

@@ -5,6 +5,8 @@ import type { DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import type { H2OEngine } from "@aiem/proto/enginemanager/v1/h2o_engine_pb.js";
 import type { NotebookEngine } from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
 import { KIND_BY_TYPE } from "./kinds.js";
+import type { KubernetesPlacement } from "./runtime/kubernetes/engine-objects.js";
+import { placementOf } from "./runtime/kubernetes/placement.js";
 import type { EngineRunSpec, RuntimeEngineKind } from "./runtime/runtime.js";
 import { enginePath, type EngineRow } from "./store.js";
 import { effectiveConfig } from "./validation.js";
@@ -21,6 +23,7 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
   let image = "";
   let config: Record<string, string> = {};
   const options: Record<string, string> = {};
+  let kubernetes: KubernetesPlacement = {};
   switch (row.type) {
     case "daiEngines": {
       const d = resource as DAIEngine;
@@ -34,6 +37,7 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
         coreConfig,
       );
       if (d.profileInfo?.tritonEnabled) options["triton"] = "true";
+      kubernetes = placementOf({ ...d.profileInfo, ...pullSettings(d.daiEngineVersionInfo) });
       break;
     }
     case "h2oEngines": {
@@ -47,6 +51,7 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
     case "notebookEngines": {
       const n = resource as NotebookEngine;
       image = n.notebookImageInfo?.image ?? "";
+      kubernetes = placementOf({ ...n.profileInfo, ...pullSettings(n.notebookImageInfo) });
       if (n.profileInfo?.syncGitRepositoryEnabled) {
         options["gitRepository"] = n.profileInfo.gitRepository;
         options["gitRef"] = n.profileInfo.gitRef;
@@ -69,5 +74,10 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
     basePath: enginePath(row.uid),
     config,
     options,
+    kubernetes,
   };
+}
+
+function pullSettings(version: { imagePullPolicy: number; imagePullSecrets: string[] } | undefined) {
+  return { imagePullPolicy: version?.imagePullPolicy ?? 0, imagePullSecrets: version?.imagePullSecrets ?? [] };
 }

@@ -78,8 +78,8 @@ export type GatedOp = "start" | "ready" | "stop" | "remove" | "resize";
  * still starting. The reconciler then leaves the engine in STARTING, CONNECTING, PAUSING,
  * TERMINATING or DELETING, or with its storage resizing, until the test releases the gate.
  */
-export interface GatedRuntime extends EngineRuntime {
-  readonly inner: LocalRuntime;
+export interface GatedRuntime<Inner extends EngineRuntime = LocalRuntime> extends EngineRuntime {
+  readonly inner: Inner;
   hold(key: string, op: GatedOp): void;
   release(key: string, op: GatedOp): void;
   /** Releases every gate. */
@@ -88,7 +88,7 @@ export interface GatedRuntime extends EngineRuntime {
   uidOf(name: string): string | undefined;
 }
 
-export function createGatedRuntime(inner: LocalRuntime): GatedRuntime {
+export function createGatedRuntime<Inner extends EngineRuntime>(inner: Inner): GatedRuntime<Inner> {
   const held = new Set<string>();
   const waiters = new Map<string, Array<() => void>>();
   const names = new Map<string, string>();
@@ -185,6 +185,8 @@ export interface EngineTestHostOptions {
   readonly settings?: Partial<EngineSettings>;
   readonly seedDemo?: boolean;
   readonly policy?: string;
+  /** Runs engines on this runtime (gated) instead of the local one; the host closes it when it stops. */
+  readonly runtime?: EngineRuntime;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -210,6 +212,11 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
         name: "engine",
         create: (deps) => {
           bus = deps.bus;
+          if (options.runtime) {
+            // Tests that bring their own runtime never reach `inner`, the local runtime's extras.
+            runtime = createGatedRuntime(options.runtime) as unknown as GatedRuntime;
+            return createEngineModule({ ...deps, engineConfig: settings, outboxPollInterval: 50, runtime });
+          }
           runtime = createGatedRuntime(
             createLocalRuntime({
               root: path.join(deps.config.dataDir, "engines"),

@@ -161,7 +161,11 @@ describe("readEngineEnv", () => {
       /AIEM_DAI_CORE_CONFIG: the value of "a" must be a string/,
     );
     expect(() => readEngineEnv({ AIEM_DAI_CORE_CONFIG: "{" })).toThrow(/AIEM_DAI_CORE_CONFIG: is not valid JSON/);
-    expect(() => readEngineEnv({ AIEM_ENGINE_RUNTIME: "kubernetes" })).toThrow(/AIEM_ENGINE_RUNTIME/);
+    expect(() => readEngineEnv({ AIEM_ENGINE_RUNTIME: "docker" })).toThrow(
+      /AIEM_ENGINE_RUNTIME: must be "local" or "kubernetes"/,
+    );
+    const kubernetes = readEngineEnv({ AIEM_ENGINE_RUNTIME: "kubernetes", AIEM_KUBERNETES_NAMESPACE: "engines" });
+    expect([kubernetes.runtime, kubernetes.kubernetesNamespace]).toEqual(["kubernetes", "engines"]);
   });
 });
 

@@ -2,6 +2,8 @@
 // of what they should be, never of processes, so a Kubernetes runtime (a pod, a service and a
 // volume per engine) fits the same interface as the local one (a process and a directory).
 
+import type { KubernetesPlacement } from "./kubernetes/engine-objects.js";
+
 export type RuntimeEngineKind = "dai" | "h2o" | "notebook";
 
 /** Everything a runtime needs to run an engine; the reconciler builds it from the engine's row. */
@@ -25,6 +27,8 @@ export interface EngineRunSpec {
   readonly config: Readonly<Record<string, string>>;
   /** Extra settings of the kind: H2O java options, notebook git sync. */
   readonly options: Readonly<Record<string, string>>;
+  /** What only the Kubernetes runtime reads: pod template, tolerations, pull settings, storage class. */
+  readonly kubernetes?: KubernetesPlacement;
 }
 
 /** Why an engine stopped without being asked to. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EngineRunSpec } from "../runtime.js";
 import { engineObjects } from "./engine-objects.js";
+import { placementOf } from "./placement.js";
 
 const uid = "3f2b8c1e-0d4a-4f6e-9b7a-1c2d3e4f5a6b";
 
@@ -176,5 +177,27 @@ describe("the objects of a notebook engine", () => {
 
   it("refuses H2O engines, which are a cluster of pods", () => {
     expect(() => engineObjects(daiSpec({ kind: "h2o" }), "w")).toThrow(/H2O/);
+  });
+});
+
+describe("placement settings from the catalogue", () => {
+  it("parses the profile's YAML and maps the version's pull policy", () => {
+    expect(
+      placementOf({
+        yamlPodTemplateSpec: "metadata:\n  labels:\n    a: b\nspec:\n  nodeSelector:\n    pool: gpu\n",
+        yamlGpuTolerations: "- key: gpu\n  operator: Exists\n",
+        gpuResourceName: "amd.com/gpu",
+        storageClassName: "",
+        imagePullPolicy: 3,
+        imagePullSecrets: ["regcred"],
+      }),
+    ).toEqual({
+      podTemplate: { metadata: { labels: { a: "b" } }, spec: { nodeSelector: { pool: "gpu" } } },
+      gpuTolerations: [{ key: "gpu", operator: "Exists" }],
+      gpuResourceName: "amd.com/gpu",
+      imagePullPolicy: "IfNotPresent",
+      imagePullSecrets: ["regcred"],
+    });
+    expect(placementOf({ imagePullPolicy: 0, imagePullSecrets: [] })).toEqual({});
   });
 });

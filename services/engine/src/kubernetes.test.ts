@@ -1,0 +1,77 @@
+// The engine service on the Kubernetes runtime against a real control plane with kwok nodes:
+// engines made through the API become pods, claims and Services in the cluster, and pause,
+// resume and delete act on them. Skipped, saying why, where the binaries are not built.
+import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
+import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
+
+const unavailable = kubernetesUnavailable();
+if (unavailable) console.warn(`kubernetes.test.ts: skipped, ${unavailable}`);
+
+const namespace = "workloads";
+
+describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", () => {
+  let cluster: TestCluster;
+  let core: CoreV1Api;
+  let h: EngineTestHost;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    await cluster.createNamespace(namespace);
+    const config = new KubeConfig();
+    config.loadFromFile(cluster.kubeconfigPath);
+    core = config.makeApiClient(CoreV1Api);
+    h = await startEngineTestHost({ runtime: await createKubernetesRuntime({ config, namespace }) });
+    await catalogueFixture(h, "notebookEngineProfiles", "nb", { enabled: true });
+    await catalogueFixture(h, "notebookEngineImages", "jupyter", {
+      image: "example.invalid/jupyter:1",
+      enabled: true,
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await h?.stop();
+    await cluster?.stop();
+  });
+
+  it("runs a notebook engine as a pod, pauses it keeping its claim, resumes and deletes it", {
+    timeout: 120_000,
+  }, async () => {
+    const name = "workspaces/team-a/notebookEngines/k8s";
+    const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=k8s", {
+      who: "alice",
+      body: {
+        profile: "workspaces/global/notebookEngineProfiles/nb",
+        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
+    const objectName = `engine-${engine.uid}`;
+    const pod = await core.readNamespacedPod({ namespace, name: objectName });
+    expect(cluster.nodeNames).toContain(pod.spec?.nodeName);
+    expect(pod.metadata?.labels).toMatchObject({
+      "app.kubernetes.io/name": "notebook-engine",
+      "app.kubernetes.io/instance": engine.uid,
+      "app.kubernetes.io/managed-by": "engine-operator",
+    });
+    expect(pod.spec?.containers[0]?.image).toBe("example.invalid/jupyter:1");
+    expect(pod.metadata?.annotations?.["engine.h2o.ai/name"]).toBe(name);
+
+    expect((await h.rest("POST", `/v1/${name}:pause`, { who: "alice" })).status).toBe(200);
+    await h.waitForState(name, "STATE_PAUSED", 60_000);
+    await expect(core.readNamespacedPod({ namespace, name: objectName })).rejects.toMatchObject({ code: 404 });
+    await core.readNamespacedPersistentVolumeClaim({ namespace, name: objectName });
+
+    expect((await h.rest("POST", `/v1/${name}:resume`, { who: "alice" })).status).toBe(200);
+    await h.waitForState(name, "STATE_RUNNING", 60_000);
+    await core.readNamespacedPod({ namespace, name: objectName });
+
+    expect((await h.rest("DELETE", `/v1/${name}`, { who: "alice" })).status).toBe(200);
+    await h.waitForGone(name, 60_000);
+    await expect(core.readNamespacedPersistentVolumeClaim({ namespace, name: objectName })).rejects.toMatchObject({
+      code: 404,
+    });
+  });
+});

@@ -1,0 +1,147 @@
+// The engine objects applied to a real apiserver, scheduler and garbage collector with kwok nodes.
+import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
+import { CoreV1Api, KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EngineRunSpec } from "../runtime.js";
+import { engineObjects, type KubernetesPlacement } from "./engine-objects.js";
+import { engineStatusOf } from "./pod-state.js";
+
+const unavailable = kubernetesUnavailable();
+if (unavailable) console.warn(`skipping the engine objects' cluster tests: ${unavailable}`);
+
+const namespace = "workloads";
+
+function spec(uid: string, overrides: Partial<EngineRunSpec> = {}): EngineRunSpec {
+  return {
+    uid,
+    kind: "dai",
+    name: `workspaces/w1/daiEngines/${uid}`,
+    version: "1.11.0",
+    image: "example.invalid/dai:1.11.0",
+    cpu: 1,
+    gpu: 0,
+    memoryBytes: 1n << 30n,
+    storageBytes: 1n << 30n,
+    nodeCount: 1,
+    basePath: `/engines/${uid}/`,
+    config: {},
+    options: {},
+    ...overrides,
+  };
+}
+
+describe.skipIf(unavailable !== undefined)("engine objects on a real control plane", () => {
+  let cluster: TestCluster;
+  let config: KubeConfig;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    config = new KubeConfig();
+    config.loadFromFile(cluster.kubeconfigPath);
+    core = config.makeApiClient(CoreV1Api);
+    await cluster.createNamespace(namespace);
+  }, 180_000);
+  afterAll(() => cluster?.stop());
+
+  /** Creates the claim, then the pod and Service owned by it, as the runtime does. */
+  async function apply(engine: EngineRunSpec, placement: KubernetesPlacement = {}): Promise<void> {
+    const { claim } = engineObjects(engine, namespace, placement);
+    const created = await core.createNamespacedPersistentVolumeClaim({ namespace, body: claim });
+    const owner = {
+      kind: "PersistentVolumeClaim",
+      name: created.metadata?.name ?? "",
+      uid: created.metadata?.uid ?? "",
+    };
+    const { pod, service } = engineObjects(engine, namespace, placement, owner);
+    await core.createNamespacedService({ namespace, body: service });
+    await core.createNamespacedPod({ namespace, body: pod });
+  }
+
+  /** Resolves with the pod once `done` holds for it (`undefined`: deleted), by a list and a watch from it. */
+  async function watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined> {
+    const fieldSelector = `metadata.name=${name}`;
+    const list = await core.listNamespacedPod({ namespace, fieldSelector });
+    const current = list.items[0];
+    if (done(current)) return current;
+    let abort: AbortController | undefined;
+    const result = new Promise<V1Pod | undefined>((resolve, reject) => {
+      new Watch(config)
+        .watch(
+          `/api/v1/namespaces/${namespace}/pods`,
+          { fieldSelector, resourceVersion: list.metadata?.resourceVersion },
+          (type, object: V1Pod) => {
+            const pod = type === "DELETED" ? undefined : object;
+            if (done(pod)) resolve(pod);
+          },
+          (error) => reject(error ?? new Error("the watch ended")),
+        )
+        .then((controller) => {
+          abort = controller;
+        }, reject);
+    });
+    try {
+      return await result;
+    } finally {
+      abort?.abort();
+    }
+  }
+
+  it("runs a DAI engine's pod on a kwok node with the official labels and template", async () => {
+    const uid = "9b1d7c52-2f0e-4a43-8d7c-0a1b2c3d4e5f";
+    await apply(spec(uid), {
+      podTemplate: {
+        metadata: { annotations: { "custom-key": "custom-value" } },
+        spec: {
+          containers: [{ name: "driverless-ai", env: [{ name: "CUSTOM_VAR", value: "CUSTOM_VAL" }] }],
+          tolerations: [{ key: "dedicated", operator: "Equal", value: "steam", effect: "NoSchedule" }],
+        },
+      },
+      gpuTolerations: [{ key: "gpu", operator: "Equal", value: "value1", effect: "NoSchedule" }],
+    });
+    const pod = await watchPod(`engine-${uid}`, (p) => engineStatusOf(p, true).phase === "ready");
+    expect(cluster.nodeNames).toContain(pod?.spec?.nodeName);
+    expect(pod?.metadata?.labels?.["app.kubernetes.io/instance"]).toBe(uid);
+    expect(pod?.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("engine-operator");
+    expect(pod?.metadata?.annotations?.["custom-key"]).toBe("custom-value");
+    // The template's toleration and the two the apiserver adds (not-ready, unreachable); the GPU
+    // toleration is left out without GPUs: three, as the official test counts.
+    expect(pod?.spec?.tolerations?.map((t) => t.key).sort()).toEqual([
+      "dedicated",
+      "node.kubernetes.io/not-ready",
+      "node.kubernetes.io/unreachable",
+    ]);
+
+    const service = await core.readNamespacedService({ namespace, name: `engine-${uid}` });
+    expect(service.spec?.selector).toEqual({ "app.kubernetes.io/instance": uid });
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
+    expect(claim.status?.phase).toBe("Bound");
+  });
+
+  it("stays pending with the scheduler's reason when no node has the GPU", async () => {
+    const uid = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9";
+    await apply(spec(uid, { gpu: 1 }));
+    const pod = await watchPod(`engine-${uid}`, (p) => engineStatusOf(p, true).pending !== undefined);
+    const status = engineStatusOf(pod, true);
+    expect(status.phase).toBe("starting");
+    expect(status.pending?.reason).toBe("Unschedulable");
+    expect(status.pending?.message).toMatch(/Insufficient nvidia\.com\/gpu/);
+  });
+
+  it("deletes the pod and Service with the claim (owner references, foreground deletion)", async () => {
+    const uid = "0a9b8c7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d";
+    await apply(spec(uid, { kind: "notebook", version: "python", image: "example.invalid/nb" }));
+    await watchPod(`engine-${uid}`, (p) => engineStatusOf(p, true).phase === "ready");
+    // Foreground: the pod holds the claim (its protection finalizer) until the pod is gone, so the
+    // claim's dependents must go first; in the background the two would wait on each other.
+    await core.deleteNamespacedPersistentVolumeClaim({
+      namespace,
+      name: `engine-${uid}`,
+      propagationPolicy: "Foreground",
+    });
+    await watchPod(`engine-${uid}`, (p) => p === undefined);
+    await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
+      code: 404,
+    });
+  });
+});
