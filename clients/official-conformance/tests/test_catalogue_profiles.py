@@ -225,6 +225,11 @@ class ProfileContract:
         self.assertIsNone(self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace))
         self.assertEqual(self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace), [])
 
+    def test_gpu_resource_name_defaults_to_nvidia(self: Any) -> None:
+        created = self.create(self.admin, self.workspace, self.make("No GPU name", gpu_resource_name=""), oc.unique("p"))
+        self.assertEqual(created.gpu_resource_name, "nvidia.com/gpu")
+        self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace)
+
     def test_copy_to_another_workspace(self: Any) -> None:
         source = self.create(self.admin, self.workspace, self.make("Source"), "source")
         target = f"workspaces/{oc.unique('oc-copy')}"

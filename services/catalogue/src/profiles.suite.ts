@@ -129,6 +129,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect(created.maxRunningDurationConstraint.default.seconds).toBe(28800n);
     if (kind === "h2oEngineProfiles") expect(created.nodeCountConstraint).toMatchObject({ min: 1n, default: 1n });
     else expect(created.storageBytesConstraint).toMatchObject({ min: GiB, default: 16n * GiB });
+    expect(created.gpuResourceName).toBe("nvidia.com/gpu");
     if (kind === "notebookEngineProfiles") {
       expect(created.gitRef).toBe("HEAD");
       expect(created.gitDirectoryName).toBe("Example");
