@@ -160,6 +160,9 @@ class ProfileContract:
         expected = self.fields("Conformance profile")
         created = self.create(self.admin, self.workspace, self.make("Conformance profile"), profile_id)
         self.assertProfile(created, name, expected)
+        # Not updated yet: no update time, no updater.
+        self.assertIsNone(created.update_time)
+        self.assertEqual((created.updater, created.updater_display_name), ("", ""))
         got = self.call(self.member, "get_{kind}_engine_profile", name=name)
         self.assertProfile(got, name, expected)
 
@@ -181,7 +184,9 @@ class ProfileContract:
         updated.priority = 1
         masked = self.call(self.admin, "update_{kind}_engine_profile", updated, update_mask="display_name")
         self.assertProfile(masked, name, dict(changed, display_name="Masked"))
-        self.assertProfile(self.call(self.member, "get_{kind}_engine_profile", name=name), name, dict(changed, display_name="Masked"))
+        self.assertProfile(self.call(self.admin, "get_{kind}_engine_profile", name=name), name, dict(changed, display_name="Masked"))
+        # Now restricted to a role the member does not hold: hidden from them, as if missing.
+        self.assertApiError(404, getattr(self.client(self.member), f"get_{self.kind}_engine_profile"), name=name)
 
         self.assertIsNone(self.call(self.admin, "delete_{kind}_engine_profile", name=name))
         self.assertApiError(404, getattr(self.client(self.member), f"get_{self.kind}_engine_profile"), name=name)
@@ -219,6 +224,11 @@ class ProfileContract:
 
         self.assertIsNone(self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace))
         self.assertEqual(self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace), [])
+
+    def test_gpu_resource_name_defaults_to_nvidia(self: Any) -> None:
+        created = self.create(self.admin, self.workspace, self.make("No GPU name", gpu_resource_name=""), oc.unique("p"))
+        self.assertEqual(created.gpu_resource_name, "nvidia.com/gpu")
+        self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace)
 
     def test_copy_to_another_workspace(self: Any) -> None:
         source = self.create(self.admin, self.workspace, self.make("Source"), "source")

@@ -144,6 +144,22 @@ class VersionContract(CatalogueContract):
         return dict(deprecated=False, image="registry.example.com/changed:1",
                     image_pull_policy=ImagePullPolicy.IMAGE_PULL_POLICY_NEVER, image_pull_secrets=["other"])
 
+    def test_short_ids_default_pull_policy_and_no_updater_until_updated(self: Any) -> None:
+        # Version ids of one or two segments, as the official fixtures use; no pull policy given.
+        for resource_id in ("1", "12", "1.10"):
+            created = self.call(self.admin, "create_{noun}", parent=self.workspace,
+                                **{self.noun: self.resource_class(image="registry.example.com/short:1"),
+                                   f"{self.noun}_id": resource_id})
+            self.assertEqual(created.name, self.name(resource_id))
+            self.assertEqual(created.image_pull_policy, ImagePullPolicy.IMAGE_PULL_POLICY_IF_NOT_PRESENT)
+            self.assertIsNone(created.update_time)
+            self.assertEqual((created.updater, created.updater_display_name), ("", ""))
+        self.assertEqual(self.call(self.member, "get_{noun}", name=self.name("12")).name, self.name("12"))
+        # The aliases come back sorted, without repeats.
+        versions = self.call(self.admin, "assign_{noun}_aliases", name=self.name("12"), aliases=["zeta", "latest", "zeta", "alpha"])
+        self.assertEqual({v.name: v.aliases for v in versions}[self.name("12")], ["alpha", "latest", "zeta"])
+        self.call(self.admin, "delete_all_{noun}s", parent=self.workspace)
+
     def test_assign_aliases_moves_them_and_names_resolve(self: Any) -> None:
         for n, resource_id in enumerate(self.ids):
             self.create(self.admin, self.workspace, n, resource_id)
@@ -151,7 +167,7 @@ class VersionContract(CatalogueContract):
         by_name = {v.name: v.aliases for v in versions}
         # Every version of the workspace comes back, so the one that lost an alias is seen too.
         self.assertEqual(by_name, {self.name(self.ids[0]): [], self.name(self.ids[1]): ["alias-1"],
-                                   self.name(self.ids[2]): ["latest", "alias-0"]})
+                                   self.name(self.ids[2]): ["alias-0", "latest"]})
         # An alias names its version.
         by_alias = self.call(self.member, "get_{noun}", name=self.name("latest"))
         self.assertEqual(by_alias.name, self.name(self.ids[2]))
@@ -199,6 +215,15 @@ class ImageContract(CatalogueContract):
     def changed(self) -> dict[str, Any]:
         return dict(display_name="Changed", enabled=False, image="registry.example.com/changed:2",
                     image_pull_policy=ImagePullPolicy.IMAGE_PULL_POLICY_ALWAYS, image_pull_secrets=[])
+
+
+    def test_default_pull_policy_and_no_updater_until_updated(self: Any) -> None:
+        created = self.call(self.admin, "create_{noun}", parent=self.workspace,
+                            **{self.noun: self.resource_class(image="registry.example.com/plain:1"), f"{self.noun}_id": "plain"})
+        self.assertEqual(created.image_pull_policy, ImagePullPolicy.IMAGE_PULL_POLICY_IF_NOT_PRESENT)
+        self.assertIsNone(created.update_time)
+        self.assertEqual((created.updater, created.updater_display_name), ("", ""))
+        self.call(self.admin, "delete_all_{noun}s", parent=self.workspace)
 
 
 class NotebookEngineImageTest(ImageContract, oc.ConformanceCase):

@@ -8,6 +8,7 @@ to the client (generated id, first assigned profile, first version), covers the 
 
 from __future__ import annotations
 
+import json
 import unittest
 
 from . import _conformance as oc
@@ -98,7 +99,27 @@ class DAIEngineTest(oc.ConformanceCase):
         logs = engine.download_logs()
         self.assertIn("Driverless AI 1.11.0", logs)
 
-        # update: everything (mask "*"), then one field, then validate_only.
+        # A running engine is not updated: it must be paused or failed first.
+        engine.display_name = "Renamed DAI"
+        refused = self.assertApiError(400, engine.update)
+        self.assertIn("engine must be paused or failed", json.loads(refused.body)["message"])
+        engine = self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE)
+
+        engine.resize_storage(new_storage="32Gi")
+        self.assertEqual(engine.storage_bytes, "32Gi")
+        self.assertEqual(self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE).storage_bytes, "32Gi")
+        # Storage only grows.
+        self.assertApiError(400, engine.resize_storage, new_storage="1Gi")
+
+        engine.pause()
+        self.assertIn(engine.state, (DAIEngineState.STATE_PAUSING, DAIEngineState.STATE_PAUSED))
+        engine.wait(timeout_seconds=WAIT)
+        self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
+        with self.assertRaises(RuntimeError):
+            engine.connect()  # only a running engine can be connected to
+
+        # update (paused): everything (mask "*"), then one field, then validate_only.
+        created_fields = dict(created_fields, storage_bytes="32Gi")
         engine.display_name = "Renamed DAI"
         engine.cpu = 4
         engine.memory_bytes = "16Gi"
@@ -118,19 +139,10 @@ class DAIEngineTest(oc.ConformanceCase):
         engine.display_name = "Not stored"
         engine.update(validate_only=True)
         self.assertEqual(self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE).display_name, "Only this")
-
-        engine.resize_storage(new_storage="32Gi")
-        self.assertEqual(engine.storage_bytes, "32Gi")
-        self.assertEqual(self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE).storage_bytes, "32Gi")
-        # Storage only grows.
-        self.assertApiError(400, engine.resize_storage, new_storage="1Gi")
-
-        engine.pause()
-        self.assertIn(engine.state, (DAIEngineState.STATE_PAUSING, DAIEngineState.STATE_PAUSED))
-        engine.wait(timeout_seconds=WAIT)
-        self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
-        with self.assertRaises(RuntimeError):
-            engine.connect()  # only a running engine can be connected to
+        engine.profile = ""
+        unset = self.assertApiError(400, engine.update, update_mask="profile")
+        self.assertIn("profile cannot be unset", json.loads(unset.body)["message"])
+        engine = self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE)
 
         engine.upgrade_dai_engine_version(new_dai_engine_version=self.newer.name)
         self.assertEqual(engine.dai_engine_version, self.newer.name)

@@ -6,12 +6,14 @@ delete); a shared one covers what other members may and may not do.
 
 from __future__ import annotations
 
+import json
 import unittest
 import urllib.request
 
 from . import _conformance as oc
 
 from h2o_engine_manager.clients.notebook_engine.engine import NotebookEngine  # noqa: E402
+from h2o_engine_manager.clients.notebook_engine_image.image import NotebookEngineImage  # noqa: E402
 from h2o_engine_manager.clients.notebook_engine.state import NotebookEngineState  # noqa: E402
 
 PARENT = "workspaces/default"
@@ -62,20 +64,10 @@ class NotebookEngineTest(oc.ConformanceCase):
             self.assertEqual(response.status, 200)
             self.assertIn(b"Jupyter", response.read())
 
+        # A running notebook is not updated: it must be paused (or failed) first.
         running.display_name = "Renamed notebook"
-        running.cpu = 1
-        running.memory_bytes = "3Gi"
-        running.max_idle_duration = "1h"
-        updated = self.client.update_notebook_engine(notebook_engine=running)
-        changed = dict(fields, display_name="Renamed notebook", cpu=1, memory_bytes="3Gi", max_idle_duration="1h")
-        self.assertNotebook(updated, **changed)
-        updated.display_name = "Only the name"
-        updated.gpu = 1
-        self.assertNotebook(self.client.update_notebook_engine(notebook_engine=updated, update_mask="display_name"),
-                            **dict(changed, display_name="Only the name"))
-        # The image is fixed at creation.
-        updated.notebook_image = f"{oc.GLOBAL}/notebookEngineImages/other"
-        self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=updated, update_mask="notebook_image")
+        refused = self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=running)
+        self.assertIn("engine must be paused or failed", json.loads(refused.body)["message"])
 
         resized = self.client.resize_notebook_engine_storage(name=name, new_storage="8Gi")
         self.assertEqual(resized.storage_bytes, "8Gi")
@@ -86,6 +78,48 @@ class NotebookEngineTest(oc.ConformanceCase):
         paused = self.client.wait(name=name, timeout_seconds=WAIT)
         self.assertEqual(paused.state, NotebookEngineState.STATE_PAUSED)
         self.assertApiError(400, self.client.access_notebook_engine, name=name)  # only while running
+
+        running = self.client.get_notebook_engine(name=name)
+        running.display_name = "Renamed notebook"
+        running.cpu = 1
+        running.memory_bytes = "3Gi"
+        running.max_idle_duration = "1h"
+        updated = self.client.update_notebook_engine(notebook_engine=running)
+        changed = dict(fields, display_name="Renamed notebook", cpu=1, memory_bytes="3Gi", max_idle_duration="1h",
+                       storage_bytes="8Gi")
+        self.assertNotebook(updated, **changed)
+        self.assertIsNotNone(updated.update_time)
+        updated.display_name = "Only the name"
+        updated.gpu = 1
+        self.assertNotebook(self.client.update_notebook_engine(notebook_engine=updated, update_mask="display_name"),
+                            **dict(changed, display_name="Only the name"))
+        # Below the profile's minimum: the real service's words.
+        updated.memory_bytes = "1Mi"
+        too_small = self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=updated,
+                                        update_mask="memory_bytes")
+        self.assertIn("validation error: min constraint violated: memory_bytes (1048576) must be >= 1073741824",
+                      json.loads(too_small.body)["message"])
+        updated.memory_bytes = "3Gi"
+        # The profile cannot be emptied.
+        updated.profile = ""
+        unset = self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=updated, update_mask="profile")
+        self.assertIn("profile cannot be unset", json.loads(unset.body)["message"])
+        updated.profile = PROFILE
+        # A missing image is refused in the real service's words; another image is taken.
+        updated.notebook_image = f"{oc.GLOBAL}/notebookEngineImages/no-such-image"
+        missing = self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=updated, update_mask="notebook_image")
+        self.assertIn(f"notebookEngineImage {oc.GLOBAL}/notebookEngineImages/no-such-image not found",
+                      json.loads(missing.body)["message"])
+        images = oc.admin().notebook_engine_image_client
+        other_id = oc.unique("oc-other-image")
+        other = images.create_notebook_engine_image(
+            parent=oc.GLOBAL, notebook_engine_image=NotebookEngineImage(image=images.get_notebook_engine_image(name=IMAGE).image,
+                                                                        display_name="Other"),
+            notebook_engine_image_id=other_id)
+        self.addCleanup(images.delete_notebook_engine_image, name=other.name)
+        updated.notebook_image = other.name
+        moved = self.client.update_notebook_engine(notebook_engine=updated, update_mask="notebook_image")
+        self.assertEqual((moved.notebook_image, moved.notebook_image_info.name), (other.name, other.name))
 
         resumed = self.client.resume_notebook_engine(name=name)
         self.assertEqual(resumed.state, NotebookEngineState.STATE_STARTING)

@@ -100,13 +100,10 @@ class DAIEngineClientTest(EngineTestCase):
         running = dai.list_all_engines(workspace_id=self.workspace_id, filter="state = STATE_RUNNING", page_size=1)
         self.assertIn(engine.name, [e.name for e in running])
 
+        # A running engine is not updated: it must be paused or failed first.
         engine.display_name = "Py DAI renamed"
-        engine.max_idle_duration = "3h"
-        engine.update(update_mask="display_name,max_idle_duration")
-        self.assertEqual((engine.display_name, engine.max_idle_duration), ("Py DAI renamed", "3h"))
-        engine.cpu = 2
-        engine.update(update_mask=["cpu"], validate_only=True)
-        self.assertEqual(dai.get_engine(engine.name).cpu, 1, "validate_only changes nothing")
+        self.assertCode("FAILED_PRECONDITION", engine.update, "display_name")
+        engine.refresh()
         # allow_missing creates an engine that does not exist yet from the object.
         twin = dai.get_engine(engine.name)
         twin.name = twin.name.rsplit("/", 1)[0] + "/py-dai-twin"
@@ -126,6 +123,14 @@ class DAIEngineClientTest(EngineTestCase):
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
         self.assertCode("FAILED_PRECONDITION", engine.pause)
+
+        engine.display_name = "Py DAI renamed"
+        engine.max_idle_duration = "3h"
+        engine.update(update_mask="display_name,max_idle_duration")
+        self.assertEqual((engine.display_name, engine.max_idle_duration), ("Py DAI renamed", "3h"))
+        engine.cpu = 2
+        engine.update(update_mask=["cpu"], validate_only=True)
+        self.assertEqual(dai.get_engine(engine.name).cpu, 1, "validate_only changes nothing")
 
         newer = self.admin.dai_engine_version_client.create_dai_engine_version(
             parent="workspaces/global",
@@ -279,7 +284,11 @@ class NotebookEngineClientTest(EngineTestCase):
         engine.memory_bytes = "3Gi"
         engine.update(update_mask="memory_bytes")
         self.assertEqual(engine.memory_bytes, "3Gi")
-        self.assertCode("INVALID_ARGUMENT", engine.update, "notebook_image")
+        # The same image again is no change.
+        engine.update(update_mask="notebook_image")
+        engine.display_name = "Py notebook (renamed)"
+        renamed = notebooks.update_notebook_engine(engine, update_mask="display_name")
+        self.assertEqual(renamed.display_name, "Py notebook (renamed)")
         engine.resume()
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, NotebookEngineState.STATE_RUNNING)
@@ -287,9 +296,7 @@ class NotebookEngineClientTest(EngineTestCase):
         engine.resize_storage(new_storage="3Gi")
         self.assertTrue(engine.storage_resizing or engine.storage_bytes == "3Gi")
 
-        engine.display_name = "Py notebook (renamed)"
-        renamed = notebooks.update_notebook_engine(engine, update_mask="display_name")
-        self.assertEqual(renamed.display_name, "Py notebook (renamed)")
+        self.assertCode("FAILED_PRECONDITION", notebooks.update_notebook_engine, engine, update_mask="display_name")
         self.assertEqual(notebooks.get_notebook_engine(engine.name).display_name, "Py notebook (renamed)")
         self.assertEqual(notebooks.list_notebook_engines(parent=parent).total_size, 1)
         self.assertEqual([e.name for e in notebooks.list_all_notebook_engines(parent=parent, filter="state = STATE_RUNNING")],

@@ -90,6 +90,16 @@ async function mustLoad(
   return { id, resource };
 }
 
+interface RoleRestricted {
+  assignedOidcRolesEnabled: boolean;
+  assignedOidcRoles: string[];
+}
+
+/** Whether a profile's role restriction (if it is on) admits someone holding `roles`. */
+function holdsAssignedRole(profile: RoleRestricted, roles: readonly string[]): boolean {
+  return !profile.assignedOidcRolesEnabled || profile.assignedOidcRoles.some((role) => roles.includes(role));
+}
+
 function validateResource(d: KindDescriptor, r: CatalogueResource, more?: (v: Violations) => void): void {
   const v = new Violations(d.resourceField);
   (d.validate as (r: CatalogueResource, v: Violations) => void)(r, v);
@@ -182,8 +192,13 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
 
   async function get(req: Req, ctx: HandlerContext) {
     const t = parseName(d, req.name, "name");
-    policy.check(principalOf(ctx), Action.GET, d.kind, t.workspace);
+    const principal = principalOf(ctx);
+    policy.check(principal, Action.GET, d.kind, t.workspace);
     const { resource } = await mustLoad(db(), d, t);
+    // A profile restricted to roles the caller holds none of is hidden from a non-administrator,
+    // as if it did not exist, as the real service answers.
+    if (d.family === "profile" && !principal.admin && !holdsAssignedRole(resource as RoleRestricted, principal.roles))
+      throw notFound(t.name, d.resourceType);
     return { [d.resourceLocal]: present(d, resource) };
   }
 
@@ -339,14 +354,14 @@ function checkAliases(aliases: readonly string[]): string[] {
   return unique;
 }
 
-/** The aliases without repeats, in order; problems are added to `v`. */
+/** The aliases without repeats, sorted, as the real service answers them; problems are added to `v`. */
 function aliasesOf(aliases: readonly string[], v: Violations): string[] {
   if (aliases.length > MAX_ALIASES) v.add("aliases", `may hold at most ${MAX_ALIASES} aliases`);
   aliases.forEach((alias, i) => {
     const problem = validateAlias(alias);
     if (problem) v.add(`aliases[${i}]`, problem);
   });
-  return [...new Set(aliases)];
+  return [...new Set(aliases)].sort();
 }
 
 /** Locks the versions of a workspace in name order, so concurrent alias changes cannot deadlock. */

@@ -1,7 +1,7 @@
 // The notebook and sandbox engine image kinds.
 import { notebookEngineImagePattern, sandboxEngineImagePattern, validateResourceId } from "@aiem/kit/aip";
 import { CatalogueKind } from "@aiem/kit/authz";
-import { ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
+import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
 import {
   NotebookEngineImageSchema,
   type NotebookEngineImage,
@@ -24,6 +24,11 @@ const imageColumns: ColumnSpec<AnyImage>[] = [
 ];
 
 const IMAGE_PATHS = ["display_name", "image", "enabled", "image_pull_policy", "image_pull_secrets"];
+
+/** An image without a pull policy pulls only what is missing, as the real service answers. */
+function prepareImage(r: AnyImage): void {
+  if (r.imagePullPolicy === ImagePullPolicy.UNSPECIFIED) r.imagePullPolicy = ImagePullPolicy.IF_NOT_PRESENT;
+}
 
 function validateImage(r: AnyImage, v: Violations): void {
   checkDisplayName(v, "display_name", r.displayName);
@@ -52,6 +57,7 @@ export const notebookEngineImages: KindDescriptor<"notebookEngineImages"> = {
   eventCase: "notebookEngineImage",
   columns: imageColumns,
   updatable: IMAGE_PATHS,
+  prepare: prepareImage,
   validate: validateImage,
 };
 
@@ -75,5 +81,6 @@ export const sandboxEngineImages: KindDescriptor<"sandboxEngineImages"> = {
   eventCase: "sandboxEngineImage",
   columns: imageColumns,
   updatable: IMAGE_PATHS,
+  prepare: prepareImage,
   validate: validateImage,
 };

@@ -46,8 +46,10 @@ describe.each(IMAGES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       imagePullPolicy: 2,
       imagePullSecrets: ["regcred"],
       creator: "users/root",
-      updater: "users/root",
+      updater: "",
+      updaterDisplayName: "",
     });
+    expect(created.updateTime).toBeUndefined();
     expect(await admin().get(nameOf("jupyter"))).toEqual(created);
   });
 

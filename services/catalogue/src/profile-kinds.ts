@@ -40,7 +40,11 @@ export const DEFAULT_GIT_DIRECTORY = "Example";
 
 type AnyProfile = DAIEngineProfile | H2OEngineProfile | NotebookEngineProfile;
 
+/** The GPU resource a profile without one requests, as the real service fills it in. */
+export const DEFAULT_GPU_RESOURCE_NAME = "nvidia.com/gpu";
+
 function prepareCommonProfile(p: AnyProfile): void {
+  if (p.gpuResourceName === "") p.gpuResourceName = DEFAULT_GPU_RESOURCE_NAME;
   p.cpuConstraint ??= DEFAULT_CONSTRAINTS.cpu();
   p.gpuConstraint ??= DEFAULT_CONSTRAINTS.gpu();
   p.memoryBytesConstraint ??= DEFAULT_CONSTRAINTS.memoryBytes();

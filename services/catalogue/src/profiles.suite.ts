@@ -91,20 +91,32 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     const created = await admin(d).create(ws, "full", body);
     expect(created.name).toBe(nameOf("full"));
     expect(created.creator).toBe("users/root");
-    expect(created.updater).toBe("users/root");
     expect(created.creatorDisplayName).toBe("Root Admin");
-    expect(created.updaterDisplayName).toBe("Root Admin");
+    // Not updated yet: no update time and no updater.
+    expect(created.updater).toBe("");
+    expect(created.updaterDisplayName).toBe("");
+    expect(created.updateTime).toBeUndefined();
     const createMs = Number(created.createTime.seconds) * 1000;
     expect(createMs).toBeGreaterThanOrEqual(before - 1000);
-    expect(created.updateTime).toEqual(created.createTime);
     for (const [key, value] of Object.entries({ ...commonBody(), ...KIND_SPECIFIC[kind] })) {
       expect(
         JSON.parse(JSON.stringify(created[key], (_k, v) => (typeof v === "bigint" ? `${v}` : v))),
         key,
       ).toMatchObject(JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? `${v}` : v))));
     }
-    const got = await kindApi(h.as("stranger"), d).get(nameOf("full"));
-    expect(got).toEqual(created);
+    // Restricted to roles a plain user holds none of: hidden (404), as the real service does;
+    // a holder of one of the roles reads it.
+    await expectCode(kindApi(h.as("stranger"), d).get(nameOf("full")), Code.NotFound, nameOf("full"));
+    const holder = await h.asUser("holder", { roles: ["admins"] });
+    expect(await kindApi(holder, d).get(nameOf("full"))).toEqual(created);
+  });
+
+  it("hides a role-restricted profile from a member without the role, not from administrators", async () => {
+    await admin(d).create(ws, "restricted", { assignedOidcRolesEnabled: true, assignedOidcRoles: ["admin"] });
+    await admin(d).create(ws, "open", { assignedOidcRolesEnabled: false, assignedOidcRoles: ["admin"] });
+    await expectCode(kindApi(h.as("stranger"), d).get(nameOf("restricted")), Code.NotFound, "not found");
+    expect((await kindApi(h.as("stranger"), d).get(nameOf("open"))).name).toBe(nameOf("open"));
+    expect((await admin(d).get(nameOf("restricted"))).name).toBe(nameOf("restricted"));
   });
 
   it("fills unset constraints with the documented defaults", async () => {
@@ -117,6 +129,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect(created.maxRunningDurationConstraint.default.seconds).toBe(28800n);
     if (kind === "h2oEngineProfiles") expect(created.nodeCountConstraint).toMatchObject({ min: 1n, default: 1n });
     else expect(created.storageBytesConstraint).toMatchObject({ min: GiB, default: 16n * GiB });
+    expect(created.gpuResourceName).toBe("nvidia.com/gpu");
     if (kind === "notebookEngineProfiles") {
       expect(created.gitRef).toBe("HEAD");
       expect(created.gitDirectoryName).toBe("Example");
@@ -237,7 +250,8 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       expect(updated.updaterDisplayName).toBe("Ops");
       expect(updated.createTime).toEqual(created.createTime);
       const t = (ts: { seconds: bigint; nanos: number }) => Number(ts.seconds) * 1e3 + ts.nanos / 1e6;
-      expect(t(updated.updateTime)).toBeGreaterThan(t(created.updateTime));
+      expect(created.updateTime).toBeUndefined();
+      expect(t(updated.updateTime)).toBeGreaterThan(t(created.createTime));
       expect(await admin(d).get(nameOf("upd"))).toEqual(updated);
     });
 
@@ -321,7 +335,8 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       const copy = await kindApi(ops, d).copy(nameOf("original"), "team-b", "the-copy");
       expect(copy.name).toBe(`workspaces/team-b/${kind}/the-copy`);
       expect(copy.creator).toBe("users/ops");
-      expect(copy.updater).toBe("users/ops");
+      expect(copy.updater).toBe("");
+      expect(copy.updateTime).toBeUndefined();
       const strip = (r: any) => {
         const {
           name: _n,

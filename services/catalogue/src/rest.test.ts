@@ -188,7 +188,11 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
       await rest("PATCH", `/v1/${name}?updateMask=${path}`, { body: { ...bodyOf(d), name: "ignored/by/the/path" } }),
     )[d.resourceLocal];
     expect(updated.name).toBe(name);
-    expect(updated.updateTime >= created.updateTime).toBe(true);
+    // Never updated before: no update time and no updater until now.
+    expect(created.updateTime ?? null).toBeNull();
+    expect(created.updater).toBe("");
+    expect(updated.updateTime >= created.createTime).toBe(true);
+    expect(updated.updater).toBe("users/root");
     expect(ok(await rest("DELETE", `/v1/${name}`))).toEqual({});
     expectError(await rest("GET", `/v1/${name}`), "NOT_FOUND", name);
     expectError(await rest("DELETE", `/v1/${name}`), "NOT_FOUND", name);
@@ -201,7 +205,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
 
   it("rejects a malformed id (400) naming the id parameter", async () => {
     for (const id of d.family === "version"
-      ? ["1.2", "latest", "1.2.3+b", `1.2.${"9".repeat(60)}`]
+      ? ["1.", "latest", "1.2.3+b", `1.2.${"9".repeat(60)}`]
       : ["Upper", "9lives", "a".repeat(64), "bad-"]) {
       expectError(await createAs(d, "admin", id), "INVALID_ARGUMENT", d.idField);
     }

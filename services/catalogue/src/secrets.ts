@@ -45,7 +45,7 @@ import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js
 import { SecretVersionSchema } from "@aiem/proto/enginemanager/v1/secret_version_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
 import { orEmpty, type Runtime } from "./runtime.js";
-import { EVENT_SOURCE, clearOutputOnly, nameTiebreaker, stampCreate, type Executor } from "./store.js";
+import { EVENT_SOURCE, clearOutputOnly, nameTiebreaker, stampCreate, stampUpdate, type Executor } from "./store.js";
 import { Violations, annotationKeyRule, checkDisplayName, checkStringMap } from "./validation.js";
 
 export const SECRET_RESOURCE_TYPE = "enginemanager.ai/Secret";
@@ -227,6 +227,8 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
       secret.name = secretPattern.format({ workspace, secret: id });
       secret.uid = randomUUID();
       stampCreate(secret, principal, now);
+      // A secret names its last writer from creation on: its versions are its updates.
+      stampUpdate(secret, principal, now);
       const inserted = await runtime.write(async (trx) => {
         const row = await trx
           .insertInto("secrets")

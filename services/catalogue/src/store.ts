@@ -96,12 +96,18 @@ interface Audited {
   updaterDisplayName: string;
 }
 
-/** Server-set audit fields for a creation (`updater` equals `creator`). */
+/**
+ * Server-set audit fields for a creation. A resource never updated has no `update_time` and an
+ * empty `updater`, as the real service answers (its stored `update_time` column, for filters and
+ * order, is the create time).
+ */
 export function stampCreate(resource: Audited, principal: Pick<Principal, "name" | "displayName">, now: Date): void {
   resource.createTime = timestampFromDate(now);
   resource.creator = principal.name;
   resource.creatorDisplayName = principal.displayName;
-  stampUpdate(resource, principal, now);
+  resource.updateTime = undefined;
+  resource.updater = "";
+  resource.updaterDisplayName = "";
 }
 
 export function stampUpdate(resource: Audited, principal: Pick<Principal, "name" | "displayName">, now: Date): void {
@@ -116,7 +122,7 @@ function rowOf(d: KindDescriptor, workspace: string, id: string, r: CatalogueRes
     id,
     name: r.name,
     create_time: timestampDate(r.createTime!),
-    update_time: timestampDate(r.updateTime!),
+    update_time: timestampDate(r.updateTime ?? r.createTime!),
     resource: toBinary(d.schema, r as never),
   };
   for (const c of d.columns) row[c.column] = c.value(r as never);

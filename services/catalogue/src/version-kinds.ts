@@ -5,7 +5,7 @@ import { DAIEngineVersionSchema, type DAIEngineVersion } from "@aiem/proto/engin
 import { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine_version_service_pb.js";
 import { H2OEngineVersionSchema, type H2OEngineVersion } from "@aiem/proto/enginemanager/v1/h2o_engine_version_pb.js";
 import { H2OEngineVersionService } from "@aiem/proto/enginemanager/v1/h2o_engine_version_service_pb.js";
-import { ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
+import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
 import { Violations, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
 
@@ -17,6 +17,11 @@ const versionColumns: ColumnSpec<AnyVersion>[] = [
 ];
 
 const VERSION_PATHS = ["deprecated", "image", "image_pull_policy", "image_pull_secrets"];
+
+/** A version without a pull policy pulls only what is missing, as the real service answers. */
+function prepareVersion(r: AnyVersion): void {
+  if (r.imagePullPolicy === ImagePullPolicy.UNSPECIFIED) r.imagePullPolicy = ImagePullPolicy.IF_NOT_PRESENT;
+}
 
 function validateVersion(r: AnyVersion, v: Violations): void {
   checkImage(v, "image", r.image);
@@ -43,6 +48,7 @@ export const daiEngineVersions: KindDescriptor<"daiEngineVersions"> = {
   eventCase: "daiEngineVersion",
   columns: versionColumns,
   updatable: VERSION_PATHS,
+  prepare: prepareVersion,
   validate: validateVersion,
 };
 
@@ -65,5 +71,6 @@ export const h2oEngineVersions: KindDescriptor<"h2oEngineVersions"> = {
   eventCase: "h2oEngineVersion",
   columns: versionColumns,
   updatable: VERSION_PATHS,
+  prepare: prepareVersion,
   validate: validateVersion,
 };

@@ -16,6 +16,7 @@ import {
   post,
   profileFixture,
   res,
+  pausedEngine,
   runningEngine,
   std,
   WS,
@@ -138,9 +139,9 @@ describe.concurrent("list", () => {
 
 describe.concurrent("update", () => {
   it.each([["dai"], ["notebook"]] as const)(
-    "changes each section 5 path of a %s engine, * for all, and keeps the rest",
+    "changes each section 5 path of a paused %s engine, * for all, and keeps the rest",
     async (kind: KindKey) => {
-      const name = (await createEngine(kind)).name;
+      const name = await pausedEngine(kind);
       const patch = (mask: string, body: Record<string, unknown>, extra = "") =>
         h().rest("PATCH", `/v1/${name}?updateMask=${q(mask)}${extra}`, { who: "alice", body: { name, ...body } });
       const e1 = res(await patch("display_name", { displayName: "Renamed", cpu: 4 }));
@@ -181,6 +182,7 @@ describe.concurrent("update", () => {
         maxRunningDuration: "120s",
       };
       if (kind === "dai") Object.assign(everything, { config: { k: "v" }, annotations: { "team.name_x": "y" } });
+      else everything["notebookImage"] = std.image;
       const all = res(await patch("*", everything));
       expect(all.displayName).toBe("All");
       expect(all.cpu).toBe(2);
@@ -202,9 +204,12 @@ describe.concurrent("update", () => {
     const small = await profileFixture("dai", freshId("small"), {
       cpuConstraint: { min: "1", max: "1", default: "1" },
     });
-    const name = (await createEngine("dai", { body: bodyOf("dai", { cpu: 3 }) })).name;
+    const name = await pausedEngine("dai", { body: bodyOf("dai", { cpu: 3 }) });
     const r = await h().rest("PATCH", `/v1/${name}?updateMask=profile`, { who: "alice", body: { profile: small } });
     expectError(r, "INVALID_ARGUMENT", "dai_engine.cpu");
+    expect(r.body.message).toContain("validation error: max constraint violated: cpu (3) must be <= 1");
+    const unset = await h().rest("PATCH", `/v1/${name}?updateMask=profile`, { who: "alice", body: { profile: "" } });
+    expectError(unset, "INVALID_ARGUMENT", "profile cannot be unset");
     const moved = res(
       await h().rest("PATCH", `/v1/${name}?updateMask=profile,cpu`, { who: "alice", body: { profile: small, cpu: 1 } }),
     );
@@ -218,8 +223,38 @@ describe.concurrent("update", () => {
     );
   });
 
+  it.each([["dai"], ["notebook"]] as const)(
+    "refuses to update a %s engine that is not paused or failed",
+    async (kind: KindKey) => {
+      const name = await runningEngine(kind);
+      const r = await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, {
+        who: "alice",
+        body: { displayName: "x" },
+      });
+      expectError(r, "FAILED_PRECONDITION", "engine must be paused or failed");
+      expect(r.status).toBe(400);
+    },
+  );
+
+  it("applies a changed notebook image on update; an unchanged one is no change", async () => {
+    const name = await pausedEngine("notebook");
+    const other = (
+      await catalogueFixture(h(), "notebookEngineImages", freshId("img"), { image: "jupyter/other:2", enabled: true })
+    ).name;
+    const patch = (body: Record<string, unknown>) =>
+      h().rest("PATCH", `/v1/${name}?updateMask=notebook_image`, { who: "alice", body: { name, ...body } });
+    const missing = `workspaces/${WS}/notebookEngineImages/no-such-image`;
+    const r = await patch({ notebookImage: missing });
+    expectError(r, "INVALID_ARGUMENT", `notebookEngineImage ${missing} not found`);
+    const changed = res(await patch({ notebookImage: other }));
+    expect(changed.notebookImage).toBe(other);
+    expect(changed.notebookImageInfo.name).toBe(other);
+    expect(res(await get(`/v1/${name}`, { who: "alice" })).notebookImage).toBe(other);
+    expect(res(await patch({ notebookImage: other })).notebookImage).toBe(other);
+  });
+
   it("DAI: validate_only changes nothing; allow_missing creates", async () => {
-    const name = (await createEngine("dai")).name;
+    const name = await pausedEngine("dai");
     const preview = res(
       await h().rest("PATCH", `/v1/${name}?updateMask=display_name&validateOnly=true`, {
         who: "alice",

@@ -131,7 +131,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     if (kind === "h2o") extra["nodeCount"] = 9;
     const r = await createEngine(kind, { body: bodyOf(kind, extra) });
     expectError(r, "INVALID_ARGUMENT", f("cpu"));
-    expect(r.body.message).toContain(`${f("cpu")}: must be between 1 and 4 (the profile's cpu_constraint), got 5`);
+    expect(r.body.message).toContain(`${f("cpu")}: validation error: max constraint violated: cpu (5) must be <= 4`);
     const fields = r.body.details[0].fieldViolations.map((v: { field: string }) => v.field);
     const expected = [
       "cpu",
@@ -267,14 +267,7 @@ describe.concurrent("versions and images", () => {
     );
   });
 
-  it("keeps the image, H2O version and DAI version out of updates", async () => {
-    const nb = res(await createEngine("notebook"));
-    const r1 = await h().rest("PATCH", `/v1/${nb.name}?updateMask=notebook_image`, {
-      who: "alice",
-      body: { notebookImage: std.image },
-    });
-    expectError(r1, "INVALID_ARGUMENT", "update_mask");
-    expect(r1.body.message).toContain("cannot be changed after create");
+  it("keeps the H2O version and DAI version out of updates", async () => {
     const dai = res(await createEngine("dai"));
     const r2 = await h().rest("PATCH", `/v1/${dai.name}?updateMask=dai_engine_version`, { who: "alice", body: {} });
     expectError(r2, "INVALID_ARGUMENT", "update_mask");

@@ -99,7 +99,8 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     if (name === "") throw requiredField(field);
     PROFILE_PATTERNS[kind.type].parse(name, field);
     const profile = ctx.catalogue().get(kind.profileKind, name) as AnyProfile | undefined;
-    if (!profile) throw invalidArgument(field, `${quote(name)} does not exist`);
+    // "<kind> <name> not found" is how the real service words it; clients compare the text.
+    if (!profile) throw invalidArgument(field, `${singularOf(kind.profileKind)} ${name} not found: it does not exist`);
     if (!profile.enabled) throw invalidArgument(field, `${quote(name)} is disabled; choose an enabled profile`);
     if (!isProfileAssignedTo(profile, principal.roles)) {
       throw permissionDenied(
@@ -114,7 +115,7 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     if (name === "") throw requiredField(field);
     VERSION_PATTERNS[kind.type].parse(name, field);
     const found = ctx.catalogue().get(kind.versionKind, name) as VersionLike | undefined;
-    if (!found) throw invalidArgument(field, `${quote(name)} does not exist`);
+    if (!found) throw invalidArgument(field, `${singularOf(kind.versionKind)} ${name} not found: it does not exist`);
     if (kind.versionKind === "notebookEngineImages") {
       if (!(found as NotebookEngineImage).enabled)
         throw invalidArgument(field, `${quote(found.name)} is disabled; choose an enabled image`);
@@ -266,3 +267,8 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
 }
 
 export type EngineCalls = ReturnType<typeof createEngineCalls>;
+
+/** `daiEngineProfiles` → `daiEngineProfile`: a catalogue kind as one of its resources is called. */
+function singularOf(collection: string): string {
+  return collection.endsWith("s") ? collection.slice(0, -1) : collection;
+}

@@ -9,6 +9,7 @@ import { principalOf } from "@aiem/kit/server";
 import type { DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import type { DAIEngineProfile } from "@aiem/proto/enginemanager/v1/dai_engine_profile_pb.js";
 import type { AnyEngine } from "./kinds.js";
+import { idOf } from "./semver.js";
 import { durationFromMs, encodeResource, loadByName, type EngineRow } from "./store.js";
 import {
   checkAnnotations,
@@ -28,14 +29,25 @@ export function createEngineUpdate(
   calls: EngineCalls,
   createEngine: (principal: Principal, t: Target, input: AnyEngine, validateOnly: boolean) => Promise<AnyEngine>,
 ) {
-  const { kind, policy, db, f, parseName, usableProfile, currentProfile, decodeStored, checkQuotas, change, respond } =
-    calls;
+  const {
+    kind,
+    policy,
+    db,
+    f,
+    parseName,
+    usableProfile,
+    usableVersion,
+    currentProfile,
+    decodeStored,
+    checkQuotas,
+    change,
+    respond,
+  } = calls;
 
   const SET_ELSEWHERE: Record<string, string> = {
     storage_bytes: "grows through :resizeStorage",
     dai_engine_version: "changes through :upgradeDAIEngineVersion",
     h2o_engine_version: "cannot be changed after create",
-    notebook_image: "cannot be changed after create",
     shared: "is set on create only",
     name: "identifies the engine and cannot be changed",
     node_count: "cannot be changed after create",
@@ -101,7 +113,13 @@ export function createEngineUpdate(
     const has = (p: string) => paths.includes(p);
     const stored = decodeStored(row) as AnyEngine & Record<string, any>;
     const v = new Violations(kind.resourceField);
+    if (has("profile") && (incoming.profile ?? "") === "" && row.profile !== "")
+      throw invalidArgument(`${kind.resourceField}.profile`, "profile cannot be unset");
     const profileChanges = has("profile") && (incoming.profile ?? "") !== row.profile;
+    // An unchanged image is no change, even when it has left the catalogue since.
+    const imageChanges =
+      kind.type === "notebookEngines" && has("notebook_image") && (incoming.notebookImage ?? "") !== row.version_name;
+    const image = imageChanges ? usableVersion(incoming.notebookImage ?? "", f("notebook_image")) : undefined;
     const profile = profileChanges
       ? usableProfile(principal, incoming.profile ?? "")
       : (currentProfile(row) ?? (stored.profileInfo as AnyProfile));
@@ -131,6 +149,7 @@ export function createEngineUpdate(
     if (has("display_name")) stored.displayName = incoming.displayName ?? "";
     if (has("annotations")) stored.annotations = { ...incoming.annotations };
     if (config) stored.config = config;
+    if (image) stored.notebookImageInfo = image;
     if (profileChanges) {
       stored.profileInfo = profile;
       if (kind.type === "daiEngines")
@@ -155,6 +174,7 @@ export function createEngineUpdate(
         memory_bytes: resources.memoryBytes,
         max_idle_ms: resources.maxIdleMs,
         max_running_ms: resources.maxRunningMs,
+        ...(image ? { version: idOf(image.name), version_name: image.name } : {}),
         resource: encodeResource(kind, stored),
       },
     };

@@ -145,7 +145,8 @@ export const DAI: EngineKind = {
   allowed: {
     pause: [S.STARTING, S.CONNECTING, S.RUNNING],
     resume: [S.PAUSED, S.FAILED],
-    update: ALL_BUT(DAI_STATES, S.DELETING),
+    // Only a stopped engine changes, as the real service requires (the running one keeps its spec).
+    update: [S.PAUSED, S.FAILED],
     delete: ALL_BUT(DAI_STATES, S.DELETING),
     resizeStorage: [S.RUNNING, S.PAUSED],
     upgradeVersion: [S.PAUSED, S.FAILED],
@@ -211,13 +212,22 @@ export const NOTEBOOK: EngineKind = {
   hasStorage: true,
   hasNodeCount: false,
   limitAction: "pause",
-  // notebook_image is immutable (docs/adr/0012), so it is not among the paths.
-  updatable: ["profile", "cpu", "gpu", "memory_bytes", "display_name", "max_idle_duration", "max_running_duration"],
+  // notebook_image changes on a paused or failed engine (docs/adr/0126).
+  updatable: [
+    "profile",
+    "notebook_image",
+    "cpu",
+    "gpu",
+    "memory_bytes",
+    "display_name",
+    "max_idle_duration",
+    "max_running_duration",
+  ],
   states: NOTEBOOK_STATES,
   allowed: {
     pause: [S.STARTING, S.RUNNING],
     resume: [S.PAUSED, S.FAILED],
-    update: ALL_BUT(NOTEBOOK_STATES, S.DELETING),
+    update: [S.PAUSED, S.FAILED],
     delete: ALL_BUT(NOTEBOOK_STATES, S.DELETING),
     resizeStorage: [S.RUNNING, S.PAUSED],
     access: [S.RUNNING],
@@ -266,6 +276,13 @@ function listStates(states: readonly string[]): string {
 export function checkTransition(kind: EngineKind, action: EngineAction, name: string, state: string): void {
   const allowed = kind.allowed[action] ?? [];
   if ((allowed as readonly string[]).includes(state)) return;
+  // Worded as the real service words it, since clients compare the text.
+  if (allowed.length === 2 && allowed.includes(S.PAUSED) && allowed.includes(S.FAILED)) {
+    throw failedPrecondition(
+      `cannot ${ACTION_WORDS[action]} ${quote(name)}: engine must be paused or failed (the ${kind.label} is ${state})`,
+      { type: "STATE", subject: name, description: `the engine is ${state}` },
+    );
+  }
   throw failedPrecondition(
     `cannot ${ACTION_WORDS[action]} ${quote(name)}: the ${kind.label} is ${state}; this needs ${listStates(allowed)}`,
     { type: "STATE", subject: name, description: `the engine is ${state}` },

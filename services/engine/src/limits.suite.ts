@@ -115,12 +115,7 @@ describe.concurrent("idle and running limits", () => {
     const after = res(await get(`/v1/${name}`, { who: "alice" }));
     expect(seconds(after.currentIdleDuration)).toBeLessThanOrEqual((Date.now() - sinceCall) / 1000);
     await sleep(1_000);
-    ok(
-      await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, {
-        who: "alice",
-        body: { displayName: "still here" },
-      }),
-    );
+    ok(await post(`/v1/${name}:downloadLogs`, { who: "alice" }));
     expect(res(await get(`/v1/${name}`, { who: "alice" })).state).toBe("STATE_RUNNING");
     // Reading it does not: left alone, it pauses.
     const quiet = Date.now();

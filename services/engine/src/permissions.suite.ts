@@ -105,11 +105,12 @@ describe.concurrent("a private engine", () => {
 
   it("lets administrators act on anyone's engine", async () => {
     const name = (await createEngine("dai", { who: "bob" })).name;
+    expect(res(await post(`/v1/${name}:pause`)).state).toBe("STATE_PAUSING");
+    await h().waitForState(name, "STATE_PAUSED");
     expect(
       res(await h().rest("PATCH", `/v1/${name}?updateMask=display_name`, { body: { displayName: "By admin" } }))
         .displayName,
     ).toBe("By admin");
-    expect(res(await post(`/v1/${name}:pause`)).state).toBe("STATE_PAUSING");
     expect(res(await h().rest("DELETE", `/v1/${name}`)).state).toBe("STATE_DELETING");
   });
 

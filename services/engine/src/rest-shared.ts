@@ -143,6 +143,16 @@ export async function createEngine(
   return { ...r, name: nameOf(kind, id, o.ws ?? WS) };
 }
 
+/** Creates an engine, pauses it and waits until it is paused (updates need that); returns its name. */
+export async function pausedEngine(kind: KindKey, o: Parameters<typeof createEngine>[1] = {}): Promise<string> {
+  const r = await createEngine(kind, o);
+  expect(r.status, r.text).toBe(200);
+  const paused = await h().rest("POST", `/v1/${r.name}:pause`, { who: o.who ?? "alice", body: {} });
+  expect(paused.status, paused.text).toBe(200);
+  await h().waitForState(r.name, "STATE_PAUSED");
+  return r.name;
+}
+
 /** Creates an engine and waits until it runs; returns its name. */
 export async function runningEngine(kind: KindKey, o: Parameters<typeof createEngine>[1] = {}): Promise<string> {
   const r = await createEngine(kind, o);

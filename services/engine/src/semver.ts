@@ -1,5 +1,5 @@
-// Ordering of DAI and H2O version ids: three or more numeric segments and an optional
-// pre-release (`1.10.3`, `1.10.3.1`, `1.10.3-alpha`), compared as semantic versions with as many
+// Ordering of DAI and H2O version ids: one or more numeric segments and an optional
+// pre-release (`12`, `1.10.3`, `1.10.3.1`, `1.10.3-alpha`), compared as semantic versions with as many
 // numeric segments as they have (a missing segment counts as 0).
 
 interface Parsed {

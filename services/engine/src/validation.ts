@@ -96,10 +96,32 @@ function numericWithin(
   c: ProfileConstraintNumeric,
   value: bigint,
 ): void {
-  if (value < c.min || (c.max !== undefined && value > c.max)) {
-    const range = c.max !== undefined ? `between ${c.min} and ${c.max}` : `at least ${c.min}`;
-    v.add(field, `must be ${range} (the profile's ${constraintName}), got ${value}`);
+  // Worded as the real service words it ("validation error: max constraint violated: cpu (20)
+  // must be <= 3"); clients compare these texts.
+  if (value < c.min) {
+    v.add(
+      field,
+      `validation error: min constraint violated: ${field} (${value}) must be >= ${c.min} (the profile's ${constraintName})`,
+    );
+  } else if (c.max !== undefined && value > c.max) {
+    v.add(
+      field,
+      `validation error: max constraint violated: ${field} (${value}) must be <= ${c.max} (the profile's ${constraintName})`,
+    );
   }
+}
+
+/** A duration as Go prints it (`10h0m0s`, `30m0s`, `45s`, `1.5s`, `250ms`), as the real service words limits. */
+export function formatGoDuration(ms: bigint): string {
+  if (ms === 0n) return "0s";
+  if (ms < 1000n) return `${ms}ms`;
+  const h = ms / 3_600_000n;
+  const m = (ms % 3_600_000n) / 60_000n;
+  const rest = ms % 60_000n;
+  const sec = formatMs(rest);
+  if (h > 0n) return `${h}h${m}m${sec}`;
+  if (m > 0n) return `${m}m${sec}`;
+  return sec;
 }
 
 function durationWithin(
@@ -112,9 +134,16 @@ function durationWithin(
   const min = c.min ? durationMs(c.min) : 0n;
   const max = c.max ? durationMs(c.max) : undefined;
   if (typeof min !== "bigint" || typeof max === "string") return;
-  if (ms < min || (max !== undefined && ms > max)) {
-    const range = max !== undefined ? `between ${formatMs(min)} and ${formatMs(max)}` : `at least ${formatMs(min)}`;
-    v.add(field, `must be ${range} (the profile's ${constraintName}), got ${formatMs(ms)}`);
+  if (ms < min) {
+    v.add(
+      field,
+      `validation error: ${field} (${formatGoDuration(ms)}) must be >= ${formatGoDuration(min)} (the profile's ${constraintName})`,
+    );
+  } else if (max !== undefined && ms > max) {
+    v.add(
+      field,
+      `validation error: ${field} (${formatGoDuration(ms)}) must be <= ${formatGoDuration(max)} (the profile's ${constraintName})`,
+    );
   }
 }
 

@@ -99,7 +99,7 @@ class DAIEngineProfile:
 
     gpu_resource_name: str = ""
     """The Kubernetes resource name under which GPUs are requested, for example `nvidia.com/gpu`.
-    Empty means the server's default.
+    Left empty, it reads `nvidia.com/gpu`.
     """
 
     max_non_interaction_duration: str | None = None

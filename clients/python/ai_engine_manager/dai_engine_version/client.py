@@ -44,8 +44,8 @@ class DAIEngineVersionClient(ClientBase):
             parent: The workspace to create the version in, `workspaces/{workspace}`.
             dai_engine_version: The version to create.
             dai_engine_version_id: The id of the new version, the last segment of its
-                name: a semantic version that may have more than three segments, at most 63
-                characters, for example `1.10.3`, `1.10.3-alpha` or `1.10.3.1`.
+                name: one or more dot-separated numbers and an optional pre-release, at most
+                63 characters, for example `1`, `1.10`, `1.10.3-alpha` or `1.10.3.1`.
 
         Returns:
             The created version.

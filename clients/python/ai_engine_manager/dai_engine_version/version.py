@@ -26,8 +26,8 @@ class DAIEngineVersion:
 
     name: str = ""
     """The resource name, `workspaces/{workspace}/daiEngineVersions/{dai_engine_version}`. The
-    version id is a semantic version that may have more than three segments, at most 63
-    characters, for example `1.10.3`, `1.10.3-alpha` or `1.10.3.1`.
+    version id is one or more dot-separated numbers and an optional pre-release, at most 63
+    characters, for example `1`, `1.10`, `1.10.3-alpha` or `1.10.3.1`.
     """
 
     deprecated: bool = False

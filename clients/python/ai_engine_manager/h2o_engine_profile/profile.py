@@ -93,7 +93,7 @@ class H2OEngineProfile:
 
     gpu_resource_name: str = ""
     """The Kubernetes resource name under which GPUs are requested, for example `nvidia.com/gpu`.
-    Empty means the server's default.
+    Left empty, it reads `nvidia.com/gpu`.
     """
 
     node_count_constraint: ProfileConstraintNumeric | None = None

@@ -41,8 +41,8 @@ class H2OEngineVersionClient(ClientBase):
             parent: The workspace to create the version in, `workspaces/{workspace}`.
             h2o_engine_version: The version to create.
             h2o_engine_version_id: The id of the new version, the last segment of its
-                name: a semantic version that may have more than three segments, at most 63
-                characters, for example `3.46.0`, `3.46.0-beta` or `3.46.0.1`.
+                name: one or more dot-separated numbers and an optional pre-release, at most
+                63 characters, for example `3`, `3.46`, `3.46.0-beta` or `3.46.0.1`.
 
         Returns:
             The created version.

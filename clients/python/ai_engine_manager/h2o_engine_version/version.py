@@ -26,8 +26,8 @@ class H2OEngineVersion:
 
     name: str = ""
     """The resource name, `workspaces/{workspace}/h2oEngineVersions/{h2o_engine_version}`. The
-    version id is a semantic version that may have more than three segments, at most 63
-    characters, for example `3.46.0`, `3.46.0-beta` or `3.46.0.1`.
+    version id is one or more dot-separated numbers and an optional pre-release, at most 63
+    characters, for example `3`, `3.46`, `3.46.0-beta` or `3.46.0.1`.
     """
 
     deprecated: bool = False

@@ -100,7 +100,7 @@ class NotebookEngineProfile:
 
     gpu_resource_name: str = ""
     """The Kubernetes resource name under which GPUs are requested, for example `nvidia.com/gpu`.
-    Empty means the server's default.
+    Left empty, it reads `nvidia.com/gpu`.
     """
 
     storage_class_name: str = ""

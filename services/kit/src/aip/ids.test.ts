@@ -41,11 +41,15 @@ const cases: Array<[string, IdValidator, string[], string[]]> = [
       "3.46.0.1",
       "1.2.3-rc-1",
       `1.${"1".repeat(59)}.1`,
+      "1",
+      "12",
+      "1.10",
+      "1-beta",
     ],
     [
       "",
-      "1",
-      "1.10",
+      "01",
+      "1.",
       "01.2.3",
       "1.02.3",
       "1.2.3-",
@@ -85,7 +89,8 @@ describe("id rules", () => {
   it("version names take an id or an alias, and aliases never look like versions", () => {
     expect(validateVersionIdOrAlias("1.10.3")).toBeUndefined();
     expect(validateVersionIdOrAlias("latest")).toBeUndefined();
-    expect(validateVersionIdOrAlias("1.10")).toMatch(/^must be a version id/);
+    expect(validateVersionIdOrAlias("1.10")).toBeUndefined();
+    expect(validateVersionIdOrAlias("1.x")).toMatch(/^must be a version id/);
     expect(isAlias("latest")).toBe(true);
     expect(isAlias("1.10.3")).toBe(false);
   });

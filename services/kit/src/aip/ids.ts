@@ -16,10 +16,10 @@ const RESOURCE_ID = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const PROCESS_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 // Workspaces are often named by UUIDs, which may start with a digit.
 const WORKSPACE_ID = PROCESS_ID;
-// Three or more dot-separated numbers, then an optional pre-release of dot-separated
+// One or more dot-separated numbers, then an optional pre-release of dot-separated
 // alphanumeric/hyphen identifiers. Build metadata (`+...`) is not accepted: ids appear in URL
 // paths and query strings, where `+` reads as a space.
-const VERSION_ID = /^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){2,}(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
+const VERSION_ID = /^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))*(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
 const ANNOTATION_KEY = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 const PORT_ID = /^[1-9][0-9]{3,4}$/;
 const SECRET_VERSION_ID = /^[1-9][0-9]{0,17}$/;
@@ -60,14 +60,14 @@ export const validateProcessId: IdValidator = (value) =>
       got(value);
 
 /**
- * DAI and H2O version ids: a semantic version with three or more numeric segments (no leading
- * zeros) and an optional pre-release, at most 63 characters: `1.10.3`, `1.10.3.1`, `1.10.3-alpha`.
+ * DAI and H2O version ids: one or more numeric segments (no leading zeros) and an optional
+ * pre-release, at most 63 characters: `1`, `12`, `1.10`, `1.10.3`, `1.10.3.1`, `1.10.3-alpha`.
  */
 export const validateVersionId: IdValidator = (value) => {
   if (value.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters` + got(value);
   return VERSION_ID.test(value)
     ? undefined
-    : "must be a semantic version with three or more numeric segments and an optional pre-release, such as 1.10.3, 1.10.3.1 or 1.10.3-alpha" +
+    : "must be a version of one or more dot-separated numbers and an optional pre-release, such as 12, 1.10, 1.10.3.1 or 1.10.3-alpha" +
         got(value);
 };
 
