@@ -28,8 +28,20 @@ export function createEngineUpdate(
   calls: EngineCalls,
   createEngine: (principal: Principal, t: Target, input: AnyEngine, validateOnly: boolean) => Promise<AnyEngine>,
 ) {
-  const { kind, policy, db, f, parseName, usableProfile, currentProfile, decodeStored, checkQuotas, change, respond } =
-    calls;
+  const {
+    kind,
+    policy,
+    db,
+    f,
+    parseName,
+    usableProfile,
+    catchUpFor,
+    currentProfile,
+    decodeStored,
+    checkQuotas,
+    change,
+    respond,
+  } = calls;
 
   const SET_ELSEWHERE: Record<string, string> = {
     storage_bytes: "grows through :resizeStorage",
@@ -71,6 +83,8 @@ export function createEngineUpdate(
       }
     }
 
+    if (paths.includes("profile") && (incoming.profile ?? "") !== "")
+      await catchUpFor(() => usableProfile(principal, incoming.profile));
     const row = await change({ name: t.name }, hctx, {
       action: "update",
       permission: Action.UPDATE,
