@@ -4,6 +4,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { loadSecretKey } from "@aiem/kit/config";
 import type { Database } from "@aiem/kit/db";
+import type { OutboxRelay } from "@aiem/kit/events";
+import type { Logger } from "@aiem/kit/logger";
 import type { Principal } from "@aiem/kit/identity";
 import {
   createServiceCore,
@@ -38,6 +40,37 @@ export interface CatalogueModuleDeps extends ServiceDeps {
   readonly catalogueConfig: CatalogueSettings;
   /** Outbox poll interval in ms (default 250); tests use less. */
   readonly outboxPollInterval?: number;
+  /** Milliseconds a write waits for its events to be published before it answers anyway (default 5 000). */
+  readonly publishWait?: number;
+}
+
+const PUBLISH_WAIT = 5_000;
+
+/**
+ * Publishes what the write just committed before the write answers: the engine and sandbox
+ * services read the catalogue from copies that follow its stream, and catch up with the stream's
+ * last sequence before they call a reference missing, so the write must be in the stream by the
+ * time the client hears of it. Bounded: with the bus away the write still answers (its events
+ * wait in the outbox, and the relay keeps trying).
+ */
+async function publishWritten(relay: OutboxRelay, waitMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timed out">((resolve) => {
+    timer = setTimeout(() => resolve("timed out"), waitMs);
+  });
+  try {
+    if ((await Promise.race([relay.publishCommitted(), timedOut])) === "timed out") {
+      relay.wake();
+      logger.warn("a catalogue write answers before its events are published", { waitedMs: waitMs });
+    }
+  } catch (err) {
+    relay.wake();
+    logger.warn("a catalogue write answers before its events are published", {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface CatalogueModule extends ServiceModule {
@@ -116,7 +149,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       },
     }));
     state.tokens = opened.tokens;
-    state.afterWrite = () => opened.relay.wake();
+    state.afterWrite = () => publishWritten(opened.relay, deps.publishWait ?? PUBLISH_WAIT, logger);
     state.database = opened.database;
     ready = true;
     logger.info("catalogue started", { schema: opened.database.schema });

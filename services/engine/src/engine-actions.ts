@@ -28,6 +28,7 @@ export function createEngineActions(calls: EngineCalls) {
     parseName,
     mustLoad,
     usableVersion,
+    catchUpFor,
     currentProfile,
     decodeStored,
     checkQuotas,
@@ -153,6 +154,7 @@ export function createEngineActions(calls: EngineCalls) {
 
   async function upgradeVersion(req: Req, hctx: HandlerContext) {
     const target: string = req.newDaiEngineVersion ?? "";
+    if (target !== "") await catchUpFor(() => usableVersion(target, "new_dai_engine_version"));
     return respond(
       await change(req, hctx, {
         action: "upgradeVersion",

@@ -18,7 +18,7 @@ import { Action } from "@aiem/kit/authz";
 import { invalidArgument, notFound, permissionDenied, quote, requiredField, resourceExhausted } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
-import { isProfileAssignedTo } from "@aiem/kit/catalogue-view";
+import { caughtUpFirst, isProfileAssignedTo } from "@aiem/kit/catalogue-view";
 import type { DAIEngineVersion } from "@aiem/proto/enginemanager/v1/dai_engine_version_pb.js";
 import type { NotebookEngineImage } from "@aiem/proto/enginemanager/v1/notebook_engine_image_pb.js";
 import { canSee, checkManage } from "./access.js";
@@ -123,6 +123,29 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
       throw invalidArgument(field, `${quote(found.name)} is deprecated; choose a version that is not`);
     }
     return found;
+  }
+
+  /**
+   * `lookup`'s result, where `lookup` reads catalogue references from the local copy: when it
+   * throws, the copy first catches up with the catalogue stream and it runs again, so a reference
+   * the catalogue acknowledged before this call is never answered as missing or unusable.
+   */
+  function withCatalogue<T>(lookup: () => T): Promise<T> {
+    let view;
+    try {
+      view = ctx.catalogue();
+    } catch {
+      view = undefined;
+    }
+    return caughtUpFirst(view, lookup);
+  }
+
+  /**
+   * Lets the copy catch up when `lookup` fails, and nothing more: for checks that run later inside
+   * a transaction, which should not wait there, and answer for themselves.
+   */
+  async function catchUpFor(lookup: () => unknown): Promise<void> {
+    await withCatalogue(lookup).catch(() => {});
   }
 
   /** The engine's profile now: from the catalogue when it still exists, else the copy the engine keeps. */
@@ -257,6 +280,8 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     mustLoad,
     usableProfile,
     usableVersion,
+    withCatalogue,
+    catchUpFor,
     currentProfile,
     decodeStored,
     checkQuotas,

@@ -25,7 +25,7 @@ import type { EngineCalls, Target } from "./engine-calls.js";
 
 /** Creating an engine: checks a request against its profile and version and writes the new engine. */
 export function createEngineCreation(calls: EngineCalls) {
-  const { ctx, kind, db, f, usableProfile, usableVersion, checkQuotas, resourcesOf } = calls;
+  const { ctx, kind, db, f, usableProfile, usableVersion, withCatalogue, checkQuotas, resourcesOf } = calls;
 
   /** Builds the engine a create would make (checked, not stored). */
   function buildNew(principal: Principal, t: Target, input: AnyEngine): { row: EngineRow; profile: AnyProfile } {
@@ -128,7 +128,7 @@ export function createEngineCreation(calls: EngineCalls) {
     input: AnyEngine,
     validateOnly: boolean,
   ): Promise<AnyEngine> {
-    const { row, profile } = buildNew(principal, t, input);
+    const { row, profile } = await withCatalogue(() => buildNew(principal, t, input));
     if (validateOnly) {
       const exec = db();
       if (await loadByName(exec, t.name)) throw alreadyExists(t.name, kind.resourceType);

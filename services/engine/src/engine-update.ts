@@ -37,6 +37,7 @@ export function createEngineUpdate(
     parseName,
     usableProfile,
     usableVersion,
+    catchUpFor,
     currentProfile,
     decodeStored,
     checkQuotas,
@@ -83,6 +84,8 @@ export function createEngineUpdate(
       }
     }
 
+    if (paths.includes("profile") && (incoming.profile ?? "") !== "")
+      await catchUpFor(() => usableProfile(principal, incoming.profile));
     const row = await change({ name: t.name }, hctx, {
       action: "update",
       permission: Action.UPDATE,

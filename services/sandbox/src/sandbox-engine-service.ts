@@ -22,7 +22,7 @@ import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { alreadyExists, failedPrecondition, notFound, requiredField, unavailable } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
-import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import { caughtUpFirst, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DEFAULT_SANDBOX_MAX_RUNNING_SECONDS } from "@aiem/kit/catalogue-view";
 import {
   SandboxEngineImageInfoSchema,
@@ -156,16 +156,16 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
           { type: "ISOLATION", subject: "bubblewrap", description: "bwrap is not installed" },
         );
       }
-      const image = catalogueEntry(
-        "sandboxEngineImages",
-        "sandbox_engine.sandbox_engine_image",
-        input.sandboxEngineImage,
-      );
-      const template = catalogueEntry(
-        "sandboxEngineTemplates",
-        "sandbox_engine.sandbox_engine_template",
-        input.sandboxEngineTemplate,
-      );
+      // A reference the catalogue acknowledged before this call is never answered as missing:
+      // when one is, the copy catches up with the catalogue stream and looks again.
+      const { image, template } = await caughtUpFirst(deps.catalogue(), () => ({
+        image: catalogueEntry("sandboxEngineImages", "sandbox_engine.sandbox_engine_image", input.sandboxEngineImage),
+        template: catalogueEntry(
+          "sandboxEngineTemplates",
+          "sandbox_engine.sandbox_engine_template",
+          input.sandboxEngineTemplate,
+        ),
+      }));
       // Field numbers of the infos match the catalogue's messages: the copy is the resource itself.
       const imageInfo = fromBinary(SandboxEngineImageInfoSchema, toBinary(SandboxEngineImageSchema, image));
       const templateInfo = fromBinary(SandboxEngineTemplateInfoSchema, toBinary(SandboxEngineTemplateSchema, template));

@@ -27,7 +27,7 @@ export interface CatalogueChange {
 }
 
 export interface CatalogueReadModelOptions {
-  readonly bus: Pick<EventBus, "replay">;
+  readonly bus: Pick<EventBus, "replay" | "lastSequence">;
   /** Keep only these kinds (default: all). */
   readonly kinds?: readonly CatalogueKind[];
   /** Names its replay in metrics (consumer lag) and traces; default `catalogue-view`. */
@@ -48,6 +48,11 @@ export interface CatalogueReadModel {
   resolveName(kind: CatalogueKind, name: string): string | undefined;
   /** Every resource of a kind, optionally of one workspace (`global` or `workspaces/global`), by name. */
   list<K extends CatalogueKind>(kind: K, workspace?: string): CatalogueResourceByKind[K][];
+  /**
+   * Resolves true once this copy has applied every message the catalogue stream held when called
+   * (so every catalogue write acknowledged before then), or false at `deadline` (epoch ms).
+   */
+  caughtUp(deadline: number): Promise<boolean>;
   /** Calls `listener` after each applied change; returns the unsubscribe function. */
   subscribe(listener: (change: CatalogueChange) => void): () => void;
   stop(): Promise<void>;
@@ -61,6 +66,15 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
   const aliases = new Map<CatalogueKind, Map<string, string>>();
   const listeners = new Set<(change: CatalogueChange) => void>();
   let ready = false;
+  /** Stream sequence of the last message applied (or skipped as unreadable). */
+  let applied = 0;
+  const waiters = new Set<{ target: number; done: (caught: boolean) => void }>();
+
+  function advance(seq: number): void {
+    if (seq <= applied) return;
+    applied = seq;
+    for (const waiter of waiters) if (waiter.target <= applied) waiter.done(true);
+  }
 
   const workspaceOfName = (name: string) => name.slice(0, name.indexOf("/", "workspaces/".length));
   const aliasKey = (versionName: string, alias: string) => `${workspaceOfName(versionName)}/${alias}`;
@@ -103,6 +117,11 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
   }
 
   async function handle(msg: EventMessage): Promise<void> {
+    applyMessage(msg);
+    advance(msg.seq);
+  }
+
+  function applyMessage(msg: EventMessage): void {
     let event;
     try {
       event = fromBinary(EventSchema, msg.data);
@@ -134,8 +153,36 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
   const readyPromise = replay.ready.then(() => {
     ready = true;
   });
-  // Callers that never await `ready` must not see an unhandled rejection when stopped early.
-  readyPromise.catch(() => {});
+
+  async function caughtUp(deadline: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    let target: number | false;
+    try {
+      target = await Promise.race([readyPromise.then(() => options.bus.lastSequence("catalogue")), timedOut]);
+    } catch {
+      // Stopped, or the bus cannot say: the copy answers with what it has.
+      target = false;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (target === false) return false;
+    if (applied >= target) return true;
+    return new Promise<boolean>((resolve) => {
+      const waiter = {
+        target: target as number,
+        done(caught: boolean) {
+          waiters.delete(waiter);
+          clearTimeout(wait);
+          resolve(caught);
+        },
+      };
+      const wait = setTimeout(() => waiter.done(false), Math.max(0, deadline - Date.now()));
+      waiters.add(waiter);
+    });
+  }
 
   function resolveName(kind: CatalogueKind, name: string): string | undefined {
     const map = resources.get(kind);
@@ -164,11 +211,15 @@ export function createCatalogueReadModel(options: CatalogueReadModelOptions): Ca
         .filter((r) => prefix === undefined || r.name.startsWith(prefix))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) as CatalogueResourceByKind[K][];
     },
+    caughtUp,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    stop: () => replay.stop(),
+    async stop() {
+      for (const waiter of waiters) waiter.done(false);
+      await replay.stop();
+    },
   };
 }
 

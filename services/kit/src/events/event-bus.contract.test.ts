@@ -230,6 +230,20 @@ describe.each(targets)("event bus contract: $name", ({ kind }) => {
     await filtered.stop();
   });
 
+  it("tells each stream's last sequence: 0 when empty, the newest publish's after it, duplicates not counted", async () => {
+    expect(await bus.lastSequence("catalogue")).toBe(0);
+    expect(await bus.lastSequence("events")).toBe(0);
+    const subject = catalogueSubject("daiEngineVersions", "global", "1.11.0");
+    await bus.publish(subject, bytes("a"), { id: "first" });
+    const second = await bus.publish(subject, bytes("b"), { id: randomUUID() });
+    await bus.publish(subject, bytes("b"), { id: "first" });
+    // The first message left the stream (one per subject); the newest is the last sequence.
+    expect(await bus.lastSequence("catalogue")).toBe(second.seq);
+    const event = await bus.publish(engineStateSubject("ws", "e1"), bytes("x"), { id: randomUUID() });
+    expect(await bus.lastSequence("events")).toBe(event.seq);
+    expect(await bus.lastSequence("catalogue")).toBe(second.seq);
+  });
+
   it("replay becomes ready when messages it counted at the start are superseded before it reads them", async () => {
     // A service starting while an administrator edits the catalogue. More messages than one pull
     // fetches, so that some are replaced after the replay began but before they reach it.

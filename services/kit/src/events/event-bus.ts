@@ -127,6 +127,11 @@ export interface EventBus {
   consume(name: string, options: ConsumeOptions, handler: EventHandler): Promise<Subscription>;
   /** Reads a stream from its start, then follows it live; no acknowledgements, nothing kept. */
   replay(options: ReplayOptions, handler: EventHandler): Replay;
+  /**
+   * The sequence of the newest message stored in `stream` (0 when it holds none): a reader that
+   * has applied this much has seen every message published before the call.
+   */
+  lastSequence(stream: EventStreamKind): Promise<number>;
   /** Removes a durable consumer and its position. */
   deleteConsumer(stream: EventStreamKind, name: string): Promise<void>;
   /** Messages waiting for each of this process's consumers and replays (for metrics). */

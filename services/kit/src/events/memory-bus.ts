@@ -481,6 +481,10 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
       return out;
     },
 
+    async lastSequence(kind) {
+      return streams[kind].lastSeq;
+    },
+
     async deleteConsumer(kind, name) {
       const key = `${kind}/${name}`;
       consumers.get(key)?.close();

@@ -148,7 +148,7 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
   };
 
   /** The sequence of the newest message stored on any of `filters` (wildcards allowed), 0 when none. */
-  const lastSequence = async (stream: string, filters: readonly string[]): Promise<number> => {
+  const lastMatching = async (stream: string, filters: readonly string[]): Promise<number> => {
     const last = await Promise.all(filters.map((f) => jsm.streams.getMessage(stream, { last_by_subj: f })));
     return Math.max(0, ...last.map((m) => m?.seq ?? 0));
   };
@@ -302,7 +302,7 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
         // Caught up once the newest message matching the filters when we began has been handled (or
         // a later one on its subject, if it was superseded meanwhile). The server's pending count is
         // not used: it keeps counting messages removed before delivery, and then never reaches 0.
-        const target = await lastSequence(stream, wireFilters);
+        const target = await lastMatching(stream, wireFilters);
         if (target === 0) ready.resolve();
         // The sequence after the last message handled, where a new consumer takes over.
         let next = 0;
@@ -374,6 +374,11 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
         };
       });
       return replay;
+    },
+
+    async lastSequence(kind) {
+      assertOpen();
+      return (await jsm.streams.info(names[kind])).state.last_seq;
     },
 
     async lag() {

@@ -224,6 +224,38 @@ describe("transactional outbox", () => {
       await waitFor(() => [...ids, ...more].every((id) => deliveries.has(id)));
     });
 
+    it("publishCommitted returns once the caller's rows are published, also while another relay holds the claim", async () => {
+      const { deliveries } = await watch(bus, "watcher");
+      const own = relay();
+      const mine = await setState(database, "p0", "RUNNING");
+      await own.publishCommitted();
+      expect(await outboxBacklog(database)).toBe(0);
+      // The bus holds it at once: the watcher gets it without any further round.
+      await waitFor(() => deliveries.has(mine));
+      let publishing!: () => void;
+      const started = new Promise<void>((r) => (publishing = r));
+      const slow: Pick<EventBus, "publish"> = {
+        publish: async (subject, data, options) => {
+          publishing();
+          await pause(30);
+          return bus.publish(subject, data, options);
+        },
+      };
+      const other = relay({ bus: slow });
+      const theirs: string[] = [];
+      for (let i = 0; i < 3; i++) theirs.push(await setState(database, `p${i + 1}`, "RUNNING"));
+      const flushing = other.flush();
+      await started;
+      const late = await setState(database, "p9", "RUNNING");
+      // The other relay's claim holds the earlier rows; this call still returns only once its own is out.
+      await own.publishCommitted();
+      const left = await sql<{ x: number }>`
+        select 1 as x from outbox where id = ${late} and published_at is null`.execute(database.db);
+      expect(left.rows).toEqual([]);
+      await flushing;
+      await waitFor(() => [...theirs, late].every((id) => deliveries.has(id)));
+    });
+
     it("answers each wake with one round: a wake that ended the idle wait is not answered twice", async () => {
       // Counts the claims the relay makes (the statement that leases rows), on either dialect.
       let claims = 0;

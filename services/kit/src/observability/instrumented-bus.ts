@@ -109,6 +109,7 @@ export function instrumentEventBus(bus: EventBus, options: { metrics?: Metrics }
       const name = replayOptions.name ?? "replay";
       return bus.replay(replayOptions, traced(name, streamOf(replayOptions.subjects), handler));
     },
+    lastSequence: (stream) => bus.lastSequence(stream),
     deleteConsumer: (stream, name) => bus.deleteConsumer(stream, name),
     lag: () => bus.lag(),
     async close() {

@@ -12,8 +12,11 @@ import type { Logger } from "../logger.js";
 export interface ServiceCoreState {
   database?: Database;
   tokens?: PageTokenCodec;
-  /** Called after each committed write(). */
-  afterWrite?: () => void;
+  /**
+   * Called after each committed write(); the write answers once what it returns settles (the
+   * catalogue's: once its events are published, so readers can catch up with them).
+   */
+  afterWrite?: () => void | Promise<void>;
 }
 
 export interface ServiceCore {
@@ -23,7 +26,7 @@ export interface ServiceCore {
   database(): Database;
   tokens(): PageTokenCodec;
   now(): Date;
-  /** Runs `fn` in a transaction, then calls `afterWrite`. */
+  /** Runs `fn` in a transaction, then calls (and awaits) `afterWrite`. */
   write<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T>;
   /**
    * Runs `fn`, which makes one statement, outside a transaction (a statement is atomic on its
@@ -57,12 +60,12 @@ export function createServiceCore(options: {
     now: options.now ?? (() => new Date()),
     async write(fn) {
       const result = await database().db.transaction().execute(fn);
-      state.afterWrite?.();
+      await state.afterWrite?.();
       return result;
     },
     async writeStatement(fn) {
       const result = await fn(database().db);
-      state.afterWrite?.();
+      await state.afterWrite?.();
       return result;
     },
   };
