@@ -91,16 +91,21 @@ describe("host-wide bounds", () => {
         (await failure(c.engines.getSandboxEngine({ name: `workspaces/${WS}/sandboxEngines/bound-c` }))).code,
       ).toBe(Code.NotFound);
       // Processes: a fork bomb in each sandbox (each alone may have 4096) stops at the host's bound.
+      // Both bombs wait for one moment, so that the first cannot fill the bound before the second
+      // has started.
       const bomb =
-        "import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(120); os._exit(0)\n    except OSError:\n        time.sleep(0.05)\n";
+        "import os, sys, time\ntime.sleep(max(0, float(sys.argv[1]) - time.time()))\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(120); os._exit(0)\n    except OSError:\n        time.sleep(0.05)\n";
+      const fuse = String(Date.now() / 1000 + 6);
       for (const sb of sandboxes) {
         await c.filesystem.writeFile({ name: sb.name, path: "/tmp/bomb.py", content: Buffer.from(bomb) });
         await c.processes.createProcess({
           parent: sb.name,
           autoRun: true,
-          process: { command: "python3", args: ["/tmp/bomb.py"] },
+          process: { command: "python3", args: ["/tmp/bomb.py", fuse] },
         });
       }
+      expect(Date.now() / 1000).toBeLessThan(Number(fuse));
+      await sleep(Number(fuse) * 1000 - Date.now());
       const group = bounded.module.runtime;
       // Without storage only the process bound applies; one made before the bombs filled it is
       // deleted with the others.

@@ -103,6 +103,12 @@ function hostPath(root: string, segments: readonly string[]): string {
 function executableError(display: string, error: unknown): ConnectError {
   const code = errnoCode(error);
   if (code === "ENOENT" || code === "ENOTDIR") return notFound(`command: ${display} does not exist`);
+  // A fork refused for want of pids or memory: the sandbox's or the host's bound, not the program.
+  if (code === "EAGAIN" || code === "ENOMEM")
+    return new ConnectError(
+      `cannot start ${display}: the sandbox has reached its process or memory limit`,
+      Code.ResourceExhausted,
+    );
   return permissionDenied(`command: ${display} is not executable`);
 }
 
