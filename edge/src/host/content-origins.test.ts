@@ -202,7 +202,8 @@ describe("content origins through the all-in-one server", () => {
     const host = hostOf(f.port.internalUrl);
     expect((await hostRequest(f.t.url, host, "/")).status).toBe(401);
     const bob = await f.t.token("bob");
-    expect((await hostRequest(f.t.url, host, "/", { authorization: `Bearer ${bob}` })).status).toBe(403);
+    // Another member gets the answer of a missing port (docs/adr/0135).
+    expect((await hostRequest(f.t.url, host, "/", { authorization: `Bearer ${bob}` })).status).toBe(404);
     const seen = JSON.parse((await hostRequest(f.t.url, host, "/echo?x=1", bearer())).text) as {
       url: string;
       headers: Record<string, string>;

@@ -4,6 +4,7 @@
 // WebSocket echo on port 8080, made reachable.
 import { createModuleFactories } from "../host/modules.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
+import { hostRequest } from "./content-client.js";
 import { freePort } from "./free-port.js";
 import { startTestHost, type TestHost } from "./test-host.js";
 
@@ -121,6 +122,14 @@ export async function startContentFixture(options: {
   );
   await ok(rest("POST", `/v1/${sandbox.name}/ports?portId=8080`, {}));
   const reachable = await until(`/v1/${sandbox.name}/ports/8080`, "port", "STATE_READY");
+  // READY says the port is routed, not that the program listens yet: wait for its page.
+  const portUrl = new URL(reachable.internalUrl);
+  for (const deadline = Date.now() + 60_000; ; ) {
+    const answer = await hostRequest(t.url, portUrl.host, portUrl.pathname, { authorization: `Bearer ${token}` });
+    if (answer.status === 200) break;
+    if (Date.now() > deadline) throw new Error(`port 8080 answers ${answer.status}: ${answer.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     t,
     token,
