@@ -114,10 +114,12 @@ describe("shapeOpenApi", () => {
     };
     const versions = "/v1/workspaces/{workspace}/daiEngineVersions/{daiEngineVersion}:assignAliases";
     expect(matches(versions, "post", "workspace", "team-a")).toBe(true);
-    expect(matches(versions, "post", "workspace", "0")).toBe(false);
+    expect(matches(versions, "post", "workspace", "0")).toBe(true);
+    expect(matches(versions, "post", "workspace", "-a")).toBe(false);
     expect(matches(versions, "post", "daiEngineVersion", "1.10.3")).toBe(true);
     expect(matches(versions, "post", "daiEngineVersion", "latest")).toBe(true);
-    expect(matches(versions, "post", "daiEngineVersion", "1.10")).toBe(false);
+    expect(matches(versions, "post", "daiEngineVersion", "1.10")).toBe(true);
+    expect(matches(versions, "post", "daiEngineVersion", "1..10")).toBe(false);
     const secretVersion = "/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}";
     expect(matches(secretVersion, "get", "version", "12")).toBe(true);
     expect(matches(secretVersion, "get", "version", "latest")).toBe(true);

@@ -114,7 +114,7 @@ describe("DAI configuration", () => {
 describe("states", () => {
   it("lets every call name the current state when it is refused", () => {
     expect(() => checkTransition(DAI, "resume", "workspaces/w/daiEngines/e", S.RUNNING)).toThrow(
-      /cannot resume "workspaces\/w\/daiEngines\/e": the Driverless AI engine is STATE_RUNNING; this needs STATE_PAUSED or STATE_FAILED/,
+      /cannot resume "workspaces\/w\/daiEngines\/e": engine must be paused or failed \(the Driverless AI engine is STATE_RUNNING\)/,
     );
     expect(() => checkTransition(H2O, "terminate", "n", S.TERMINATED)).toThrow(/is STATE_TERMINATED/);
     expect(() => checkTransition(NOTEBOOK, "access", "n", S.PAUSED)).toThrow(
