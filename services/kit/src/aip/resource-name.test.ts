@@ -96,7 +96,8 @@ describe("resource names", () => {
     expect(portPattern.matches("workspaces/a/sandboxEngines/s/ports/65536")).toBe(false);
     expect(daiEngineVersionPattern.matches("workspaces/global/daiEngineVersions/latest")).toBe(true);
     expect(daiEngineVersionPattern.matches("workspaces/global/daiEngineVersions/1.10.3-alpha")).toBe(true);
-    expect(h2oEngineVersionPattern.matches("workspaces/global/h2oEngineVersions/1.10")).toBe(false);
+    expect(h2oEngineVersionPattern.matches("workspaces/global/h2oEngineVersions/1.10")).toBe(true);
+    expect(h2oEngineVersionPattern.matches("workspaces/global/h2oEngineVersions/1..10")).toBe(false);
     expect(secretVersionPattern.matches("workspaces/a/secrets/s/versions/3")).toBe(true);
     expect(secretVersionPattern.matches("workspaces/a/secrets/s/versions/0")).toBe(false);
   });
