@@ -69,9 +69,14 @@ print(engine.state)  # DAIEngineState.STATE_RUNNING
 # [END pause-resume]
 
 # [START update]
+# An engine's settings change while it is paused (or failed).
+engine.pause()
+engine.wait()
 engine.display_name = "Churn model (Q3)"
 engine.max_idle_duration = "4h"
 engine.update(update_mask="display_name,max_idle_duration")
+engine.resume()
+engine.wait()
 # [END update]
 
 # [START resize]
