@@ -20,7 +20,7 @@ const PACKAGES: ReadonlyArray<{ dir: string; assets: RegExp; extra?: readonly st
   // at first use (or ahead of time: scripts/build/prepare-sandbox.ts), and its agent is bundled
   // from its TypeScript source.
   { dir: "services/engine", assets: /\.(mjs|c)$/ },
-  { dir: "services/sandbox", assets: /\.(mjs|c)$|\/agent\/[^/]+\.ts$/ },
+  { dir: "services/sandbox", assets: /\.(mjs|c)$|\/agent\/[^/]+\.ts$/, extra: ["go-agent"] },
   { dir: "edge", assets: /^$/ },
   { dir: "web", assets: /^$/, extra: ["dist"] },
 ];

@@ -72,6 +72,9 @@ export function buildGoAgent(
   version: string = readSandboxVersion(),
   outDir: string = GO_AGENT_BUILD_DIR,
 ): Promise<{ path?: string; reason?: string }> {
+  // A compiled tree (`npm run build`) carries no Go sources: there is nothing to build from.
+  if (!fs.existsSync(GO_AGENT_SOURCE_DIR))
+    return Promise.resolve({ reason: `the native agent's sources are not in this tree (${GO_AGENT_SOURCE_DIR})` });
   const file = path.join(outDir, `aiem-agent-${goAgentSourceHash(version)}`);
   let promise = builds.get(file);
   if (promise === undefined) {
