@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -240,10 +241,19 @@ class SandboxTest(oc.ConformanceCase):
         self.assertEqual(ready.state, PortState.STATE_READY)
         self.assertTrue(ready.internal_url.startswith(oc.server().url), ready.internal_url)
         self.assertEqual(ready.public_url, "")
-        # The port's URL reaches the program for its creator.
+        # The port's URL reaches the program for its creator, once the program listens: READY says
+        # the port is routed, and the gateway answers 502 until then.
         request = urllib.request.Request(ready.internal_url, headers={"Authorization": f"Bearer {oc.server().token(oc.MEMBER)}"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            self.assertEqual(response.status, 200)
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    self.assertEqual(response.status, 200)
+                break
+            except urllib.error.HTTPError as error:
+                if error.code != 502 or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
         got = self.ports.get_port(name=name)
         self.assertEqual((got.name, got.display_name, got.state), (name, "Web", PortState.STATE_READY))
