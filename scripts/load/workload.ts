@@ -18,7 +18,7 @@ async function call(base: string, token: string, method: string, path: string, b
   return json;
 }
 
-/** A running sandbox with a file in it, and a DAI engine, in workspace team-a. */
+/** A running sandbox with a file in it, and a paused DAI engine, in workspace team-a. */
 export async function prepareWorkload(base: string, token: string): Promise<Fixture> {
   const sandbox = (
     await call(base, token, "POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=load", {
@@ -32,12 +32,19 @@ export async function prepareWorkload(base: string, token: string): Promise<Fixt
       daiEngineVersion: "workspaces/global/daiEngineVersions/latest",
     })
   ).daiEngine.name as string;
-  for (const until = Date.now() + 60_000; ; ) {
-    const state = (await call(base, token, "GET", `/v1/${sandbox}`)).sandboxEngine.state as string;
-    if (state === "STATE_RUNNING") break;
-    if (Date.now() > until) throw new Error(`${sandbox} stayed ${state}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const reach = async (name: string, field: string, wanted: string) => {
+    for (const until = Date.now() + 60_000; ; ) {
+      const state = (await call(base, token, "GET", `/v1/${name}`))[field].state as string;
+      if (state === wanted) return;
+      if (Date.now() > until) throw new Error(`${name} stayed ${state}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  await reach(sandbox, "sandboxEngine", "STATE_RUNNING");
+  // A DAI engine's settings change only while it is paused, as in the real service.
+  await reach(engine, "daiEngine", "STATE_RUNNING");
+  await call(base, token, "POST", `/v1/${engine}:pause`, {});
+  await reach(engine, "daiEngine", "STATE_PAUSED");
   const file = "/tmp/load/input.txt";
   await call(base, token, "POST", `/v1/${sandbox}/filesystem:writeFile`, {
     path: file,
