@@ -6,7 +6,6 @@ import path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { KubeConfig } from "@kubernetes/client-node";
 import { loadSessionKey, loadTicketKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
 import {
@@ -32,7 +31,6 @@ import { engineMigrations } from "./migrations.js";
 import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { h2oServerOf } from "./runtime/h2o-server.js";
-import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
 import type { EngineRuntime } from "./runtime/runtime.js";
 import { loadByName, loadByUid } from "./store.js";
@@ -135,6 +133,9 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     await catalogue.ready;
     let runtime = deps.runtime;
     if (!runtime && settings.runtime === "kubernetes") {
+      // Loaded only for this runtime: the client and its dependencies cost every other process memory.
+      const { KubeConfig } = await import("@kubernetes/client-node");
+      const { createKubernetesRuntime } = await import("./runtime/kubernetes/kubernetes-runtime.js");
       const config = new KubeConfig();
       config.loadFromDefault();
       runtime = await createKubernetesRuntime({ config, namespace: settings.kubernetesNamespace ?? "default" });
