@@ -2,6 +2,7 @@
 import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
 import { CoreV1Api, KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { daiRunSpec as spec } from "../../testing/run-spec.js";
 import type { EngineRunSpec } from "../runtime.js";
 import { engineObjects, type KubernetesPlacement } from "./engine-objects.js";
 import { engineStatusOf } from "./pod-state.js";
@@ -10,25 +11,6 @@ const unavailable = kubernetesUnavailable();
 if (unavailable) console.warn(`skipping the engine objects' cluster tests: ${unavailable}`);
 
 const namespace = "workloads";
-
-function spec(uid: string, overrides: Partial<EngineRunSpec> = {}): EngineRunSpec {
-  return {
-    uid,
-    kind: "dai",
-    name: `workspaces/w1/daiEngines/${uid}`,
-    version: "1.11.0",
-    image: "example.invalid/dai:1.11.0",
-    cpu: 1,
-    gpu: 0,
-    memoryBytes: 1n << 30n,
-    storageBytes: 1n << 30n,
-    nodeCount: 1,
-    basePath: `/engines/${uid}/`,
-    config: {},
-    options: {},
-    ...overrides,
-  };
-}
 
 describe.skipIf(unavailable !== undefined)("engine objects on a real control plane", () => {
   let cluster: TestCluster;

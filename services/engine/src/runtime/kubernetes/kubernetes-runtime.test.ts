@@ -3,32 +3,14 @@
 import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EngineRunSpec, EngineRuntime, EngineStatus } from "../runtime.js";
+import { daiRunSpec as spec } from "../../testing/run-spec.js";
+import type { EngineRuntime, EngineStatus } from "../runtime.js";
 import { createKubernetesRuntime } from "./kubernetes-runtime.js";
 
 const unavailable = kubernetesUnavailable();
 if (unavailable) console.warn(`skipping the Kubernetes runtime's tests: ${unavailable}`);
 
 const namespace = "engines";
-
-function spec(uid: string, overrides: Partial<EngineRunSpec> = {}): EngineRunSpec {
-  return {
-    uid,
-    kind: "dai",
-    name: `workspaces/w1/daiEngines/${uid}`,
-    version: "1.11.0",
-    image: "example.invalid/dai:1.11.0",
-    cpu: 1,
-    gpu: 0,
-    memoryBytes: 1n << 30n,
-    storageBytes: 1n << 30n,
-    nodeCount: 1,
-    basePath: `/engines/${uid}/`,
-    config: {},
-    options: {},
-    ...overrides,
-  };
-}
 
 /** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */
 function until(runtime: EngineRuntime, uid: string, done: (status: EngineStatus) => boolean): Promise<EngineStatus> {
