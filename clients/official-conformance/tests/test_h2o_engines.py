@@ -176,8 +176,9 @@ class H2OEngineTest(oc.ConformanceCase):
         engine = self.create(engine_id)
         self.addCleanup(engine.delete, allow_missing=True)
         self.assertApiError(409, self.create, engine_id)
-        # A profile the member holds no role for.
-        self.assertApiError(403, self.create, oc.unique("oc-h2o-denied"), profile=self.restricted.name)
+        # A profile the member holds no role for is hidden from them: named as missing (400).
+        hidden = self.assertApiError(400, self.create, oc.unique("oc-h2o-denied"), profile=self.restricted.name)
+        self.assertIn(f"h2oEngineProfile {self.restricted.name} not found", str(hidden))
         # Another member does not see the engine at all.
         self.assertApiError(404, oc.other_member().h2o_engine_client.get_engine, engine_id=engine_id, workspace_id=WORKSPACE)
 

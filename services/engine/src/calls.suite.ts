@@ -221,6 +221,17 @@ describe.concurrent("update", () => {
       "INVALID_ARGUMENT",
       "dai_engine.profile",
     );
+    // A profile assigned to a role alice does not hold is hidden from her: named as missing.
+    const restricted = await profileFixture("dai", freshId("roles"), {
+      assignedOidcRolesEnabled: true,
+      assignedOidcRoles: ["data-science"],
+    });
+    const hidden = await h().rest("PATCH", `/v1/${name}?updateMask=profile`, {
+      who: "alice",
+      body: { profile: restricted },
+    });
+    expectError(hidden, "INVALID_ARGUMENT", `daiEngineProfile ${restricted} not found`);
+    expect(hidden.status).toBe(400);
   });
 
   it.each([["dai"], ["notebook"]] as const)(

@@ -91,7 +91,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     const missing = `workspaces/global/${k.profileKind}/missing`;
     const r1 = await createEngine(kind, { body: bodyOf(kind, { profile: missing }) });
     expectError(r1, "INVALID_ARGUMENT", f("profile"));
-    expect(r1.body.message).toContain("does not exist");
+    expect(r1.body.message).toContain(`${k.profileKind.slice(0, -1)} ${missing} not found`);
     expectError(
       await createEngine(kind, { body: bodyOf(kind, { profile: "not-a-name" }) }),
       "INVALID_ARGUMENT",
@@ -105,11 +105,9 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       assignedOidcRolesEnabled: true,
       assignedOidcRoles: ["data-science"],
     });
-    expectError(
-      await createEngine(kind, { body: bodyOf(kind, { profile: roles }) }),
-      "PERMISSION_DENIED",
-      "holds none of the roles",
-    );
+    const r3 = await createEngine(kind, { body: bodyOf(kind, { profile: roles }) });
+    expectError(r3, "INVALID_ARGUMENT", f("profile"));
+    expect(r3.body.message).toContain(`${k.profileKind.slice(0, -1)} ${roles} not found`);
     ok(
       await createEngine(kind, {
         body: bodyOf(kind, { profile: roles }),
