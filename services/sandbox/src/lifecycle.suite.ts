@@ -344,10 +344,20 @@ describe("sandbox lifecycle", () => {
       const t0 = Date.now();
       const second = await createVia(c, "warm-2");
       // Handed out by the create itself: its answer says STARTING, as every create's does, and
-      // the very next read RUNNING, with nothing left to wait for.
+      // calls into it are refused as for a starting sandbox until a read has shown it RUNNING
+      // (clients of a service whose sandboxes take seconds to start read the state first). The
+      // very next read says RUNNING, with nothing left to wait for.
       expect(second.state).toBe(SandboxEngine_State.STARTING);
+      const early = await failure(c.filesystem.statFile({ name: second.name, path: "/" }));
+      expect(early.code).toBe(Code.FailedPrecondition);
+      expect(early.rawMessage).toBe(`${second.name} is not in running state: it is STATE_STARTING`);
+      expect(
+        (await failure(c.processes.createProcess({ parent: second.name, autoRun: true, process: { command: "true" } })))
+          .rawMessage,
+      ).toContain("not in running state");
       expect(await stateOf(c, second.name)).toBe(SandboxEngine_State.RUNNING);
       const ms = Date.now() - t0;
+      expect((await c.filesystem.statFile({ name: second.name, path: "/" })).fileInfo?.path).toBe("/");
       expect(await runtimeId(second.uid)).toBe(ready);
       const echo = (
         await c.processes.createProcess({
