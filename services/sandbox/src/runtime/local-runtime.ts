@@ -33,6 +33,7 @@ import {
   isUnderSystemDirs,
   prepareEtcTree,
   privateEtcFiles,
+  publishSharedAgent,
   sharedEtcEntries,
 } from "./bwrap.js";
 import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
@@ -636,6 +637,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           );
         }
       }
+      const sharedAgent = native ? publishSharedAgent(art.nativeAgentPath!) : undefined;
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -646,7 +648,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
-        if (native) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
+        if (native && !sharedAgent) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
         else {
           linkOrCopy(
             art.snapshotPath ?? art.bundlePath,
@@ -662,6 +664,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           bundlePath: art.bundlePath,
           guardPath: art.guardPath ?? "",
           nativeAgentPath: native ? art.nativeAgentPath : undefined,
+          sharedAgentPath: sharedAgent,
           nodeStaged: placed && !isUnderSystemDirs(nodePath),
           snapshotPath: art.snapshotPath,
           helperPath: art.helperPath,
