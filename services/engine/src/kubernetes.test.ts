@@ -1,29 +1,25 @@
 // The engine service on the Kubernetes runtime against a real control plane with kwok nodes:
 // engines made through the API become pods, claims and Services in the cluster, and pause,
 // resume and delete act on them. Skipped, saying why, where the binaries are not built.
-import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
+import { type KubernetesFixture, kubernetesSkipReason, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
 import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
 
-const unavailable = kubernetesUnavailable();
-if (unavailable) console.warn(`kubernetes.test.ts: skipped, ${unavailable}`);
+const unavailable = kubernetesSkipReason("kubernetes.test.ts");
 
 const namespace = "workloads";
 
 describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", () => {
-  let cluster: TestCluster;
+  let k8s: KubernetesFixture;
   let core: CoreV1Api;
   let h: EngineTestHost;
 
   beforeAll(async () => {
-    cluster = await startTestCluster();
-    await cluster.createNamespace(namespace);
-    const config = new KubeConfig();
-    config.loadFromFile(cluster.kubeconfigPath);
-    core = config.makeApiClient(CoreV1Api);
-    h = await startEngineTestHost({ runtime: await createKubernetesRuntime({ config, namespace }) });
+    k8s = await startKubernetesFixture(namespace);
+    core = k8s.core;
+    h = await startEngineTestHost({ runtime: await createKubernetesRuntime({ config: k8s.config, namespace }) });
     await catalogueFixture(h, "notebookEngineProfiles", "nb", { enabled: true });
     await catalogueFixture(h, "notebookEngineImages", "jupyter", {
       image: "example.invalid/jupyter:1",
@@ -32,7 +28,7 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   }, 180_000);
   afterAll(async () => {
     await h?.stop();
-    await cluster?.stop();
+    await k8s?.stop();
   });
 
   it("runs a notebook engine as a pod, pauses it keeping its claim, resumes and deletes it", {
@@ -50,7 +46,7 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
     const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
     const objectName = `engine-${engine.uid}`;
     const pod = await core.readNamespacedPod({ namespace, name: objectName });
-    expect(cluster.nodeNames).toContain(pod.spec?.nodeName);
+    expect(k8s.cluster.nodeNames).toContain(pod.spec?.nodeName);
     expect(pod.metadata?.labels).toMatchObject({
       "app.kubernetes.io/name": "notebook-engine",
       "app.kubernetes.io/instance": engine.uid,

@@ -1,30 +1,30 @@
 // The engine objects applied to a real apiserver, scheduler and garbage collector with kwok nodes.
-import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
-import { CoreV1Api, KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type KubernetesFixture,
+  kubernetesSkipReason,
+  startKubernetesFixture,
+} from "../../testing/kubernetes-cluster.js";
 import { daiRunSpec as spec } from "../../testing/run-spec.js";
 import type { EngineRunSpec } from "../runtime.js";
 import { engineObjects, type KubernetesPlacement } from "./engine-objects.js";
 import { engineStatusOf } from "./pod-state.js";
 
-const unavailable = kubernetesUnavailable();
-if (unavailable) console.warn(`skipping the engine objects' cluster tests: ${unavailable}`);
+const unavailable = kubernetesSkipReason("engine-objects-cluster.test.ts");
 
 const namespace = "workloads";
 
 describe.skipIf(unavailable !== undefined)("engine objects on a real control plane", () => {
-  let cluster: TestCluster;
-  let config: KubeConfig;
+  let k8s: KubernetesFixture;
   let core: CoreV1Api;
+  const watchPod: KubernetesFixture["watchPod"] = (name, done) => k8s.watchPod(name, done);
 
   beforeAll(async () => {
-    cluster = await startTestCluster();
-    config = new KubeConfig();
-    config.loadFromFile(cluster.kubeconfigPath);
-    core = config.makeApiClient(CoreV1Api);
-    await cluster.createNamespace(namespace);
+    k8s = await startKubernetesFixture(namespace);
+    core = k8s.core;
   }, 180_000);
-  afterAll(() => cluster?.stop());
+  afterAll(() => k8s?.stop());
 
   /** Creates the claim, then the pod and Service owned by it, as the runtime does. */
   async function apply(engine: EngineRunSpec, placement: KubernetesPlacement = {}): Promise<void> {
@@ -40,35 +40,6 @@ describe.skipIf(unavailable !== undefined)("engine objects on a real control pla
     await core.createNamespacedPod({ namespace, body: pod });
   }
 
-  /** Resolves with the pod once `done` holds for it (`undefined`: deleted), by a list and a watch from it. */
-  async function watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined> {
-    const fieldSelector = `metadata.name=${name}`;
-    const list = await core.listNamespacedPod({ namespace, fieldSelector });
-    const current = list.items[0];
-    if (done(current)) return current;
-    let abort: AbortController | undefined;
-    const result = new Promise<V1Pod | undefined>((resolve, reject) => {
-      new Watch(config)
-        .watch(
-          `/api/v1/namespaces/${namespace}/pods`,
-          { fieldSelector, resourceVersion: list.metadata?.resourceVersion },
-          (type, object: V1Pod) => {
-            const pod = type === "DELETED" ? undefined : object;
-            if (done(pod)) resolve(pod);
-          },
-          (error) => reject(error ?? new Error("the watch ended")),
-        )
-        .then((controller) => {
-          abort = controller;
-        }, reject);
-    });
-    try {
-      return await result;
-    } finally {
-      abort?.abort();
-    }
-  }
-
   it("runs a DAI engine's pod on a kwok node with the official labels and template", async () => {
     const uid = "9b1d7c52-2f0e-4a43-8d7c-0a1b2c3d4e5f";
     await apply(spec(uid), {
@@ -82,7 +53,7 @@ describe.skipIf(unavailable !== undefined)("engine objects on a real control pla
       gpuTolerations: [{ key: "gpu", operator: "Equal", value: "value1", effect: "NoSchedule" }],
     });
     const pod = await watchPod(`engine-${uid}`, (p) => engineStatusOf(p, true).phase === "ready");
-    expect(cluster.nodeNames).toContain(pod?.spec?.nodeName);
+    expect(k8s.cluster.nodeNames).toContain(pod?.spec?.nodeName);
     expect(pod?.metadata?.labels?.["app.kubernetes.io/instance"]).toBe(uid);
     expect(pod?.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("engine-operator");
     expect(pod?.metadata?.annotations?.["custom-key"]).toBe("custom-value");

@@ -1,50 +1,34 @@
 // The Kubernetes runtime against a real control plane with kwok nodes: the lifecycle the
 // reconciler drives, observed through the runtime's own watch.
-import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type KubernetesFixture,
+  kubernetesSkipReason,
+  startKubernetesFixture,
+  untilStatus as until,
+} from "../../testing/kubernetes-cluster.js";
 import { daiRunSpec as spec } from "../../testing/run-spec.js";
-import type { EngineRuntime, EngineStatus } from "../runtime.js";
+import type { EngineRuntime } from "../runtime.js";
 import { createKubernetesRuntime } from "./kubernetes-runtime.js";
 
-const unavailable = kubernetesUnavailable();
-if (unavailable) console.warn(`skipping the Kubernetes runtime's tests: ${unavailable}`);
+const unavailable = kubernetesSkipReason("kubernetes-runtime.test.ts");
 
 const namespace = "engines";
 
-/** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */
-function until(runtime: EngineRuntime, uid: string, done: (status: EngineStatus) => boolean): Promise<EngineStatus> {
-  return new Promise((resolve, reject) => {
-    let unwatch = () => {};
-    const check = () =>
-      runtime.inspect(uid).then((status) => {
-        if (!done(status)) return;
-        unwatch();
-        resolve(status);
-      }, reject);
-    unwatch = runtime.watch((changed) => {
-      if (changed === uid) void check();
-    });
-    void check();
-  });
-}
-
 describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () => {
-  let cluster: TestCluster;
+  let k8s: KubernetesFixture;
   let runtime: EngineRuntime;
   let core: CoreV1Api;
 
   beforeAll(async () => {
-    cluster = await startTestCluster();
-    await cluster.createNamespace(namespace);
-    const config = new KubeConfig();
-    config.loadFromFile(cluster.kubeconfigPath);
-    core = config.makeApiClient(CoreV1Api);
-    runtime = await createKubernetesRuntime({ config, namespace });
+    k8s = await startKubernetesFixture(namespace);
+    core = k8s.core;
+    runtime = await createKubernetesRuntime({ config: k8s.config, namespace });
   }, 180_000);
   afterAll(async () => {
     await runtime?.close();
-    await cluster?.stop();
+    await k8s?.stop();
   });
 
   it("starts, pauses keeping the claim, resumes and removes an engine", async () => {

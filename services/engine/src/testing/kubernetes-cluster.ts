@@ -1,0 +1,94 @@
+// What every Kubernetes suite of the engine service shares: whether the control plane is built
+// (the suites skip, saying why, where it is not), a real cluster with a namespace and clients for
+// it, and waits on what the cluster or the runtime reports, by watches rather than polling.
+import { kubernetesUnavailable, startTestCluster, type TestCluster, type TestClusterOptions } from "@aiem/kit/testing";
+import { CoreV1Api, KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
+import type { EngineRuntime, EngineStatus } from "../runtime/runtime.js";
+
+/** Why the Kubernetes suites cannot run here (logged once per file), or undefined when they can. */
+export function kubernetesSkipReason(suite: string): string | undefined {
+  const reason = kubernetesUnavailable();
+  if (reason) console.warn(`${suite}: skipped, ${reason}`);
+  return reason;
+}
+
+export interface KubernetesFixture {
+  readonly cluster: TestCluster;
+  /** The admin kubeconfig, loaded. */
+  readonly config: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly namespace: string;
+  /** Resolves with the pod once `done` holds for it (`undefined`: deleted), by a list and a watch from it. */
+  watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined>;
+  stop(): Promise<void>;
+}
+
+/** Starts a test cluster with `namespace` ready for pods. */
+export async function startKubernetesFixture(
+  namespace: string,
+  options: TestClusterOptions = {},
+): Promise<KubernetesFixture> {
+  const cluster = await startTestCluster(options);
+  try {
+    await cluster.createNamespace(namespace);
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  const config = new KubeConfig();
+  config.loadFromFile(cluster.kubeconfigPath);
+  const core = config.makeApiClient(CoreV1Api);
+
+  async function watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined> {
+    const fieldSelector = `metadata.name=${name}`;
+    const list = await core.listNamespacedPod({ namespace, fieldSelector });
+    const current = list.items[0];
+    if (done(current)) return current;
+    let abort: AbortController | undefined;
+    const result = new Promise<V1Pod | undefined>((resolve, reject) => {
+      new Watch(config)
+        .watch(
+          `/api/v1/namespaces/${namespace}/pods`,
+          { fieldSelector, resourceVersion: list.metadata?.resourceVersion },
+          (type, object: V1Pod) => {
+            const pod = type === "DELETED" ? undefined : object;
+            if (done(pod)) resolve(pod);
+          },
+          (error) => reject(error ?? new Error("the watch ended")),
+        )
+        .then((controller) => {
+          abort = controller;
+        }, reject);
+    });
+    try {
+      return await result;
+    } finally {
+      abort?.abort();
+    }
+  }
+
+  return { cluster, config, core, namespace, watchPod, stop: () => cluster.stop() };
+}
+
+/** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */
+export function untilStatus(
+  runtime: EngineRuntime,
+  uid: string,
+  done: (status: EngineStatus) => boolean,
+): Promise<EngineStatus> {
+  return new Promise((resolve, reject) => {
+    let unwatch = () => {};
+    let settled = false;
+    const check = () =>
+      runtime.inspect(uid).then((status) => {
+        if (settled || !done(status)) return;
+        settled = true;
+        unwatch();
+        resolve(status);
+      }, reject);
+    unwatch = runtime.watch((changed) => {
+      if (changed === uid) void check();
+    });
+    void check();
+  });
+}
