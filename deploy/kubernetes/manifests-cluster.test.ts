@@ -1,0 +1,162 @@
+// The manifests applied to a real control plane with kwok nodes: each layout renders with the
+// cluster's own `kubectl kustomize`, its Deployments become Available, the runtime's Role holds
+// exactly the calls the runtimes make and its ServiceAccount can do nothing else, and only the
+// pods that call the API carry its token. kwok runs no containers, so what the image does inside
+// them (probes answering, configuration read) is not exercised here.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { execFileSync } from "node:child_process";
+import {
+  kubernetesArtifactPath,
+  kubernetesCacheDir,
+  kubernetesUnavailable,
+  startTestCluster,
+  type TestCluster,
+} from "@aiem/kit/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grantsOf, type RoleRule, runtimeApiCalls } from "./runtime-api-calls.js";
+
+const unavailable = kubernetesUnavailable();
+if (unavailable) console.warn(`skipping the Kubernetes manifests' tests: ${unavailable}`);
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "../..");
+
+interface Pod {
+  metadata: { labels?: Record<string, string> };
+  spec: { serviceAccountName?: string; volumes?: { name: string; projected?: unknown }[] };
+}
+
+/**
+ * Renders an overlay into a namespace of its own the way a user's overlay would: a kustomization
+ * elsewhere that names ours as its resource and sets the namespace.
+ */
+function render(overlay: string, namespace: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "aiem-kustomize-"));
+  try {
+    writeFileSync(
+      join(dir, "kustomization.yaml"),
+      [
+        "apiVersion: kustomize.config.k8s.io/v1beta1",
+        "kind: Kustomization",
+        `namespace: ${namespace}`,
+        "resources:",
+        // kustomize takes only relative paths to other kustomizations.
+        `  - ${relative(dir, join(here, "overlays", overlay))}`,
+        "",
+      ].join("\n"),
+    );
+    return execFileSync(kubernetesArtifactPath(kubernetesCacheDir(), "kubectl"), ["kustomize", dir], {
+      encoding: "utf8",
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The Secrets the manifests expect the operator to make; kwok never reads their values. */
+function secrets(namespace: string): string {
+  const key = Buffer.alloc(32, 7).toString("base64");
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "aiem", namespace },
+      stringData: {
+        DATABASE_URL: "postgres://aiem@postgres.example:5432/aiem",
+        NATS_URL: "nats://nats.example:4222",
+        AIEM_INTERNAL_KEY: key,
+        AIEM_PAGE_TOKEN_KEY: key,
+        AIEM_SECRETS_KEY: key,
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "aiem-signing-key", namespace },
+      stringData: { "token-signing-key.jwk.json": "{}" },
+    },
+  ]
+    .map((s) => JSON.stringify(s))
+    .join("\n---\n");
+}
+
+const layouts = [
+  { overlay: "split", deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox"], api: ["engine"] },
+  { overlay: "all-in-one", deployments: ["aiem"], api: ["all-in-one"] },
+] as const;
+
+describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real control plane", () => {
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+  }, 180_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  describe.each(layouts)("the $overlay layout", ({ overlay, deployments, api }) => {
+    const namespace = `aiem-${overlay}`;
+    const serviceAccount = `system:serviceaccount:${namespace}:aiem-runtime`;
+    const canI = (verb: string, resource: string, inNamespace = namespace): boolean => {
+      const [type = "", subresource] = resource.split("/");
+      const args = ["auth", "can-i", verb, type, "-n", inNamespace, `--as=${serviceAccount}`];
+      try {
+        return cluster.kubectl(subresource ? [...args, `--subresource=${subresource}`] : args).trim() === "yes";
+      } catch (error) {
+        // `can-i` exits 1 when the answer is no.
+        if ((error as { stdout?: string }).stdout?.trim() === "no") return false;
+        throw error;
+      }
+    };
+
+    beforeAll(() => {
+      cluster.kubectl(["apply", "-f", "-"], `${render(overlay, namespace)}\n---\n${secrets(namespace)}`);
+    }, 60_000);
+
+    it("has its Deployments become Available on kwok nodes", () => {
+      const names = cluster.kubectl(["get", "deployments", "-n", namespace, "-o", "name"]).trim().split("\n");
+      expect(names.sort()).toEqual(deployments.map((d) => `deployment.apps/${d}`));
+      cluster.kubectl(["wait", "--for=condition=Available", "deployment", "--all", "-n", namespace, "--timeout=120s"]);
+      const pods = JSON.parse(cluster.kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as unknown[];
+      expect(pods.length).toBeGreaterThanOrEqual(deployments.length);
+    }, 150_000);
+
+    it("gives the runtime's Role exactly the calls the runtimes make", () => {
+      const role = JSON.parse(cluster.kubectl(["get", "role", "aiem-runtime", "-n", namespace, "-o", "json"])) as {
+        rules: RoleRule[];
+      };
+      const needed = [...new Set(runtimeApiCalls(root).calls.map((c) => c.grant))].sort();
+      expect(grantsOf(role.rules)).toEqual(needed);
+    });
+
+    it("lets the runtime's ServiceAccount make engines' objects in its namespace and nothing else", () => {
+      expect(canI("create", "pods")).toBe(true);
+      expect(canI("watch", "pods")).toBe(true);
+      expect(canI("get", "pods/log")).toBe(true);
+      expect(canI("patch", "persistentvolumeclaims")).toBe(true);
+      expect(canI("delete", "services")).toBe(true);
+      expect(canI("get", "secrets")).toBe(false);
+      expect(canI("create", "deployments.apps")).toBe(false);
+      expect(canI("create", "pods/exec")).toBe(false);
+      expect(canI("create", "pods", "default")).toBe(false);
+      expect(canI("list", "nodes")).toBe(false);
+    });
+
+    it("mounts the API token only where the runtime runs", () => {
+      const pods = JSON.parse(cluster.kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as Pod[];
+      const withToken = pods
+        .filter((p) => p.spec.volumes?.some((v) => v.name.startsWith("kube-api-access-")))
+        .map((p) => p.metadata.labels?.["app.kubernetes.io/component"]);
+      const runtimePods = pods.filter((p) =>
+        (api as readonly string[]).includes(p.metadata.labels?.["app.kubernetes.io/component"] ?? ""),
+      );
+      expect(runtimePods.length).toBeGreaterThan(0);
+      expect(new Set(withToken)).toEqual(new Set(api));
+      for (const pod of runtimePods) expect(pod.spec.serviceAccountName).toBe("aiem-runtime");
+    });
+  });
+});
