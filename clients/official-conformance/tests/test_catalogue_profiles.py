@@ -197,18 +197,22 @@ class ProfileContract:
             self.create(self.admin, self.workspace, self.make(f"P{n}", priority=n, **roles), f"p{n}")
         names = [f"{self.workspace}/{self.kind}EngineProfiles/p{n}" for n in range(3)]
 
-        first = self.call(self.member, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2)
+        # Administrators list every profile, by priority (here 0, 1, 2), then name.
+        first = self.call(self.admin, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2)
         items = getattr(first, f"{self.kind}_engine_profiles")
-        self.assertEqual(len(items), 2)
+        self.assertEqual([p.name for p in items], names[:2])
         self.assertNotEqual(first.next_page_token, "")
-        second = self.call(self.member, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2,
+        second = self.call(self.admin, "list_{kind}_engine_profiles", parent=self.workspace, page_size=2,
                            page_token=first.next_page_token)
         rest = getattr(second, f"{self.kind}_engine_profiles")
         self.assertEqual(second.next_page_token, "")
-        self.assertEqual(sorted(p.name for p in items + rest), names)
+        self.assertEqual([p.name for p in items + rest], names)
 
-        every = self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace)
-        self.assertEqual(sorted(p.name for p in every), names)
+        every = self.call(self.admin, "list_all_{kind}_engine_profiles", parent=self.workspace)
+        self.assertEqual([p.name for p in every], names)
+        # Members may not list every profile (they list the ones assigned to them, below).
+        self.assertApiError(403, getattr(self.client(self.member), f"list_all_{self.kind}_engine_profiles"),
+                            parent=self.workspace)
 
         # The third profile needs a role the member does not have.
         assigned = self.call(self.member, "list_assigned_{kind}_engine_profiles", parent=self.workspace)
@@ -223,7 +227,7 @@ class ProfileContract:
             self.assertIsNone(self.call(self.member, "get_first_{kind}_engine_profile", workspace=f"workspaces/{oc.unique('empty')}"))
 
         self.assertIsNone(self.call(self.admin, "delete_all_{kind}_engine_profiles", parent=self.workspace))
-        self.assertEqual(self.call(self.member, "list_all_{kind}_engine_profiles", parent=self.workspace), [])
+        self.assertEqual(self.call(self.admin, "list_all_{kind}_engine_profiles", parent=self.workspace), [])
 
     def test_gpu_resource_name_defaults_to_nvidia(self: Any) -> None:
         created = self.create(self.admin, self.workspace, self.make("No GPU name", gpu_resource_name=""), oc.unique("p"))
