@@ -14,8 +14,8 @@ import {
   validateResourceId,
   workspacePattern,
 } from "@aiem/kit/aip";
-import { Action } from "@aiem/kit/authz";
-import { alreadyExists, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
+import { Action, permissionName } from "@aiem/kit/authz";
+import { alreadyExists, invalidArgument, notFound, permissionDenied, quote, requiredField } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf, registerGuarded } from "@aiem/kit/server";
 import { FieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
@@ -25,6 +25,7 @@ import {
   applyPaths,
   clearOutputOnly,
   decode,
+  defaultOrderOf,
   deleteResource,
   enqueueChanged,
   enqueueDeleted,
@@ -197,20 +198,34 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
     const { resource } = await mustLoad(db(), d, t);
     // A profile restricted to roles the caller holds none of is hidden from a non-administrator,
     // as if it did not exist, as the real service answers.
-    if (d.family === "profile" && !principal.admin && !holdsAssignedRole(resource as RoleRestricted, principal.roles))
+    if (
+      d.family === "profile" &&
+      !policy.isAdmin(principal) &&
+      !holdsAssignedRole(resource as RoleRestricted, principal.roles)
+    )
       throw notFound(t.name, d.resourceType);
     return { [d.resourceLocal]: present(d, resource) };
   }
 
   async function list(req: Req, ctx: HandlerContext) {
     const { workspace } = workspacePattern.parse(req.parent, "parent");
-    policy.check(principalOf(ctx), Action.LIST, d.kind, workspace);
+    const principal = principalOf(ctx);
+    policy.check(principal, Action.LIST, d.kind, workspace);
+    // Every profile, restricted ones included, is for administrators to list; everyone else
+    // lists the profiles assigned to them (:listAssigned), as the real service answers.
+    if (d.family === "profile" && !policy.isAdmin(principal)) {
+      throw permissionDenied(
+        `permission denied: ${principal.name} lacks ${permissionName(d.kind, Action.LIST)} on workspaces/${workspace}: ` +
+          `only administrators list every profile; list the ones assigned to you with :listAssigned`,
+      );
+    }
     const page = await paginate(db().selectFrom(d.table).select("resource").where("workspace", "=", workspace), {
       parent: req.parent,
       pageSize: req.pageSize,
       pageToken: req.pageToken,
       filter: req.filter,
       orderBy: req.orderBy,
+      defaultOrderBy: defaultOrderOf(d),
       table: fieldTable,
       tiebreaker: nameTiebreaker,
       tokens: runtime.tokens(),
@@ -334,11 +349,12 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
       const aliases = checkAliases(req.aliases ?? []);
       const now = runtime.now();
       await runtime.write((trx) => assignAliases(trx, d, t, aliases, principal, now));
+      // Every version of the workspace, in the order lists answer: newest version first.
       const rows = (await db()
         .selectFrom(d.table)
         .select("resource")
         .where("workspace", "=", t.workspace)
-        .orderBy("create_time", "desc")
+        .orderBy("version_key", "desc")
         .orderBy("name", "desc")
         .execute()) as Array<{ resource: Uint8Array }>;
       return { [d.pluralLocal]: rows.map((row) => present(d, decode(d, row.resource))) };
