@@ -28,6 +28,7 @@ import { createEngineHandlers } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
 import { ENGINE_KINDS } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
+import { createLogStreamRoute } from "./log-stream.js";
 import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { h2oServerOf } from "./runtime/h2o-server.js";
@@ -100,6 +101,14 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   const h2oByName = createH2ONameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;
     return row?.type === "h2oEngines" ? row.uid : undefined;
+  });
+  const logStream = createLogStreamRoute({
+    authenticator: deps.authenticator,
+    policy: deps.policy,
+    logger,
+    runtime: () => state.runtime,
+    lookup: async (name) => (state.database ? loadByName(state.database.db, name) : undefined),
+    servedAt: (row) => ctx.servedAt(row),
   });
   let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
@@ -236,7 +245,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   return {
     name: "engine",
     services: ENGINE_SERVICES,
-    httpRoutes: [proxy, h2oByName],
+    httpRoutes: [proxy, h2oByName, logStream],
     register,
     start: once.start,
     async stop() {

@@ -143,6 +143,23 @@ function diskSizes(row: EngineRow): { totalDiskSizeBytes?: bigint; freeDiskSizeB
   return { totalDiskSizeBytes: row.total_disk_bytes!, freeDiskSizeBytes: row.free_disk_bytes ?? undefined };
 }
 
+/**
+ * An H2O engine's URLs, from its creation on, in the real service's shape: the engine's name is
+ * its context path (`/workspaces/<ws>/h2oEngines/<id>`, which the proxy's name route serves).
+ * `api_url`, H2O-3's REST root that `h2o.connect(url=...)` takes, is on the API's origin for
+ * programs sending a bearer token; `login_url`, H2O Flow's page, is at the engine's own origin,
+ * where a browser may open it.
+ */
+export function h2oUrls(
+  row: Pick<EngineRow, "uid" | "name">,
+  ctx: PresentContext,
+): { apiUrl: string; loginUrl: string } {
+  return {
+    apiUrl: `${ctx.publicUrl}/${row.name}`,
+    loginUrl: `${new URL(ctx.engineUrl(row.uid)).origin}/${row.name}/flow/index.html`,
+  };
+}
+
 /** The engine as its service returns it. */
 export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   const kind = KIND_BY_TYPE[row.type];
@@ -190,10 +207,7 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     }
     case "h2oEngines": {
       const h = e as H2OEngine;
-      h.loginUrl = running ? login : "";
-      // H2O-3's REST API sits at the root of its context path (`/3/Cloud`, ...): that root is
-      // what `h2o.connect(url=...)` takes.
-      h.apiUrl = running ? base.replace(/\/+$/, "") : "";
+      Object.assign(h, h2oUrls(row, ctx));
       break;
     }
     case "notebookEngines": {
@@ -230,7 +244,12 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     deprecatedVersion: deprecated,
     deletedVersion: !versionExists,
     visitable: running,
-    loginUrl: running && row.type !== "notebookEngines" ? ctx.engineUrl(row.uid) : "",
+    loginUrl:
+      row.type === "h2oEngines"
+        ? h2oUrls(row, ctx).loginUrl
+        : running && row.type === "daiEngines"
+          ? ctx.engineUrl(row.uid)
+          : "",
     cpu: row.cpu,
     gpu: row.gpu,
     memoryBytes: row.memory_bytes,
