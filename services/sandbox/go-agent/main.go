@@ -163,6 +163,7 @@ func run() error {
 	closeOnExecAbove(2)
 	// Orphans of the sandbox's processes come to the agent, which reaps them.
 	_ = prctl(prSetChildSubreaper, 1)
+	reserveThreads()
 	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
 	if !ok {
 		return fmt.Errorf("AIEM_AGENT_CONFIG is not set")

@@ -745,6 +745,37 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       }
     });
 
+    it("a fork bomb filling the sandbox's process bound leaves the agent answering many calls at once", async () => {
+      if (runtime.capabilities.processes.mechanism === "none") return;
+      const bounded = createLocalSandboxRuntime({ dataDir, cacheDir, maxProcesses: 48 });
+      try {
+        const box = await bounded.start("bomb");
+        // The bomb says when the kernel first refused it a process: the bound is full from then on.
+        const bomb =
+          "import os, time\nfull = False\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(120); os._exit(0)\n" +
+          "    except OSError:\n        if not full: open('/tmp/full', 'w').close(); full = True\n        time.sleep(0.05)\n";
+        await box.client.writeFile({ path: "/tmp/bomb.py", content: Buffer.from(bomb) });
+        await box.client.startProcess({ processId: "bomb", command: "python3", args: ["/tmp/bomb.py"] });
+        for (let i = 0; (await code(box.client.stat({ path: "/tmp/full" }))) !== "ok"; i++) {
+          expect(i).toBeLessThan(300);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        for (let round = 0; round < 5; round++) {
+          const calls = await Promise.all(
+            Array.from({ length: 200 }, (_, i) =>
+              code(i % 2 ? box.client.listDirectory({ path: "/tmp" }) : box.client.readFile({ path: "/tmp/bomb.py" })),
+            ),
+          );
+          expect(calls.every((c) => c === "ok")).toBe(true);
+        }
+        expect(await code(box.client.startProcess({ processId: "one-more", command: "true" }))).not.toBe("ok");
+        expect((await box.client.health({})).version).toBeTruthy();
+        expect(bounded.isRunning("bomb")).toBe(true);
+      } finally {
+        await bounded.close();
+      }
+    });
+
     it("storage is bounded by the sandbox's filesystem", async () => {
       const small = await runtime.start("storage", { limits: { storageBytes: 32 << 20 } });
       try {

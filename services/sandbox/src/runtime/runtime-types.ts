@@ -34,7 +34,7 @@ export class SandboxRuntimeError extends Error {
 export type AgentKind = "native" | "node";
 
 /** The agent sandboxes run unless AIEM_SANDBOX_AGENT or the runtime's options say otherwise. */
-export const DEFAULT_AGENT: AgentKind = "node";
+export const DEFAULT_AGENT: AgentKind = "native";
 
 export interface LocalSandboxRuntimeOptions {
   /** Where sandboxes keep their files. */
