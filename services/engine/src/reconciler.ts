@@ -332,7 +332,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
     if (row.state === S.RUNNING) {
       const status = await runtime.inspect(row.uid);
-      if (status.phase === "exited" || status.phase === "stopped" || status.phase === "absent") {
+      if (status.phase === "stopped") {
+        // Stopped by someone else with its data kept (a pod deleted behind our back, a node
+        // drained): it should run, so it is started again rather than failed.
+        logger.info("a running engine was stopped from outside; starting it again", { engine: row.name });
+        await commit(row, { state: S.STARTING, launched_at: null }, new Date());
+        return;
+      }
+      if (status.phase === "exited" || status.phase === "absent") {
         await commit(row, failurePatch(row, status.exit, "the engine process disappeared"), null);
         return;
       }

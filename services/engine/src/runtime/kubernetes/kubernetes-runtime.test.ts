@@ -69,4 +69,49 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     expect(status.pending?.message).toMatch(/Insufficient nvidia\.com\/gpu/);
     await runtime.remove(uid);
   });
+
+  it("runs an H2O engine as one pod per node behind a headless Service, and forms it anew when a node goes", async () => {
+    const uid = "4f5a6b7c-8d9e-4f0a-9b1c-2d3e4f5a6b7c";
+    const h2o = spec(uid, { kind: "h2o", version: "3.46.0.7", image: "example.invalid/h2o", nodeCount: 2 });
+    const names = [`engine-${uid}-0`, `engine-${uid}-1`];
+    await runtime.start(h2o);
+    expect(await until(runtime, uid, (s) => s.phase === "ready")).toEqual({ phase: "ready", dataPresent: false });
+    const service = await core.readNamespacedService({ namespace, name: `engine-${uid}` });
+    expect(service.spec?.clusterIP).toBe("None");
+    const listed = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    expect(listed.items.map((p) => p.metadata?.name).sort()).toEqual(names);
+    for (const pod of listed.items) {
+      expect(k8s.cluster.nodeNames).toContain(pod.spec?.nodeName);
+      expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Service", uid: service.metadata?.uid });
+    }
+    expect(await runtime.endpoint(uid)).toEqual({
+      host: `engine-${uid}-0.engine-${uid}.${namespace}.svc`,
+      port: 54321,
+    });
+    // Starting what runs already changes nothing.
+    await runtime.start(h2o);
+    const again = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    expect(again.items.map((p) => p.metadata?.uid).sort()).toEqual(listed.items.map((p) => p.metadata?.uid).sort());
+
+    // A node deleted by someone else: the rest of the cloud cannot take it back, so it is
+    // reported stopped and, started again, every node is replaced.
+    await core.deleteNamespacedPod({ namespace, name: names[1] ?? "" });
+    await until(runtime, uid, (s) => s.phase === "stopped");
+    await runtime.start(h2o);
+    await until(runtime, uid, (s) => s.phase === "ready");
+    const replaced = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    expect(replaced.items).toHaveLength(2);
+    for (const pod of replaced.items) expect(listed.items.map((p) => p.metadata?.uid)).not.toContain(pod.metadata?.uid);
+
+    await runtime.stop(uid);
+    expect(await runtime.inspect(uid)).toEqual({ phase: "stopped", dataPresent: false });
+    await runtime.start(h2o);
+    await until(runtime, uid, (s) => s.phase === "ready");
+
+    await runtime.remove(uid);
+    expect(await runtime.inspect(uid)).toEqual({ phase: "absent", dataPresent: false });
+    await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });
+    const left = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    expect(left.items).toEqual([]);
+  });
 });

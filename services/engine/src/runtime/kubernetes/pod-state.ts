@@ -23,6 +23,43 @@ export function engineStatusOf(pod: V1Pod | undefined, claimPresent: boolean): E
   }
 }
 
+/**
+ * An H2O engine's status from all its nodes together: one cloud, whole or not at all. A node that
+ * ended fails the engine with its reason; a node missing (deleted by someone else) leaves a cloud
+ * that cannot take it back, reported as stopped so that the engine is started again as a whole.
+ */
+export function h2oStatusOf(pods: readonly V1Pod[], nodeCount: number, servicePresent: boolean): EngineStatus {
+  const live = [...pods].filter((p) => !p.metadata?.deletionTimestamp).sort(byName);
+  if (live.length === 0) return { phase: servicePresent ? "stopped" : "absent", dataPresent: false };
+  const ended = live.find((p) => p.status?.phase === "Failed" || p.status?.phase === "Succeeded");
+  if (ended) {
+    const exit = exitOf(ended);
+    return {
+      phase: "exited",
+      exit: { ...exit, message: `${ended.metadata?.name}: ${exit.message}` },
+      dataPresent: false,
+    };
+  }
+  if (live.length < nodeCount) return { phase: "stopped", dataPresent: false };
+  for (const pod of live) {
+    if (pod.status?.phase === "Running") continue;
+    const pending = pendingOf(pod);
+    if (pending) {
+      return {
+        phase: "starting",
+        dataPresent: false,
+        pending: { reason: pending.reason, message: `${pod.metadata?.name}: ${pending.message}` },
+      };
+    }
+  }
+  const ready = live.every((p) => engineStatusOf(p, false).phase === "ready");
+  return { phase: ready ? "ready" : "starting", dataPresent: false };
+}
+
+function byName(a: V1Pod, b: V1Pod): number {
+  return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "", "en", { numeric: true });
+}
+
 /** Why a pod has not started: not scheduled (with the scheduler's words), or a container waiting. */
 export function pendingOf(pod: V1Pod): EnginePending | undefined {
   const status = pod.status ?? {};
