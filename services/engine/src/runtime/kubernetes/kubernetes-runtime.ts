@@ -3,14 +3,24 @@
 // every replica of the service sees the same objects, so nothing is pinned to one of them.
 import {
   ApiException,
+  type CoreV1Event,
   CoreV1Api,
   type KubeConfig,
+  ListWatch,
   makeInformer,
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Service,
+  Watch,
 } from "@kubernetes/client-node";
-import type { DiskUsage, EngineEndpoint, EngineRunSpec, EngineRuntime, EngineStatus } from "../runtime.js";
+import type {
+  DiskUsage,
+  EngineEndpoint,
+  EnginePending,
+  EngineRunSpec,
+  EngineRuntime,
+  EngineStatus,
+} from "../runtime.js";
 import { appNames, engineObjectName, engineObjects, managedBy } from "./engine-objects.js";
 import { h2oNodeHost, h2oObjects, h2oPort, nodeCountAnnotation } from "./h2o-objects.js";
 import { engineStatusOf, h2oStatusOf } from "./pod-state.js";
@@ -76,7 +86,31 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
     informer.on("update", release("seen", kind));
     for (const verb of ["add", "update", "delete"] as const) informer.on(verb, notify);
   }
-  await Promise.all([pods.start(), claims.start(), services.start()]);
+  // Warnings about pods (a kubelet's FailedMount, FailedCreatePodSandBox...), the latest per pod:
+  // why a scheduled pod still waits when none of its containers says. The scheduler's own
+  // FailedScheduling is read from the pod's condition instead.
+  const podEvents = "involvedObject.kind=Pod";
+  const events = new ListWatch<CoreV1Event>(
+    `/api/v1/namespaces/${namespace}/events`,
+    new Watch(config),
+    () => core.listNamespacedEvent({ namespace, fieldSelector: podEvents }),
+    false,
+    undefined,
+    podEvents,
+  );
+  const warnings = new Map<string, EnginePending>();
+  const onEvent = (event: CoreV1Event) => {
+    const { uid, name } = event.involvedObject;
+    if (event.type !== "Warning" || !uid || !event.reason || event.reason === "FailedScheduling") return;
+    warnings.set(uid, { reason: event.reason, message: event.message ?? "" });
+    const pod = name ? pods.get(name, namespace) : undefined;
+    if (pod?.metadata?.uid === uid) notify(pod);
+  };
+  events.on("add", onEvent);
+  events.on("update", onEvent);
+  pods.on("delete", (pod) => warnings.delete(pod.metadata?.uid ?? ""));
+  const warningOf = (pod: V1Pod) => warnings.get(pod.metadata?.uid ?? "");
+  await Promise.all([pods.start(), claims.start(), services.start(), events.start()]);
 
   const gone = (kind: Kind, name: string): Promise<void> =>
     cached(kind, name) ? waitFor(`gone/${kind}/${name}`) : Promise.resolve();
@@ -157,9 +191,9 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
         const count =
           service?.metadata?.annotations?.[nodeCountAnnotation] ??
           podsOf(uid)[0]?.metadata?.annotations?.[nodeCountAnnotation];
-        return h2oStatusOf(podsOf(uid), Number(count ?? 1), service !== undefined);
+        return h2oStatusOf(podsOf(uid), Number(count ?? 1), service !== undefined, warningOf);
       }
-      return engineStatusOf(pods.get(name, namespace), claims.get(name, namespace) !== undefined);
+      return engineStatusOf(pods.get(name, namespace), claims.get(name, namespace) !== undefined, warningOf);
     },
 
     async stop(uid) {
@@ -226,7 +260,7 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
 
     async close() {
       listeners.clear();
-      await Promise.all([pods.stop(), claims.stop(), services.stop()]);
+      await Promise.all([pods.stop(), claims.stop(), services.stop(), events.stop()]);
     },
   };
 }
