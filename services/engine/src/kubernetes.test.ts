@@ -25,6 +25,12 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
       image: "example.invalid/jupyter:1",
       enabled: true,
     });
+    await catalogueFixture(h, "h2oEngineProfiles", "h2o", {
+      enabled: true,
+      nodeCountConstraint: { min: "1", max: "3", default: "1" },
+      memoryBytesConstraint: { min: "1", max: String(8n << 30n), default: String(1n << 30n) },
+    });
+    await catalogueFixture(h, "h2oEngineVersions", "3.46.0", { image: "example.invalid/h2o:3.46.0" });
   }, 180_000);
   afterAll(async () => {
     await h?.stop();
@@ -67,6 +73,68 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
     expect((await h.rest("DELETE", `/v1/${name}`, { who: "alice" })).status).toBe(200);
     await h.waitForGone(name, 60_000);
     await expect(core.readNamespacedPersistentVolumeClaim({ namespace, name: objectName })).rejects.toMatchObject({
+      code: 404,
+    });
+  });
+
+  it("starts a running notebook engine again whose pod someone else deleted", { timeout: 120_000 }, async () => {
+    const name = "workspaces/team-a/notebookEngines/lost";
+    const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=lost", {
+      who: "alice",
+      body: {
+        profile: "workspaces/global/notebookEngineProfiles/nb",
+        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
+    const objectName = `engine-${engine.uid}`;
+    const first = await core.readNamespacedPod({ namespace, name: objectName });
+    await core.deleteNamespacedPod({ namespace, name: objectName });
+    const next = await k8s.watchPod(
+      objectName,
+      (p) => p !== undefined && p.metadata?.uid !== first.metadata?.uid && p.status?.phase === "Running",
+    );
+    expect(next?.metadata?.uid).not.toBe(first.metadata?.uid);
+    const again = await h.waitForState(name, "STATE_RUNNING", 60_000);
+    expect(again.failureMessage ?? "").toBe("");
+
+    expect((await h.rest("DELETE", `/v1/${name}`, { who: "alice" })).status).toBe(200);
+    await h.waitForGone(name, 60_000);
+  });
+
+  it("runs a 2-node H2O engine as two pods of one cloud; terminate removes them, delete the rest", {
+    timeout: 120_000,
+  }, async () => {
+    const name = "workspaces/team-a/h2oEngines/cloud";
+    const created = await h.rest("POST", "/v1/workspaces/team-a/h2oEngines?h2oEngineId=cloud", {
+      who: "alice",
+      body: {
+        profile: "workspaces/global/h2oEngineProfiles/h2o",
+        h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0",
+        nodeCount: 2,
+      },
+    });
+    expect(created.status, created.text).toBe(200);
+    const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
+    const selector = `app.kubernetes.io/instance=${engine.uid}`;
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
+    expect(pods.map((p) => p.metadata?.name).sort()).toEqual([`engine-${engine.uid}-0`, `engine-${engine.uid}-1`]);
+    for (const pod of pods) {
+      expect(pod.metadata?.labels?.["app.kubernetes.io/name"]).toBe("h2o-engine");
+      expect(pod.spec?.containers[0]?.image).toBe("example.invalid/h2o:3.46.0");
+      expect(pod.metadata?.annotations?.["engine.h2o.ai/name"]).toBe(name);
+    }
+    const service = await core.readNamespacedService({ namespace, name: `engine-${engine.uid}` });
+    expect(service.spec?.clusterIP).toBe("None");
+
+    expect((await h.rest("POST", `/v1/${name}:terminate`, { who: "alice" })).status).toBe(200);
+    await h.waitForState(name, "STATE_TERMINATED", 60_000);
+    expect((await core.listNamespacedPod({ namespace, labelSelector: selector })).items).toEqual([]);
+
+    expect((await h.rest("DELETE", `/v1/${name}`, { who: "alice" })).status).toBe(200);
+    await h.waitForGone(name, 60_000);
+    await expect(core.readNamespacedService({ namespace, name: `engine-${engine.uid}` })).rejects.toMatchObject({
       code: 404,
     });
   });

@@ -56,6 +56,9 @@ export interface Reconciler {
 /** Disk use is measured every this many checks of a running engine. */
 const DISK_CHECK_EVERY = 6;
 
+/** Why a pod waits when its volume cannot be had (Kubernetes' event reasons). */
+const VOLUME_REASONS = new Set(["FailedMount", "FailedAttachVolume"]);
+
 const STORAGE_ERRORS = new Set(["EACCES", "EPERM", "ENOSPC", "EROFS", "EDQUOT", "EIO", "ENOTDIR"]);
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
@@ -295,18 +298,23 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           const since = (row.start_time ?? row.launched_at).getTime();
           if (Date.now() - since > options.startTimeoutMs) {
             await runtime.stop(row.uid);
-            await commit(
+            const seconds = Math.round(options.startTimeoutMs / 1000);
+            // What it waited for, when the runtime knows (no node has its GPU, an image that
+            // cannot be pulled), is the reason it failed.
+            const waited = status.pending;
+            const patch = failurePatch(
               row,
-              failurePatch(
-                row,
-                {
-                  cause: "error",
-                  message: `the engine did not answer its health check within ${Math.round(options.startTimeoutMs / 1000)} s`,
-                },
-                "",
-              ),
-              null,
+              {
+                cause: "error",
+                message: waited
+                  ? `the engine did not start within ${seconds} s: ${waited.reason}: ${waited.message}`
+                  : `the engine did not answer its health check within ${seconds} s`,
+              },
+              "",
             );
+            if (row.type === "notebookEngines" && waited && VOLUME_REASONS.has(waited.reason))
+              patch.failure_reason = "FAILURE_REASON_PVC_ACCESS_FAILURE";
+            await commit(row, patch, null);
             return;
           }
           await commit(row, {}, later(Math.min(2_000, Math.max(50, since + options.startTimeoutMs - Date.now()))));
@@ -332,7 +340,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
     if (row.state === S.RUNNING) {
       const status = await runtime.inspect(row.uid);
-      if (status.phase === "exited" || status.phase === "stopped" || status.phase === "absent") {
+      if (status.phase === "stopped") {
+        // Stopped by someone else with its data kept (a pod deleted behind our back, a node
+        // drained): it should run, so it is started again rather than failed.
+        logger.info("a running engine was stopped from outside; starting it again", { engine: row.name });
+        await commit(row, { state: S.STARTING, launched_at: null }, new Date());
+        return;
+      }
+      if (status.phase === "exited" || status.phase === "absent") {
         await commit(row, failurePatch(row, status.exit, "the engine process disappeared"), null);
         return;
       }

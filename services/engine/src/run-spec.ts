@@ -46,6 +46,7 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
       if (h.profileInfo?.javaClasspath) options["javaClasspath"] = h.profileInfo.javaClasspath;
       if (h.profileInfo?.javaOptions) options["javaOptions"] = h.profileInfo.javaOptions;
       if (h.profileInfo?.h2oOptions) options["h2oOptions"] = h.profileInfo.h2oOptions;
+      kubernetes = placementOf({ ...h.profileInfo, ...pullSettings(h.h2oEngineVersionInfo) });
       break;
     }
     case "notebookEngines": {

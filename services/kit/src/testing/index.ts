@@ -13,3 +13,4 @@ export {
   type TestClusterOptions,
   type TestNode,
 } from "./test-cluster.js";
+export { type KubeletFault, kubeletFaultAnnotation } from "./test-cluster-stages.js";

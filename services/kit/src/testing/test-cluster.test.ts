@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesUnavailable, startTestCluster, type TestCluster } from "./test-cluster.js";
+import { kubeletFaultAnnotation } from "./test-cluster-stages.js";
 
 const unavailable = kubernetesUnavailable();
 if (unavailable) console.warn(`skipping the test cluster's tests: ${unavailable}`);
@@ -50,6 +51,29 @@ describe.skipIf(unavailable !== undefined)("the test Kubernetes cluster", () => 
       }),
     );
     cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=60s"]);
+  });
+
+  it("fails pods as a kubelet would when their annotation asks", async () => {
+    const pod = (name: string, fault: string) =>
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, annotations: { [kubeletFaultAnnotation]: fault } },
+        spec: { containers: [{ name: "c", image: `example.invalid/${name}` }] },
+      });
+    cluster.kubectl(["apply", "-n", "demo", "-f", "-"], pod("pull", "image-pull-error"));
+    cluster.kubectl(["apply", "-n", "demo", "-f", "-"], pod("oom", "oom"));
+    cluster.kubectl([
+      "wait",
+      "-n",
+      "demo",
+      "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=ErrImagePull",
+      "pod/pull",
+      "--timeout=60s",
+    ]);
+    cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Failed", "pod/oom", "--timeout=60s"]);
+    const oom = JSON.parse(cluster.kubectl(["get", "-n", "demo", "pod/oom", "-o", "json"]));
+    expect(oom.status.containerStatuses[0].state.terminated).toMatchObject({ reason: "OOMKilled", exitCode: 137 });
   });
 
   it("stops every process and removes its directory", async () => {

@@ -1,6 +1,7 @@
 // A real Kubernetes control plane for one test file: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok on free loopback ports in a temporary directory, with simulated nodes
-// that kwok keeps Ready and whose pods it makes Running. Built by `npm run setup -- --kubernetes`
+// that kwok keeps Ready and whose pods it makes Running (or, asked by an annotation, fails as a
+// kubelet would: test-cluster-stages.ts). Built by `npm run setup -- --kubernetes`
 // (docs/adr/0160); suites skip with `kubernetesUnavailable()` as their reason when it is missing.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,6 +15,7 @@ import {
   kubernetesCacheDir,
   missingKubernetesArtifacts,
 } from "./kubernetes-binaries.js";
+import { testClusterStages } from "./test-cluster-stages.js";
 
 export interface TestNode {
   readonly name: string;
@@ -140,9 +142,11 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       "--controllers=*",
     ]);
     start("kube-scheduler", bin("kube-scheduler"), componentFlags.slice(0, 5));
+    const stagesPath = join(dir, "kwok-stages.yaml");
+    writeFileSync(stagesPath, testClusterStages(readFileSync(bin("kwok-stages"), "utf8")));
     start("kwok", bin("kwok"), [
       `--kubeconfig=${kubeconfigPath}`,
-      `--config=${bin("kwok-stages")}`,
+      `--config=${stagesPath}`,
       "--manage-all-nodes=false",
       "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
       "--cidr=10.244.0.0/24",

@@ -39,17 +39,22 @@ export interface Owner {
 export const defaultGpuResourceName = "nvidia.com/gpu";
 
 interface KindShape {
-  /** `app.kubernetes.io/name`, after the resource type as the sandbox's `sandbox-engine`. */
-  readonly appName: string;
   readonly container: string;
   readonly port: number;
   readonly dataPath: string;
 }
 
+/** `app.kubernetes.io/name` of each kind, after the resource type as the sandbox's `sandbox-engine`. */
+export const appNames: Readonly<Record<EngineRunSpec["kind"], string>> = {
+  dai: "dai-engine",
+  h2o: "h2o-engine",
+  notebook: "notebook-engine",
+};
+
 const shapes: Record<"dai" | "notebook", KindShape> = {
-  dai: { appName: "dai-engine", container: "driverless-ai", port: 12345, dataPath: "/data" },
+  dai: { container: "driverless-ai", port: 12345, dataPath: "/data" },
   // Jupyter Docker Stacks images: the user jovyan, home in /home/jovyan, group 100.
-  notebook: { appName: "notebook-engine", container: "notebook", port: 8888, dataPath: "/home/jovyan" },
+  notebook: { container: "notebook", port: 8888, dataPath: "/home/jovyan" },
 };
 
 export function engineObjectName(uid: string): string {
@@ -59,7 +64,7 @@ export function engineObjectName(uid: string): string {
 /** The labels every object of an engine carries; `app.kubernetes.io/instance` selects its pod. */
 export function engineLabels(spec: Pick<EngineRunSpec, "uid" | "kind">): Record<string, string> {
   return {
-    "app.kubernetes.io/name": shapeOf(spec.kind).appName,
+    "app.kubernetes.io/name": appNames[spec.kind],
     "app.kubernetes.io/instance": spec.uid,
     "app.kubernetes.io/managed-by": managedBy,
     "app.kubernetes.io/created-by": managedBy,
@@ -87,9 +92,7 @@ export function engineObjects(
   const name = engineObjectName(spec.uid);
   const labels = engineLabels(spec);
   const annotations = engineAnnotations(spec, placement);
-  const ownerReferences = owner
-    ? [{ apiVersion: "v1", kind: owner.kind, name: owner.name, uid: owner.uid, blockOwnerDeletion: true }]
-    : undefined;
+  const ownerReferences = ownerReferencesOf(owner);
   const meta = { name, namespace, labels, annotations };
   return {
     claim: engineClaim(spec, meta, placement),
@@ -98,7 +101,39 @@ export function engineObjects(
   };
 }
 
-type Meta = NonNullable<V1Pod["metadata"]>;
+export type Meta = NonNullable<V1Pod["metadata"]>;
+
+/** An owner reference to `owner`, which blocks the owner's foreground deletion until the dependent is gone. */
+export function ownerReferencesOf(owner: Owner | undefined) {
+  return owner
+    ? [{ apiVersion: "v1", kind: owner.kind, name: owner.name, uid: owner.uid, blockOwnerDeletion: true }]
+    : undefined;
+}
+
+/** CPU, memory and GPUs as requests and limits alike (the scheduler places what the engine gets). */
+export function resourcesOf(spec: EngineRunSpec, placement: KubernetesPlacement) {
+  const gpuResource = placement.gpuResourceName || defaultGpuResourceName;
+  const amounts: Record<string, string> = {
+    cpu: String(spec.cpu),
+    memory: spec.memoryBytes.toString(),
+    ...(spec.gpu > 0 ? { [gpuResource]: String(spec.gpu) } : {}),
+  };
+  return { requests: amounts, limits: amounts };
+}
+
+/** What every engine pod shares: no restarts (an end is a failure with its reason), no API token, pull secrets. */
+export function podSpecBase(placement: KubernetesPlacement) {
+  return {
+    // An engine that stops on its own is FAILED with a reason, as on the local runtime; the
+    // kubelet restarting it would hide that.
+    restartPolicy: "Never",
+    // Engines never call the Kubernetes API.
+    automountServiceAccountToken: false,
+    ...(placement.imagePullSecrets && placement.imagePullSecrets.length > 0
+      ? { imagePullSecrets: placement.imagePullSecrets.map((secret) => ({ name: secret })) }
+      : {}),
+  };
+}
 
 function engineClaim(spec: EngineRunSpec, metadata: Meta, placement: KubernetesPlacement): V1PersistentVolumeClaim {
   return {
@@ -129,19 +164,13 @@ function engineService(spec: EngineRunSpec, metadata: Meta): V1Service {
 
 function enginePod(spec: EngineRunSpec, metadata: Meta, placement: KubernetesPlacement): V1Pod {
   const shape = shapeOf(spec.kind);
-  const gpuResource = placement.gpuResourceName || defaultGpuResourceName;
-  const amounts: Record<string, string> = {
-    cpu: String(spec.cpu),
-    memory: spec.memoryBytes.toString(),
-    ...(spec.gpu > 0 ? { [gpuResource]: String(spec.gpu) } : {}),
-  };
   const container: V1Container = {
     name: shape.container,
     image: spec.image,
     ...(placement.imagePullPolicy ? { imagePullPolicy: placement.imagePullPolicy } : {}),
     ports: [{ name: "http", containerPort: shape.port, protocol: "TCP" }],
     env: spec.kind === "dai" ? daiEnvironment(spec) : notebookEnvironment(spec),
-    resources: { requests: amounts, limits: amounts },
+    resources: resourcesOf(spec, placement),
     volumeMounts: [{ name: "data", mountPath: shape.dataPath }],
     readinessProbe: { tcpSocket: { port: shape.port }, periodSeconds: 5 },
   };
@@ -152,15 +181,8 @@ function enginePod(spec: EngineRunSpec, metadata: Meta, placement: KubernetesPla
     spec: {
       containers: [container],
       volumes: [{ name: "data", persistentVolumeClaim: { claimName: engineObjectName(spec.uid) } }],
-      // An engine that stops on its own is FAILED with a reason, as on the local runtime; the
-      // kubelet restarting it would hide that.
-      restartPolicy: "Never",
-      // Engines never call the Kubernetes API.
-      automountServiceAccountToken: false,
+      ...podSpecBase(placement),
       ...(spec.kind === "notebook" ? { securityContext: { fsGroup: 100 } } : {}),
-      ...(placement.imagePullSecrets && placement.imagePullSecrets.length > 0
-        ? { imagePullSecrets: placement.imagePullSecrets.map((secret) => ({ name: secret })) }
-        : {}),
     },
   };
   return mergePodTemplate(base, placement.podTemplate, spec.gpu > 0 ? placement.gpuTolerations : undefined);

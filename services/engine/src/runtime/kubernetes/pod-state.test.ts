@@ -1,6 +1,6 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { engineStatusOf } from "./pod-state.js";
+import { engineStatusOf, h2oStatusOf } from "./pod-state.js";
 
 const pod = (status: V1Pod["status"], metadata: V1Pod["metadata"] = { name: "engine-u" }): V1Pod => ({
   metadata,
@@ -100,6 +100,67 @@ describe("engine status from its pod", () => {
     expect(engineStatusOf(evicted, true).exit).toEqual({
       cause: "error",
       message: "Evicted: The node was low on resource: memory.",
+    });
+  });
+});
+
+describe("an H2O engine's status from all its nodes", () => {
+  const running = (name: string): V1Pod =>
+    pod({ phase: "Running", conditions: [{ type: "Ready", status: "True" }] }, { name });
+  const nodes = ["engine-u-0", "engine-u-1"];
+
+  it("is ready only when every node is", () => {
+    expect(h2oStatusOf(nodes.map(running), 2, true)).toEqual({ phase: "ready", dataPresent: false });
+    const starting = [running("engine-u-0"), pod({ phase: "Running" }, { name: "engine-u-1" })];
+    expect(h2oStatusOf(starting, 2, true).phase).toBe("starting");
+  });
+
+  it("is stopped with no pods and its Service kept, absent without either", () => {
+    expect(h2oStatusOf([], 2, true)).toEqual({ phase: "stopped", dataPresent: false });
+    expect(h2oStatusOf([], 2, false)).toEqual({ phase: "absent", dataPresent: false });
+  });
+
+  it("is stopped when a node is missing: the cloud is started again as a whole", () => {
+    expect(h2oStatusOf([running("engine-u-0")], 2, true).phase).toBe("stopped");
+    const leaving = pod({ phase: "Running" }, { name: "engine-u-1", deletionTimestamp: new Date() });
+    expect(h2oStatusOf([running("engine-u-0"), leaving], 2, true).phase).toBe("stopped");
+  });
+
+  it("has exited, naming the node, when one node ended", () => {
+    const oom = pod(
+      {
+        phase: "Failed",
+        containerStatuses: [
+          {
+            name: "h2o",
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+          },
+        ],
+      },
+      { name: "engine-u-1" },
+    );
+    const status = h2oStatusOf([running("engine-u-0"), oom], 2, true);
+    expect(status.phase).toBe("exited");
+    expect(status.exit?.cause).toBe("oom");
+    expect(status.exit?.message).toMatch(/^engine-u-1: container h2o was killed/);
+  });
+
+  it("waits with the reason of the first node that waits", () => {
+    const unschedulable = pod(
+      {
+        phase: "Pending",
+        conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/2 nodes" }],
+      },
+      { name: "engine-u-1" },
+    );
+    expect(h2oStatusOf([running("engine-u-0"), unschedulable], 2, true)).toEqual({
+      phase: "starting",
+      dataPresent: false,
+      pending: { reason: "Unschedulable", message: "engine-u-1: 0/2 nodes" },
     });
   });
 });

@@ -3,7 +3,10 @@
 import type { V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
 import type { EngineExit, EnginePending, EngineStatus } from "../runtime.js";
 
-export function engineStatusOf(pod: V1Pod | undefined, claimPresent: boolean): EngineStatus {
+/** The latest warning a component (a kubelet: FailedMount, FailedCreatePodSandBox...) recorded about a pod. */
+export type WarningOf = (pod: V1Pod) => EnginePending | undefined;
+
+export function engineStatusOf(pod: V1Pod | undefined, claimPresent: boolean, warningOf?: WarningOf): EngineStatus {
   const dataPresent = claimPresent;
   // A pod on its way out is no longer the engine: pausing has reached the point of no return.
   if (!pod || pod.metadata?.deletionTimestamp) return { phase: dataPresent ? "stopped" : "absent", dataPresent };
@@ -17,14 +20,60 @@ export function engineStatusOf(pod: V1Pod | undefined, claimPresent: boolean): E
       return { phase: ready ? "ready" : "starting", dataPresent };
     }
     default: {
-      const pending = pendingOf(pod);
+      const pending = pendingOf(pod, warningOf);
       return { phase: "starting", dataPresent, ...(pending ? { pending } : {}) };
     }
   }
 }
 
-/** Why a pod has not started: not scheduled (with the scheduler's words), or a container waiting. */
-export function pendingOf(pod: V1Pod): EnginePending | undefined {
+/**
+ * An H2O engine's status from all its nodes together: one cloud, whole or not at all. A node that
+ * ended fails the engine with its reason; a node missing (deleted by someone else) leaves a cloud
+ * that cannot take it back, reported as stopped so that the engine is started again as a whole.
+ */
+export function h2oStatusOf(
+  pods: readonly V1Pod[],
+  nodeCount: number,
+  servicePresent: boolean,
+  warningOf?: WarningOf,
+): EngineStatus {
+  const live = [...pods].filter((p) => !p.metadata?.deletionTimestamp).sort(byName);
+  if (live.length === 0) return { phase: servicePresent ? "stopped" : "absent", dataPresent: false };
+  const ended = live.find((p) => p.status?.phase === "Failed" || p.status?.phase === "Succeeded");
+  if (ended) {
+    const exit = exitOf(ended);
+    return {
+      phase: "exited",
+      exit: { ...exit, message: `${ended.metadata?.name}: ${exit.message}` },
+      dataPresent: false,
+    };
+  }
+  if (live.length < nodeCount) return { phase: "stopped", dataPresent: false };
+  for (const pod of live) {
+    if (pod.status?.phase === "Running") continue;
+    const pending = pendingOf(pod, warningOf);
+    if (pending) {
+      return {
+        phase: "starting",
+        dataPresent: false,
+        pending: { reason: pending.reason, message: `${pod.metadata?.name}: ${pending.message}` },
+      };
+    }
+  }
+  const ready = live.every((p) => engineStatusOf(p, false).phase === "ready");
+  return { phase: ready ? "ready" : "starting", dataPresent: false };
+}
+
+function byName(a: V1Pod, b: V1Pod): number {
+  return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "", "en", { numeric: true });
+}
+
+/**
+ * Why a pod has not started: not scheduled (with the scheduler's words), a container waiting (an
+ * image that cannot be pulled), or else, once on a node, the latest warning about it (a volume
+ * that cannot be mounted).
+ */
+export function pendingOf(pod: V1Pod, warningOf?: WarningOf): EnginePending | undefined {
   const status = pod.status ?? {};
   const scheduled = status.conditions?.find((c) => c.type === "PodScheduled");
   if (scheduled?.status === "False") {
@@ -37,7 +86,7 @@ export function pendingOf(pod: V1Pod): EnginePending | undefined {
       return { reason: waiting.reason, message: waiting.message ?? `container ${container.name} is waiting` };
     }
   }
-  return undefined;
+  return pod.spec?.nodeName ? warningOf?.(pod) : undefined;
 }
 
 function exitOf(pod: V1Pod): EngineExit {
