@@ -33,7 +33,7 @@ interface Pod {
  * Renders an overlay into a namespace of its own the way a user's overlay would: a kustomization
  * elsewhere that names ours as its resource and sets the namespace.
  */
-function render(overlay: string, namespace: string): string {
+function render(kustomization: string, namespace: string): string {
   const dir = mkdtempSync(join(tmpdir(), "aiem-kustomize-"));
   try {
     writeFileSync(
@@ -44,7 +44,7 @@ function render(overlay: string, namespace: string): string {
         `namespace: ${namespace}`,
         "resources:",
         // kustomize takes only relative paths to other kustomizations.
-        `  - ${relative(dir, join(here, "overlays", overlay))}`,
+        `  - ${relative(dir, join(here, kustomization))}`,
         "",
       ].join("\n"),
     );
@@ -84,8 +84,19 @@ function secrets(namespace: string): string {
 }
 
 const layouts = [
-  { overlay: "split", deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox"], api: ["engine"] },
-  { overlay: "all-in-one", deployments: ["aiem"], api: ["all-in-one"] },
+  {
+    name: "split",
+    path: "overlays/split",
+    deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox"],
+    api: ["engine"],
+  },
+  { name: "all-in-one", path: "overlays/all-in-one", deployments: ["aiem"], api: ["all-in-one"] },
+  {
+    name: "try",
+    path: "examples/try",
+    deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox", "nats", "postgres"],
+    api: ["engine"],
+  },
 ] as const;
 
 describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real control plane", () => {
@@ -98,8 +109,8 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
     await cluster?.stop();
   });
 
-  describe.each(layouts)("the $overlay layout", ({ overlay, deployments, api }) => {
-    const namespace = `aiem-${overlay}`;
+  describe.each(layouts)("the $name layout", ({ name, path, deployments, api }) => {
+    const namespace = `aiem-${name}`;
     const serviceAccount = `system:serviceaccount:${namespace}:aiem-runtime`;
     const canI = (verb: string, resource: string, inNamespace = namespace): boolean => {
       const [type = "", subresource] = resource.split("/");
@@ -114,7 +125,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
     };
 
     beforeAll(() => {
-      cluster.kubectl(["apply", "-f", "-"], `${render(overlay, namespace)}\n---\n${secrets(namespace)}`);
+      cluster.kubectl(["apply", "-f", "-"], `${render(path, namespace)}\n---\n${secrets(namespace)}`);
     }, 60_000);
 
     it("has its Deployments become Available on kwok nodes", () => {
