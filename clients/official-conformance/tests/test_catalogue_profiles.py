@@ -175,6 +175,10 @@ class ProfileContract:
         """What such a profile reads beyond the common defaults, as the real service answers."""
         return {}
 
+    def updated_fields(self) -> dict[str, Any]:
+        """Kind-specific fields the official update tests change."""
+        return {}
+
     def bare(self, **overrides: Any) -> Any:
         return self.resource_class(**dict(self.minimal(), **overrides))
 
@@ -390,6 +394,9 @@ class ProfileContract:
         created.priority = 2
         created.creator = "users/whatever"
         created.gpu_resource_name = "amd.com/gpu"
+        created.cpu_constraint = numeric("2", "3", "4", "5")
+        for field, value in self.updated_fields().items():
+            setattr(created, field, value)
         for who in (self.member, role_admin()):
             client = self.client(who)
             self.assertApiError(403, getattr(client, f"update_{self.kind}_engine_profile"), created)
@@ -402,6 +409,10 @@ class ProfileContract:
         updated = self.call(self.admin, "update_{kind}_engine_profile", created)
         after = time.time()
         self.assertEqual((updated.priority, updated.gpu_resource_name), (2, "amd.com/gpu"))
+        self.assertEqual(updated.cpu_constraint, numeric("2", "3", "4", "5"))
+        # What was sent changed; what was left unset stays unset.
+        for field, value in dict(self.minimal_defaults(), max_running_engines=None, **self.updated_fields()).items():
+            self.assertEqual(getattr(updated, field), value, field)
         # The server keeps its audit fields: the creator stays, the updater is whoever updated.
         self.assertEqual(updated.create_time, by_admin.create_time)
         self.assertTrue(before - 1 <= updated.update_time.timestamp() <= after + 1)
@@ -449,6 +460,9 @@ class DAIEngineProfileTest(ProfileContract, oc.ConformanceCase):
         return dict(max_non_interaction_duration=None, max_unused_duration=None, configuration_override={},
                     base_configuration={}, triton_enabled=False, data_directory_storage_class="")
 
+    def updated_fields(self) -> dict[str, Any]:
+        return dict(data_directory_storage_class="ddsc")
+
 
 class H2OEngineProfileTest(ProfileContract, oc.ConformanceCase):
     kind = "h2o"
@@ -460,6 +474,9 @@ class H2OEngineProfileTest(ProfileContract, oc.ConformanceCase):
 
     def minimal(self) -> dict[str, Any]:
         return dict(small_constraints(), node_count_constraint=ProfileConstraintNumeric(minimum="1", default="1"))
+
+    def updated_fields(self) -> dict[str, Any]:
+        return dict(node_count_constraint=numeric("2", "3", "4", "5"))
 
 
 class NotebookEngineProfileTest(ProfileContract, oc.ConformanceCase):
@@ -476,6 +493,9 @@ class NotebookEngineProfileTest(ProfileContract, oc.ConformanceCase):
 
     def minimal_defaults(self) -> dict[str, Any]:
         return dict(storage_class_name="")
+
+    def updated_fields(self) -> dict[str, Any]:
+        return dict(storage_class_name="sc2")
 
 
 
