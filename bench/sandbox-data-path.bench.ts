@@ -322,9 +322,8 @@ async function idleRow(): Promise<void> {
         processes++;
       }
     }
-    const agent = process.env["AIEM_SANDBOX_AGENT"] ?? "default";
     console.log(
-      `idle sandbox (${outer.length} sandboxes, agent ${agent}): PSS ${(pss / 1024 / outer.length).toFixed(2)} MiB, RSS ${(rss / 1024 / outer.length).toFixed(2)} MiB per sandbox, ${(processes / outer.length).toFixed(1)} processes each`,
+      `idle sandbox (${outer.length} sandboxes): PSS ${(pss / 1024 / outer.length).toFixed(2)} MiB, RSS ${(rss / 1024 / outer.length).toFixed(2)} MiB per sandbox, ${(processes / outer.length).toFixed(1)} processes each`,
     );
     console.log(`  goal PSS <= 4 MiB: ${verdict(pss / 1024 / outer.length <= 4)}`);
     for (const name of names) await call("DELETE", `/v1/${name}`);

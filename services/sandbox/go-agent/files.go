@@ -1,7 +1,7 @@
 // Files as plain HTTP/2 bodies on the agent's socket, beside the gRPC service: the bytes go from
 // the file to the stream and back as they are, and the descriptor routes let the sandbox
 // service (on the same host) open the agent's descriptor of the file and move the bytes itself.
-// The routes and their headers are those of services/sandbox/src/agent/file-routes.ts, whose
+// The routes and their headers are those of services/sandbox/src/runtime/file-routes.ts, whose
 // header comment describes them; paths are checked by the same filesystem calls as ReadFile and
 // WriteFile.
 package main

@@ -11,7 +11,7 @@ import {
   SandboxEngine_PendingReason,
   SandboxEngine_State,
 } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import { createLocalSandboxRuntime, type LocalSandboxRuntime, prepareAgentArtifacts } from "./runtime/index.js";
 import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
 import {
   AGENT_CACHE,
@@ -183,9 +183,12 @@ describe("sandbox lifecycle", () => {
         runtime: createLocalSandboxRuntime({
           dataDir: path.join(h.t.dataDir, "broken-rt"),
           cacheDir: AGENT_CACHE,
-          // The Node agent's way to fail: a node binary that is not there.
-          agent: "node",
-          nodePath: "/nonexistent/node",
+          // A machine where the agent could not be built.
+          agentArtifacts: {
+            ...(await prepareAgentArtifacts(AGENT_CACHE)),
+            agentPath: undefined,
+            agentUnavailableReason: "no `go` at /nonexistent/go",
+          },
         }),
       },
     );
@@ -199,10 +202,10 @@ describe("sandbox lifecycle", () => {
         .select("failure_reason")
         .where("uid", "=", sb.uid)
         .executeTakeFirstOrThrow();
-      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/node");
+      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/go");
       // Said to the client too.
       const failed = (await c.engines.getSandboxEngine({ name: sb.name })).sandboxEngine!;
-      expect(failed.failureReason).toMatch(/the node binary \/nonexistent\/node .* does not exist/);
+      expect(failed.failureReason).toMatch(/the sandbox agent is not available: no `go` at \/nonexistent\/go/);
       await c.engines.deleteSandboxEngine({ name: sb.name });
       await waitFor(async () =>
         c.engines.getSandboxEngine({ name: sb.name }).then(

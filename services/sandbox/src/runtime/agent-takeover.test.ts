@@ -35,8 +35,8 @@ async function python(client: AgentClient, code: string) {
 }
 
 /**
- * The agent's pid as its sandbox sees it: the process running the agent's bundle or snapshot
- * (bubblewrap's init, pid 1, names it in its arguments too).
+ * The agent's pid as its sandbox sees it: the process running /.aiem/agent (bubblewrap's init,
+ * pid 1, names it in its arguments too).
  */
 const FIND_AGENT = `
 import os
@@ -45,7 +45,7 @@ def agent_pid():
         if p.isdigit():
             try:
                 argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")
-                if b"bwrap" not in argv[0] and any(a == b"/.aiem/agent" or a.startswith(b"/.aiem/agent.") for a in argv):
+                if b"bwrap" not in argv[0] and b"/.aiem/agent" in argv:
                     return int(p)
             except OSError:
                 pass

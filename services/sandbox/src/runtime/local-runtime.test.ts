@@ -1,5 +1,5 @@
-// Real sandboxes: bubblewrap, the bundled agent, the spawn helper, cgroups and storage images as
-// this machine allows. Skipped (with the reason) where bwrap is not installed.
+// Real sandboxes: bubblewrap, the agent, cgroups and storage images as this machine allows.
+// Skipped (with the reason) where bwrap is not installed.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -20,7 +20,7 @@ import {
 } from "./local-runtime.js";
 
 const bwrap = findBwrap();
-// Shared by every test run on this machine: the agent is bundled and the helper compiled once.
+// Shared by every test run on this machine: the agent and the helpers are built once.
 const cacheDir = path.join(os.tmpdir(), "aiem-agent-cache-test");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-runtime-test-"));
 
@@ -140,12 +140,11 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
     });
 
     it("a start that fails says why and leaves nothing running", async () => {
-      // An agent that exits at once, whichever agent the runtime runs.
+      // An agent that exits at once.
       const broken = createLocalSandboxRuntime({
         dataDir,
         cacheDir,
-        nodePath: "/usr/bin/false",
-        agentArtifacts: { ...(await prepareAgentArtifacts(cacheDir)), nativeAgentPath: "/usr/bin/false" },
+        agentArtifacts: { ...(await prepareAgentArtifacts(cacheDir)), agentPath: "/usr/bin/false" },
       });
       const error = await broken.start("broken").catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SandboxRuntimeError);
@@ -214,10 +213,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
           }
           await rt.stop(id);
         }
-        // The native agent alone, or the Node agent's files (a node binary outside the system
-        // directories, npm's `node` package, is staged too).
+        // The agent alone of the agent's files.
         expect(seen[0]).toMatch(
-          /^0\n(agent|agent-guard\.so\nagent\.(blob|cjs)\n(node\n)?spawn-helper)\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
+          /^0\nagent\next4\n.*\bpasswd\b.*\n\.\.\/proc\/self\/mounts\nsandbox\nlinker-cache\ncerts\n2\n$/,
         );
         expect(seen[1]).toBe(seen[0]);
         // An image still attached to a loop device (a previous mount going away) is mounted

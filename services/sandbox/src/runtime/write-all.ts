@@ -1,5 +1,5 @@
-// Writing a list of buffers to a descriptor whole: shared by the agent's writes and the service's
-// writes through an agent's descriptor (runtime/agent-descriptors.ts).
+// Writing a list of buffers to a descriptor whole: the service's writes through an agent's
+// descriptor (agent-descriptors.ts).
 import * as fs from "node:fs";
 import { promisify } from "node:util";
 
