@@ -22,9 +22,10 @@ export interface EngineSettings {
    */
   readonly daiCoreConfig: Readonly<Record<string, string>>;
   /**
-   * AIEM_ENGINE_RUNTIME: where engines run. `local` (the default) runs them on this machine;
-   * `kubernetes` makes their objects in a cluster (kubeconfig from `KUBECONFIG`, or in-cluster),
-   * for DAI and notebook engines so far (docs/adr/0161).
+   * AIEM_ENGINE_RUNTIME (or AIEM_RUNTIME, its name in the issue tracker and in deployments that
+   * set one switch for every service): where engines run. `local` (the default) runs them on this
+   * machine; `kubernetes` makes their objects in a cluster (kubeconfig from `KUBECONFIG`, or
+   * in-cluster; docs/adr/0161, 0195).
    */
   readonly runtime: "local" | "kubernetes";
   /** AIEM_KUBERNETES_NAMESPACE: the namespace of the engines' objects on Kubernetes (default `default`). */
@@ -100,9 +101,14 @@ export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineS
 
 /** Reads and checks the engine service's environment; a bad value is a ConfigError naming its variable. */
 export function readEngineEnv(env: Env = process.env): EngineConfig {
-  const runtime = readString(env, "AIEM_ENGINE_RUNTIME", { default: "local" });
+  // The engine's own switch wins over the general one.
+  const runtimeVariable =
+    env["AIEM_ENGINE_RUNTIME"] === undefined && env["AIEM_RUNTIME"] !== undefined
+      ? "AIEM_RUNTIME"
+      : "AIEM_ENGINE_RUNTIME";
+  const runtime = readString(env, runtimeVariable, { default: "local" });
   if (runtime !== "local" && runtime !== "kubernetes")
-    throw new ConfigError("AIEM_ENGINE_RUNTIME", `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);
+    throw new ConfigError(runtimeVariable, `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);
   return {
     ...readCommonEnv(env),
     pageTokenKey: readString(env, "AIEM_PAGE_TOKEN_KEY", { optional: true }),

@@ -1,6 +1,7 @@
 // The engine service on the Kubernetes runtime against a real control plane with kwok nodes:
 // engines made through the API become pods, claims and Services in the cluster, and pause,
 // resume and delete act on them. Skipped, saying why, where the binaries are not built.
+import { kubeletFaultAnnotation } from "@aiem/kit/testing";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
@@ -19,7 +20,11 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   beforeAll(async () => {
     k8s = await startKubernetesFixture(namespace);
     core = k8s.core;
-    h = await startEngineTestHost({ runtime: await createKubernetesRuntime({ config: k8s.config, namespace }) });
+    h = await startEngineTestHost({
+      runtime: await createKubernetesRuntime({ config: k8s.config, namespace }),
+      // Engines that cannot start fail soon, with what they waited for.
+      settings: { startTimeoutMs: 15_000 },
+    });
     await catalogueFixture(h, "notebookEngineProfiles", "nb", { enabled: true });
     await catalogueFixture(h, "notebookEngineImages", "jupyter", {
       image: "example.invalid/jupyter:1",
@@ -28,8 +33,16 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
     await catalogueFixture(h, "h2oEngineProfiles", "h2o", {
       enabled: true,
       nodeCountConstraint: { min: "1", max: "3", default: "1" },
+      gpuConstraint: { min: "0", max: "1", default: "0" },
       memoryBytesConstraint: { min: "1", max: String(8n << 30n), default: String(1n << 30n) },
     });
+    // Profiles whose pods the test cluster's kwok fails as a kubelet would.
+    const fault = (kind: string) => `metadata:\n  annotations:\n    ${kubeletFaultAnnotation}: ${kind}\n`;
+    await catalogueFixture(h, "h2oEngineProfiles", "h2o-pull", {
+      enabled: true,
+      yamlPodTemplateSpec: fault("image-pull-error"),
+    });
+    await catalogueFixture(h, "notebookEngineProfiles", "nb-oom", { enabled: true, yamlPodTemplateSpec: fault("oom") });
     await catalogueFixture(h, "h2oEngineVersions", "3.46.0", { image: "example.invalid/h2o:3.46.0" });
   }, 180_000);
   afterAll(async () => {
@@ -137,5 +150,52 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
     await expect(core.readNamespacedService({ namespace, name: `engine-${engine.uid}` })).rejects.toMatchObject({
       code: 404,
     });
+  });
+
+  it("fails engines with the reason the cluster gives: memory, an image pull, no node with the GPU", {
+    timeout: 120_000,
+  }, async () => {
+    const create = async (kind: string, id: string, body: object) => {
+      const r = await h.rest("POST", `/v1/workspaces/team-a/${kind}?${kind.replace(/s$/, "")}Id=${id}`, {
+        who: "alice",
+        body,
+      });
+      expect(r.status, r.text).toBe(200);
+      return `workspaces/team-a/${kind}/${id}`;
+    };
+    const version = "workspaces/global/h2oEngineVersions/3.46.0";
+    const [oom, pull, gpu] = await Promise.all([
+      create("notebookEngines", "oom", {
+        profile: "workspaces/global/notebookEngineProfiles/nb-oom",
+        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
+      }),
+      create("h2oEngines", "pull", {
+        profile: "workspaces/global/h2oEngineProfiles/h2o-pull",
+        h2oEngineVersion: version,
+      }),
+      create("h2oEngines", "gpu", {
+        profile: "workspaces/global/h2oEngineProfiles/h2o",
+        h2oEngineVersion: version,
+        gpu: 1,
+      }),
+    ]);
+    const [oomFailed, pullFailed, gpuFailed] = await Promise.all(
+      [oom, pull, gpu].map((name) => h.waitForState(name, "STATE_FAILED", 60_000)),
+    );
+    expect(oomFailed.failureReason).toBe("FAILURE_REASON_OOM_KILLED");
+    expect(oomFailed.failureMessage).toMatch(/killed for using more memory/);
+    expect(pullFailed.failureMessage).toMatch(/ErrImagePull: .*example\.invalid\/h2o:3\.46\.0/);
+    expect(gpuFailed.failureMessage).toMatch(/Unschedulable: .*Insufficient nvidia\.com\/gpu/);
+    // Failed engines keep no pods that could hold a node.
+    for (const failed of [pullFailed, gpuFailed]) {
+      const left = await core.listNamespacedPod({
+        namespace,
+        labelSelector: `app.kubernetes.io/instance=${failed.uid}`,
+      });
+      expect(left.items).toEqual([]);
+    }
+    for (const name of [oom, pull, gpu])
+      expect((await h.rest("DELETE", `/v1/${name}`, { who: "alice" })).status).toBe(200);
+    for (const name of [oom, pull, gpu]) await h.waitForGone(name, 60_000);
   });
 });

@@ -461,12 +461,15 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     },
     async start() {
       // Leases of an earlier life of this runtime instance are void: nothing works on them now.
-      await db
-        .updateTable(ENGINES)
-        .set({ lease_owner: null, lease_until: null })
-        .where("placement", "=", runtime.placement)
-        .where("lease_owner", "is not", null)
-        .execute();
+      // Under a shared placement they may be another live replica's; they run out by themselves.
+      if (!runtime.shared) {
+        await db
+          .updateTable(ENGINES)
+          .set({ lease_owner: null, lease_until: null })
+          .where("placement", "=", runtime.placement)
+          .where("lease_owner", "is not", null)
+          .execute();
+      }
       // Look at everything that is not settled, and every engine that should run (re-adoption).
       await sql`
         update engines set next_reconcile_at = now()

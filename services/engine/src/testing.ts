@@ -111,6 +111,7 @@ export function createGatedRuntime<Inner extends EngineRuntime>(inner: Inner): G
   return {
     inner,
     placement: inner.placement,
+    ...(inner.shared ? { shared: true } : {}),
     hold(key, op) {
       held.add(`${key}|${op}`);
     },

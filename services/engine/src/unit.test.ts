@@ -166,6 +166,10 @@ describe("readEngineEnv", () => {
     );
     const kubernetes = readEngineEnv({ AIEM_ENGINE_RUNTIME: "kubernetes", AIEM_KUBERNETES_NAMESPACE: "engines" });
     expect([kubernetes.runtime, kubernetes.kubernetesNamespace]).toEqual(["kubernetes", "engines"]);
+    // AIEM_RUNTIME, the general switch, when the engine's own is not set.
+    expect(readEngineEnv({ AIEM_RUNTIME: "kubernetes" }).runtime).toBe("kubernetes");
+    expect(readEngineEnv({ AIEM_RUNTIME: "kubernetes", AIEM_ENGINE_RUNTIME: "local" }).runtime).toBe("local");
+    expect(() => readEngineEnv({ AIEM_RUNTIME: "docker" })).toThrow(/AIEM_RUNTIME: must be "local" or "kubernetes"/);
   });
 });
 

@@ -82,6 +82,11 @@ export interface EngineRuntime {
   /** Identifies this runtime instance; engines it runs are pinned to it (a host and directory, a cluster). */
   readonly placement: string;
   /**
+   * Every replica's runtime has this placement and sees the same engines (a cluster): nothing is
+   * pinned to one replica, and leases under the placement may be another live replica's.
+   */
+  readonly shared?: boolean;
+  /**
    * Makes the engine run with `spec` on its kept data, creating the data when there is none.
    * Idempotent: an engine that already runs (or starts) is left as it is. Returns once the
    * start is under way, not when the engine is ready.

@@ -181,6 +181,7 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
 
   return {
     placement: `kubernetes:${config.getCurrentCluster()?.server ?? "cluster"}/${namespace}`,
+    shared: true,
 
     start: (spec) => (spec.kind === "h2o" ? startH2O(spec) : startSinglePod(spec)),
 
