@@ -29,6 +29,19 @@ interface Pod {
   spec: { serviceAccountName?: string; volumes?: { name: string; projected?: unknown }[] };
 }
 
+interface Container {
+  livenessProbe?: { httpGet?: unknown };
+  readinessProbe?: { httpGet?: unknown };
+  startupProbe?: { httpGet?: unknown };
+  envFrom?: unknown[];
+  env?: { name: string; valueFrom?: unknown }[];
+}
+
+interface Deployment {
+  metadata: { name: string };
+  spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } };
+}
+
 /**
  * Renders an overlay into a namespace of its own the way a user's overlay would: a kustomization
  * elsewhere that names ours as its resource and sets the namespace.
@@ -135,6 +148,45 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       const pods = JSON.parse(cluster.kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as unknown[];
       expect(pods.length).toBeGreaterThanOrEqual(deployments.length);
     }, 150_000);
+
+    it("probes each part on its health routes and configures it from the Secret and the ConfigMap", () => {
+      const items = JSON.parse(cluster.kubectl(["get", "deployments", "-n", namespace, "-o", "json"]))
+        .items as Deployment[];
+      const ours = items.filter((d) => d.metadata.name.startsWith("aiem"));
+      expect(ours).toHaveLength(deployments.filter((d) => d.startsWith("aiem")).length);
+      const config = JSON.parse(
+        cluster.kubectl([
+          "get",
+          "configmap",
+          "-n",
+          namespace,
+          "-l",
+          "app.kubernetes.io/part-of=ai-engine-manager",
+          "-o",
+          "json",
+        ]),
+      ).items[0].data as Record<string, string>;
+      expect(config).toMatchObject({ AIEM_ENGINE_RUNTIME: "kubernetes", AIEM_HOST: "0.0.0.0" });
+      for (const deployment of ours) {
+        const [container] = deployment.spec.template.spec.containers;
+        expect(container?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
+        expect(container?.startupProbe?.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
+        expect(container?.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTP" });
+        expect(container?.envFrom).toEqual([
+          { configMapRef: { name: expect.stringMatching(/^aiem-config-/) } },
+          { secretRef: { name: "aiem" } },
+        ]);
+        const runsEngines = (api as readonly string[]).includes(
+          deployment.spec.template.metadata.labels["app.kubernetes.io/component"] ?? "",
+        );
+        const namespaceVariable = container?.env?.find((e) => e.name === "AIEM_KUBERNETES_NAMESPACE");
+        if (runsEngines)
+          expect(namespaceVariable?.valueFrom).toEqual({
+            fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
+          });
+        else expect(namespaceVariable).toBeUndefined();
+      }
+    });
 
     it("gives the runtime's Role exactly the calls the runtimes make", () => {
       const role = JSON.parse(cluster.kubectl(["get", "role", "aiem-runtime", "-n", namespace, "-o", "json"])) as {

@@ -147,6 +147,11 @@ export function apiCallsOf(file: string, source: string): { calls: ApiCall[]; er
     calls.push({ grant: `${group}/${resource} watch`, where });
   }
 
+  const informers = source.match(/\bmakeInformer(?:<[^>]*>)?\(/g)?.length ?? 0;
+  const readInformers = calls.filter((c) => c.where.includes(": informer on ")).length / 2;
+  if (informers > readInformers) {
+    errors.push(`${file}: an informer's path is not a literal namespaced path, so its resource cannot be checked`);
+  }
   for (const match of source.matchAll(/\b\w+ForAllNamespaces\b|\bKubernetesObjectApi\b/g)) {
     errors.push(`${file}: ${match[0]} cannot be granted by a namespaced Role or checked from the source`);
   }

@@ -75,12 +75,14 @@ describe("reading the calls from the source", () => {
       "await core.listPodForAllNamespaces();",
       "await core.createNamespacedWidget({ namespace });",
       "await custom.listNamespacedCustomObject({ group, version, namespace, plural });",
+      "makeInformer(config, path, list);",
     ].join("\n");
     const { errors } = apiCallsOf("x.ts", source);
-    expect(errors).toHaveLength(4);
+    expect(errors).toHaveLength(5);
     expect(errors.join("\n")).toMatch(/unknown kind Widget/);
     expect(errors.join("\n")).toMatch(/string constants/);
     expect(errors.join("\n")).toMatch(/ForAllNamespaces/);
     expect(errors.join("\n")).toMatch(/listNode is cluster-scoped/);
+    expect(errors.join("\n")).toMatch(/informer's path is not a literal/);
   });
 });
