@@ -35,8 +35,11 @@ import {
 } from "./store.js";
 import { cumulativeAmount, cumulativeTerms, type AnyProfile, type Resources } from "./validation.js";
 
+/**
+ * A request of any kind's call, read by the field names its kind descriptor holds
+ * (`req[kind.idLocal]`); the handler maps are typed by each kind's service (engine-service.ts).
+ */
 export type Req = Record<string, any>;
-export type Handler = (req: any, ctx: HandlerContext) => Promise<unknown>;
 
 const PROFILE_PATTERNS: Record<EngineKind["type"], ResourcePattern<string>> = {
   daiEngines: daiEngineProfilePattern,

@@ -1,12 +1,12 @@
 // The mixed Engine list: DAI, H2O and notebook engines of a workspace in one page, or of every
 // workspace with `workspaces/-` (which needs LIST_ALL on the engine manager).
-import type { HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { paginate, workspacePattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
 import { principalOf } from "@aiem/kit/server";
 import { visibleRows } from "./access.js";
 import type { ServiceContext } from "./context.js";
-import type { Handler } from "./engine-service.js";
+import type { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
 import { ENGINES, mixedFieldTable, presentMixed, uidTiebreaker, type EngineRow } from "./store.js";
 
 /** The names of every deprecated DAI and H2O version the catalogue holds now. */
@@ -17,10 +17,10 @@ export function deprecatedVersionNames(ctx: ServiceContext): string[] {
     .map((v) => v.name);
 }
 
-export function createEngineListHandlers(ctx: ServiceContext): Record<string, Handler> {
+export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeof EngineService> {
   const { policy } = ctx;
   return {
-    async ListEngines(req: Record<string, any>, hctx: HandlerContext) {
+    async listEngines(req, hctx: HandlerContext) {
       const principal = principalOf(hctx);
       const { workspace } = workspacePattern.parse(req.parent, "parent", { allowWildcard: ["workspace"] });
       const all = workspace === "-";

@@ -26,7 +26,7 @@ import { createServiceContext, type ServiceState } from "./context.js";
 import { createDAILicenseHandlers } from "./dai-license.js";
 import { createEngineHandlers } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
-import { ENGINE_KINDS } from "./kinds.js";
+import { DAI, ENGINE_KINDS, H2O, NOTEBOOK } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
 import { createLogStreamRoute } from "./log-stream.js";
 import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
@@ -236,7 +236,9 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
 
   function register(router: ConnectRouter): void {
     const options = { logger, label: "engine" };
-    for (const kind of ENGINE_KINDS) registerGuarded(router, kind.service, createEngineHandlers(ctx, kind), options);
+    registerGuarded(router, DAI.service, createEngineHandlers(ctx, DAI), options);
+    registerGuarded(router, H2O.service, createEngineHandlers(ctx, H2O), options);
+    registerGuarded(router, NOTEBOOK.service, createEngineHandlers(ctx, NOTEBOOK), options);
     registerGuarded(router, EngineService, createEngineListHandlers(ctx), options);
     registerGuarded(router, DAILicenseService, createDAILicenseHandlers(), options);
   }
