@@ -7,14 +7,23 @@ import { principalOf } from "@aiem/kit/server";
 import { visibleRows } from "./access.js";
 import type { ServiceContext } from "./context.js";
 import type { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
-import { ENGINES, mixedFieldTable, presentMixed, uidTiebreaker, type EngineRow } from "./store.js";
+import {
+  ENGINES,
+  mixedFieldTable,
+  nameTiebreaker,
+  presentMixed,
+  type CatalogueVersions,
+  type EngineRow,
+} from "./store.js";
 
-/** The names of every deprecated DAI and H2O version the catalogue holds now. */
-export function deprecatedVersionNames(ctx: ServiceContext): string[] {
+/** The DAI and H2O versions and notebook images the catalogue holds now, for the list's fields. */
+export function catalogueVersions(ctx: ServiceContext): CatalogueVersions {
   const catalogue = ctx.catalogue();
-  return [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")]
-    .filter((v) => v.deprecated)
-    .map((v) => v.name);
+  const versions = [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")];
+  return {
+    deprecated: versions.filter((v) => v.deprecated).map((v) => v.name),
+    existing: [...versions, ...catalogue.list("notebookEngineImages")].map((v) => v.name),
+  };
 }
 
 export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeof EngineService> {
@@ -35,15 +44,15 @@ export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeo
         pageToken: req.pageToken,
         filter: req.filter,
         orderBy: req.orderBy,
-        table: mixedFieldTable(deprecatedVersionNames(ctx)),
-        tiebreaker: uidTiebreaker,
+        table: mixedFieldTable(catalogueVersions(ctx)),
+        tiebreaker: nameTiebreaker,
         tokens: ctx.tokens(),
         scope: "engines",
         totalSize: true,
       });
       const pctx = ctx.presentContext();
       return {
-        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx)),
+        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx, principal)),
         nextPageToken: page.nextPageToken,
         totalSize: page.totalSize ?? 0,
       };
