@@ -182,7 +182,7 @@ export function encodeSandbox(engine: SandboxEngine): Uint8Array {
  * into it. Clients of the real service, where a sandbox takes seconds to start, read its state
  * before they use it; one that never reads is served after this long.
  */
-export const SEEN_RUNNING_GRACE_MS = 5_000;
+export const SEEN_RUNNING_GRACE_MS = 10_000;
 
 /**
  * The state calls into the sandbox go by: RUNNING only once a read showed it (or the grace

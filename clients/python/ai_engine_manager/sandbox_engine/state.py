@@ -26,7 +26,7 @@ class SandboxEngineState(Enum):
 
     STATE_RUNNING = "STATE_RUNNING"
     """The sandbox engine is running and accepts filesystem, process and port calls, once a
-    GetSandboxEngine or ListSandboxEngines has answered this state (or five seconds after its
+    GetSandboxEngine or ListSandboxEngines has answered this state (or ten seconds after its
     creation): until then calls into it are refused as while it starts.
     """
 
