@@ -74,6 +74,21 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
     expect(pod.spec?.containers[0]?.image).toBe("example.invalid/jupyter:1");
     expect(pod.metadata?.annotations?.["engine.h2o.ai/name"]).toBe(name);
 
+    // Storage grows by the claim's request.
+    const bigger = String(BigInt(engine.storageBytes) * 2n);
+    const resized = await h.rest("POST", `/v1/${name}:resizeStorage`, {
+      who: "alice",
+      body: { newStorageBytes: bigger },
+    });
+    expect(resized.status, resized.text).toBe(200);
+    await expect
+      .poll(async () => (await h.rest("GET", `/v1/${name}`, { who: "alice" })).body.notebookEngine?.storageResizing, {
+        timeout: 30_000,
+      })
+      .toBe(false);
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: objectName });
+    expect(claim.spec?.resources?.requests?.["storage"]).toBe(bigger);
+
     expect((await h.rest("POST", `/v1/${name}:pause`, { who: "alice" })).status).toBe(200);
     await h.waitForState(name, "STATE_PAUSED", 60_000);
     await expect(core.readNamespacedPod({ namespace, name: objectName })).rejects.toMatchObject({ code: 404 });

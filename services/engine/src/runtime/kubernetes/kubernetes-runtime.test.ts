@@ -45,6 +45,11 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     await runtime.start(spec(uid));
     await until(runtime, uid, (s) => s.phase === "ready");
 
+    // Storage grows by the claim's request (the class allows expansion).
+    await runtime.resizeStorage(uid, 2n << 30n);
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
+    expect(claim.spec?.resources?.requests?.["storage"]).toBe(String(2 * (1 << 30)));
+
     await runtime.remove(uid);
     await until(runtime, uid, (s) => s.phase === "absent" && !s.dataPresent);
     await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });

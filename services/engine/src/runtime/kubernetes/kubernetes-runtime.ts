@@ -218,7 +218,8 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
       await core.patchNamespacedPersistentVolumeClaim({
         namespace,
         name: engineObjectName(uid),
-        body: { spec: { resources: { requests: { storage: bytes.toString() } } } },
+        // The client sends patches as JSON Patch (RFC 6902).
+        body: [{ op: "replace", path: "/spec/resources/requests/storage", value: bytes.toString() }],
       });
     },
 
