@@ -15,7 +15,11 @@ import {
   startTestCluster,
   type TestCluster,
 } from "@aiem/kit/testing";
+import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKubernetesRuntime } from "../../services/engine/src/runtime/kubernetes/kubernetes-runtime.js";
+import type { EngineRuntime, EngineStatus } from "../../services/engine/src/runtime/runtime.js";
+import { daiRunSpec } from "../../services/engine/src/testing/run-spec.js";
 import { grantsOf, type RoleRule, runtimeApiCalls } from "./runtime-api-calls.js";
 
 const unavailable = kubernetesUnavailable();
@@ -40,6 +44,23 @@ interface Container {
 interface Deployment {
   metadata: { name: string };
   spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } };
+}
+
+/** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */
+function until(runtime: EngineRuntime, uid: string, done: (status: EngineStatus) => boolean): Promise<EngineStatus> {
+  return new Promise((resolve, reject) => {
+    let unwatch = () => {};
+    const check = () =>
+      runtime.inspect(uid).then((status) => {
+        if (!done(status)) return;
+        unwatch();
+        resolve(status);
+      }, reject);
+    unwatch = runtime.watch((changed) => {
+      if (changed === uid) void check();
+    });
+    void check();
+  });
 }
 
 /**
@@ -139,6 +160,8 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
 
     beforeAll(() => {
       cluster.kubectl(["apply", "-f", "-"], `${render(path, namespace)}\n---\n${secrets(namespace)}`);
+      // Engines' pods run as the namespace's default ServiceAccount, which its controller makes.
+      cluster.kubectl(["wait", "--for=create", "-n", namespace, "serviceaccount/default", "--timeout=60s"]);
     }, 60_000);
 
     it("has its Deployments become Available on kwok nodes", () => {
@@ -208,6 +231,42 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       expect(canI("create", "pods", "default")).toBe(false);
       expect(canI("list", "nodes")).toBe(false);
     });
+
+    it("lets the engine runtime carry an engine through its life with the ServiceAccount's token alone", async () => {
+      // The token a pod of the engine service would hold, for the apiserver the admin reaches.
+      const token = cluster.kubectl(["create", "token", "aiem-runtime", "-n", namespace]).trim();
+      const admin = new KubeConfig();
+      admin.loadFromFile(cluster.kubeconfigPath);
+      const server = admin.getCurrentCluster();
+      if (!server) throw new Error("the test kubeconfig names no cluster");
+      const config = new KubeConfig();
+      config.loadFromOptions({
+        clusters: [server],
+        users: [{ name: "aiem-runtime", token }],
+        contexts: [{ name: "aiem-runtime", cluster: server.name, user: "aiem-runtime" }],
+        currentContext: "aiem-runtime",
+      });
+      const runtime = await createKubernetesRuntime({ config, namespace });
+      try {
+        const uid = "4f5a6b7c-8d9e-4f0a-9b1c-2d3e4f5a6b7c";
+        await runtime.start(daiRunSpec(uid));
+        await until(runtime, uid, (s) => s.phase === "ready" && s.dataPresent);
+        await runtime.logs(uid, 1024);
+        // The apiserver authorizes a call before it reads the body: any answer but 403 shows the
+        // Role allows the resize, whether or not the patch itself is well formed.
+        await runtime
+          .resizeStorage(uid, 2n << 30n)
+          .catch((error: { code?: number }) => expect(error.code).not.toBe(403));
+        await runtime.stop(uid);
+        await until(runtime, uid, (s) => s.phase === "stopped" && s.dataPresent);
+        await runtime.start(daiRunSpec(uid));
+        await until(runtime, uid, (s) => s.phase === "ready");
+        await runtime.remove(uid);
+        await until(runtime, uid, (s) => s.phase === "absent" && !s.dataPresent);
+      } finally {
+        await runtime.close();
+      }
+    }, 120_000);
 
     it("mounts the API token only where the runtime runs", () => {
       const pods = JSON.parse(cluster.kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as Pod[];
