@@ -123,6 +123,8 @@ export const SANDBOX_AGENT_GUARD = "/.aiem/agent-guard.so";
 export const SANDBOX_NODE = "/.aiem/node";
 /** The native agent, one static binary. */
 export const SANDBOX_NATIVE_AGENT = "/.aiem/agent";
+/** Its argument to empty every capability set of its own first (setpriv's step, for the node agent). */
+export const NATIVE_DROP_CAPABILITIES = "--drop-capabilities";
 /**
  * Where the native agent is published for every sandbox to bind read-only: one file for all of
  * them, so the kernel keeps one copy of its pages (a copy per sandbox, on its stage, held 5.5 MiB
@@ -327,9 +329,10 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
       "--chdir",
       "/",
     );
-    const command = layers.emptyBoundingSet
-      ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", SANDBOX_NATIVE_AGENT]
-      : [SANDBOX_NATIVE_AGENT];
+    // The native agent is the PID namespace's init itself (no bubblewrap reaper before it), and
+    // empties the bounding set itself (no setpriv before it): docs/adr/0190.
+    if (layers.pidNamespace) args.push("--as-pid-1");
+    const command = layers.emptyBoundingSet ? [SANDBOX_NATIVE_AGENT, NATIVE_DROP_CAPABILITIES] : [SANDBOX_NATIVE_AGENT];
     return { options: args, command };
   }
   // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
