@@ -118,6 +118,8 @@ export const ALL_LAYERS: IsolationLayers = {
 export const SANDBOX_AGENT_DIR = "/.aiem";
 /** The agent, one static binary (services/sandbox/go-agent). */
 export const SANDBOX_AGENT = "/.aiem/agent";
+/** Its argument to empty every capability set of its own before it serves. */
+export const AGENT_DROP_CAPABILITIES = "--drop-capabilities";
 /**
  * Where the agent is published for every sandbox to bind read-only: one file for all of them, so
  * the kernel keeps one copy of its pages (a copy per sandbox, on its stage, held 5.5 MiB of every
@@ -311,8 +313,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     "--chdir",
     "/",
   );
-  const command = layers.emptyBoundingSet
-    ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", SANDBOX_AGENT]
-    : [SANDBOX_AGENT];
+  // The agent is the PID namespace's init itself (no bubblewrap reaper before it), and empties
+  // the bounding set itself (no setpriv before it): docs/adr/0190.
+  if (layers.pidNamespace) args.push("--as-pid-1");
+  const command = layers.emptyBoundingSet ? [SANDBOX_AGENT, AGENT_DROP_CAPABILITIES] : [SANDBOX_AGENT];
   return { options: args, command };
 }

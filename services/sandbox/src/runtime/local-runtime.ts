@@ -773,8 +773,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
     // The agent as a host process, found before it started anything: bwrap's only child (with a
-    // PID namespace, the only child of that child, the namespace's init), or the process spawned.
-    const agentPid = confined ? onlyChild(child.pid!, layers?.pidNamespace.active === true ? 2 : 1) : child.pid;
+    // PID namespace, the namespace's init), or the process spawned.
+    const agentPid = confined ? onlyChild(child.pid!, 1) : child.pid;
     const agentStart = agentPid === undefined ? undefined : processStartTime(agentPid);
     if (agentPid === undefined || agentStart === undefined) return failStart("the agent's process cannot be found");
     const identity: AgentIdentity = {
