@@ -120,6 +120,9 @@ class DAIEngineTest(oc.ConformanceCase):
 
         engine.pause()
         self.assertIn(engine.state, (DAIEngineState.STATE_PAUSING, DAIEngineState.STATE_PAUSED))
+        # Pausing again changes nothing: the engine is answered as it is.
+        engine.pause()
+        self.assertIn(engine.state, (DAIEngineState.STATE_PAUSING, DAIEngineState.STATE_PAUSED))
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
         with self.assertRaises(RuntimeError):
@@ -161,6 +164,9 @@ class DAIEngineTest(oc.ConformanceCase):
         # Not to an older one.
         self.assertApiError(400, engine.upgrade_dai_engine_version, new_dai_engine_version=VERSION)
 
+        engine.resume()
+        self.assertIn(engine.state, (DAIEngineState.STATE_STARTING, DAIEngineState.STATE_RUNNING))
+        # Resuming again changes nothing: the engine is answered as it is.
         engine.resume()
         self.assertIn(engine.state, (DAIEngineState.STATE_STARTING, DAIEngineState.STATE_RUNNING))
         oc.run_async(engine.wait_async(timeout_seconds=WAIT))

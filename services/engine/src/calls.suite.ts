@@ -331,6 +331,28 @@ describe.concurrent("delete", () => {
 });
 
 describe.concurrent("actions", () => {
+  it("answers a DAI engine as it is when paused while pausing or paused, resumed while starting or running", async () => {
+    const name = await runningEngine("dai");
+    h().runtime.hold(name, "stop");
+    try {
+      expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSING");
+      expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSING");
+    } finally {
+      h().runtime.release(name, "stop");
+    }
+    await h().waitForState(name, "STATE_PAUSED");
+    expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSED");
+    h().runtime.hold(name, "start");
+    try {
+      expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_STARTING");
+      expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_STARTING");
+    } finally {
+      h().runtime.release(name, "start");
+    }
+    await h().waitForState(name, "STATE_RUNNING");
+    expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_RUNNING");
+  });
+
   it("pauses and resumes DAI and notebook engines, keeping their data", async () => {
     for (const kind of ["dai", "notebook"] as const) {
       const name = await runningEngine(kind);

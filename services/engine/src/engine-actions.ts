@@ -62,6 +62,7 @@ export function createEngineActions(calls: EngineCalls) {
         permission: Action.PAUSE,
         validateOnly: req.validateOnly === true,
         intent: true,
+        already: (row) => row.state === S.PAUSING || row.state === S.PAUSED,
         apply: () => ({ desired: "PAUSED", state: S.PAUSING }),
       }),
     );
@@ -74,6 +75,7 @@ export function createEngineActions(calls: EngineCalls) {
         permission: Action.RESUME,
         validateOnly: req.validateOnly === true,
         intent: true,
+        already: (row) => row.state === S.STARTING || row.state === S.CONNECTING || row.state === S.RUNNING,
         check: async (row, trx) => {
           const profile = currentProfile(row);
           if (profile) await checkQuotas(trx, row.creator, profile, undefined, { willRun: true, except: row.uid });

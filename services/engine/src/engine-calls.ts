@@ -73,6 +73,8 @@ export interface Change<P = void> {
   readonly activity?: boolean;
   /** Who may make the change: the creator and administrators (default), or only administrators. */
   readonly manage?: boolean;
+  /** True when the engine is where the call would take it: nothing is written. */
+  readonly already?: (row: EngineRow) => boolean;
 }
 
 /** What every engine call of one kind shares: names, loading, catalogue references, quotas and the state-change transaction. */
@@ -248,6 +250,7 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
       const row = await mustLoad(trx, principal, t, true);
       if (c.manage !== false) checkManage(policy, principal, row);
       checkTransition(kind, c.action, row.name, row.state);
+      if (c.already?.(row)) return row;
       const plan = (await c.check?.(row, trx, principal)) as P;
       const now = ctx.now();
       const patch = c.apply(row, now, plan);

@@ -150,8 +150,10 @@ export const DAI: EngineKind<"daiEngines"> = {
   ],
   states: DAI_STATES,
   allowed: {
-    pause: [S.STARTING, S.CONNECTING, S.RUNNING],
-    resume: [S.PAUSED, S.FAILED],
+    // Pausing a pausing or paused engine, or resuming one that starts or runs, changes nothing
+    // and answers the engine as it is, as the real service does.
+    pause: [S.STARTING, S.CONNECTING, S.RUNNING, S.PAUSING, S.PAUSED],
+    resume: [S.PAUSED, S.FAILED, S.STARTING, S.CONNECTING, S.RUNNING],
     // Only a stopped engine changes, as the real service requires (the running one keeps its spec).
     update: [S.PAUSED, S.FAILED],
     delete: ALL_BUT(DAI_STATES, S.DELETING),

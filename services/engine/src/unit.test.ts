@@ -113,8 +113,11 @@ describe("DAI configuration", () => {
 
 describe("states", () => {
   it("lets every call name the current state when it is refused", () => {
-    expect(() => checkTransition(DAI, "resume", "workspaces/w/daiEngines/e", S.RUNNING)).toThrow(
-      /cannot resume "workspaces\/w\/daiEngines\/e": engine must be paused or failed \(the Driverless AI engine is STATE_RUNNING\)/,
+    expect(() => checkTransition(DAI, "update", "workspaces/w/daiEngines/e", S.RUNNING)).toThrow(
+      /cannot update "workspaces\/w\/daiEngines\/e": engine must be paused or failed \(the Driverless AI engine is STATE_RUNNING\)/,
+    );
+    expect(() => checkTransition(DAI, "resume", "workspaces/w/daiEngines/e", S.DELETING)).toThrow(
+      /cannot resume "workspaces\/w\/daiEngines\/e": the Driverless AI engine is STATE_DELETING; this needs/,
     );
     expect(() => checkTransition(H2O, "terminate", "n", S.TERMINATED)).toThrow(/is STATE_TERMINATED/);
     expect(() => checkTransition(NOTEBOOK, "access", "n", S.PAUSED)).toThrow(
