@@ -141,8 +141,11 @@ function existingAncestor(dir: string): string {
   return current;
 }
 
-/** Threads the agent starts up front (go-agent/threads.go), counted against maxTotalProcesses. */
-const AGENT_PROCESSES = 16;
+/**
+ * What a sandbox needs to start, counted against maxTotalProcesses: bubblewrap and its init, and
+ * the agent with the threads it starts up front (go-agent/threads.go: 18 with 2 CPUs, up to 20).
+ */
+const AGENT_PROCESSES = 24;
 
 /** Half of what the kernel allows in all, pids or threads: the rest stays the host's. */
 function defaultTotalProcesses(): number {
