@@ -648,8 +648,10 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
-        if (native && !sharedAgent) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
-        else {
+        if (native) {
+          // The shared binary is bound from where it was published; only without one a copy.
+          if (!sharedAgent) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
+        } else {
           linkOrCopy(
             art.snapshotPath ?? art.bundlePath,
             path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
