@@ -624,6 +624,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
+        // The shared binary is bound from where it was published; only without one a copy.
         if (!sharedAgent) linkOrCopy(art.agentPath!, path.join(staged, "agent"));
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
