@@ -5,7 +5,7 @@
 # the OpenAPI document from the protos (npm's prepare step builds protoc-gen-openapiv2 with Go),
 # build the docs site, compile the services and the edge to JavaScript (npm run build), install
 # the production dependencies into that output, and build what sandboxes need ahead of time: the
-# launcher helpers and seccomp filter from C (gcc, libseccomp-dev) and the agent bundle.
+# launcher helpers and seccomp filter from C (gcc, libseccomp-dev) and the sandbox agent (Go).
 FROM golang:1.26-bookworm AS go
 
 FROM node:24-bookworm AS build
@@ -31,9 +31,6 @@ RUN apt-get update \
 COPY --from=build /app /app
 COPY --from=build /opt/aiem/agent-cache /opt/aiem/agent-cache
 WORKDIR /app
-# The agent's startup snapshot belongs to the node binary that runs it: this stage's. Every
-# other file is found in the cache by the hash of its source and kept.
-RUN node services/sandbox/src/runtime/prepare-cli.js /opt/aiem/agent-cache
 # The parts run as an unprivileged user. The sandbox part is the exception, and runs as root
 # (docker-compose.yml says so): it maps each sandbox's user namespace to a uid range of its own
 # and gives it cgroups and a loop-mounted storage image, all of which need root.

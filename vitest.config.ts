@@ -13,6 +13,7 @@ export default defineConfig({
             "scripts/**/*.test.ts",
             "services/*/src/**/*.test.ts",
             "edge/src/**/*.test.ts",
+            "deploy/**/*.test.ts",
           ],
           testTimeout: 30_000,
           hookTimeout: 60_000,

@@ -31,6 +31,7 @@ import {
 } from "../services/kit/src/aip/engine-table.fixture.js";
 import { createCatalogueReadModel } from "../services/kit/src/catalogue-view/index.js";
 import { DAIEngineSchema } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
+import { ListDAIEnginesRequestSchema } from "@aiem/proto/enginemanager/v1/dai_engine_service_pb.js";
 import { createActivityTracker } from "../services/engine/src/activity.js";
 import { engineSettings } from "../services/engine/src/config.js";
 import { createServiceContext } from "../services/engine/src/context.js";
@@ -226,10 +227,10 @@ async function listRatio(): Promise<void> {
       }),
     } as unknown as HandlerContext;
     const handlerPage = () =>
-      handlers["ListDAIEngines"]!({ parent: "workspaces/bench", pageSize: 50, filter }, hctx) as Promise<{
-        daiEngines: unknown[];
-        totalSize: number;
-      }>;
+      handlers.listDAIEngines(
+        create(ListDAIEnginesRequestSchema, { parent: "workspaces/bench", pageSize: 50, filter }),
+        hctx,
+      ) as Promise<{ daiEngines: unknown[]; totalSize: number }>;
     const servicePage = () =>
       paginate(
         database.db.selectFrom("engines").selectAll().where("workspace", "=", "bench").where("type", "=", "daiEngines"),

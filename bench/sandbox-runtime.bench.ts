@@ -1,6 +1,6 @@
 // Local sandbox runtime benchmark (issue 7).
 //   npx tsx bench/sandbox-runtime.bench.ts
-// Real sandboxes (bubblewrap, the bundled agent, cgroups and storage images as the machine
+// Real sandboxes (bubblewrap, the agent, cgroups and storage images as the machine
 // allows) in a temporary data directory that is removed at the end. Prints:
 //   - sandbox start-to-ready (start call until the agent answered Health), median of 20 fresh
 //     sandboxes, with the template limits applied and without any;

@@ -17,6 +17,12 @@ export interface ServerOptions {
   readonly warmPool: number;
   /** The edge's request-body limit; the product's default (4 MiB) unless given. */
   readonly bodyLimitBytes?: number;
+  /**
+   * The bound on all sandboxes' storage; by default far above what the benchmarks create. Their
+   * images are sparse files, so the product's bound (90% of the free space, counting each image
+   * at its full size) would stop a benchmark of many idle sandboxes at a handful.
+   */
+  readonly maxTotalStorageBytes?: number;
 }
 
 export interface SandboxServer {
@@ -73,6 +79,7 @@ async function serve(options: ServerOptions): Promise<void> {
               driveDir: path.join(dataDir, "drive"),
               outputLimitBytes: 128 << 20,
               warmPoolSize: options.warmPool,
+              maxTotalStorageBytes: options.maxTotalStorageBytes ?? 2 ** 50,
               // Nothing a benchmark starts may outlive it.
               stopWithService: true,
             },

@@ -16,11 +16,10 @@ const PACKAGES: ReadonlyArray<{ dir: string; assets: RegExp; extra?: readonly st
   { dir: "proto", assets: /^$/, extra: ["gen"] },
   { dir: "services/kit", assets: /^$/ },
   { dir: "services/catalogue", assets: /\.(ya?ml|json)$/ },
-  // The engine's helper programs run as plain scripts; the sandbox's launcher helpers are C built
-  // at first use (or ahead of time: scripts/build/prepare-sandbox.ts), and its agent is bundled
-  // from its TypeScript source.
+  // The engine's helper programs run as plain scripts; the sandbox's launcher helpers are C and
+  // its agent Go, built at first use or ahead of time (runtime/prepare-cli.ts).
   { dir: "services/engine", assets: /\.(mjs|c)$/ },
-  { dir: "services/sandbox", assets: /\.(mjs|c)$|\/agent\/[^/]+\.ts$/, extra: ["go-agent"] },
+  { dir: "services/sandbox", assets: /\.(mjs|c)$/, extra: ["go-agent"] },
   { dir: "edge", assets: /^$/ },
   { dir: "web", assets: /^$/, extra: ["dist"] },
 ];

@@ -5,7 +5,7 @@ export const testDependencies: readonly Dependency[] = [
   { debianPackage: "bubblewrap", purpose: "sandbox isolation", probes: ["bwrap"] },
   {
     debianPackage: "gcc",
-    purpose: "compiling the sandboxes' entry program, seccomp filter and spawn helper",
+    purpose: "compiling the sandboxes' launcher, entry program, seccomp filter and peer check",
     probes: ["cc"],
   },
   { debianPackage: "libseccomp-dev", purpose: "the sandboxes' seccomp filter", probes: ["/usr/include/seccomp.h"] },

@@ -25,6 +25,7 @@ export const guidePages: GuidePage[] = [
   guide("user-guide/sandbox-engine/create"),
   guide("user-guide/sandbox-engine/manage"),
   guide("administration/catalogue"),
+  guide("administration/kubernetes"),
   guide("py/installation"),
   guide("py/initialization"),
   guide("py/login"),
@@ -81,7 +82,10 @@ export function createSidebar(pythonReference: SidebarItem): SidebarItem[] {
         link("Manage", "user-guide/sandbox-engine/manage"),
       ]),
     ]),
-    category("Administration", [link("Profiles, versions, images and templates", "administration/catalogue")]),
+    category("Administration", [
+      link("Profiles, versions, images and templates", "administration/catalogue"),
+      link("Run on Kubernetes", "administration/kubernetes"),
+    ]),
     category("Python client", [
       link("Installation", "py/installation"),
       link("Initialization", "py/initialization"),

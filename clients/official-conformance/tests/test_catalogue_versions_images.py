@@ -8,6 +8,7 @@ they are given.
 
 from __future__ import annotations
 
+import time
 import unittest
 from typing import Any
 
@@ -72,9 +73,17 @@ class CatalogueContract:
 
         for field, value in self.changed().items():
             setattr(got, field, value)
+        got.creator = "users/whatever"
+        self.assertApiError(403, getattr(getattr(self.member, f"{self.noun}_client"), f"update_{self.noun}"), got)
+        before = time.time()
         updated = self.call(self.admin, "update_{noun}", got)
+        after = time.time()
         self.assertResource(updated, self.name(self.ids[0]), dict(self.fields(0), **self.changed()))
+        # The server keeps its audit fields: the creator and create time stay, the update is stamped.
+        self.assertEqual(updated.create_time, created.create_time)
+        self.assertTrue(before - 1 <= updated.update_time.timestamp() <= after + 1)
         self.assertEqual(updated.updater, f"users/{oc.ADMIN}")
+        self.assertEqual(updated.updater_display_name, updated.creator_display_name)
         # With a mask only the named field changes.
         updated.image = "registry.example.com/masked:1"
         updated.image_pull_secrets = ["ignored"]
@@ -88,14 +97,15 @@ class CatalogueContract:
     def test_lists_page(self: Any) -> None:
         for n, resource_id in enumerate(self.ids):
             self.create(self.admin, self.workspace, n, resource_id)
-        expected = sorted(self.name(i) for i in self.ids)
+        # Newest first: versions by number, images by creation; both are the reverse of the ids here.
+        expected = [self.name(i) for i in reversed(self.ids)]
         first = self.call(self.member, "list_{noun}s", parent=self.workspace, page_size=2)
-        self.assertEqual(len(self.items(first)), 2)
+        self.assertEqual([r.name for r in self.items(first)], expected[:2])
         self.assertNotEqual(first.next_page_token, "")
         second = self.call(self.member, "list_{noun}s", parent=self.workspace, page_size=2, page_token=first.next_page_token)
         self.assertEqual(second.next_page_token, "")
-        self.assertEqual(sorted(r.name for r in self.items(first) + self.items(second)), expected)
-        self.assertEqual(sorted(r.name for r in self.call(self.member, "list_all_{noun}s", parent=self.workspace)), expected)
+        self.assertEqual([r.name for r in self.items(first) + self.items(second)], expected)
+        self.assertEqual([r.name for r in self.call(self.member, "list_all_{noun}s", parent=self.workspace)], expected)
         self.assertIsNone(self.call(self.admin, "delete_all_{noun}s", parent=self.workspace))
         self.assertEqual(self.call(self.member, "list_all_{noun}s", parent=self.workspace), [])
 
@@ -103,7 +113,8 @@ class CatalogueContract:
         self.create(self.admin, self.workspace, 0, self.ids[0])
         configs = [self.config_class(**{f"{self.noun}_id": self.ids[n]}, **self.fields(n)) for n in (1, 2)]
         applied = self.call(self.admin, "apply_{noun}_configs", configs=configs, parent=self.workspace)
-        self.assertEqual(sorted(r.name for r in applied), sorted(self.name(self.ids[n]) for n in (1, 2)))
+        # The answer is the workspace's list, newest first.
+        self.assertEqual([r.name for r in applied], [self.name(self.ids[n]) for n in (2, 1)])
         for resource in applied:
             n = self.ids.index(resource.name.rsplit("/", 1)[1])
             self.assertResource(resource, self.name(self.ids[n]), self.fields(n))
@@ -185,6 +196,57 @@ class VersionContract(CatalogueContract):
         self.call(self.admin, "delete_all_{noun}s", parent=self.workspace)
 
 
+    # Ids of the official walk-through: three versions, then three applied ones whose text order
+    # is not their number order.
+    walk_ids = ("1.11.1", "1.11.2", "1.11.3")
+    applied_ids = ("1.11.4", "1.11.4.1", "1.11.10")
+
+    def test_newest_version_first_through_a_life_cycle(self: Any) -> None:
+        for resource_id, alias in zip(self.walk_ids, ("foo", "bar", "latest")):
+            self.call(self.admin, "create_{noun}", parent=self.workspace, **{
+                self.noun: self.resource_class(image=f"img-{resource_id}", aliases=[alias]),
+                f"{self.noun}_id": resource_id})
+        latest = self.call(self.member, "get_{noun}", name=self.name("latest"))
+        self.assertEqual(latest.name, self.name(self.walk_ids[2]))
+        defaults = dict(deprecated=False, aliases=["latest"], image_pull_policy=ImagePullPolicy.IMAGE_PULL_POLICY_IF_NOT_PRESENT,
+                        image_pull_secrets=[], update_time=None, updater="", updater_display_name="")
+        for field, value in defaults.items():
+            self.assertEqual(getattr(latest, field), value, field)
+        self.assertNotEqual(latest.creator_display_name, "")
+
+        newest_first = [self.name(i) for i in reversed(self.walk_ids)]
+        self.assertEqual([v.name for v in self.call(self.member, "list_all_{noun}s", parent=self.workspace)], newest_first)
+        first = self.call(self.member, "list_{noun}s", parent=self.workspace, page_size=1)
+        self.assertEqual([v.name for v in self.items(first)], newest_first[:1])
+        # The page token keeps its place when a version of the next page is deleted meanwhile.
+        self.call(self.admin, "delete_{noun}", name=newest_first[1])
+        rest = self.call(self.member, "list_{noun}s", parent=self.workspace, page_size=2, page_token=first.next_page_token)
+        self.assertEqual(([v.name for v in self.items(rest)], rest.next_page_token), (newest_first[2:], ""))
+
+        oldest = self.call(self.admin, "get_{noun}", name=newest_first[2])
+        oldest.deprecated = True
+        oldest.image = "updated-img"
+        oldest.image_pull_policy = ImagePullPolicy.IMAGE_PULL_POLICY_NEVER
+        oldest.image_pull_secrets = ["secret1", "secret2"]
+        updated = self.call(self.admin, "update_{noun}", oldest)
+        # An update leaves the aliases alone.
+        self.assertEqual((updated.deprecated, updated.image, updated.aliases), (True, "updated-img", ["foo"]))
+        self.assertEqual(updated.image_pull_secrets, ["secret1", "secret2"])
+        self.assertNotEqual(updated.updater_display_name, "")
+
+        # Every version of the workspace comes back, newest first, aliases sorted; "foo" moved.
+        every = self.call(self.admin, "assign_{noun}_aliases", name=newest_first[0], aliases=["latest", "foo", "bam"])
+        self.assertEqual([(v.name, v.aliases) for v in every],
+                         [(newest_first[0], ["bam", "foo", "latest"]), (newest_first[2], [])])
+
+        configs = [self.config_class(**{f"{self.noun}_id": i}, image=f"img-{i}", aliases=[a])
+                   for i, a in zip(self.applied_ids, ("foo", "bam", "baz"))]
+        self.call(self.admin, "apply_{noun}_configs", configs=configs, parent=self.workspace)
+        self.assertEqual([v.name for v in self.call(self.member, "list_all_{noun}s", parent=self.workspace)],
+                         [self.name(i) for i in reversed(self.applied_ids)])
+        self.call(self.admin, "delete_all_{noun}s", parent=self.workspace)
+
+
 class DAIEngineVersionTest(VersionContract, oc.ConformanceCase):
     noun = "dai_engine_version"
     collection = "daiEngineVersions"
@@ -196,6 +258,8 @@ class H2OEngineVersionTest(VersionContract, oc.ConformanceCase):
     noun = "h2o_engine_version"
     collection = "h2oEngineVersions"
     ids = ("3.44.0", "3.46.0", "3.46.0.1")
+    walk_ids = ("3.36.1.5", "3.38.0.4", "3.40.0.4")
+    applied_ids = ("3.1.11.4", "3.1.11.4.1", "3.1.11.10")
     resource_class = H2OEngineVersion
     config_class = H2OEngineVersionConfig
 
@@ -218,11 +282,18 @@ class ImageContract(CatalogueContract):
 
 
     def test_default_pull_policy_and_no_updater_until_updated(self: Any) -> None:
+        before = time.time()
         created = self.call(self.admin, "create_{noun}", parent=self.workspace,
                             **{self.noun: self.resource_class(image="registry.example.com/plain:1"), f"{self.noun}_id": "plain"})
+        after = time.time()
         self.assertEqual(created.image_pull_policy, ImagePullPolicy.IMAGE_PULL_POLICY_IF_NOT_PRESENT)
         self.assertIsNone(created.update_time)
         self.assertEqual((created.updater, created.updater_display_name), ("", ""))
+        self.assertTrue(before - 1 <= created.create_time.timestamp() <= after + 1)
+        self.assertNotEqual(created.creator_display_name, "")
+        # Updating with the client's default mask changes every field it sends.
+        created.display_name = "Renamed"
+        self.assertEqual(self.call(self.admin, "update_{noun}", created).display_name, "Renamed")
         self.call(self.admin, "delete_all_{noun}s", parent=self.workspace)
 
 

@@ -12,6 +12,7 @@ import json
 import unittest
 
 from . import _conformance as oc
+from ._log_stream import open_log_stream
 
 from h2o_engine_manager.clients.dai_engine.dai_engine import DAIEngine  # noqa: E402
 from h2o_engine_manager.clients.dai_engine.dai_engine_state import DAIEngineState  # noqa: E402
@@ -98,6 +99,12 @@ class DAIEngineTest(oc.ConformanceCase):
         # The stand-in's log says which product and version it stands in for.
         logs = engine.download_logs()
         self.assertIn("Driverless AI 1.11.0", logs)
+        # The log stream: a line per message, the same lines as the download.
+        token = self.client.client_info.token_provider()
+        stream = open_log_stream(oc.server().url, engine.name, token)
+        self.assertEqual(stream.status, 101)
+        self.assertEqual([stream.recv(), stream.recv()], logs.splitlines(keepends=True)[:2])
+        stream.close()
 
         # A running engine is not updated: it must be paused or failed first.
         engine.display_name = "Renamed DAI"
@@ -117,6 +124,10 @@ class DAIEngineTest(oc.ConformanceCase):
         self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
         with self.assertRaises(RuntimeError):
             engine.connect()  # only a running engine can be connected to
+        # While it does not run, the stream says so every two seconds.
+        stream = open_log_stream(oc.server().url, engine.name, token)
+        self.assertEqual([stream.recv(), stream.recv()], ["Driverless AI logs are not available yet\n"] * 2)
+        stream.close()
 
         # update (paused): everything (mask "*"), then one field, then validate_only.
         created_fields = dict(created_fields, storage_bytes="32Gi")

@@ -73,6 +73,23 @@ class EngineClientTest(oc.ConformanceCase):
         self.assertEqual({e.name for e in self.admin_client.list_all_engines(workspace_id=self.workspace_id)},
                          {self.dai.name, self.h2o.name, self.hidden.name})
 
+    def test_as_the_real_service_lists(self) -> None:
+        # Newest first unless told otherwise; `type` and `deleted_version` filter.
+        self.assertEqual([e.name for e in self.client.list_all_engines(workspace_id=self.workspace_id)],
+                         [self.h2o.name, self.dai.name])
+        self.assertEqual([e.name for e in self.client.list_all_engines(workspace_id=self.workspace_id,
+                                                                        filter_expr="type = TYPE_DRIVERLESS_AI")],
+                         [self.dai.name])
+        none = self.client.list_engines(workspace_id=self.workspace_id,
+                                        filter_expr="type != TYPE_DRIVERLESS_AI AND type != TYPE_H2O AND type != TYPE_NOTEBOOK")
+        self.assertEqual((none.engines, none.total_size, none.next_page_token), ([], 0, ""))
+        self.assertEqual(self.client.list_engines(workspace_id=self.workspace_id, filter_expr="deleted_version = true").total_size, 0)
+        # Visitable: one's own engines, and every H2O engine; not another's DAI engine.
+        own = {e.name: e.visitable for e in self.client.list_all_engines(workspace_id=self.workspace_id)}
+        self.assertEqual(own, {self.dai.name: True, self.h2o.name: True})
+        seen = {e.name: e.visitable for e in self.admin_client.list_all_engines(workspace_id=self.workspace_id)}
+        self.assertEqual(seen, {self.dai.name: False, self.h2o.name: True, self.hidden.name: True})
+
     def test_lists_every_workspace(self) -> None:
         page = self.admin_client.list_engines_all_workspaces(page_size=2, filter_expr='display_name = "Generic DAI"')
         self.assertIn(self.dai.name, [e.name for e in page.engines])

@@ -8,9 +8,11 @@ client-chosen id, profile and version are checked beside it.
 from __future__ import annotations
 
 import unittest
+import urllib.request
 from urllib.parse import urlparse
 
 from . import _conformance as oc
+from ._log_stream import open_log_stream
 
 from h2o_engine_manager.clients.constraint.profile_constraint_duration import ProfileConstraintDuration  # noqa: E402
 from h2o_engine_manager.clients.constraint.profile_constraint_numeric import ProfileConstraintNumeric  # noqa: E402
@@ -86,6 +88,9 @@ class H2OEngineTest(oc.ConformanceCase):
         self.assertEqual(engine.profile_info.name, PROFILE)
         self.assertEqual(engine.h2o_engine_version_info.name, VERSION)
         self.assertEqual(engine.state, H2OEngineState.STATE_STARTING)
+        # From creation on: the name is H2O's context path, Flow's page the login URL.
+        self.assertEqual(engine.api_url, f"{oc.server().url}/workspaces/{WORKSPACE}/h2oEngines/{engine_id}")
+        self.assertEqual(engine.login_url, f"{engine.api_url}/flow/index.html")
         with self.assertRaises(RuntimeError):
             engine.get_connection_config()  # only a running engine has one
 
@@ -103,7 +108,21 @@ class H2OEngineTest(oc.ConformanceCase):
         plain = got.get_connection_config(https=False, verify_ssl_certificates=False, cacert=None, port=oc.server().port)
         self.assertEqual(plain, dict(config, https=False, verify_ssl_certificates=False, cacert=None, port=oc.server().port))
 
-        self.assertIn("H2O 3.46.0", got.download_logs())
+        logs = got.download_logs()
+        self.assertIn("H2O 3.46.0", logs)
+        token = self.client.client_info.token_provider()
+        # The login URL serves H2O Flow's page, to the creator.
+        page = urllib.request.urlopen(urllib.request.Request(got.login_url, headers={"Authorization": f"Bearer {token}"}))
+        self.assertEqual(page.status, 200)
+        self.assertIn("H2O Flow", page.read().decode())
+        # The log stream: a line per message, the same lines as the download.
+        stream = open_log_stream(oc.server().url, got.name, token)
+        self.assertEqual(stream.status, 101)
+        self.assertEqual([stream.recv(), stream.recv()], logs.splitlines(keepends=True)[:2])
+        stream.close()
+        self.assertEqual(open_log_stream(oc.server().url, got.name, None).status, 401)
+        other = oc.other_member().h2o_engine_client.client_info.token_provider()
+        self.assertEqual(open_log_stream(oc.server().url, got.name, other).status, 404)
 
         got.terminate()
         self.assertIn(got.state, (H2OEngineState.STATE_TERMINATING, H2OEngineState.STATE_TERMINATED))
@@ -113,6 +132,10 @@ class H2OEngineTest(oc.ConformanceCase):
             got.get_connection_config()
         # Terminating twice is refused.
         self.assertApiError(400, got.terminate)
+        # Not running: the stream says so, in the real service's words.
+        stream = open_log_stream(oc.server().url, got.name, token, follow=False)
+        self.assertEqual((stream.recv(), stream.recv()), ("H2O logs are not available yet", None))
+        stream.close()
 
         got.delete(validate_only=True)
         self.assertEqual(self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE).state, H2OEngineState.STATE_TERMINATED)
@@ -176,8 +199,9 @@ class H2OEngineTest(oc.ConformanceCase):
         engine = self.create(engine_id)
         self.addCleanup(engine.delete, allow_missing=True)
         self.assertApiError(409, self.create, engine_id)
-        # A profile the member holds no role for.
-        self.assertApiError(403, self.create, oc.unique("oc-h2o-denied"), profile=self.restricted.name)
+        # A profile the member holds no role for is hidden from them: named as missing (400).
+        hidden = self.assertApiError(400, self.create, oc.unique("oc-h2o-denied"), profile=self.restricted.name)
+        self.assertIn(f"h2oEngineProfile {self.restricted.name} not found", str(hidden))
         # Another member does not see the engine at all.
         self.assertApiError(404, oc.other_member().h2o_engine_client.get_engine, engine_id=engine_id, workspace_id=WORKSPACE)
 

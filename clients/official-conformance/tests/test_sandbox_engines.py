@@ -321,6 +321,18 @@ class SandboxTest(oc.ConformanceCase):
         self.assertEqual((revealed.secret_version, revealed.file_info.path, revealed.file_info.size),
                          (self.secret_version, path, len(SECRET_VALUE)))
         self.assertEqual(self.fs.read_file(name=self.name, path=path).content, SECRET_VALUE)
+        # As the official tests reveal: the latest version, into directories that do not exist yet,
+        # over a file that exists.
+        latest = self.secret_version.rsplit("/", 1)[0] + "/latest"
+        nested = self.path("deep/nested/directory/structure/secret.txt")
+        revealed = self.secure_store.reveal_secret_to_file(name=self.name, secret_version=latest, path=nested)
+        self.assertIn(self.secret_version.split("/")[3], revealed.secret_version)
+        self.assertEqual((revealed.file_info.path, revealed.file_info.type, revealed.file_info.size),
+                         (nested, FileType.FILE_TYPE_REGULAR, len(SECRET_VALUE)))
+        self.fs.write_file(name=self.name, path=path, content=b"the original content, longer than the secret")
+        self.assertEqual(self.secure_store.reveal_secret_to_file(name=self.name, secret_version=latest, path=path).file_info.size,
+                         len(SECRET_VALUE))
+        self.assertEqual(self.fs.read_file(name=self.name, path=path).content, SECRET_VALUE)
         missing = self.secret_version.rsplit("/", 1)[0] + "/99"
         self.assertApiError(404, self.secure_store.reveal_secret_to_file, name=self.name, secret_version=missing, path=path)
         self.assertApiError(400, self.secure_store.reveal_secret_to_file, name=self.name, secret_version="not-a-version", path=path)

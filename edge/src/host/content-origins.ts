@@ -56,7 +56,12 @@ function hostOf(req: NodeRequest | IncomingMessage): string | undefined {
 }
 
 function routeFor(routes: readonly HttpRoute[], path: string): HttpRoute | undefined {
-  return routes.find((r) => path.startsWith(r.prefix));
+  return routes.find((r) => !r.upgradeOnly && path.startsWith(r.prefix));
+}
+
+/** The first route under whose prefix `path` lies that takes upgrades. */
+function upgradeRouteFor(routes: readonly HttpRoute[], path: string): HttpRoute | undefined {
+  return routes.find((r) => r.upgrade !== undefined && path.startsWith(r.prefix));
 }
 
 /**
@@ -201,7 +206,7 @@ export function createContentOriginUpgrade(options: ContentOriginOptions): Upgra
       decision.kind === "route"
         ? decision.route
         : decision.kind === "api"
-          ? routeFor(options.routes, req.url ?? "/")
+          ? upgradeRouteFor(options.routes, req.url ?? "/")
           : undefined;
     if (route?.upgrade) return route.upgrade(req, socket, head);
     const status = decision.kind === "answer" ? decision.status : 404;
@@ -229,7 +234,7 @@ function answer(res: NodeResponse, decision: Extract<Decision, { kind: "answer" 
 /** The `upgrade` handler of a part behind the edge: by path prefix alone. */
 export function createPathUpgrade(routes: readonly HttpRoute[]): UpgradeHandler {
   return (req, socket, head) => {
-    const route = routeFor(routes, req.url ?? "/");
+    const route = upgradeRouteFor(routes, req.url ?? "/");
     if (route?.upgrade) route.upgrade(req, socket, head);
     else socket.destroy();
   };

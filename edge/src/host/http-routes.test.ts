@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { connect, createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../testing/free-port.js";
-import { remoteHttpRoutes } from "./http-routes.js";
+import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
 
 // A part that answers every upgrade with 101 and then echoes what it gets.
 const part = createServer((socket) => {
@@ -85,5 +85,24 @@ describe("upgrades to a part in another process", () => {
       message: "the part serving this path is unavailable",
       details: [],
     });
+  });
+});
+
+describe("upgrade-only prefixes", () => {
+  it("send the engine part's log stream upgrades on, and plain HTTP under them to the next route", async () => {
+    const routes = remoteHttpRoutes({ engine: "http://127.0.0.1:1", sandbox: "http://127.0.0.1:2" });
+    const stream = routes.find((r) => r.prefix === "/v1/workspaces/" && r.upgrade);
+    expect(stream?.upgradeOnly).toBe(true);
+    const answered: string[] = [];
+    const handler = createHttpRoutesHandler(
+      [
+        ...routes.filter((r) => r.upgradeOnly),
+        { prefix: "/v1/workspaces/", handler: () => answered.push("file transfer") },
+      ],
+      () => answered.push("api"),
+    );
+    handler({ url: "/v1/workspaces/w/sandboxEngines/s/filesystem:upload" } as never, {} as never);
+    handler({ url: "/v1/other" } as never, {} as never);
+    expect(answered).toEqual(["file transfer", "api"]);
   });
 });

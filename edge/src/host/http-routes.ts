@@ -16,12 +16,22 @@ export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> =
   sandbox: ["/sandboxes/", "/v1/workspaces/"],
 };
 
+/**
+ * Prefixes under which a part takes WebSocket upgrades only (plain HTTP there is another part's):
+ * `/v1/workspaces/`: the engine log streams (…/daiEngines/<id>:stream_logs).
+ */
+export const PART_UPGRADE_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
+  catalogue: [],
+  engine: ["/v1/workspaces/"],
+  sandbox: [],
+};
+
 /** Sends a request to the first route whose prefix its path starts with, else to `next`. */
 export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: NodeHandler): NodeHandler {
   if (routes.length === 0) return next;
   return (req, res) => {
     const path = req.url ?? "/";
-    const route = routes.find((r) => path.startsWith(r.prefix));
+    const route = routes.find((r) => !r.upgradeOnly && path.startsWith(r.prefix));
     // The edge narrows `write` on its response type; the route gets the response as node made it.
     if (route) route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
     else next(req, res);
@@ -35,11 +45,14 @@ export function createHttpRoutesHandler(routes: readonly HttpRoute[], next: Node
 export function remoteHttpRoutes(remotes: Partial<Record<PartName, string | ReplicaPool>>): HttpRoute[] {
   return Object.entries(remotes).flatMap(([part, base]) => {
     const pool = typeof base === "string" ? createReplicaPool(base) : base;
-    return PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({
+    const routes: HttpRoute[] = PART_HTTP_PREFIXES[part as PartName].map((prefix) => ({
       prefix,
       handler: proxyTo(pool),
       upgrade: proxyUpgradeTo(pool),
     }));
+    for (const prefix of PART_UPGRADE_PREFIXES[part as PartName])
+      routes.push({ prefix, handler: proxyTo(pool), upgrade: proxyUpgradeTo(pool), upgradeOnly: true });
+    return routes;
   });
 }
 

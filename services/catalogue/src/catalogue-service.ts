@@ -3,7 +3,7 @@
 // transaction together with the event that replicates it.
 import { randomInt } from "node:crypto";
 import { clone } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { sql } from "kysely";
 import {
   checkField,
@@ -14,17 +14,19 @@ import {
   validateResourceId,
   workspacePattern,
 } from "@aiem/kit/aip";
-import { Action } from "@aiem/kit/authz";
-import { alreadyExists, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
+import { Action, permissionName } from "@aiem/kit/authz";
+import { alreadyExists, invalidArgument, notFound, permissionDenied, quote, requiredField } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf, registerGuarded } from "@aiem/kit/server";
 import { FieldBehavior } from "@aiem/proto/google/api/field_behavior_pb.js";
-import { ALL_KINDS, type CatalogueResource, type KindDescriptor } from "./kinds.js";
+import type { CatalogueKind } from "@aiem/kit/authz";
+import { ALL_KINDS, type CatalogueResource, type CatalogueServices, type KindDescriptor } from "./kinds.js";
 import { orEmpty, type Runtime } from "./runtime.js";
 import {
   applyPaths,
   clearOutputOnly,
   decode,
+  defaultOrderOf,
   deleteResource,
   enqueueChanged,
   enqueueDeleted,
@@ -41,8 +43,15 @@ import {
 } from "./store.js";
 import { Violations } from "./validation.js";
 
+/**
+ * A request of any kind's call, read by the field names its kind descriptor holds
+ * (`req[d.idLocal]`); the handler maps are typed by each kind's service (`CatalogueHandlers`).
+ */
 type Req = Record<string, any>;
-type Handler = (req: any, ctx: HandlerContext) => Promise<unknown>;
+type Handler = (req: Req, ctx: HandlerContext) => Promise<unknown>;
+
+/** The handlers of each kind, typed by the kind's service. */
+export type CatalogueHandlers = { readonly [K in CatalogueKind]: ServiceImpl<CatalogueServices[K]> };
 
 /** Most aliases one version may hold. */
 export const MAX_ALIASES = 64;
@@ -151,7 +160,13 @@ function checkMask(d: KindDescriptor, paths: readonly string[] | undefined): str
   return checkUpdateMask(paths, { allowed: rules.allowed, immutable: rules.immutable });
 }
 
-export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<string, Handler> {
+export function createKindHandlers<K extends CatalogueKind>(
+  runtime: Runtime,
+  descriptor: KindDescriptor<K>,
+): CatalogueHandlers[K] {
+  // The calls are written once over every kind: the kind-specific types matter only at the edges,
+  // the request and response messages, which the service type fixes.
+  const d = descriptor as unknown as KindDescriptor;
   const { policy } = runtime;
   const fieldTable = fieldTableOf(d);
   const db = () => runtime.database().db;
@@ -197,20 +212,34 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
     const { resource } = await mustLoad(db(), d, t);
     // A profile restricted to roles the caller holds none of is hidden from a non-administrator,
     // as if it did not exist, as the real service answers.
-    if (d.family === "profile" && !principal.admin && !holdsAssignedRole(resource as RoleRestricted, principal.roles))
+    if (
+      d.family === "profile" &&
+      !policy.isAdmin(principal) &&
+      !holdsAssignedRole(resource as RoleRestricted, principal.roles)
+    )
       throw notFound(t.name, d.resourceType);
     return { [d.resourceLocal]: present(d, resource) };
   }
 
   async function list(req: Req, ctx: HandlerContext) {
     const { workspace } = workspacePattern.parse(req.parent, "parent");
-    policy.check(principalOf(ctx), Action.LIST, d.kind, workspace);
+    const principal = principalOf(ctx);
+    policy.check(principal, Action.LIST, d.kind, workspace);
+    // Every profile, restricted ones included, is for administrators to list; everyone else
+    // lists the profiles assigned to them (:listAssigned), as the real service answers.
+    if (d.family === "profile" && !policy.isAdmin(principal)) {
+      throw permissionDenied(
+        `permission denied: ${principal.name} lacks ${permissionName(d.kind, Action.LIST)} on workspaces/${workspace}: ` +
+          `only administrators list every profile; list the ones assigned to you with :listAssigned`,
+      );
+    }
     const page = await paginate(db().selectFrom(d.table).select("resource").where("workspace", "=", workspace), {
       parent: req.parent,
       pageSize: req.pageSize,
       pageToken: req.pageToken,
       filter: req.filter,
       orderBy: req.orderBy,
+      defaultOrderBy: defaultOrderOf(d),
       table: fieldTable,
       tiebreaker: nameTiebreaker,
       tokens: runtime.tokens(),
@@ -264,15 +293,15 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
   }
 
   const handlers: Record<string, Handler> = {
-    [`Create${d.singular}`]: create_,
-    [`Get${d.singular}`]: get,
-    [`List${d.singular}s`]: list,
-    [`Update${d.singular}`]: update,
-    [`Delete${d.singular}`]: delete_,
+    [`create${d.singular}`]: create_,
+    [`get${d.singular}`]: get,
+    [`list${d.singular}s`]: list,
+    [`update${d.singular}`]: update,
+    [`delete${d.singular}`]: delete_,
   };
 
   if (d.family === "profile") {
-    handlers[`Copy${d.singular}`] = async (req: Req, ctx: HandlerContext) => {
+    handlers[`copy${d.singular}`] = async (req: Req, ctx: HandlerContext) => {
       const principal = principalOf(ctx);
       const source = parseName(d, req.name, "name");
       const { workspace } = workspacePattern.parse(req.parent, "parent");
@@ -294,7 +323,7 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
       return { [d.resourceLocal]: present(d, copy) };
     };
 
-    handlers[`ListAssigned${d.singular}s`] = async (req: Req, ctx: HandlerContext) => {
+    handlers[`listAssigned${d.singular}s`] = async (req: Req, ctx: HandlerContext) => {
       const principal = principalOf(ctx);
       const { workspace } = workspacePattern.parse(req.parent, "parent");
       policy.check(principal, Action.LIST_ASSIGNED, d.kind, workspace);
@@ -327,24 +356,28 @@ export function createKindHandlers(runtime: Runtime, d: KindDescriptor): Record<
   }
 
   if (d.family === "version") {
-    handlers[`Assign${d.singular}Aliases`] = async (req: Req, ctx: HandlerContext) => {
+    handlers[`assign${d.singular}Aliases`] = async (req: Req, ctx: HandlerContext) => {
       const principal = principalOf(ctx);
       const t = parseName(d, req.name, "name");
       policy.check(principal, Action.ASSIGN_ALIASES, d.kind, t.workspace);
       const aliases = checkAliases(req.aliases ?? []);
       const now = runtime.now();
       await runtime.write((trx) => assignAliases(trx, d, t, aliases, principal, now));
+      // Every version of the workspace, in the order lists answer: newest version first.
       const rows = (await db()
         .selectFrom(d.table)
         .select("resource")
         .where("workspace", "=", t.workspace)
-        .orderBy("create_time", "desc")
+        .orderBy("version_key", "desc")
         .orderBy("name", "desc")
         .execute()) as Array<{ resource: Uint8Array }>;
       return { [d.pluralLocal]: rows.map((row) => present(d, decode(d, row.resource))) };
     };
   }
-  return handlers;
+  // Built from the kind's descriptor, under the local names of its service's methods; the type
+  // checker cannot follow keys made at run time, so the map is given its service's type here, and
+  // registration (registerGuarded) still refuses a method without a handler.
+  return handlers as unknown as CatalogueHandlers[K];
 }
 
 function checkAliases(aliases: readonly string[]): string[] {
@@ -452,6 +485,9 @@ export function registerCatalogueServices(
   runtime: Runtime,
   kinds: readonly KindDescriptor[] = ALL_KINDS,
 ): void {
-  for (const d of kinds)
-    registerGuarded(router, d.service, createKindHandlers(runtime, d), { logger: runtime.logger, label: "catalogue" });
+  for (const d of kinds) registerKind(router, runtime, d);
+}
+
+function registerKind<K extends CatalogueKind>(router: ConnectRouter, runtime: Runtime, d: KindDescriptor<K>): void {
+  registerGuarded(router, d.service, createKindHandlers(runtime, d), { logger: runtime.logger, label: "catalogue" });
 }

@@ -1,15 +1,34 @@
 // What describes a catalogue kind: its protobuf schema and service, table, typed columns (what
 // lists filter and sort on), update-mask allow-list, write-time defaults, validation and the view
 // clients get. Everything else (store, handlers, events, read model) is generic over these.
-import type { DescService } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { FieldType, IdValidator, ResourcePattern } from "@aiem/kit/aip";
 import type { CatalogueKind } from "@aiem/kit/authz";
 import type { CatalogueResourceChanged } from "@aiem/proto/enginemanager/events/v1/catalogue_events_pb.js";
 import type { CatalogueResourceByKind } from "@aiem/kit/catalogue-view";
+import type { DAIEngineProfileService } from "@aiem/proto/enginemanager/v1/dai_engine_profile_service_pb.js";
+import type { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine_version_service_pb.js";
+import type { H2OEngineProfileService } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_service_pb.js";
+import type { H2OEngineVersionService } from "@aiem/proto/enginemanager/v1/h2o_engine_version_service_pb.js";
+import type { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
+import type { NotebookEngineProfileService } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_service_pb.js";
+import type { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
+import type { SandboxEngineTemplateService } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_service_pb.js";
 import type { Violations } from "./validation.js";
 
 export type Family = "profile" | "version" | "image" | "template";
+
+/** The service of each kind, whose every method its handlers implement. */
+export interface CatalogueServices {
+  readonly daiEngineProfiles: typeof DAIEngineProfileService;
+  readonly h2oEngineProfiles: typeof H2OEngineProfileService;
+  readonly notebookEngineProfiles: typeof NotebookEngineProfileService;
+  readonly daiEngineVersions: typeof DAIEngineVersionService;
+  readonly h2oEngineVersions: typeof H2OEngineVersionService;
+  readonly notebookEngineImages: typeof NotebookEngineImageService;
+  readonly sandboxEngineImages: typeof SandboxEngineImageService;
+  readonly sandboxEngineTemplates: typeof SandboxEngineTemplateService;
+}
 
 /** A typed column of a kind's table, beyond the common ones (name, times, resource bytes). */
 export interface ColumnSpec<R> {
@@ -27,7 +46,7 @@ export interface KindDescriptor<K extends CatalogueKind = CatalogueKind> {
   readonly kind: K;
   readonly family: Family;
   readonly schema: GenMessage<CatalogueResourceByKind[K]>;
-  readonly service: DescService;
+  readonly service: CatalogueServices[K];
   /** `enginemanager.ai/DAIEngineProfile` */
   readonly resourceType: string;
   /** The singular in method names: `CreateDAIEngineProfile`. */

@@ -8,7 +8,7 @@ import { notebookEngineImages, sandboxEngineImages } from "./image-kinds.js";
 import { sandboxEngineTemplates } from "./template-kind.js";
 
 export type { CatalogueResource, CatalogueResourceByKind } from "@aiem/kit/catalogue-view";
-export type { ColumnSpec, Family, KindDescriptor } from "./kind-descriptor.js";
+export type { CatalogueServices, ColumnSpec, Family, KindDescriptor } from "./kind-descriptor.js";
 export {
   DEFAULT_GIT_DIRECTORY,
   DEFAULT_GIT_REF,

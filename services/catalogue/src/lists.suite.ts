@@ -39,11 +39,37 @@ function bodyOf(d: KindDescriptor, i: number): Record<string, unknown> {
 }
 
 const nanos = (r: any) => r.createTime.seconds * 1_000_000_000n + BigInt(r.createTime.nanos);
-/** The default order: create_time desc, then name desc. */
-const newestFirst = (rows: any[]) =>
-  [...rows].sort((a, b) => (nanos(a) !== nanos(b) ? (nanos(a) > nanos(b) ? -1 : 1) : a.name > b.name ? -1 : 1));
+const byName = (a: any, b: any) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** The version number of a version resource, as numbers. */
+const numbers = (r: any) =>
+  (r.name as string)
+    .slice(r.name.lastIndexOf("/") + 1)
+    .split(".")
+    .map(Number);
+const byVersion = (a: any, b: any) => {
+  const [x, y] = [numbers(a), numbers(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++)
+    if ((x[i] ?? -1) !== (y[i] ?? -1)) return (x[i] ?? -1) - (y[i] ?? -1);
+  return 0;
+};
 
-const idOf = (d: KindDescriptor, i: number) => (d.family === "version" ? `1.${i}.0` : `item-${i}`);
+/**
+ * The default order, as the real service lists: profiles by priority then name; versions newest
+ * version first; images and templates newest first (create_time desc, then name desc).
+ */
+function defaultOrder(d: KindDescriptor, rows: any[]): any[] {
+  switch (d.family) {
+    case "profile":
+      return [...rows].sort((a, b) => a.priority - b.priority || byName(a, b));
+    case "version":
+      return [...rows].sort((a, b) => byVersion(b, a));
+    default:
+      return [...rows].sort((a, b) => (nanos(a) !== nanos(b) ? (nanos(a) > nanos(b) ? -1 : 1) : -byName(a, b)));
+  }
+}
+
+// Version ids whose text order is not their numeric order (1.10.0 after 1.9.0).
+const idOf = (d: KindDescriptor, i: number) => (d.family === "version" ? `1.${(i * 5) % 11}.0` : `item-${i}`);
 
 /** Filters per family with the same predicate in JavaScript. */
 const FILTERS: Record<string, Array<[string, (r: any) => boolean]>> = {
@@ -69,6 +95,8 @@ const FILTERS: Record<string, Array<[string, (r: any) => boolean]>> = {
 };
 
 describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
+  // Every profile is for administrators to list; the rest any reader lists.
+  const reader = d.family === "profile" ? "admin" : "viewer";
   let api: KindApi;
   const created: any[] = [];
 
@@ -83,7 +111,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     const names: string[] = [];
     let pageToken = "";
     for (let guard = 0; guard < 50; guard++) {
-      const page = await kindApi(h.as("viewer"), d).list(ws, { ...req, pageSize, pageToken });
+      const page = await kindApi(h.as(reader), d).list(ws, { ...req, pageSize, pageToken });
       expect(page.items.length).toBeLessThanOrEqual(pageSize === 0 ? 50 : Math.min(pageSize, 1000));
       names.push(...page.items.map((r: any) => r.name));
       if (!page.nextPageToken) return names;
@@ -92,15 +120,15 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     throw new Error("paging did not end");
   }
 
-  it("lists newest first by default, page by page", async () => {
-    const expected = newestFirst(created).map((r) => r.name);
+  it("lists in the real service's order by default, page by page", async () => {
+    const expected = defaultOrder(d, created).map((r) => r.name);
     expect(await all({}, 3)).toEqual(expected);
     expect(await all({}, 0)).toEqual(expected);
     expect(await all({}, 5000)).toEqual(expected);
   });
 
   it.each(FILTERS[d.family]!.map(([f, p]) => [f, p] as const))("filters with %s", async (filter, predicate) => {
-    const expected = newestFirst(created)
+    const expected = defaultOrder(d, created)
       .filter(predicate)
       .map((r) => r.name);
     expect(expected.length).toBeGreaterThan(0);
@@ -112,7 +140,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     const since = new Date(
       Number(created[4].createTime.seconds) * 1000 + created[4].createTime.nanos / 1e6,
     ).toISOString();
-    const expected = newestFirst(created).filter((r) => nanos(r) >= nanos(created[4]));
+    const expected = defaultOrder(d, created).filter((r) => nanos(r) >= nanos(created[4]));
     expect(await all({ filter: `create_time >= "${since}"` }, 10)).toEqual(expected.map((r) => r.name));
   });
 
@@ -124,12 +152,13 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       expect(asc).toHaveLength(N);
       expect(new Set(asc)).toEqual(new Set(created.map((r) => r.name)));
       if (field === "name") expect(asc).toEqual([...asc].sort());
+      if (field === "version") expect(desc).toEqual(defaultOrder(d, created).map((r) => r.name));
       expect(desc).toHaveLength(N);
     },
   );
 
   it("rejects bad list arguments naming the field", async () => {
-    const v = kindApi(h.as("viewer"), d);
+    const v = kindApi(h.as(reader), d);
     const err = await expectInvalid(v.list(ws, { filter: "no_such_field = 1" }), "filter");
     expect(err.rawMessage).toContain("position");
     await expectInvalid(v.list(ws, { filter: "name = " }), "filter");

@@ -4,6 +4,7 @@
 // frozen once released: add new ones, never edit these.
 import { sql, type Kysely, type Migration } from "kysely";
 import { outboxMigration } from "@aiem/kit/events";
+import { versionSortKey } from "./version-order.js";
 
 async function createKindTable(db: Kysely<any>, table: string, extra: string): Promise<void> {
   await sql
@@ -123,7 +124,36 @@ const catalogueTables: Migration = {
   },
 };
 
+// Versions list newest version first: a key whose byte order is the version number's order.
+const versionOrder: Migration = {
+  async up(db: Kysely<any>) {
+    for (const table of ["dai_engine_versions", "h2o_engine_versions"]) {
+      await sql.raw(`alter table ${table} add column version_key text collate "C"`).execute(db);
+      const rows = (await db.selectFrom(table).select(["workspace", "id"]).execute()) as Array<{
+        workspace: string;
+        id: string;
+      }>;
+      for (const row of rows) {
+        await db
+          .updateTable(table)
+          .set({ version_key: versionSortKey(row.id) })
+          .where("workspace", "=", row.workspace)
+          .where("id", "=", row.id)
+          .execute();
+      }
+      await sql.raw(`alter table ${table} alter column version_key set not null`).execute(db);
+      await sql.raw(`create index ${table}_ws_version_idx on ${table} (workspace, version_key, name)`).execute(db);
+    }
+  },
+  async down(db: Kysely<any>) {
+    for (const table of ["dai_engine_versions", "h2o_engine_versions"]) {
+      await sql.raw(`alter table ${table} drop column version_key`).execute(db);
+    }
+  },
+};
+
 export const catalogueMigrations: Record<string, Migration> = {
   "0001_outbox": outboxMigration,
   "0002_catalogue_tables": catalogueTables,
+  "0003_version_order": versionOrder,
 };

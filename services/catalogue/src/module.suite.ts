@@ -11,11 +11,15 @@ import { createTestEventBus, type TestEventBus } from "@aiem/kit/events/testing"
 import { createAuthenticator } from "@aiem/kit/identity";
 import { silentLogger } from "@aiem/kit/logger";
 import { principalKey } from "@aiem/kit/server";
-import type { Database } from "@aiem/kit/db";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { sql } from "kysely";
+import { migrateToLatest, type Database } from "@aiem/kit/db";
 import { createTestDatabase } from "@aiem/kit/testing";
 import { DAIEngineProfileService } from "@aiem/proto/enginemanager/v1/dai_engine_profile_service_pb.js";
+import { DAIEngineVersionSchema } from "@aiem/proto/enginemanager/v1/dai_engine_version_pb.js";
 import { readCatalogueEnv } from "./config.js";
-import { ALL_KINDS } from "./kinds.js";
+import { ALL_KINDS, KIND_DESCRIPTORS } from "./kinds.js";
+import { catalogueMigrations } from "./migrations.js";
 import { CATALOGUE_SERVICES, createCatalogueModule } from "./module.js";
 import { demoCatalogue } from "./seed.js";
 import { fieldBehaviours, fieldsWith } from "./store.js";
@@ -186,6 +190,33 @@ describe("lifecycle", () => {
   });
 });
 
+describe("migrations", () => {
+  it("give versions written before the version order their sort key", async () => {
+    const database = await createTestDatabase("cat_migrate");
+    try {
+      const { "0003_version_order": _later, ...before } = catalogueMigrations;
+      await migrateToLatest(database, before);
+      for (const id of ["1.9.0", "1.11.10", "1.11.4.1"]) {
+        const name = `workspaces/old/daiEngineVersions/${id}`;
+        const resource = create(DAIEngineVersionSchema, { name, image: `acme/dai:${id}`, createTime: { seconds: 1n } });
+        await sql`insert into dai_engine_versions (workspace, id, name, deprecated, image, create_time, update_time, resource)
+          values ('old', ${id}, ${name}, false, ${resource.image}, now(), now(), ${toBinary(DAIEngineVersionSchema, resource)})`.execute(
+          database.db,
+        );
+      }
+      const h = await createCatalogueHarness("migrated", { database, seedDemo: false });
+      try {
+        const { items } = await kindApi(h.as("member"), KIND_DESCRIPTORS.daiEngineVersions as never).list("old");
+        expect(items.map((v: any) => v.name.split("/").pop())).toEqual(["1.11.10", "1.11.4.1", "1.9.0"]);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      await database.destroy();
+    }
+  });
+});
+
 describe("demo catalogue", () => {
   it("is created once per database; a deleted demo resource stays deleted", async () => {
     const database = await createTestDatabase("cat_seed");
@@ -197,7 +228,11 @@ describe("demo catalogue", () => {
         expect(got.creator).toBe("users/system");
         if (aliases) expect(got.aliases).toEqual(aliases);
       }
-      for (const d of ALL_KINDS) expect((await kindApi(viewer, d).list("global")).items).toHaveLength(1);
+      // Every profile is for administrators to list; the rest anyone lists.
+      for (const d of ALL_KINDS) {
+        const reader = d.family === "profile" ? first.as("admin") : viewer;
+        expect((await kindApi(reader, d).list("global")).items).toHaveLength(1);
+      }
       expect((await kindApi(viewer, ALL_KINDS[3]!).get("workspaces/global/daiEngineVersions/latest")).name).toBe(
         "workspaces/global/daiEngineVersions/1.11.0",
       );

@@ -56,7 +56,8 @@ function kindCalls(d: KindDescriptor): Call[] {
   const calls: Call[] = [
     { name: `Create${d.singular}`, write: true, run: (c) => kindApi(c, d).create(ws, freshId(d), bodyOf(d)) },
     { name: `Get${d.singular}`, write: false, run: async (c) => kindApi(c, d).get(await fixture()) },
-    { name: `List${d.singular}s`, write: false, run: (c) => kindApi(c, d).list(ws) },
+    // Listing every profile is for administrators (members list the ones assigned to them).
+    { name: `List${d.singular}s`, write: d.family === "profile", run: (c) => kindApi(c, d).list(ws) },
     {
       name: `Update${d.singular}`,
       write: true,

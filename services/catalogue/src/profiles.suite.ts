@@ -119,6 +119,32 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect((await admin(d).get(nameOf("restricted"))).name).toBe(nameOf("restricted"));
   });
 
+  it("lists by priority, then name, for administrators only; members list what is assigned", async () => {
+    const lws = `order-${kind.slice(0, 3)}`;
+    const lname = (id: string) => `workspaces/${lws}/${kind}/${id}`;
+    const on = { enabled: true };
+    await admin(d).create(lws, "p1", { ...on, priority: 3, assignedOidcRolesEnabled: true, assignedOidcRoles: ["ds"] });
+    await admin(d).create(lws, "p2", { ...on, priority: 2 });
+    await admin(d).create(lws, "b", { ...on, priority: 1 });
+    await admin(d).create(lws, "a", { ...on, priority: 1 });
+    const order = ["a", "b", "p2", "p1"].map(lname);
+    expect((await admin(d).list(lws)).items.map((p: any) => p.name)).toEqual(order);
+    const first = await admin(d).list(lws, { pageSize: 3 });
+    expect(first.items.map((p: any) => p.name)).toEqual(order.slice(0, 3));
+    const next = await admin(d).list(lws, { pageSize: 3, pageToken: first.nextPageToken });
+    expect(next.items.map((p: any) => p.name)).toEqual(order.slice(3));
+    expect(next.nextPageToken).toBe("");
+    // Everyone else: 403 naming the permission, even with the role the restricted one asks for.
+    const holder = await h.asUser("ds-holder", { roles: ["ds"] });
+    for (const who of [h.as("member"), h.as("viewer"), holder]) {
+      const err = await expectCode(kindApi(who, d).list(lws), Code.PermissionDenied, `${kind}/LIST`);
+      expect(err.rawMessage).toContain(":listAssigned");
+    }
+    expect((await kindApi(h.as("member"), d).listAssigned(lws)).items.map((p: any) => p.name)).toEqual(
+      order.slice(0, 3),
+    );
+  });
+
   it("fills unset constraints with the documented defaults", async () => {
     const created = await admin(d).create(ws, "defaults", {});
     expect(created.cpuConstraint).toMatchObject({ min: 1n, default: 1n });

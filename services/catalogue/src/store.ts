@@ -81,7 +81,24 @@ export function fieldTableOf(d: KindDescriptor): FieldTable {
   }
   table.create_time = { type: "timestamp", sql: sql.ref("create_time") };
   table.update_time = { type: "timestamp", sql: sql.ref("update_time") };
+  // Versions sort by their number (1.11.10 after 1.11.4.1), which no text order of ids gives.
+  if (d.family === "version") table.version = { type: "string", sql: sql.ref("version_key"), filterable: false };
   return table;
+}
+
+/**
+ * The order a list answers in when the caller names none, as the real service lists: profiles by
+ * priority (lowest first), then name; versions newest version first; the rest newest first.
+ */
+export function defaultOrderOf(d: KindDescriptor): string | undefined {
+  switch (d.family) {
+    case "profile":
+      return "priority, name";
+    case "version":
+      return "version desc";
+    default:
+      return undefined;
+  }
 }
 
 /** Names are unique within a table, which makes them the tiebreaker of every order. */

@@ -8,12 +8,15 @@ import { H2OEngineVersionService } from "@aiem/proto/enginemanager/v1/h2o_engine
 import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
 import { Violations, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
+import { versionIdOf, versionSortKey } from "./version-order.js";
 
 type AnyVersion = DAIEngineVersion | H2OEngineVersion;
 
 const versionColumns: ColumnSpec<AnyVersion>[] = [
   { column: "deprecated", field: "deprecated", type: "bool", value: (r) => r.deprecated },
   { column: "image", field: "image", type: "string", value: (r) => r.image },
+  // Internal: lists sort on it as the field `version` (see fieldTableOf).
+  { column: "version_key", type: "string", value: (r) => versionSortKey(versionIdOf(r.name)) },
 ];
 
 const VERSION_PATHS = ["deprecated", "image", "image_pull_policy", "image_pull_secrets"];

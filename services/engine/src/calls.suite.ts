@@ -221,6 +221,17 @@ describe.concurrent("update", () => {
       "INVALID_ARGUMENT",
       "dai_engine.profile",
     );
+    // A profile assigned to a role alice does not hold is hidden from her: named as missing.
+    const restricted = await profileFixture("dai", freshId("roles"), {
+      assignedOidcRolesEnabled: true,
+      assignedOidcRoles: ["data-science"],
+    });
+    const hidden = await h().rest("PATCH", `/v1/${name}?updateMask=profile`, {
+      who: "alice",
+      body: { profile: restricted },
+    });
+    expectError(hidden, "INVALID_ARGUMENT", `daiEngineProfile ${restricted} not found`);
+    expect(hidden.status).toBe(400);
   });
 
   it.each([["dai"], ["notebook"]] as const)(
@@ -563,6 +574,63 @@ describe("the mixed Engine list", () => {
     expect(paged.totalSize).toBe(3);
     const rest = ok(await get(`/v1/workspaces/${ws}/engines?pageSize=2&pageToken=${paged.nextPageToken}`));
     expect(rest.engines.map((e: { name: string }) => e.name)).toEqual([dai]);
+  });
+
+  it("lists as the real service: by type, deleted version, newest first, name between equals", async () => {
+    // In erin's workspace; other tests' engines there are filtered out by the id prefix.
+    const ws = "team-b";
+    const p = freshId("m");
+    const names = (e: { engines: Array<{ name: string }> }) => e.engines.map((x) => x.name);
+    const list = async (filter: string, more = "", who: "admin" | "erin" = "admin") =>
+      ok(
+        await get(
+          `/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${p}*"${filter ? ` AND (${filter})` : ""}`)}${more}`,
+          { who },
+        ),
+      );
+    const collection = { d: "daiEngines", n: "notebookEngines", h: "h2oEngines" } as const;
+    const ids = ["d1", "n1", "h1", "d2"].map((id) => `${p}${id}`);
+    const [d1, n1, h1, d2] = ids.map(
+      (id) => `workspaces/${ws}/${collection[id.slice(p.length, p.length + 1) as "d"]}/${id}`,
+    ) as [string, string, string, string];
+    // Held in STARTING: nothing but the create call has touched them yet.
+    for (const name of [d1, n1, h1, d2]) h().runtime.hold(name, "start");
+    try {
+      ok(await createEngine("dai", { ws, id: ids[0], who: "erin" }));
+      ok(await createEngine("notebook", { ws, id: ids[1], who: "erin" }));
+      ok(await createEngine("h2o", { ws, id: ids[2], who: "erin" }));
+      ok(await createEngine("dai", { ws, id: ids[3], who: "admin" }));
+      const all = await list("");
+      expect(names(all)).toEqual([d2, h1, n1, d1]);
+      for (const e of all.engines) expect(e.updateTime ?? null).toBeNull();
+      // Another's DAI engine or unshared notebook is not visitable; any H2O engine is.
+      const visitable = all.engines.map((e: { name: string; visitable: boolean }) => [e.name, e.visitable]);
+      expect(Object.fromEntries(visitable)).toEqual({ [d1]: false, [n1]: false, [h1]: true, [d2]: true });
+      const erins = await list("", "", "erin");
+      expect(names(erins)).toEqual([h1, n1, d1]);
+      expect(erins.engines.every((e: { visitable: boolean }) => e.visitable)).toBe(true);
+      expect(names(await list("type = TYPE_NOTEBOOK"))).toEqual([n1]);
+      expect(names(await list("type = TYPE_DRIVERLESS_AI", "&pageSize=1"))).toEqual([d2]);
+      const none = await list("type != TYPE_DRIVERLESS_AI AND type != TYPE_H2O AND type != TYPE_NOTEBOOK");
+      expect(none.totalSize).toBe(0);
+      expectError(
+        await get(`/v1/workspaces/${ws}/engines?filter=${q("type = TYPE_SANDBOX")}`),
+        "INVALID_ARGUMENT",
+        "filter",
+      );
+      // Equal sort keys: name order, in the direction of the last key.
+      expect(names(await list("", `&orderBy=${q("type desc, cpu desc")}`))).toEqual([n1, h1, d2, d1]);
+      expect(names(await list("", `&orderBy=${q("cpu asc")}`))).toEqual([d1, d2, h1, n1]);
+      expect((await list("deleted_version = true")).totalSize).toBe(0);
+      expect((await list("deleted_version = false")).totalSize).toBe(4);
+      // A change sets update_time.
+      h().runtime.release(d2, "start");
+      const running = await h().waitForState(d2, "STATE_RUNNING");
+      expect(running.updateTime).toMatch(/^\d{4}-/);
+      expect((await list(`name = "${d2}"`)).engines[0].updateTime).toMatch(/^\d{4}-/);
+    } finally {
+      for (const name of [d1, n1, h1, d2]) h().runtime.release(name, "start");
+    }
   });
 
   it("shows a deleted version or image as deletedVersion", async () => {

@@ -59,11 +59,27 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       kind === "dai" ? e.daiEngineVersionInfo : kind === "h2o" ? e.h2oEngineVersionInfo : e.notebookImageInfo;
     expect(info.name).toBe(e[k.versionJson]);
     expect(e.currentIdleDuration).toBeNull();
+    if (kind === "h2o") {
+      // The real service's shape, from creation on: the name is the context path.
+      expect(e.apiUrl).toBe(`${h().url}/${r.name}`);
+      expect(e.loginUrl).toBe(`${h().url}/${r.name}/flow/index.html`);
+    }
     const running = await h().waitForState(r.name, "STATE_RUNNING");
     expect(running.reconciling).toBe(false);
     expect(running.resumeTime).toBeDefined();
     expect(running.currentRunningDuration).toMatch(/^\d+(\.\d+)?s$/);
-    if (kind !== "notebook") expect(running.loginUrl).toBe(`${h().url}/engines/${e.uid}/`);
+    if (kind === "dai") expect(running.loginUrl).toBe(`${h().url}/engines/${e.uid}/`);
+    if (kind === "h2o") {
+      expect(running.loginUrl).toBe(e.loginUrl);
+      // Flow's page is served there, to the creator only.
+      const headers = { authorization: `Bearer ${await h().token("alice")}` };
+      const flow = await fetch(running.loginUrl, { headers });
+      expect(flow.status).toBe(200);
+      expect(await flow.text()).toContain("H2O Flow");
+      expect((await fetch(running.loginUrl)).status).toBe(401);
+      const bob = { authorization: `Bearer ${await h().token("bob")}` };
+      expect((await fetch(running.loginUrl, { headers: bob })).status).toBe(404);
+    }
   });
 
   it("with validate_only checks everything and creates nothing", async () => {
@@ -91,7 +107,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
     const missing = `workspaces/global/${k.profileKind}/missing`;
     const r1 = await createEngine(kind, { body: bodyOf(kind, { profile: missing }) });
     expectError(r1, "INVALID_ARGUMENT", f("profile"));
-    expect(r1.body.message).toContain("does not exist");
+    expect(r1.body.message).toContain(`${k.profileKind.slice(0, -1)} ${missing} not found`);
     expectError(
       await createEngine(kind, { body: bodyOf(kind, { profile: "not-a-name" }) }),
       "INVALID_ARGUMENT",
@@ -105,11 +121,9 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       assignedOidcRolesEnabled: true,
       assignedOidcRoles: ["data-science"],
     });
-    expectError(
-      await createEngine(kind, { body: bodyOf(kind, { profile: roles }) }),
-      "PERMISSION_DENIED",
-      "holds none of the roles",
-    );
+    const r3 = await createEngine(kind, { body: bodyOf(kind, { profile: roles }) });
+    expectError(r3, "INVALID_ARGUMENT", f("profile"));
+    expect(r3.body.message).toContain(`${k.profileKind.slice(0, -1)} ${roles} not found`);
     ok(
       await createEngine(kind, {
         body: bodyOf(kind, { profile: roles }),

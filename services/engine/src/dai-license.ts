@@ -1,13 +1,13 @@
 // The Driverless AI license the official client asks about. Driverless AI engines here are
 // stand-in servers that need no license, so this deployment has none to describe; the answer
 // says so (no metadata) rather than inventing one.
-import type { HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { principalOf } from "@aiem/kit/server";
-import type { Handler } from "./engine-service.js";
+import type { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 
-export function createDAILicenseHandlers(): Record<string, Handler> {
+export function createDAILicenseHandlers(): ServiceImpl<typeof DAILicenseService> {
   return {
-    async GetDAILicenseMetadata(_req: Record<string, unknown>, hctx: HandlerContext) {
+    async getDAILicenseMetadata(_req, hctx: HandlerContext) {
       principalOf(hctx); // any signed-in user may read it
       return {};
     },

@@ -15,7 +15,7 @@ import {
   type ResourcePattern,
 } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
-import { invalidArgument, notFound, permissionDenied, quote, requiredField, resourceExhausted } from "@aiem/kit/errors";
+import { invalidArgument, notFound, quote, requiredField, resourceExhausted } from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import { caughtUpFirst, isProfileAssignedTo } from "@aiem/kit/catalogue-view";
@@ -35,8 +35,11 @@ import {
 } from "./store.js";
 import { cumulativeAmount, cumulativeTerms, type AnyProfile, type Resources } from "./validation.js";
 
+/**
+ * A request of any kind's call, read by the field names its kind descriptor holds
+ * (`req[kind.idLocal]`); the handler maps are typed by each kind's service (engine-service.ts).
+ */
 export type Req = Record<string, any>;
-export type Handler = (req: any, ctx: HandlerContext) => Promise<unknown>;
 
 const PROFILE_PATTERNS: Record<EngineKind["type"], ResourcePattern<string>> = {
   daiEngines: daiEngineProfilePattern,
@@ -100,13 +103,12 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     PROFILE_PATTERNS[kind.type].parse(name, field);
     const profile = ctx.catalogue().get(kind.profileKind, name) as AnyProfile | undefined;
     // "<kind> <name> not found" is how the real service words it; clients compare the text.
-    if (!profile) throw invalidArgument(field, `${singularOf(kind.profileKind)} ${name} not found: it does not exist`);
+    if (!profile) throw invalidArgument(field, `${singularOf(kind.profileKind)} ${name} not found`);
     if (!profile.enabled) throw invalidArgument(field, `${quote(name)} is disabled; choose an enabled profile`);
-    if (!isProfileAssignedTo(profile, principal.roles)) {
-      throw permissionDenied(
-        `permission denied: ${principal.name} holds none of the roles the profile ${quote(name)} is assigned to (${f("profile")})`,
-      );
-    }
+    // A profile assigned to roles the caller holds none of is hidden from them (the catalogue
+    // answers 404), so it is named exactly as one that does not exist.
+    if (!isProfileAssignedTo(profile, principal.roles))
+      throw invalidArgument(field, `${singularOf(kind.profileKind)} ${name} not found`);
     return profile;
   }
 

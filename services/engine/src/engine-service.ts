@@ -5,7 +5,7 @@
 // state event. The reconciler carries the intent out. The parts: engine-calls.ts (what every call
 // shares), engine-create.ts, engine-actions.ts and engine-update.ts; this file wires them.
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { checkField, paginate, validateResourceId, workspacePattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
 import { requiredField } from "@aiem/kit/errors";
@@ -14,17 +14,24 @@ import { H2OEngineSizeLimitsSchema, H2OEngineSizeSchema } from "@aiem/proto/engi
 import { visibleRows } from "./access.js";
 import type { ServiceContext } from "./context.js";
 import { compressedDatasetSize, rawDatasetSize } from "./h2o-size.js";
-import type { AnyEngine, EngineKind } from "./kinds.js";
+import type { AnyEngine, EngineKind, EngineServices, EngineType } from "./kinds.js";
 import { ENGINES, present, uidTiebreaker, type EngineRow } from "./store.js";
 import { createEngineActions } from "./engine-actions.js";
-import { createEngineCalls, type Handler, type Req } from "./engine-calls.js";
+import { createEngineCalls, type Req } from "./engine-calls.js";
 import { createEngineCreation } from "./engine-create.js";
 import { createEngineUpdate } from "./engine-update.js";
 
-export type { Handler } from "./engine-calls.js";
 export { MAX_LOG_BYTES } from "./engine-actions.js";
 
-export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Record<string, Handler> {
+/** The handlers of each kind, typed by the kind's service. */
+export type EngineHandlers = { readonly [T in EngineType]: ServiceImpl<EngineServices[T]> };
+
+type Handler = (req: Req, hctx: HandlerContext) => Promise<unknown>;
+
+export function createEngineHandlers<T extends EngineType>(
+  ctx: ServiceContext,
+  kind: EngineKind<T>,
+): EngineHandlers[T] {
   const calls = createEngineCalls(ctx, kind);
   const { policy, fieldTable, db, parseName, mustLoad } = calls;
   const { createEngine } = createEngineCreation(calls);
@@ -88,22 +95,22 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
 
   const s = kind.singular;
   const handlers: Record<string, Handler> = {
-    [`Create${s}`]: create_,
-    [`Get${s}`]: get,
-    [`List${s}s`]: list,
-    [`Delete${s}`]: delete_,
+    [`create${s}`]: create_,
+    [`get${s}`]: get,
+    [`list${s}s`]: list,
+    [`delete${s}`]: delete_,
   };
-  if (kind.updatable.length > 0) handlers[`Update${s}`] = update;
-  if (kind.allowed.pause) handlers[`Pause${s}`] = pause;
-  if (kind.allowed.resume) handlers[`Resume${s}`] = resume;
-  if (kind.allowed.terminate) handlers[`Terminate${s}`] = terminate;
-  if (kind.allowed.resizeStorage) handlers[`Resize${s}Storage`] = resizeStorage;
-  if (kind.allowed.downloadLogs) handlers[`Download${s}Logs`] = downloadLogs;
-  if (kind.allowed.upgradeVersion) handlers["UpgradeDAIEngineVersion"] = upgradeVersion;
-  if (kind.allowed.migrateCreator) handlers[`Migrate${s}Creator`] = migrateCreator;
-  if (kind.allowed.access) handlers[`Access${s}`] = access;
+  if (kind.updatable.length > 0) handlers[`update${s}`] = update;
+  if (kind.allowed.pause) handlers[`pause${s}`] = pause;
+  if (kind.allowed.resume) handlers[`resume${s}`] = resume;
+  if (kind.allowed.terminate) handlers[`terminate${s}`] = terminate;
+  if (kind.allowed.resizeStorage) handlers[`resize${s}Storage`] = resizeStorage;
+  if (kind.allowed.downloadLogs) handlers[`download${s}Logs`] = downloadLogs;
+  if (kind.allowed.upgradeVersion) handlers["upgradeDAIEngineVersion"] = upgradeVersion;
+  if (kind.allowed.migrateCreator) handlers[`migrate${s}Creator`] = migrateCreator;
+  if (kind.allowed.access) handlers[`access${s}`] = access;
   if (kind.type === "h2oEngines") {
-    handlers["CalculateH2OEngineSizeCompressedDataset"] = async (req: Req, hctx: HandlerContext) => {
+    handlers["calculateH2OEngineSizeCompressedDataset"] = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = compressedDatasetSize(BigInt(req.rowsCount ?? 0), BigInt(req.columnsCount ?? 0), req.limits);
       return {
@@ -111,7 +118,7 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
         limits: create(H2OEngineSizeLimitsSchema, req.limits),
       };
     };
-    handlers["CalculateH2OEngineSizeRawDataset"] = async (req: Req, hctx: HandlerContext) => {
+    handlers["calculateH2OEngineSizeRawDataset"] = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = rawDatasetSize(BigInt(req.datasetSizeBytes ?? 0), req.limits);
       return {
@@ -120,5 +127,8 @@ export function createEngineHandlers(ctx: ServiceContext, kind: EngineKind): Rec
       };
     };
   }
-  return handlers;
+  // Built from the kind's descriptor, under the local names of its service's methods; the type
+  // checker cannot follow keys made at run time, so the map is given its service's type here, and
+  // registration (registerGuarded) still refuses a method without a handler.
+  return handlers as unknown as EngineHandlers[T];
 }

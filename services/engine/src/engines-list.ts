@@ -1,26 +1,35 @@
 // The mixed Engine list: DAI, H2O and notebook engines of a workspace in one page, or of every
 // workspace with `workspaces/-` (which needs LIST_ALL on the engine manager).
-import type { HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { paginate, workspacePattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
 import { principalOf } from "@aiem/kit/server";
 import { visibleRows } from "./access.js";
 import type { ServiceContext } from "./context.js";
-import type { Handler } from "./engine-service.js";
-import { ENGINES, mixedFieldTable, presentMixed, uidTiebreaker, type EngineRow } from "./store.js";
+import type { EngineService } from "@aiem/proto/enginemanager/v1/engine_service_pb.js";
+import {
+  ENGINES,
+  mixedFieldTable,
+  nameTiebreaker,
+  presentMixed,
+  type CatalogueVersions,
+  type EngineRow,
+} from "./store.js";
 
-/** The names of every deprecated DAI and H2O version the catalogue holds now. */
-export function deprecatedVersionNames(ctx: ServiceContext): string[] {
+/** The DAI and H2O versions and notebook images the catalogue holds now, for the list's fields. */
+export function catalogueVersions(ctx: ServiceContext): CatalogueVersions {
   const catalogue = ctx.catalogue();
-  return [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")]
-    .filter((v) => v.deprecated)
-    .map((v) => v.name);
+  const versions = [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")];
+  return {
+    deprecated: versions.filter((v) => v.deprecated).map((v) => v.name),
+    existing: [...versions, ...catalogue.list("notebookEngineImages")].map((v) => v.name),
+  };
 }
 
-export function createEngineListHandlers(ctx: ServiceContext): Record<string, Handler> {
+export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeof EngineService> {
   const { policy } = ctx;
   return {
-    async ListEngines(req: Record<string, any>, hctx: HandlerContext) {
+    async listEngines(req, hctx: HandlerContext) {
       const principal = principalOf(hctx);
       const { workspace } = workspacePattern.parse(req.parent, "parent", { allowWildcard: ["workspace"] });
       const all = workspace === "-";
@@ -35,15 +44,15 @@ export function createEngineListHandlers(ctx: ServiceContext): Record<string, Ha
         pageToken: req.pageToken,
         filter: req.filter,
         orderBy: req.orderBy,
-        table: mixedFieldTable(deprecatedVersionNames(ctx)),
-        tiebreaker: uidTiebreaker,
+        table: mixedFieldTable(catalogueVersions(ctx)),
+        tiebreaker: nameTiebreaker,
         tokens: ctx.tokens(),
         scope: "engines",
         totalSize: true,
       });
       const pctx = ctx.presentContext();
       return {
-        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx)),
+        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx, principal)),
         nextPageToken: page.nextPageToken,
         totalSize: page.totalSize ?? 0,
       };

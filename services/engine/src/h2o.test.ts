@@ -240,7 +240,7 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
     timeout: 150_000,
   }, async () => {
     const { name, e } = await runningCluster("glm", 512);
-    expect(e.apiUrl).toBe(`${h.url}/engines/${e.uid}`);
+    expect(e.apiUrl).toBe(`${h.url}/${name}`);
     const nodes = nodesOf(h, e.uid);
     expect(nodes).toHaveLength(2);
 
@@ -262,10 +262,8 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
 
     // The login URL opens H2O Flow, H2O-3's web UI, under the same engine path.
     const alice = { authorization: `Bearer ${await h.token("alice")}` };
-    const login = await fetch(e.loginUrl, { headers: alice, redirect: "manual" });
-    expect(login.status).toBe(301);
-    expect(login.headers.get("location")).toBe(`/engines/${e.uid}/flow/index.html`);
-    const flow = await fetch(`${h.url}/engines/${e.uid}/flow/index.html`, { headers: alice });
+    expect(e.loginUrl).toBe(`${h.url}/${name}/flow/index.html`);
+    const flow = await fetch(e.loginUrl, { headers: alice });
     expect(flow.status).toBe(200);
     expect(flow.headers.get("content-type")).toContain("text/html");
 

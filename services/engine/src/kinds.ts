@@ -1,7 +1,7 @@
 // One descriptor per engine kind (DAI, H2O, notebook): its protobuf schema and service, names,
 // the catalogue kinds it refers to, its states and which calls each state allows (spec section
 // 4). The store, handlers, reconciler and lists are written once over these.
-import type { DescEnum, DescService } from "@bufbuild/protobuf";
+import type { DescEnum } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { daiEnginePattern, h2oEnginePattern, notebookEnginePattern, type ResourcePattern } from "@aiem/kit/aip";
 import type { CatalogueKind } from "@aiem/kit/authz";
@@ -21,6 +21,13 @@ import { NotebookEngineService } from "@aiem/proto/enginemanager/v1/notebook_eng
 /** The collection id of a kind: its resource names, permissions and the `type` column. */
 export type EngineType = "daiEngines" | "h2oEngines" | "notebookEngines";
 export type AnyEngine = DAIEngine | H2OEngine | NotebookEngine;
+
+/** The service of each kind, whose every method its handlers implement. */
+export interface EngineServices {
+  readonly daiEngines: typeof DAIEngineService;
+  readonly h2oEngines: typeof H2OEngineService;
+  readonly notebookEngines: typeof NotebookEngineService;
+}
 
 /** State names, as stored and as filters spell them (the same text in every kind's enum). */
 export const S = {
@@ -52,13 +59,13 @@ export type EngineAction =
   | "access"
   | "downloadLogs";
 
-export interface EngineKind {
-  readonly type: EngineType;
+export interface EngineKind<T extends EngineType = EngineType> {
+  readonly type: T;
   readonly engineType: Engine_Type;
   /** "Driverless AI engine": how messages name the kind. */
   readonly label: string;
   readonly schema: GenMessage<AnyEngine>;
-  readonly service: DescService;
+  readonly service: EngineServices[T];
   readonly stateEnum: DescEnum;
   readonly resourceType: string;
   readonly pattern: ResourcePattern<string>;
@@ -106,7 +113,7 @@ const H2O_STATES: StateName[] = [
 ];
 const NOTEBOOK_STATES: StateName[] = [S.STARTING, S.RUNNING, S.PAUSING, S.PAUSED, S.FAILED, S.DELETING, S.TERMINATED];
 
-export const DAI: EngineKind = {
+export const DAI: EngineKind<"daiEngines"> = {
   type: "daiEngines",
   engineType: Engine_Type.DRIVERLESS_AI,
   label: "Driverless AI engine",
@@ -155,7 +162,7 @@ export const DAI: EngineKind = {
   },
 };
 
-export const H2O: EngineKind = {
+export const H2O: EngineKind<"h2oEngines"> = {
   type: "h2oEngines",
   engineType: Engine_Type.H2O,
   label: "H2O engine",
@@ -188,7 +195,7 @@ export const H2O: EngineKind = {
   },
 };
 
-export const NOTEBOOK: EngineKind = {
+export const NOTEBOOK: EngineKind<"notebookEngines"> = {
   type: "notebookEngines",
   engineType: Engine_Type.NOTEBOOK,
   label: "notebook engine",

@@ -26,8 +26,9 @@ import { createServiceContext, type ServiceState } from "./context.js";
 import { createDAILicenseHandlers } from "./dai-license.js";
 import { createEngineHandlers } from "./engine-service.js";
 import { createEngineListHandlers } from "./engines-list.js";
-import { ENGINE_KINDS } from "./kinds.js";
+import { DAI, ENGINE_KINDS, H2O, NOTEBOOK } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
+import { createLogStreamRoute } from "./log-stream.js";
 import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { h2oServerOf } from "./runtime/h2o-server.js";
@@ -100,6 +101,14 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   const h2oByName = createH2ONameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;
     return row?.type === "h2oEngines" ? row.uid : undefined;
+  });
+  const logStream = createLogStreamRoute({
+    authenticator: deps.authenticator,
+    policy: deps.policy,
+    logger,
+    runtime: () => state.runtime,
+    lookup: async (name) => (state.database ? loadByName(state.database.db, name) : undefined),
+    servedAt: (row) => ctx.servedAt(row),
   });
   let store: ServiceStore | undefined;
   let reconciler: Reconciler | undefined;
@@ -227,7 +236,9 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
 
   function register(router: ConnectRouter): void {
     const options = { logger, label: "engine" };
-    for (const kind of ENGINE_KINDS) registerGuarded(router, kind.service, createEngineHandlers(ctx, kind), options);
+    registerGuarded(router, DAI.service, createEngineHandlers(ctx, DAI), options);
+    registerGuarded(router, H2O.service, createEngineHandlers(ctx, H2O), options);
+    registerGuarded(router, NOTEBOOK.service, createEngineHandlers(ctx, NOTEBOOK), options);
     registerGuarded(router, EngineService, createEngineListHandlers(ctx), options);
     registerGuarded(router, DAILicenseService, createDAILicenseHandlers(), options);
   }
@@ -236,7 +247,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   return {
     name: "engine",
     services: ENGINE_SERVICES,
-    httpRoutes: [proxy, h2oByName],
+    httpRoutes: [proxy, h2oByName, logStream],
     register,
     start: once.start,
     async stop() {

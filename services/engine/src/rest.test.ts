@@ -10,6 +10,7 @@ import "./permissions.suite.js";
 import "./state-machine.suite.js";
 import "./limits.suite.js";
 import "./proxy.suite.js";
+import "./log-stream.suite.js";
 
 let host: EngineTestHost | undefined;
 

@@ -143,6 +143,23 @@ function diskSizes(row: EngineRow): { totalDiskSizeBytes?: bigint; freeDiskSizeB
   return { totalDiskSizeBytes: row.total_disk_bytes!, freeDiskSizeBytes: row.free_disk_bytes ?? undefined };
 }
 
+/**
+ * An H2O engine's URLs, from its creation on, in the real service's shape: the engine's name is
+ * its context path (`/workspaces/<ws>/h2oEngines/<id>`, which the proxy's name route serves).
+ * `api_url`, H2O-3's REST root that `h2o.connect(url=...)` takes, is on the API's origin for
+ * programs sending a bearer token; `login_url`, H2O Flow's page, is at the engine's own origin,
+ * where a browser may open it.
+ */
+export function h2oUrls(
+  row: Pick<EngineRow, "uid" | "name">,
+  ctx: PresentContext,
+): { apiUrl: string; loginUrl: string } {
+  return {
+    apiUrl: `${ctx.publicUrl}/${row.name}`,
+    loginUrl: `${new URL(ctx.engineUrl(row.uid)).origin}/${row.name}/flow/index.html`,
+  };
+}
+
 /** The engine as its service returns it. */
 export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   const kind = KIND_BY_TYPE[row.type];
@@ -163,7 +180,7 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   e.maxIdleDuration = durationFromMs(row.max_idle_ms);
   e.maxRunningDuration = durationFromMs(row.max_running_ms);
   e.createTime = timestampFromDate(row.create_time);
-  e.updateTime = timestampFromDate(row.update_time);
+  e.updateTime = updateTimeOf(row);
   e.deleteTime = row.delete_time ? timestampFromDate(row.delete_time) : undefined;
   e.resumeTime = row.resume_time ? timestampFromDate(row.resume_time) : undefined;
   e.currentIdleDuration = running ? elapsed(ctx.now, lastActive(row, ctx)) : undefined;
@@ -190,10 +207,7 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     }
     case "h2oEngines": {
       const h = e as H2OEngine;
-      h.loginUrl = running ? login : "";
-      // H2O-3's REST API sits at the root of its context path (`/3/Cloud`, ...): that root is
-      // what `h2o.connect(url=...)` takes.
-      h.apiUrl = running ? base.replace(/\/+$/, "") : "";
+      Object.assign(h, h2oUrls(row, ctx));
       break;
     }
     case "notebookEngines": {
@@ -207,8 +221,21 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
   return e;
 }
 
-/** The row as an entry of the mixed Engine list. */
-export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
+/**
+ * Whether `caller` may open the engine's web UI from the list, as the real service says it: their
+ * own engines, every H2O engine they may list, and notebooks shared with them.
+ */
+export function visitableBy(row: Pick<EngineRow, "creator" | "type" | "shared">, caller: string): boolean {
+  return row.creator === caller || row.type === "h2oEngines" || (row.type === "notebookEngines" && row.shared);
+}
+
+/** `update_time`: none until something changed the engine after its creation. */
+function updateTimeOf(row: Pick<EngineRow, "create_time" | "update_time">) {
+  return row.update_time.getTime() === row.create_time.getTime() ? undefined : timestampFromDate(row.update_time);
+}
+
+/** The row as an entry of the mixed Engine list, as `caller` sees it. */
+export function presentMixed(row: EngineRow, ctx: PresentContext, caller: { name: string }): Engine {
   const kind = KIND_BY_TYPE[row.type];
   const running = row.state === S.RUNNING;
   const versionExists = ctx.catalogue ? ctx.catalogue.get(kind.versionKind, row.version_name) !== undefined : true;
@@ -229,8 +256,13 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     version: row.type === "notebookEngines" ? row.version_name : row.version,
     deprecatedVersion: deprecated,
     deletedVersion: !versionExists,
-    visitable: running,
-    loginUrl: running && row.type !== "notebookEngines" ? ctx.engineUrl(row.uid) : "",
+    visitable: visitableBy(row, caller.name),
+    loginUrl:
+      row.type === "h2oEngines"
+        ? h2oUrls(row, ctx).loginUrl
+        : running && row.type === "daiEngines"
+          ? ctx.engineUrl(row.uid)
+          : "",
     cpu: row.cpu,
     gpu: row.gpu,
     memoryBytes: row.memory_bytes,
@@ -241,7 +273,7 @@ export function presentMixed(row: EngineRow, ctx: PresentContext): Engine {
     currentIdleDuration: running ? elapsed(ctx.now, lastActive(row, ctx)) : undefined,
     currentRunningDuration: running ? elapsed(ctx.now, row.resume_time) : undefined,
     createTime: timestampFromDate(row.create_time),
-    updateTime: timestampFromDate(row.update_time),
+    updateTime: updateTimeOf(row),
     deleteTime: row.delete_time ? timestampFromDate(row.delete_time) : undefined,
     resumeTime: row.resume_time ? timestampFromDate(row.resume_time) : undefined,
     storageResizing: kind.hasStorage && row.storage_resizing,
@@ -296,12 +328,34 @@ export function kindFieldTable(kind: EngineKind): FieldTable {
   return table;
 }
 
+/** The mixed list's `type` values, as the Engine resource names them. */
+export const ENGINE_TYPE_NAMES = ["TYPE_DRIVERLESS_AI", "TYPE_H2O", "TYPE_NOTEBOOK"] as const;
+
+/** What the mixed list's fields read from the catalogue right now. */
+export interface CatalogueVersions {
+  /** The names of every deprecated DAI and H2O version. */
+  readonly deprecated: readonly string[];
+  /** The names of every DAI and H2O version and notebook image that exists. */
+  readonly existing: readonly string[];
+}
+
 /**
- * The mixed list's fields: the common ones plus `engine_id`, `version` and `deprecated_version`. Deprecation
- * lives in the catalogue, so it is the set of deprecated version names known right now.
+ * The mixed list's fields: the common ones plus `type`, `engine_id`, `version`,
+ * `deprecated_version` and `deleted_version`. Deprecation and deletion live in the catalogue, so
+ * they are read from the version names it holds right now.
  */
-export function mixedFieldTable(deprecatedVersionNames: readonly string[]): FieldTable {
+export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
   const table = commonFields(ENGINE_STATE_NAMES);
+  table["type"] = {
+    type: "enum",
+    sql: sql`(case type when 'daiEngines' then 'TYPE_DRIVERLESS_AI' when 'h2oEngines' then 'TYPE_H2O' else 'TYPE_NOTEBOOK' end)`,
+    enumValues: ENGINE_TYPE_NAMES,
+  };
+  table["deleted_version"] = {
+    type: "bool",
+    sql: versions.existing.length === 0 ? sql`true` : sql`(version_name not in (${sql.join(versions.existing)}))`,
+  };
+  const deprecatedVersionNames = versions.deprecated;
   // The official client documents `engine_id = "*e*"` for this list.
   table["engine_id"] = { type: "string", sql: sql.ref("engine_id") };
   table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
@@ -319,6 +373,12 @@ export function mixedFieldTable(deprecatedVersionNames: readonly string[]): Fiel
 
 /** uids are unique and never reused, which makes them the tiebreaker of every order. */
 export const uidTiebreaker: Tiebreaker = { name: "uid", spec: { type: "string", sql: sql.ref("uid") } };
+
+/**
+ * The mixed list's tiebreaker: names are unique too, and engines the sort keys do not tell apart
+ * come in name order, as the real service lists them.
+ */
+export const nameTiebreaker: Tiebreaker = { name: "name", spec: { type: "string", sql: sql.ref("name") } };
 
 // ---- reads and writes ---------------------------------------------------------------------------
 

@@ -152,6 +152,7 @@ export function createGatedRuntime<Inner extends EngineRuntime>(inner: Inner): G
     },
     diskUsage: (uid, bytes) => inner.diskUsage(uid, bytes),
     logs: (uid, max) => inner.logs(uid, max),
+    ...(inner.logsFrom ? { logsFrom: inner.logsFrom.bind(inner) } : {}),
     endpoint: (uid) => inner.endpoint(uid),
     watch(listener) {
       listeners.add(listener);

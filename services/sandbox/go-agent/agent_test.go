@@ -301,6 +301,13 @@ func TestOrphansAreReaped(t *testing.T) {
 func TestStreamOutputResumesAndEnds(t *testing.T) {
 	ta := startTestAgent(t)
 	startProcess(ta, "st", "/bin/sh", "-c", "printf abc; sleep 0.3; printf def")
+	// Resuming needs the offset to have been written: wait for the first bytes.
+	for deadline := time.Now().Add(5 * time.Second); len(ta.ok("ReadOutput", m().s(1, "st").done()).bytes(1)) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("no output")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	out, code, msg := ta.call("StreamOutput", m().s(1, "st").i(2, 2).done())
 	if code != codeOK {
 		t.Fatalf("code %d %s", code, msg)

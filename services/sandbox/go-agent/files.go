@@ -1,7 +1,7 @@
 // Files as plain HTTP/2 bodies on the agent's socket, beside the gRPC service: the bytes go from
 // the file to the stream and back as they are, and the descriptor routes let the sandbox
 // service (on the same host) open the agent's descriptor of the file and move the bytes itself.
-// The routes and their headers are those of services/sandbox/src/agent/file-routes.ts, whose
+// The routes and their headers are those of services/sandbox/src/runtime/file-routes.ts, whose
 // header comment describes them; paths are checked by the same filesystem calls as ReadFile and
 // WriteFile.
 package main
@@ -109,8 +109,25 @@ func (a *agent) serveFiles(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// turnReader reads in turns at blocking work, one read at a time, so that a slow client never
+// holds a turn.
+type turnReader struct{ r io.Reader }
+
+func (t turnReader) Read(p []byte) (int, error) {
+	done := blocking()
+	defer done()
+	return t.r.Read(p)
+}
+
+// openForRead opens a file in a turn at blocking work.
+func (a *agent) openForRead(path string) (*os.File, string, *syscall.Stat_t, error) {
+	done := blocking()
+	defer done()
+	return a.fs.openForRead(path)
+}
+
 func (a *agent) readRoute(w http.ResponseWriter, q url.Values) {
-	file, display, st, err := a.fs.openForRead(q.Get("path"))
+	file, display, st, err := a.openForRead(q.Get("path"))
 	if err != nil {
 		sendFileError(w, err, false)
 		return
@@ -118,10 +135,10 @@ func (a *agent) readRoute(w http.ResponseWriter, q url.Values) {
 	defer file.Close()
 	w.Header().Set("content-type", "application/octet-stream")
 	w.Header().Set(fileInfoHeader, fileInfoValue(toFileInfo(display, st)))
-	var src io.Reader = file
+	var src io.Reader = turnReader{file}
 	if st.Size > 0 {
 		w.Header().Set("content-length", strconv.FormatInt(st.Size, 10))
-		src = io.LimitReader(file, st.Size)
+		src = io.LimitReader(src, st.Size)
 	}
 	w.WriteHeader(http.StatusOK)
 	n, err := io.CopyBuffer(w, src, make([]byte, 1<<20))
@@ -147,7 +164,10 @@ func (a *agent) writeRoute(w http.ResponseWriter, r *http.Request, q url.Values)
 				return errorf(codeResourceExhausted, "%s: larger than the sandbox's file size limit of %d bytes", display, a.fs.maxFileBytes)
 			}
 			if n > 0 {
-				if _, werr := file.Write(buf[:n]); werr != nil {
+				done := blocking()
+				_, werr := file.Write(buf[:n])
+				done()
+				if werr != nil {
 					return werr
 				}
 			}
@@ -187,7 +207,7 @@ func closedByClient(r *http.Request) {
 }
 
 func (a *agent) readDescriptorRoute(w http.ResponseWriter, r *http.Request, q url.Values) {
-	file, display, st, err := a.fs.openForRead(q.Get("path"))
+	file, display, st, err := a.openForRead(q.Get("path"))
 	if err != nil {
 		sendFileError(w, err, false)
 		return

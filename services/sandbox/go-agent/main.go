@@ -1,6 +1,8 @@
-// The sandbox agent: one static binary, the first process of the sandbox. The host passes its
-// settings as JSON in AIEM_AGENT_CONFIG; the agent serves the AgentService (gRPC over HTTP/2
-// without TLS) on a unix socket and prints "ready" on standard output once it does.
+// The sandbox agent: one static binary, the first process of the sandbox (the init of its PID
+// namespace, docs/adr/0190). The host passes its settings as JSON in AIEM_AGENT_CONFIG; the agent
+// serves the AgentService (gRPC over HTTP/2 without TLS) on a unix socket and prints "ready" on
+// standard output once it does. With --drop-capabilities it first empties every capability set of
+// its own (bubblewrap leaves the bounding set full), so nothing in the sandbox can gain one.
 //
 // Shielded from its own sandbox (docs/adr/0102): it makes itself undumpable before it serves
 // anything, so nothing in the sandbox can trace it, read its memory or take its descriptors;
@@ -154,7 +156,44 @@ func newServer(a *agent) *http.Server {
 	}
 }
 
-func run() error {
+// handleSignals takes every signal that would end or stop the agent by default, or make the Go
+// runtime end it, and drops it, so that nothing in the sandbox can end its agent but through
+// SIGTERM or SIGINT, which end every process group it started, then the agent. As the PID
+// namespace's init the agent is also out of reach of SIGKILL and SIGSTOP sent from inside.
+func handleSignals(a *agent) {
+	var taken []os.Signal
+	for sig := syscall.Signal(1); sig < 32; sig++ {
+		switch sig {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPROF, syscall.SIGWINCH, syscall.SIGCONT:
+			// Cannot be taken, are the reaper's or the Go runtime's, or are harmless.
+		default:
+			taken = append(taken, sig)
+		}
+	}
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, taken...)
+	go func() {
+		for sig := range signals {
+			switch sig {
+			case syscall.SIGTERM, syscall.SIGINT:
+				a.processes.forward(syscall.SIGKILL)
+				os.Exit(0)
+			default:
+				// Anything in the sandbox may send these: they are taken and dropped, never
+				// passed on to every process.
+			}
+		}
+	}()
+}
+
+func run(dropCaps bool) error {
+	// Before anything else: the agent's threads keep no capability, and neither can any program
+	// it starts gain one.
+	if dropCaps {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
 	// Nothing in the sandbox may trace the agent or read its /proc files.
 	if err := prctl(prSetDumpable, 0); err != nil {
 		return fmt.Errorf("cannot make the agent undumpable: %v", err)
@@ -163,6 +202,7 @@ func run() error {
 	closeOnExecAbove(2)
 	// Orphans of the sandbox's processes come to the agent, which reaps them.
 	_ = prctl(prSetChildSubreaper, 1)
+	reserveThreads()
 	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
 	if !ok {
 		return fmt.Errorf("AIEM_AGENT_CONFIG is not set")
@@ -201,20 +241,7 @@ func run() error {
 		return err
 	}
 	a := newAgent(c.options())
-	signals := make(chan os.Signal, 8)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGPIPE)
-	go func() {
-		for sig := range signals {
-			switch sig {
-			case syscall.SIGTERM, syscall.SIGINT:
-				a.processes.forward(syscall.SIGKILL)
-				os.Exit(0)
-			default:
-				// Anything in the sandbox may send these: they are taken and dropped, never
-				// passed on to every process (nor, as for Node, opening a debugger).
-			}
-		}
-	}()
+	handleSignals(a)
 	server := newServer(a)
 	go func() {
 		_ = server.Serve(listener)
@@ -228,7 +255,8 @@ func main() {
 		runExecHelper(os.Args[1:])
 		return
 	}
-	if err := run(); err != nil {
+	dropCaps := len(os.Args) > 1 && os.Args[1] == dropCapabilitiesFlag
+	if err := run(dropCaps); err != nil {
 		fmt.Fprintf(os.Stderr, "agent failed to start: %v\n", err)
 		os.Exit(1)
 	}

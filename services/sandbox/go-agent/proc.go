@@ -334,6 +334,10 @@ func (m *processManager) spawn(req startRequest, file, cwd string, env []string)
 	if m.opts.oomScoreAdj != nil {
 		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(*m.opts.oomScoreAdj)), 0)
 	}
+	// Non-blocking, the pipes are read through the runtime's poller rather than each holding
+	// a thread (see threads.go).
+	_ = syscall.SetNonblock(outPipe[0], true)
+	_ = syscall.SetNonblock(errPipe[0], true)
 	m.capture(p, outPipe[0], errPipe[0])
 	// The reaper may have missed this child's end while the fork held it off.
 	select {

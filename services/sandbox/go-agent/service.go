@@ -136,7 +136,7 @@ func (a *agent) methods() map[string]handler {
 		"SignalProcess": unary(func(_ context.Context, r request) ([]byte, error) {
 			return nil, a.processes.signal(r.str(1), r.int32(2))
 		}),
-		"WaitProcess": unary(func(ctx context.Context, r request) ([]byte, error) {
+		"WaitProcess": waitingUnary(func(ctx context.Context, r request) ([]byte, error) {
 			p, err := a.processes.wait(ctx, r.str(1))
 			if err != nil {
 				return nil, err
@@ -241,7 +241,9 @@ func (a *agent) writeFileStream(s *stream) error {
 			if a.fs.maxFileBytes > 0 && total > a.fs.maxFileBytes {
 				return errorf(codeResourceExhausted, "%s: larger than the sandbox's file size limit of %d bytes", display, a.fs.maxFileBytes)
 			}
+			done := blocking()
 			_, err := file.Write(b)
+			done()
 			return err
 		}
 		if err := write(header.bytes(2)); err != nil {

@@ -22,7 +22,7 @@ import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbo
 import type { Lifecycle } from "./lifecycle.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
-import { loadSandbox, sandboxStateName, type SandboxRow } from "./store.js";
+import { loadSandbox, sandboxStateName, stateForCalls, type SandboxRow } from "./store.js";
 
 export const SANDBOX_RESOURCE_TYPE = "enginemanager.ai/SandboxEngine";
 const MAX_PATH_BYTES = 4096;
@@ -81,11 +81,12 @@ export async function authorizeSandboxFor(
 /** The agent of a sandbox that must be running for the call. */
 export function requireRunning(deps: AccessDeps, call: SandboxCall): SandboxHandle {
   const running = sandboxStateName(SandboxEngine_State.RUNNING);
-  if (call.row.state !== running) {
-    throw failedPrecondition(`${call.row.name} is not in running state: it is ${call.row.state}`, {
+  const state = stateForCalls(call.row, deps.context.now());
+  if (state !== running) {
+    throw failedPrecondition(`${call.row.name} is not in running state: it is ${state}`, {
       type: "STATE",
       subject: call.row.name,
-      description: `the sandbox engine is ${call.row.state}, not ${running}`,
+      description: `the sandbox engine is ${state}, not ${running}`,
     });
   }
   const handle = deps.lifecycle.handle(call.row);

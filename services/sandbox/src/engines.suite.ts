@@ -8,6 +8,7 @@ import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesyst
 import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
+import { SEEN_RUNNING_GRACE_MS } from "./store.js";
 import { b64, expectError, ok, sharedHarness, sleep, UUID_WS, WS, type SandboxHarness } from "./testing.js";
 
 let h: SandboxHarness;
@@ -111,6 +112,38 @@ describe("sandbox engines: create and get", () => {
       ["UNSPECIFIED", "STARTING", true],
       ["STARTING", "RUNNING", true],
     ]);
+  });
+
+  it("refuses calls into a running sandbox until a read has shown it RUNNING; a list shows it too", async () => {
+    const created = ok(
+      await h.rest("POST", `/v1/workspaces/${WS}/sandboxEngines?sandboxEngineId=${id("seen")}`, {
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+      }),
+    ).sandboxEngine;
+    const stateRow = async () =>
+      (await h.sandbox
+        .database!.db.selectFrom("sandbox_engines")
+        .select(["state", "seen_running"])
+        .where("uid", "=", created.uid)
+        .executeTakeFirstOrThrow()) as { state: string; seen_running: boolean };
+    // Running already, as far as the service knows, but nobody has read it so.
+    const until = Date.now() + 15_000;
+    while ((await stateRow()).state !== "STATE_RUNNING") {
+      if (Date.now() > until) throw new Error("the sandbox did not start");
+      await sleep(20);
+    }
+    const stat = () => h.rest("GET", `/v1/${created.name}/filesystem:statFile?path=/`);
+    // On a machine slow enough to take the whole grace to start it, the call is served as the
+    // grace has passed: that is the rule too, but not this test's subject.
+    if (Date.now() - Date.parse(created.createTime) > SEEN_RUNNING_GRACE_MS - 1_000) return;
+    const early = await stat();
+    expect(early.status).toBe(400);
+    expect(early.body.message).toBe(`${created.name} is not in running state: it is STATE_STARTING`);
+    expect((await stateRow()).seen_running).toBe(false);
+    const listed = ok(await h.rest("GET", `/v1/workspaces/${WS}/sandboxEngines?pageSize=1000`)).sandboxEngines;
+    expect(listed.find((e: { name: string }) => e.name === created.name).state).toBe("STATE_RUNNING");
+    expect((await stateRow()).seen_running).toBe(true);
+    expect(ok(await stat()).fileInfo.path).toBe("/");
   });
 
   it("needs a well-formed, unused sandboxEngineId", async () => {

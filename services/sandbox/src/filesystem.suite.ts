@@ -213,7 +213,7 @@ describe("filesystem calls", () => {
       "PERMISSION_DENIED",
     );
     expectError(await stat("/.aiem/agent.mjs"), "PERMISSION_DENIED");
-    expectError(await read("/.aiem/agent-guard.so"), "PERMISSION_DENIED");
+    expectError(await read("/.aiem/agent"), "PERMISSION_DENIED");
     expectError(await write("/dev/null", "x", { overwrite: true }), "PERMISSION_DENIED");
     // Readable system files are the read-only host copies; secrets in them are masked.
     const shadow = await read("/etc/shadow");

@@ -11,7 +11,7 @@ import {
   SandboxEngine_PendingReason,
   SandboxEngine_State,
 } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import { createLocalSandboxRuntime, type LocalSandboxRuntime, prepareAgentArtifacts } from "./runtime/index.js";
 import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
 import {
   AGENT_CACHE,
@@ -183,9 +183,12 @@ describe("sandbox lifecycle", () => {
         runtime: createLocalSandboxRuntime({
           dataDir: path.join(h.t.dataDir, "broken-rt"),
           cacheDir: AGENT_CACHE,
-          // The Node agent's way to fail: a node binary that is not there.
-          agent: "node",
-          nodePath: "/nonexistent/node",
+          // A machine where the agent could not be built.
+          agentArtifacts: {
+            ...(await prepareAgentArtifacts(AGENT_CACHE)),
+            agentPath: undefined,
+            agentUnavailableReason: "no `go` at /nonexistent/go",
+          },
         }),
       },
     );
@@ -199,10 +202,10 @@ describe("sandbox lifecycle", () => {
         .select("failure_reason")
         .where("uid", "=", sb.uid)
         .executeTakeFirstOrThrow();
-      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/node");
+      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/go");
       // Said to the client too.
       const failed = (await c.engines.getSandboxEngine({ name: sb.name })).sandboxEngine!;
-      expect(failed.failureReason).toMatch(/the node binary \/nonexistent\/node .* does not exist/);
+      expect(failed.failureReason).toMatch(/the sandbox agent is not available: no `go` at \/nonexistent\/go/);
       await c.engines.deleteSandboxEngine({ name: sb.name });
       await waitFor(async () =>
         c.engines.getSandboxEngine({ name: sb.name }).then(
@@ -344,10 +347,20 @@ describe("sandbox lifecycle", () => {
       const t0 = Date.now();
       const second = await createVia(c, "warm-2");
       // Handed out by the create itself: its answer says STARTING, as every create's does, and
-      // the very next read RUNNING, with nothing left to wait for.
+      // calls into it are refused as for a starting sandbox until a read has shown it RUNNING
+      // (clients of a service whose sandboxes take seconds to start read the state first). The
+      // very next read says RUNNING, with nothing left to wait for.
       expect(second.state).toBe(SandboxEngine_State.STARTING);
+      const early = await failure(c.filesystem.statFile({ name: second.name, path: "/" }));
+      expect(early.code).toBe(Code.FailedPrecondition);
+      expect(early.rawMessage).toBe(`${second.name} is not in running state: it is STATE_STARTING`);
+      expect(
+        (await failure(c.processes.createProcess({ parent: second.name, autoRun: true, process: { command: "true" } })))
+          .rawMessage,
+      ).toContain("not in running state");
       expect(await stateOf(c, second.name)).toBe(SandboxEngine_State.RUNNING);
       const ms = Date.now() - t0;
+      expect((await c.filesystem.statFile({ name: second.name, path: "/" })).fileInfo?.path).toBe("/");
       expect(await runtimeId(second.uid)).toBe(ready);
       const echo = (
         await c.processes.createProcess({

@@ -103,10 +103,22 @@ const failureReason: Migration = {
   },
 };
 
+// A sandbox is usable once a read has shown it RUNNING (or a while after its creation): sandboxes
+// from before this column were all shown.
+const seenRunning: Migration = {
+  async up(db: Kysely<any>) {
+    await sql`alter table sandbox_engines add column seen_running boolean not null default true`.execute(db);
+  },
+  async down(db: Kysely<any>) {
+    await sql`alter table sandbox_engines drop column seen_running`.execute(db);
+  },
+};
+
 export const sandboxMigrations: Record<string, Migration> = {
   ...eventMigrations,
   "0001_sandbox_tables": sandboxTables,
   "0002_running_limit": runningLimit,
   "0003_placement": placement,
   "0004_process_failure_reason": failureReason,
+  "0005_seen_running": seenRunning,
 };

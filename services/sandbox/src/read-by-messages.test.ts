@@ -1,5 +1,6 @@
 // The ReadFile-message fallback against a real agent on a unix socket, serving a host directory as
 // the sandbox root, with parts of 64 KiB so that a small file takes several.
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -8,15 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@aiem/kit/logger";
 import { binaryContent } from "@aiem/kit/testing";
 import type { AccessDeps, SandboxCall } from "./access.js";
-import { type AgentServer, listenAgent } from "./agent/server.js";
 import { type MessagePart, readByMessages } from "./read-by-messages.js";
 import { type AgentConnection, connectAgent } from "./runtime/agent-client.js";
+import { buildGoAgent } from "./runtime/go-agent-build.js";
 import type { SandboxHandle } from "./runtime/index.js";
 
 const PART = 64 << 10;
 const base = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-read-messages-"));
 const root = path.join(base, "root");
-let agent: AgentServer;
+let agent: ChildProcess | undefined;
 let conn: AgentConnection;
 let handle: SandboxHandle;
 const call = { row: { name: "workspaces/w/sandboxEngines/s" } } as unknown as SandboxCall;
@@ -27,14 +28,25 @@ const deps = {
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(root, "workspace"), { recursive: true });
-  agent = await listenAgent(path.join(base, "agent.sock"), { version: "test", root, maxReadBytes: PART });
-  conn = connectAgent(path.join(base, "agent.sock"));
+  const built = await buildGoAgent();
+  if (!built.path) throw new Error(built.reason);
+  const socket = path.join(base, "agent.sock");
+  const child = spawn(built.path, [], {
+    env: { AIEM_AGENT_CONFIG: JSON.stringify({ socket, root, version: "test", maxReadBytes: PART }) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  agent = child;
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`the agent exited (${code})`)));
+  });
+  conn = connectAgent(socket);
   handle = { client: conn.client, files: conn.files } as unknown as SandboxHandle;
 });
 
 afterAll(async () => {
   conn?.close();
-  await agent?.close();
+  agent?.kill("SIGKILL");
   fs.rmSync(base, { recursive: true, force: true });
 });
 

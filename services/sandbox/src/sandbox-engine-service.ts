@@ -48,6 +48,7 @@ import {
   encodeSandbox,
   insertSandbox,
   loadSandbox,
+  markSeenRunning,
   presentSandbox,
   sandboxStateName,
   transitionSandbox,
@@ -223,6 +224,7 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         failure_reason: null,
         // This replica runs it: the warm agent it may have claimed is here, and so is the kick below.
         placement: lifecycle.placement,
+        seen_running: false,
         resource: encodeSandbox(engine),
       };
       // A cold start begins before the row is written: the write, the answer and the pass that
@@ -254,6 +256,7 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
 
     async getSandboxEngine(req: GetSandboxEngineRequest, ctx: HandlerContext) {
       const { row } = await open(ctx, req.name, Action.GET);
+      await markSeenRunning(db(), [row]);
       return { sandboxEngine: present(row) };
     },
 
@@ -281,6 +284,7 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         scope: "sandboxEngines",
         totalSize: true,
       });
+      await markSeenRunning(db(), page.rows as SandboxRow[]);
       return {
         sandboxEngines: (page.rows as SandboxRow[]).map(present),
         nextPageToken: page.nextPageToken,

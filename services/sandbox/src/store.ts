@@ -50,6 +50,12 @@ export interface SandboxRow {
   failure_reason: string | null;
   /** The replica whose host runs the agent (its runtime's placement); null until one takes it. */
   placement: string | null;
+  /**
+   * Whether a read (GetSandboxEngine, ListSandboxEngines) has shown the sandbox RUNNING. Until one
+   * has, and for SEEN_RUNNING_GRACE_MS after its creation at most, calls into it answer that it is
+   * not in running state, as they do while it starts.
+   */
+  seen_running: boolean;
   resource: Uint8Array;
 }
 
@@ -169,6 +175,39 @@ export function encodeSandbox(engine: SandboxEngine): Uint8Array {
   stored.pendingMessage = "";
   stored.failureReason = "";
   return toBinary(SandboxEngineSchema, stored);
+}
+
+/**
+ * How long after its creation a sandbox that no read has shown RUNNING yet still refuses calls
+ * into it. Clients of the real service, where a sandbox takes seconds to start, read its state
+ * before they use it; one that never reads is served after this long.
+ */
+export const SEEN_RUNNING_GRACE_MS = 10_000;
+
+/**
+ * The state calls into the sandbox go by: RUNNING only once a read showed it (or the grace
+ * passed), so that a create answered STARTING is never followed by calls that work before the
+ * caller saw it run, however fast (or warm) it started.
+ */
+export function stateForCalls(row: SandboxRow, now: Date): string {
+  const running = sandboxStateName(SandboxEngine_State.RUNNING);
+  if (row.state !== running || row.seen_running) return row.state;
+  return now.getTime() - row.create_time.getTime() >= SEEN_RUNNING_GRACE_MS
+    ? running
+    : sandboxStateName(SandboxEngine_State.STARTING);
+}
+
+/** Records that a read showed these sandboxes RUNNING (see stateForCalls). */
+export async function markSeenRunning(exec: Executor, rows: readonly SandboxRow[]): Promise<void> {
+  const running = sandboxStateName(SandboxEngine_State.RUNNING);
+  const uids = rows.filter((r) => r.state === running && !r.seen_running).map((r) => r.uid);
+  if (uids.length === 0) return;
+  await exec
+    .updateTable("sandbox_engines")
+    .set({ seen_running: true })
+    .where("uid", "in", uids)
+    .where("state", "=", running)
+    .execute();
 }
 
 export async function loadSandbox(

@@ -97,7 +97,9 @@ class H2OEngineProfileClient(ClientBase):
         filter: str = "",
     ) -> H2OEngineProfilesPage:
         """Lists every H2O engine profile of a workspace, enabled or not. To get only the
-        profiles the caller may use, call :meth:`list_assigned_h2o_engine_profiles`.
+        profiles the caller may use, call :meth:`list_assigned_h2o_engine_profiles`. Only
+        administrators list every profile: anyone else gets PERMISSION_DENIED, as from the
+        real service.
 
         Args:
             parent: The workspace to list profiles of, `workspaces/{workspace}`.
@@ -108,7 +110,8 @@ class H2OEngineProfileClient(ClientBase):
             order_by: The sort order, a comma-separated list of fields each optionally
                 followed by ` desc`, for example `priority, display_name`. The fields are
                 `name`, `display_name`, `priority`, `enabled`, `create_time` and
-                `update_time`. Default `create_time desc`.
+                `update_time`. Default `priority, name`: the lowest priority value first, as
+                :meth:`list_assigned_h2o_engine_profiles` orders.
             filter: An AIP-160 filter over `name`, `display_name`, `priority`,
                 `enabled`, `create_time` and `update_time`, for example `enabled = true AND
                 priority < 10`. A `*` at either end of a string value matches any
@@ -148,7 +151,8 @@ class H2OEngineProfileClient(ClientBase):
             order_by: The sort order, a comma-separated list of fields each optionally
                 followed by ` desc`, for example `priority, display_name`. The fields are
                 `name`, `display_name`, `priority`, `enabled`, `create_time` and
-                `update_time`. Default `create_time desc`.
+                `update_time`. Default `priority, name`: the lowest priority value first, as
+                `ListAssignedH2OEngineProfiles` orders.
             filter: An AIP-160 filter over `name`, `display_name`, `priority`,
                 `enabled`, `create_time` and `update_time`, for example `enabled = true AND
                 priority < 10`. A `*` at either end of a string value matches any

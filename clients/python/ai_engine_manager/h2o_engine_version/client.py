@@ -101,8 +101,10 @@ class H2OEngineVersionClient(ClientBase):
                 page. It is only valid with the same parent, filter and order.
             order_by: The sort order, a comma-separated list of fields each optionally
                 followed by ` desc`, for example `deprecated, create_time desc`. Fields:
-                `name`, `deprecated`, `image`, `create_time`, `update_time`. Default
-                `create_time desc`.
+                `name`, `deprecated`, `image`, `create_time`, `update_time`, and `version`,
+                the version number (`1.11.10` after `1.11.4.1`; a pre-release such as
+                `1.11.4-rc` before its release), for sorting only. Default `version desc`:
+                the newest version first.
             filter: An AIP-160 filter over `name`, `deprecated`, `image`, `create_time`
                 and `update_time`, for example `deprecated = false AND image =
                 "ghcr.io/acme/*"`.
@@ -140,8 +142,10 @@ class H2OEngineVersionClient(ClientBase):
                 treated as 1000; negative values are rejected.
             order_by: The sort order, a comma-separated list of fields each optionally
                 followed by ` desc`, for example `deprecated, create_time desc`. Fields:
-                `name`, `deprecated`, `image`, `create_time`, `update_time`. Default
-                `create_time desc`.
+                `name`, `deprecated`, `image`, `create_time`, `update_time`, and `version`,
+                the version number (`1.11.10` after `1.11.4.1`; a pre-release such as
+                `1.11.4-rc` before its release), for sorting only. Default `version desc`:
+                the newest version first.
             filter: An AIP-160 filter over `name`, `deprecated`, `image`, `create_time`
                 and `update_time`, for example `deprecated = false AND image =
                 "ghcr.io/acme/*"`.
@@ -214,8 +218,8 @@ class H2OEngineVersionClient(ClientBase):
         aliases: list[str] | None = None,
     ) -> list[H2OEngineVersion]:
         """Replaces the aliases of an H2O version. An alias that another version of the same
-        workspace holds is moved to this one. Returns every version of the workspace, so
-        callers see which versions lost an alias.
+        workspace holds is moved to this one. Returns every version of the workspace, newest
+        version first, so callers see which versions lost an alias.
 
         Args:
             name: The version's name,

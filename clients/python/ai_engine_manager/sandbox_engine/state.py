@@ -25,7 +25,10 @@ class SandboxEngineState(Enum):
     """
 
     STATE_RUNNING = "STATE_RUNNING"
-    """The sandbox engine is running and accepts filesystem, process and port calls."""
+    """The sandbox engine is running and accepts filesystem, process and port calls, once a
+    GetSandboxEngine or ListSandboxEngines has answered this state (or ten seconds after its
+    creation): until then calls into it are refused as while it starts.
+    """
 
     STATE_TERMINATING = "STATE_TERMINATING"
     """The sandbox engine is being stopped, on request or because it reached its idle limit. Its

@@ -523,6 +523,23 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         await handle.close();
       }
     },
+    async logsFrom(uid, offset, maxBytes) {
+      let handle;
+      try {
+        handle = await open(path.join(dirOf(uid), "logs", "engine.log"), "r");
+      } catch {
+        return { data: new Uint8Array(), size: 0 };
+      }
+      try {
+        const size = Number((await handle.stat()).size);
+        const length = Math.max(0, Math.min(size - offset, maxBytes));
+        const buffer = Buffer.alloc(length);
+        if (length > 0) await handle.read(buffer, 0, length, offset);
+        return { data: new Uint8Array(buffer), size };
+      } finally {
+        await handle.close();
+      }
+    },
     async endpoint(uid): Promise<EngineEndpoint | undefined> {
       const port = await readPort(uid);
       return port === undefined ? undefined : { host: "127.0.0.1", port };

@@ -104,6 +104,12 @@ export interface EngineRuntime {
   diskUsage(uid: string, storageBytes: bigint): Promise<DiskUsage | undefined>;
   /** The engine's logs, newest last, at most `maxBytes` (the tail). */
   logs(uid: string, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * The engine's log from byte `offset` on, at most `maxBytes`, and the log's size now (a size
+   * below `offset` means the log started over). For following a log; without it, a stream
+   * sends what `logs` holds.
+   */
+  logsFrom?(uid: string, offset: number, maxBytes: number): Promise<{ data: Uint8Array; size: number }>;
   /** Where its web server listens while it runs. */
   endpoint(uid: string): Promise<EngineEndpoint | undefined>;
   /** Calls `listener` with the uid of an engine whose status changed (became ready, exited). */

@@ -1,7 +1,7 @@
 // The stand-in for a Driverless AI or H2O server (and for notebooks where Jupyter is not
 // installed) that the local runtime runs as one process per engine. Plain JavaScript started
 // with `node` directly, so an engine starts in a fraction of a second. It serves, under the
-// engine's base path: a login page, an API health endpoint, the effective configuration, its
+// engine's base path: a login page (and H2O Flow's page), an API health endpoint, the effective configuration, its
 // logs, a header echo (to check what the edge forwards) and a WebSocket echo. It writes every
 // request to its log and its port to the engine directory once it listens.
 import { createServer } from "node:http";
@@ -42,6 +42,13 @@ const server = createServer((req, res) => {
     case "login": {
       // Says what it is: a person who opens it must not take it for the product.
       const html = `<!doctype html><html><head><title>${product} login (stand-in)</title></head><body><h1>${product} ${spec.version}</h1><p>This is a stand-in server of AI Engine Manager, not ${product} itself.</p><form method="post" action="${base}login"><button>Log in</button></form></body></html>`;
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end(html);
+    }
+    case "flow/index.html": {
+      // Where an H2O engine's login_url points, as H2O-3 serves its Flow web UI.
+      if (kind !== "h2o") return json(res, 404, { error: `no such page: ${path}` });
+      const html = `<!doctype html><html><head><title>H2O Flow (stand-in)</title></head><body><h1>H2O Flow ${spec.version}</h1><p>This is a stand-in server of AI Engine Manager, not H2O itself.</p></body></html>`;
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
       return res.end(html);
     }

@@ -170,7 +170,7 @@ describe("transactional outbox", () => {
       expect(await outboxBacklog(database)).toBe(10);
       const failed = await sql<{
         last_error: string | null;
-      }>`select last_error from outbox where published_at is null limit 1`.execute(database.db);
+      }>`select last_error from outbox where published_at is null order by seq limit 1`.execute(database.db);
       expect(failed.rows[0]!.last_error).toBe("bus down");
 
       down = false;

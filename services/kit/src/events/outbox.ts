@@ -9,7 +9,8 @@
  * for every row of one transaction). Only one relay per schema works at a time: a claim is made
  * under a transaction-scoped advisory lock and is refused while another relay holds an unexpired
  * lease, so replicas cannot overtake each other. The publish itself happens outside any
- * transaction (on PGlite a transaction would block every other query of the process).
+ * transaction (on PGlite a transaction would block every other query of the process). The claim
+ * is in outbox-claim.ts, the publishing of a claimed batch in outbox-publish.ts.
  */
 import { randomUUID } from "node:crypto";
 import { sql, type Generated, type Kysely, type Migration, type RawBuilder, type Transaction } from "kysely";
@@ -28,6 +29,8 @@ import {
   type EventBusLogger,
 } from "./event-bus.js";
 import { traceContextRecord } from "../observability/trace-context.js";
+import { createOutboxClaim } from "./outbox-claim.js";
+import { publishClaimed } from "./outbox-publish.js";
 
 export const OUTBOX_TABLE = "outbox";
 
@@ -191,15 +194,6 @@ export interface OutboxRelay {
   publishCommitted(): Promise<void>;
 }
 
-interface ClaimedRow {
-  id: string;
-  seq: bigint | number | string;
-  subject: string;
-  payload: Uint8Array;
-  headers: Record<string, string> | string;
-  tombstone: boolean;
-}
-
 /**
  * PGlite runs each statement on the event loop, so a round (a claim and a mark, ~1 ms each on
  * this machine) started at a commit holds up the answer of the call that committed and the calls
@@ -207,9 +201,6 @@ interface ClaimedRow {
  * together (a process's start and its end) share one round.
  */
 const PGLITE_WAKE_DELAY = 10;
-
-/** Advisory lock class for the outbox claim ("AIEO"), distinct from the migrator's. */
-const OUTBOX_LOCK_CLASS = 0x4149454f;
 
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { database, bus } = options;
@@ -227,117 +218,14 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let stopper = new AbortController();
   let waker = new AbortController();
   let lastCleanup = 0;
-
-  /**
-   * Claims the next batch, or nothing when another relay is mid-batch. `known`: the caller knows
-   * rows are waiting (it was woken after a commit), so the look for any, which is what an idle
-   * poll costs, is skipped.
-   */
-  async function claim(known: boolean): Promise<ClaimedRow[]> {
-    if (!known) {
-      const pending = await sql<{
-        x: number;
-      }>`select 1 as x from outbox where published_at is null and failed_at is null limit 1`.execute(database.db);
-      if (pending.rows.length === 0) return [];
-    }
-    const rows = database.kind === "pglite" ? await claimInOneStatement() : await claimAfterLock();
-    return [...rows].sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
-  }
-
-  /**
-   * PostgreSQL: the lock first, then (in statements that see every claim committed before the
-   * lock was granted) the check for another relay's live lease, then the claim.
-   */
-  function claimAfterLock(): Promise<ClaimedRow[]> {
-    return database.db.transaction().execute(async (trx) => {
-      const lock = await sql<{
-        ok: boolean;
-      }>`select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())) as ok`.execute(trx);
-      if (!lock.rows[0]?.ok) return [];
-      const busy = await sql<{ x: number }>`
-        select 1 as x from outbox
-        where published_at is null and failed_at is null and locked_until > now() and locked_by <> ${owner}
-        limit 1`.execute(trx);
-      if (busy.rows.length > 0) return [];
-      const rows = await sql<ClaimedRow>`
-        update outbox set locked_until = now() + ${`${lease} milliseconds`}::interval, locked_by = ${owner}, attempts = attempts + 1
-        where id in (
-          select id from outbox where published_at is null and failed_at is null
-          order by seq limit ${batchSize} for update skip locked)
-        returning id, seq, subject, payload, headers, tombstone`.execute(trx);
-      return rows.rows;
-    });
-  }
-
-  /**
-   * PGlite: the same checks and claim in one statement, one round trip instead of five. PGlite is
-   * one session whose statements never overlap, so the statement's snapshot already holds every
-   * claim another relay committed; on PostgreSQL it could predate one that commits just before
-   * the lock is granted.
-   */
-  async function claimInOneStatement(): Promise<ClaimedRow[]> {
-    const rows = await sql<ClaimedRow>`
-      update outbox set locked_until = now() + ${`${lease} milliseconds`}::interval, locked_by = ${owner}, attempts = attempts + 1
-      where (select pg_try_advisory_xact_lock(${OUTBOX_LOCK_CLASS}, hashtext(current_schema())))
-        and not exists (
-          select 1 from outbox
-          where published_at is null and failed_at is null and locked_until > now() and locked_by <> ${owner})
-        and id in (
-          select id from outbox where published_at is null and failed_at is null
-          order by seq limit ${batchSize} for update skip locked)
-      returning id, seq, subject, payload, headers, tombstone`.execute(database.db);
-    return rows.rows;
-  }
+  const claim = createOutboxClaim({ database, owner, lease, batchSize });
 
   /** One round: claim, publish in order, record the outcome. Returns rows published; throws when the bus fails. */
   async function round(known = false, tally?: { claimed: number }): Promise<number> {
     const rows = await claim(known);
     if (tally) tally.claimed = rows.length;
     if (rows.length === 0) return 0;
-    const published: string[] = [];
-    const invalid: Array<{ id: string; error: string }> = [];
-    let failure: unknown;
-    for (const row of rows) {
-      try {
-        const headers =
-          typeof row.headers === "string" ? (JSON.parse(row.headers) as Record<string, string>) : row.headers;
-        await bus.publish(row.subject, row.payload, { id: row.id, headers, tombstone: row.tombstone });
-        published.push(row.id);
-      } catch (err) {
-        if (err instanceof InvalidEventError) {
-          // Can never be published: set aside (kept for inspection) instead of blocking the outbox.
-          logger.error("outbox event cannot be published; marked failed", {
-            id: row.id,
-            subject: row.subject,
-            ...errorFields(err),
-          });
-          invalid.push({ id: row.id, error: err.message });
-          continue;
-        }
-        failure = err;
-        break;
-      }
-    }
-    if (published.length > 0) {
-      await sql`update outbox set published_at = now(), locked_until = null, locked_by = null, last_error = null where id in (${sql.join(published)})`.execute(
-        database.db,
-      );
-    }
-    for (const { id, error } of invalid) {
-      await sql`update outbox set failed_at = now(), locked_until = null, locked_by = null, last_error = ${error} where id = ${id}`.execute(
-        database.db,
-      );
-    }
-    const done = new Set([...published, ...invalid.map((r) => r.id)]);
-    const left = rows.filter((r) => !done.has(r.id)).map((r) => r.id);
-    if (left.length > 0) {
-      const message = failure instanceof Error ? failure.message : String(failure);
-      await sql`update outbox set locked_until = null, locked_by = null, last_error = ${message} where locked_by = ${owner} and id in (${sql.join(left)})`.execute(
-        database.db,
-      );
-    }
-    if (failure !== undefined) throw failure;
-    return published.length;
+    return publishClaimed({ database, bus, logger, owner }, rows);
   }
 
   // One relay's rounds run one at a time, so a flush and the loop never publish the same batch.

@@ -1,11 +1,23 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type HandlerContext } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createContextValues,
+  createRouterTransport,
+  type ConnectRouter,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ProcessSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
-import { CreateProcessRequestSchema } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import {
+  CreateProcessRequestSchema,
+  type CreateProcessRequest,
+} from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license_service_pb.js";
 import { invalidArgument } from "../errors.js";
 import { createLogger } from "../logger.js";
-import { guardHandler } from "./handler-guard.js";
+import { guardHandler, registerGuarded } from "./handler-guard.js";
 
 const ctx = { values: createContextValues() } as unknown as HandlerContext;
 
@@ -144,5 +156,43 @@ describe("guardHandler", () => {
     });
     expect(seen).toEqual([1, 2]);
     expect(err.code).toBe(Code.Internal);
+  });
+});
+
+describe("registerGuarded", () => {
+  const options = { logger: capture().logger, label: "test" };
+
+  it("serves every method of the service through its handler", async () => {
+    const transport = createRouterTransport((router) =>
+      registerGuarded(
+        router,
+        DAILicenseService,
+        { getDAILicenseMetadata: async () => ({ daiLicenseMetadata: { licenseVersion: "1" } }) },
+        options,
+      ),
+    );
+    const answer = await createClient(DAILicenseService, transport).getDAILicenseMetadata({});
+    expect(answer.daiLicenseMetadata?.licenseVersion).toBe("1");
+  });
+
+  // The type check is the test here: each `@ts-expect-error` fails `npm run typecheck` once the
+  // handler map is no longer refused. At run time registration refuses what it can see.
+  it("refuses a handler map that lacks, misspells or mistypes a method of its service", () => {
+    const router = { service: () => router } as unknown as ConnectRouter;
+    // @ts-expect-error the map lacks getDAILicenseMetadata
+    expect(() => registerGuarded(router, DAILicenseService, {}, options)).toThrow(
+      "no handler for enginemanager.v1.DAILicenseService.GetDAILicenseMetadata",
+    );
+    const misspelt = { getDaiLicenseMetadata: async () => ({}) };
+    // @ts-expect-error getDaiLicenseMetadata is not the method's name
+    expect(() => registerGuarded(router, DAILicenseService, misspelt, options)).toThrow(/no handler for/);
+    const wrongResponse = { getDAILicenseMetadata: async () => ({ daiLicenseMetadata: 5 }) };
+    // @ts-expect-error the response's field holds a message, not a number
+    registerGuarded(router, DAILicenseService, wrongResponse, options);
+    const takesAnotherRequest = async (req: CreateProcessRequest) => ({
+      daiLicenseMetadata: { licenseVersion: req.parent },
+    });
+    // @ts-expect-error the handler takes another method's request
+    registerGuarded(router, DAILicenseService, { getDAILicenseMetadata: takesAnotherRequest }, options);
   });
 });

@@ -1,7 +1,7 @@
 // The wrapper every RPC handler of every service runs in: input checks first, then the handler,
 // with any failure that is not already a ConnectError logged and answered as INTERNAL.
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { Code, ConnectError, internalError, invalidArgument } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { forwardable } from "./forwarding.js";
@@ -54,25 +54,39 @@ export function guardHandler<I, O>(
 }
 
 /**
+ * The handlers of a service: one per method, under the method's local name, taking the generated
+ * request type and answering the generated response type, so a missing, misspelt or mistyped
+ * handler fails the type check. A service whose type was erased to plain `DescService` (a list of
+ * several services) cannot be checked, and takes any object: its handlers are still looked up at
+ * registration.
+ */
+export type GuardedHandlers<S extends DescService> =
+  | ServiceImpl<S>
+  | (string extends keyof S["method"] ? Readonly<Record<string, unknown>> : never);
+
+/**
  * Registers `service` with every method guarded. Handlers are looked up by the method's local
  * name (`createProcess`) or, failing that, its proto name (`CreateProcess`); a method without
  * one is a programming error, thrown at registration rather than answered UNIMPLEMENTED. A
  * handler that throws ServedElsewhere has its call carried out by the replica that owns the work.
  */
-export function registerGuarded(
+export function registerGuarded<S extends DescService>(
   router: ConnectRouter,
-  service: DescService,
-  handlers: Readonly<Record<string, unknown>>,
+  service: S,
+  handlers: GuardedHandlers<S>,
   options: GuardOptions,
 ): void {
+  const byName = handlers as Readonly<Record<string, unknown>>;
   const impl: Record<string, unknown> = {};
   for (const method of service.methods) {
-    const handler = handlers[method.localName] ?? handlers[method.name];
+    const handler = byName[method.localName] ?? byName[method.name];
     if (typeof handler !== "function") throw new Error(`no handler for ${service.typeName}.${method.name}`);
     const forwarded = forwardable(method, handler as (req: unknown, ctx: HandlerContext) => unknown);
     impl[method.localName] = guardHandler(options, `${service.typeName}/${method.name}`, method.input, forwarded);
   }
-  router.service(service, impl as never);
+  // Built method by method from the descriptor, so its type is the loose one; every method of
+  // `service` has its guarded handler, which is what ServiceImpl<S> says.
+  router.service(service, impl as Partial<ServiceImpl<S>>);
 }
 
 /**

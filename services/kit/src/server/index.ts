@@ -2,7 +2,7 @@ export { createAuthInterceptor } from "./auth-interceptor.js";
 export type { AuthInterceptorOptions } from "./auth-interceptor.js";
 export { principalKey, principalOf } from "./principal-context.js";
 export type { HttpHandler, HttpRoute, ServiceDeps, ServiceModule } from "./service-module.js";
-export { guardHandler, registerGuarded, rejectNul } from "./handler-guard.js";
+export { guardHandler, registerGuarded, rejectNul, type GuardedHandlers } from "./handler-guard.js";
 export type { GuardOptions } from "./handler-guard.js";
 export { createServiceCore, createStartOnce } from "./service-core.js";
 export type { ServiceCore, ServiceCoreState } from "./service-core.js";

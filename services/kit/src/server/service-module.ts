@@ -26,6 +26,8 @@ export interface HttpRoute {
   readonly handler: HttpHandler;
   /** Takes over an HTTP/1.1 `Upgrade` request under the prefix (WebSockets to a notebook). */
   readonly upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Takes Upgrade requests only: plain HTTP under the prefix goes on to the next route. */
+  readonly upgradeOnly?: boolean;
 }
 
 /**

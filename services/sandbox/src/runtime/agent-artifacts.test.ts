@@ -1,6 +1,5 @@
-// The agent as the runtime starts it, outside any sandbox: from its startup snapshot and from
-// the plain bundle (the way back when no snapshot can be built). Both must serve every call,
-// including the ones that load the built-in modules the snapshot leaves for first use.
+// The agent as the runtime builds and caches it, started outside any sandbox: it serves every
+// call, and the runtime's options refuse an agent setting that names no agent.
 import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -8,6 +7,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentArtifacts, prepareAgentArtifacts } from "./agent-artifacts.js";
 import { connectAgent } from "./agent-client.js";
+import { SandboxRuntimeError, createLocalSandboxRuntime } from "./local-runtime.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-artifacts-test-"));
 const cacheDir = path.join(dir, "cache");
@@ -24,12 +24,12 @@ afterAll(() => {
 });
 
 /** Starts the agent unconfined on a root of its own; resolves with its socket once it said ready. */
-function startAgent(name: string, args: string[]): Promise<string> {
+function startAgent(name: string): Promise<string> {
   const root = path.join(dir, name);
   fs.mkdirSync(root);
   const socket = path.join(root, ".agent.sock");
-  const config = JSON.stringify({ socket, root, version: "test", helperPath: artifacts.helperPath, ensureDirs: true });
-  const child = spawn(process.execPath, args, {
+  const config = JSON.stringify({ socket, root, version: "test", ensureDirs: true });
+  const child = spawn(artifacts.agentPath!, [], {
     env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", AIEM_AGENT_CONFIG: config },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -47,35 +47,56 @@ function startAgent(name: string, args: string[]): Promise<string> {
 }
 
 describe("agent artifacts", () => {
-  it("builds a startup snapshot that names no host path of the cache", () => {
-    expect(artifacts.snapshotUnavailableReason).toBeUndefined();
-    expect(artifacts.snapshotPath).toBeDefined();
-    const blob = fs.readFileSync(artifacts.snapshotPath!);
-    expect(blob.includes(Buffer.from(dir))).toBe(false);
+  it("builds the agent into the cache, as one static binary", () => {
+    expect(artifacts.agentUnavailableReason).toBeUndefined();
+    expect(path.dirname(artifacts.agentPath!)).toBe(cacheDir);
+    // A static executable has no program interpreter to load it.
+    const header = fs.readFileSync(artifacts.agentPath!).subarray(0, 4096);
+    expect(header.subarray(0, 4).toString("latin1")).toBe("\x7fELF");
+    expect(header.includes(Buffer.from("ld-linux"))).toBe(false);
   });
 
-  for (const [label, args] of [
-    ["from the startup snapshot", () => ["--snapshot-blob", artifacts.snapshotPath!]],
-    ["from the plain bundle", () => [artifacts.bundlePath]],
-  ] as const) {
-    it(`serves health, files and processes ${label}`, async () => {
-      const socket = await startAgent(label.replace(/\W+/g, "-"), args());
-      const { client, close } = connectAgent(socket);
-      try {
-        expect((await client.health({})).version).toBe(artifacts.version);
-        await client.writeFile({ path: "/workspace/hello.txt", content: Buffer.from("hello") });
-        expect(Buffer.from((await client.readFile({ path: "/workspace/hello.txt" })).content).toString()).toBe("hello");
-        // Spawning loads child_process, which the snapshot leaves for first use.
-        await client.startProcess({ processId: "p1", command: "/bin/sh", args: ["-c", "echo hello; exit 3"] });
-        const { exit } = await client.waitProcess({ processId: "p1" });
-        expect(exit?.exitCode).toBe(3);
-        // The exit can come before the pipes drained: the stream's end marker says the log is whole.
-        for await (const message of client.streamOutput({ processId: "p1" })) if (message.chunk?.end) break;
-        const output = await client.readOutput({ processId: "p1" });
-        expect(Buffer.from(output.data).toString()).toContain("hello");
-      } finally {
-        close();
+  it("serves health, files and processes", async () => {
+    const socket = await startAgent("served");
+    const { client, close } = connectAgent(socket);
+    try {
+      expect((await client.health({})).version).toBe(artifacts.version);
+      await client.writeFile({ path: "/workspace/hello.txt", content: Buffer.from("hello") });
+      expect(Buffer.from((await client.readFile({ path: "/workspace/hello.txt" })).content).toString()).toBe("hello");
+      await client.startProcess({ processId: "p1", command: "/bin/sh", args: ["-c", "echo hello; exit 3"] });
+      const { exit } = await client.waitProcess({ processId: "p1" });
+      expect(exit?.exitCode).toBe(3);
+      // The exit can come before the pipes drained: the stream's end marker says the log is whole.
+      for await (const message of client.streamOutput({ processId: "p1" })) if (message.chunk?.end) break;
+      const output = await client.readOutput({ processId: "p1" });
+      expect(Buffer.from(output.data).toString()).toContain("hello");
+    } finally {
+      close();
+    }
+  });
+
+  it("refuses an AIEM_SANDBOX_AGENT that names no agent when the runtime is made, naming the setting", () => {
+    const before = process.env["AIEM_SANDBOX_AGENT"];
+    try {
+      for (const value of ["node", "nativ"]) {
+        process.env["AIEM_SANDBOX_AGENT"] = value;
+        let error: unknown;
+        try {
+          createLocalSandboxRuntime({ dataDir: path.join(dir, "refused"), cacheDir });
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(SandboxRuntimeError);
+        expect((error as SandboxRuntimeError).code).toBe("invalid-argument");
+        expect((error as Error).message).toContain(`AIEM_SANDBOX_AGENT="${value}"`);
       }
-    });
-  }
+      process.env["AIEM_SANDBOX_AGENT"] = "native";
+      expect(createLocalSandboxRuntime({ dataDir: path.join(dir, "accepted"), cacheDir }).dataDir).toBe(
+        path.join(dir, "accepted"),
+      );
+    } finally {
+      if (before === undefined) delete process.env["AIEM_SANDBOX_AGENT"];
+      else process.env["AIEM_SANDBOX_AGENT"] = before;
+    }
+  });
 });

@@ -13,7 +13,7 @@
 import * as fs from "node:fs";
 import { Readable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { writeAll } from "../agent/write-all.js";
+import { writeAll } from "./write-all.js";
 import { childrenOf, processStartTime } from "./adopted-sandboxes.js";
 
 /** The agent as a host process. */

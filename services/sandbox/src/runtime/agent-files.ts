@@ -1,4 +1,4 @@
-// The client of the agent's raw file routes (agent/file-routes.ts): a file's bytes as one HTTP/2
+// The client of the agent's raw file routes (file-routes.ts): a file's bytes as one HTTP/2
 // stream on the agent's connection, without protobuf messages. An agent started before these
 // routes existed (a sandbox adopted across an upgrade) answers the probe with 404; the callers
 // then use ReadFile and WriteFileStream as before. Where the agent runs on this host (its
@@ -22,7 +22,7 @@ import {
   FILE_INFO_HEADER,
   FILE_ROUTES_PREFIX,
   MAX_BYTES_HEADER,
-} from "../agent/file-routes.js";
+} from "./file-routes.js";
 import {
   type AgentProcess,
   DescriptorUnusable,

@@ -116,13 +116,17 @@ export const ALL_LAYERS: IsolationLayers = {
 
 /** Where the agent's files appear inside the sandbox. */
 export const SANDBOX_AGENT_DIR = "/.aiem";
-export const SANDBOX_AGENT_BUNDLE = "/.aiem/agent.cjs";
-export const SANDBOX_AGENT_SNAPSHOT = "/.aiem/agent.blob";
-export const SANDBOX_SPAWN_HELPER = "/.aiem/spawn-helper";
-export const SANDBOX_AGENT_GUARD = "/.aiem/agent-guard.so";
-export const SANDBOX_NODE = "/.aiem/node";
-/** The native agent, one static binary. */
-export const SANDBOX_NATIVE_AGENT = "/.aiem/agent";
+/** The agent, one static binary (services/sandbox/go-agent). */
+export const SANDBOX_AGENT = "/.aiem/agent";
+/** Its argument to empty every capability set of its own before it serves. */
+export const AGENT_DROP_CAPABILITIES = "--drop-capabilities";
+/**
+ * Where the agent is published for every sandbox to bind read-only: one file for all of them, so
+ * the kernel keeps one copy of its pages (a copy per sandbox, on its stage, held 5.5 MiB of every
+ * idle sandbox's memory), at a path that names nothing of the data directory's (a bind shows its
+ * source's path within its file system in the sandbox's mountinfo).
+ */
+export const SHARED_AGENT_DIR = "/run/aiem-agent";
 /** The descriptor the agent's socket reaches the agent as (see README.md, "The agent's socket"). */
 export const AGENT_SOCKET_FD = 5;
 /**
@@ -132,6 +136,44 @@ export const AGENT_SOCKET_FD = 5;
  * directory (which may lie in a 0700 home). On the host it stays empty.
  */
 export const LAUNCH_PLACE = "/run/aiem-launch";
+
+const published = new Set<string>();
+
+/**
+ * Publishes the agent `file` (named by the hash of its sources) in `dir`, once, and returns the
+ * published file; undefined where that cannot be done safely (not root, or `dir` or a directory
+ * above it writable by others), when sandboxes get a copy each on their stage instead.
+ */
+export function publishSharedAgent(file: string, dir: string = SHARED_AGENT_DIR): string | undefined {
+  const target = path.join(dir, path.basename(file));
+  // Checked once per file and process; afterwards only that it is still there.
+  if (published.has(target) && fs.existsSync(target)) return target;
+  published.delete(target);
+  try {
+    if (process.getuid?.() !== 0) return undefined;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+    // Whoever may write here could replace the agent of every sandbox.
+    for (let d = dir; ; d = path.dirname(d)) {
+      const st = fs.lstatSync(d);
+      if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) return undefined;
+      if (d === path.dirname(d)) break;
+    }
+    const size = fs.statSync(file).size;
+    const have = fs.lstatSync(target, { throwIfNoEntry: false });
+    if (have?.isFile() && have.uid === 0 && have.size === size && (have.mode & 0o222) === 0) {
+      published.add(target);
+      return target;
+    }
+    const staging = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}`);
+    fs.copyFileSync(file, staging);
+    fs.chmodSync(staging, 0o555);
+    fs.renameSync(staging, target);
+    published.add(target);
+    return target;
+  } catch {
+    return undefined;
+  }
+}
 
 export function findBwrap(explicit?: string): string | undefined {
   if (explicit) return fs.existsSync(explicit) ? explicit : undefined;
@@ -175,27 +217,17 @@ export interface BwrapArgsOptions {
   /** The host directory that becomes `/`. */
   readonly root: string;
   /**
-   * A host directory on a tmpfs of the sandbox's launcher (see local-runtime.ts) holding
-   * agent.cjs or agent.blob, spawn-helper, run/ (the agent's socket) and etc/ (the private /etc
-   * files).
+   * A host directory on a tmpfs of the sandbox's launcher (see local-runtime.ts) holding the
+   * agent, run/ (the agent's socket) and etc/ (the private /etc files).
    */
   readonly stageDir: string;
-  /** Where the agent bundle and helper are bound from when host paths are not hidden. */
-  readonly bundlePath: string;
-  /** The agent guard (agent/agent-guard.c), preloaded into the agent; same rule. */
-  readonly guardPath: string;
-  /** The launcher bound the node binary onto the stage's `node` (it lies outside the system directories). */
-  readonly nodeStaged?: boolean | undefined;
   /**
-   * The native agent on the host: run instead of node with the bundle. It needs no guard (it
-   * makes itself undumpable), no node and no spawn helper.
+   * The agent on the host, bound from there when host paths are not hidden. It makes itself
+   * undumpable and its descriptors close-on-exec (docs/adr/0150-native-sandbox-agent.md).
    */
-  readonly nativeAgentPath?: string | undefined;
-  /** The agent's startup snapshot, run instead of the bundle when there is one. */
-  readonly snapshotPath?: string | undefined;
-  readonly helperPath: string | undefined;
-  /** The node binary on the host. */
-  readonly nodePath: string;
+  readonly agentPath: string;
+  /** The agent as publishSharedAgent published it: bound from there, not from the stage. */
+  readonly sharedAgentPath?: string | undefined;
   readonly agentConfig: string;
   readonly hostname: string;
   readonly layers: IsolationLayers;
@@ -263,58 +295,9 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
   // keeps ptrace and its kin off it).
   if (layers.pidNamespace) args.push("--ro-bind", "/dev/null", "/proc/1/mem");
   args.push("--dev", "/dev");
-  if (options.nativeAgentPath !== undefined) {
-    args.push(
-      "--ro-bind",
-      layers.hideHostPaths ? path.join(stageDir, "agent") : options.nativeAgentPath,
-      SANDBOX_NATIVE_AGENT,
-    );
-    if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
-    if (layers.emptyBoundingSet && layers.dropCapabilities) args.push("--cap-add", "CAP_SETPCAP");
-    args.push(
-      "--clearenv",
-      "--setenv",
-      "PATH",
-      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-      "--setenv",
-      "AIEM_AGENT_CONFIG",
-      options.agentConfig,
-      "--chdir",
-      "/",
-    );
-    const command = layers.emptyBoundingSet
-      ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", SANDBOX_NATIVE_AGENT]
-      : [SANDBOX_NATIVE_AGENT];
-    return { options: args, command };
-  }
-  // Copies on the launcher's tmpfs: a bind's source shows in mountinfo as its path within its
-  // filesystem, which for the cache directory is a host path.
-  const agent = options.snapshotPath
-    ? {
-        host: options.snapshotPath,
-        staged: "agent.blob",
-        inside: SANDBOX_AGENT_SNAPSHOT,
-        args: ["--snapshot-blob", SANDBOX_AGENT_SNAPSHOT],
-      }
-    : { host: options.bundlePath, staged: "agent.cjs", inside: SANDBOX_AGENT_BUNDLE, args: [SANDBOX_AGENT_BUNDLE] };
-  args.push("--ro-bind", layers.hideHostPaths ? path.join(stageDir, agent.staged) : agent.host, agent.inside);
-  if (options.helperPath) {
-    args.push(
-      "--ro-bind",
-      layers.hideHostPaths ? path.join(stageDir, "spawn-helper") : options.helperPath,
-      SANDBOX_SPAWN_HELPER,
-    );
-  }
-  args.push(
-    "--ro-bind",
-    layers.hideHostPaths ? path.join(stageDir, "agent-guard.so") : options.guardPath,
-    SANDBOX_AGENT_GUARD,
-  );
-  let node = fs.realpathSync(options.nodePath);
-  if (!isUnderSystemDirs(node)) {
-    args.push("--ro-bind", options.nodeStaged ? path.join(stageDir, "node") : node, SANDBOX_NODE);
-    node = SANDBOX_NODE;
-  }
+  const agentSource =
+    options.sharedAgentPath ?? (layers.hideHostPaths ? path.join(stageDir, "agent") : options.agentPath);
+  args.push("--ro-bind", agentSource, SANDBOX_AGENT);
   if (layers.seccomp && options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
   // bubblewrap, run as root, leaves the bounding set full; the agent's first step empties it,
   // for which it keeps CAP_SETPCAP until then (the step drops it too).
@@ -327,19 +310,12 @@ export function buildBwrapArgs(options: BwrapArgsOptions): { options: string[]; 
     "--setenv",
     "AIEM_AGENT_CONFIG",
     options.agentConfig,
-    // The guard acts in the agent's node only (not in setpriv on the way), and takes both
-    // variables out of the environment the agent's programs would inherit.
-    "--setenv",
-    "LD_PRELOAD",
-    SANDBOX_AGENT_GUARD,
-    "--setenv",
-    "AIEM_AGENT_GUARD_EXE",
-    node,
     "--chdir",
     "/",
   );
-  const command = layers.emptyBoundingSet
-    ? ["/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", node, ...agent.args]
-    : [node, ...agent.args];
+  // The agent is the PID namespace's init itself (no bubblewrap reaper before it), and empties
+  // the bounding set itself (no setpriv before it): docs/adr/0190.
+  if (layers.pidNamespace) args.push("--as-pid-1");
+  const command = layers.emptyBoundingSet ? [SANDBOX_AGENT, AGENT_DROP_CAPABILITIES] : [SANDBOX_AGENT];
   return { options: args, command };
 }

@@ -117,8 +117,9 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
     it("runs as an unprivileged host uid of its own range, checked from the host", async () => {
       expect(hardened.layers.userNamespace.active).toBe(true);
       expect(hardened.hostUid).toBeGreaterThanOrEqual(1 << 20);
+      // bubblewrap and the agent, at least.
       const uids = hostUids(hardened.pid);
-      expect(uids.length).toBeGreaterThan(2);
+      expect(uids.length).toBeGreaterThanOrEqual(2);
       for (const uid of uids) expect(uid).toBe(hardened.hostUid);
       const other = await sandboxWith("neighbour", {});
       expect(other.hostUid).not.toBe(hardened.hostUid);
@@ -203,7 +204,9 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
       "hideHostPaths",
       { hideHostPaths: false },
       (r) => {
-        expect(r["dataDirInProc"]).toMatch(/^found:.*(cmdline|mountinfo)/);
+        // The agent is the namespace's init itself, so no process inside holds bubblewrap's
+        // arguments to show.
+        expect(r["dataDirInProc"]).toBe("failed");
         expect(r["hostCgroupPath"]).toMatch(/^found:.*aiem-/);
       },
     ],

@@ -11,12 +11,11 @@
 //   sandboxes/<id>/uid-range  the sandbox's host uid range (see uid-ranges.ts)
 //   sandboxes/<id>/run/       the agent's socket when unconfined
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
-//   agent-cache/              the agent bundle and snapshot, helpers and seccomp filter, by hash
+//   agent-cache/              the agent, helpers and seccomp filter, by hash
 //   spare-images/<bytes>.img  a formatted storage image per size, ready for the next start
 // This file is longer than the others (about 650 lines) because launch() is one sequence whose
 // steps (storage image, cgroup, uid range, bubblewrap arguments, spawn, agent connection) each
 // undo the earlier ones when they fail; the types and the adoption records live beside it.
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareAgentArtifacts, preparePeerCredentials, type AgentArtifacts } from "./agent-artifacts.js";
@@ -27,12 +26,11 @@ import {
   ALL_LAYERS,
   type IsolationLayers,
   LAUNCH_PLACE,
-  SANDBOX_SPAWN_HELPER,
   buildBwrapArgs,
   findBwrap,
-  isUnderSystemDirs,
   prepareEtcTree,
   privateEtcFiles,
+  publishSharedAgent,
   sharedEtcEntries,
 } from "./bwrap.js";
 import { acquireUidRange, releaseUidRange } from "./uid-ranges.js";
@@ -64,9 +62,7 @@ import {
   type SandboxRecord,
 } from "./adopted-sandboxes.js";
 import {
-  DEFAULT_AGENT,
   SandboxRuntimeError,
-  type AgentKind,
   type IsolationMode,
   type LayerState,
   type LocalSandboxRuntime,
@@ -145,7 +141,7 @@ function existingAncestor(dir: string): string {
   return current;
 }
 
-/** Processes an agent needs to start, counted against maxTotalProcesses. */
+/** Threads the agent starts up front (go-agent/threads.go), counted against maxTotalProcesses. */
 const AGENT_PROCESSES = 16;
 
 /** Half of what the kernel allows in all, pids or threads: the rest stays the host's. */
@@ -233,13 +229,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     useStorageImages: (options.useStorageImages ?? true) && isolation === "bwrap",
   });
   const groupName = runtimeCgroupName(dataDir);
-  const givenNode = options.nodePath ?? process.execPath;
-  const envAgent = process.env["AIEM_SANDBOX_AGENT"];
-  const agentKind: AgentKind =
-    options.agent ?? (envAgent === "native" || envAgent === "node" ? envAgent : DEFAULT_AGENT);
-  const native = agentKind === "native";
-  /** The binary sandboxes run the agent with: the given one, or its copy they can reach. */
-  let nodePath = givenNode;
+  checkAgentSetting(process.env["AIEM_SANDBOX_AGENT"]);
   const maxProcesses = options.maxProcesses ?? 4096;
   const maxTotalProcesses = options.maxTotalProcesses ?? defaultTotalProcesses();
   /** The runtime's group in the pids hierarchy, once bounded (at the first start). */
@@ -339,12 +329,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     } catch (error) {
       return (error as Error).message;
     }
-    if (native && !art.nativeAgentPath)
-      return `the sandbox agent is not available: ${art.nativeAgentUnavailableReason}`;
+    if (!art.agentPath) return `the sandbox agent is not available: ${art.agentUnavailableReason}`;
     if (isolation !== "bwrap") return undefined;
-    if (!native && !art.guardPath) {
-      return `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`;
-    }
     const layers = layerStates(art);
     const placedHere = art.launchPath !== undefined && layers.hideHostPaths.active && launchPlaceUsable();
     const blocked = layers.userNamespace.active && !placedHere ? unreachableAncestor(dataDir) : undefined;
@@ -431,9 +417,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
   }
 
   async function prepare(): Promise<void> {
-    // A copy is the same binary: a snapshot built with the given one runs on it.
-    if (isolation === "bwrap" && nodePath === givenNode) nodePath = reachableNode(cacheDir, givenNode);
-    artifacts ??= await prepareAgentArtifacts(cacheDir, nodePath);
+    artifacts ??= await prepareAgentArtifacts(cacheDir);
   }
 
   /** The agent's identity checker, or why there is none (then no sandbox starts: agent-peer.ts). */
@@ -477,23 +461,14 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       const adopted = await adopt(sandboxId, dir);
       if (adopted) return adopted;
     }
-    if (!native && !fs.existsSync(givenNode)) {
-      throw new SandboxRuntimeError("start-failed", `the node binary ${givenNode} that runs the agent does not exist`);
-    }
     await prepare();
     const art = artifacts!;
     const peer = peerReader(art);
     checkCapacity(startOptions.limits ?? {}, sandboxId);
-    if (native && !art.nativeAgentPath) {
+    if (!art.agentPath) {
       throw new SandboxRuntimeError(
         "start-failed",
-        `the sandbox agent is not available: ${art.nativeAgentUnavailableReason}`,
-      );
-    }
-    if (!native && isolation === "bwrap" && !art.guardPath) {
-      throw new SandboxRuntimeError(
-        "start-failed",
-        `the agent cannot be shielded from the sandbox's own processes: ${art.guardUnavailableReason} (install a C compiler, e.g. the Debian package gcc)`,
+        `the sandbox agent is not available: ${art.agentUnavailableReason}`,
       );
     }
     const limits = startOptions.limits ?? {};
@@ -572,7 +547,6 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
       ...(confined ? { socketFd: AGENT_SOCKET_FD } : { socket: socketPath }),
       root: confined ? "/" : root,
       version: art.version,
-      helperPath: !native && art.helperPath ? (confined ? SANDBOX_SPAWN_HELPER : art.helperPath) : undefined,
       outputLimitBytes: options.outputLimitBytes,
       totalOutputLimitBytes: totalOutputLimit(memoryBytes),
       keepAliveMs: options.keepAliveMs,
@@ -636,6 +610,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           );
         }
       }
+      const sharedAgent = publishSharedAgent(art.agentPath!);
       const built = buildArgsOrCleanUp(cgroup, () => {
         fs.rmSync(bootDir, { recursive: true, force: true });
         // What the launcher copies onto the stage, laid out as it is to be there, so that one
@@ -646,26 +621,13 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           fs.writeFileSync(path.join(staged, "etc", name), text, { mode: 0o644 });
         }
         if (etcShared) prepareEtcTree(path.join(staged, "etc"));
-        if (native) linkOrCopy(art.nativeAgentPath!, path.join(staged, "agent"));
-        else {
-          linkOrCopy(
-            art.snapshotPath ?? art.bundlePath,
-            path.join(staged, art.snapshotPath ? "agent.blob" : "agent.cjs"),
-          );
-          if (art.helperPath) linkOrCopy(art.helperPath, path.join(staged, "spawn-helper"));
-          linkOrCopy(art.guardPath!, path.join(staged, "agent-guard.so"));
-        }
+        if (!sharedAgent) linkOrCopy(art.agentPath!, path.join(staged, "agent"));
         fs.mkdirSync(stageDir, { recursive: true, mode: 0o755 });
         return buildBwrapArgs({
           root: placed ? path.join(LAUNCH_PLACE, "root") : root,
           stageDir: placed ? path.join(LAUNCH_PLACE, "stage") : stageDir,
-          bundlePath: art.bundlePath,
-          guardPath: art.guardPath ?? "",
-          nativeAgentPath: native ? art.nativeAgentPath : undefined,
-          nodeStaged: placed && !isUnderSystemDirs(nodePath),
-          snapshotPath: art.snapshotPath,
-          helperPath: art.helperPath,
-          nodePath,
+          agentPath: art.agentPath!,
+          sharedAgentPath: sharedAgent,
           agentConfig,
           hostname: "sandbox",
           layers: active,
@@ -696,7 +658,6 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
           ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
           ...(imagePath ? ["--image", imagePath] : []),
           ...(etcShared ?? []).flatMap((entry) => ["--etc", entry]),
-          ...(!native && placed && !isUnderSystemDirs(nodePath) ? ["--node", fs.realpathSync(nodePath)] : []),
           ...(placed ? ["--place", LAUNCH_PLACE] : []),
           ...["--socket-fd", String(AGENT_SOCKET_FD)],
           ...["--root", root, "--stage", stageDir, "--boot", bootDir, "--args", argsFile, "--filter", filter],
@@ -725,8 +686,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
         ];
       }
     } else {
-      command = native ? art.nativeAgentPath! : nodePath;
-      args = native ? [] : art.snapshotPath ? ["--snapshot-blob", art.snapshotPath] : [art.bundlePath];
+      command = art.agentPath!;
+      args = [];
       const prelude: string[] = [];
       for (const file of cgroup?.procsFiles ?? []) prelude.push(`echo $$ > ${shellQuote(file)} || exit 91`);
       if (prelude.length > 0) {
@@ -812,8 +773,8 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     });
     if (readyOutcome !== undefined) return failStart(readyOutcome);
     // The agent as a host process, found before it started anything: bwrap's only child (with a
-    // PID namespace, the only child of that child, the namespace's init), or the process spawned.
-    const agentPid = confined ? onlyChild(child.pid!, layers?.pidNamespace.active === true ? 2 : 1) : child.pid;
+    // PID namespace, the namespace's init), or the process spawned.
+    const agentPid = confined ? onlyChild(child.pid!, 1) : child.pid;
     const agentStart = agentPid === undefined ? undefined : processStartTime(agentPid);
     if (agentPid === undefined || agentStart === undefined) return failStart("the agent's process cannot be found");
     const identity: AgentIdentity = {
@@ -1093,7 +1054,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     get capabilities(): RuntimeCapabilities {
       return {
         ...capabilities,
-        exactSignals: artifacts ? native || artifacts.helperPath !== undefined : ("unknown-until-prepared" as const),
+        exactSignals: artifacts ? true : ("unknown-until-prepared" as const),
         layers: artifacts && isolation === "bwrap" ? layerStates(artifacts) : ("unknown-until-prepared" as const),
       };
     },
@@ -1132,25 +1093,15 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
 }
 
 /**
- * A node binary outside the system directories (one from npm's `node` package under /root/.npm,
- * nvm's under a home directory) is mounted into each sandbox from where it lies; bubblewrap, in
- * the sandbox's user namespace, cannot reach it through a directory closed to others (/root).
- * Such a binary is copied once into the cache directory, which sandboxes reach already, and run
- * from there; one under the system directories is used as it is.
+ * AIEM_SANDBOX_AGENT may only name `native`, the one agent there is: any other value (`node`, a
+ * typo) is refused when the runtime is made, rather than ignored, so that a setting that means
+ * nothing is noticed.
  */
-function reachableNode(cacheDir: string, node: string): string {
-  const real = fs.realpathSync(node);
-  if (isUnderSystemDirs(real)) return node;
-  const stat = fs.statSync(real);
-  const copy = path.join(
-    cacheDir,
-    `node-${createHash("sha256").update(`${real}:${stat.size}:${stat.mtimeMs}`).digest("hex").slice(0, 16)}`,
+function checkAgentSetting(value: string | undefined): void {
+  if (value === undefined || value === "" || value === "native") return;
+  throw new SandboxRuntimeError(
+    "invalid-argument",
+    `AIEM_SANDBOX_AGENT=${JSON.stringify(value)}: sandboxes run the native agent only (there is no Node agent); ` +
+      "unset AIEM_SANDBOX_AGENT or set it to native",
   );
-  if (fs.existsSync(copy)) return copy;
-  fs.mkdirSync(cacheDir, { recursive: true });
-  const temp = `${copy}.${process.pid}.tmp`;
-  fs.copyFileSync(real, temp);
-  fs.chmodSync(temp, 0o755);
-  fs.renameSync(temp, copy);
-  return copy;
 }

@@ -1,8 +1,7 @@
 // `node services/sandbox/src/runtime/prepare-cli.js <dir>`: builds what every sandbox needs (the
-// agent bundle and its startup snapshot for this node binary, the launcher helpers and the
-// seccomp filter) into `<dir>` ahead of time, as an image build does, so that a service with
-// AIEM_SANDBOX_AGENT_CACHE=<dir> compiles nothing at run time. Files already there (named by a
-// hash of their source) are kept: run it again with another node binary to add its snapshot.
+// agent, the launcher helpers and the seccomp filter) into `<dir>` ahead of time, as an image
+// build does, so that a service with AIEM_SANDBOX_AGENT_CACHE=<dir> compiles nothing at run time.
+// Files already there (named by a hash of their source) are kept.
 import { prepareAgentArtifacts } from "./agent-artifacts.js";
 
 const dir = process.argv[2];
@@ -16,11 +15,9 @@ for (const [key, reason] of missing)
   console.error(`prepare: ${key.replace("UnavailableReason", "")}: ${String(reason)}`);
 console.log(
   JSON.stringify({
-    bundle: artifacts.bundlePath,
-    snapshot: artifacts.snapshotPath,
+    agent: artifacts.agentPath,
     launch: artifacts.launchPath,
     enter: artifacts.enterPath,
-    helper: artifacts.helperPath,
     seccompFilter: artifacts.seccompFilterPath,
   }),
 );

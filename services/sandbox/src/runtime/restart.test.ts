@@ -134,8 +134,9 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
       .trim()
       .split(/\s+/)
       .map(Number);
-    // Every process under the namespace's init is stopped: the agent cannot answer.
-    const stopped = fs.readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim().split(/\s+/).map(Number);
+    // The namespace's init (the agent) and every process under it are stopped: it cannot answer.
+    const below = fs.readFileSync(`/proc/${init}/task/${init}/children`, "utf8").trim().split(/\s+/);
+    const stopped = [init!, ...below.filter((pid) => pid !== "").map(Number)];
     for (const pid of stopped) process.kill(pid, "SIGSTOP");
     const runtime = createLocalSandboxRuntime({
       dataDir,

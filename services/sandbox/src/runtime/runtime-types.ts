@@ -31,11 +31,6 @@ export class SandboxRuntimeError extends Error {
   }
 }
 
-export type AgentKind = "native" | "node";
-
-/** The agent sandboxes run unless AIEM_SANDBOX_AGENT or the runtime's options say otherwise. */
-export const DEFAULT_AGENT: AgentKind = "node";
-
 export interface LocalSandboxRuntimeOptions {
   /** Where sandboxes keep their files. */
   readonly dataDir: string;
@@ -47,17 +42,9 @@ export interface LocalSandboxRuntimeOptions {
   readonly unconfined?: boolean;
   /** The bwrap binary; found on PATH when unset. */
   readonly bwrapPath?: string;
-  /** The node binary that runs the agent; this process's own when unset. */
-  readonly nodePath?: string;
-  /**
-   * Which agent sandboxes run: the native one (services/sandbox/go-agent, one static binary) or
-   * the Node one, kept while sandboxes move over. Default: AIEM_SANDBOX_AGENT (`native` or
-   * `node`), else DEFAULT_AGENT.
-   */
-  readonly agent?: AgentKind;
-  /** Where the agent bundle and spawn helper are cached; `<dataDir>/agent-cache` when unset. */
+  /** Where the agent and the helpers are cached; `<dataDir>/agent-cache` when unset. */
   readonly cacheDir?: string;
-  /** A prebuilt agent bundle and helper (see prepareAgentArtifacts), e.g. made at image build time. */
+  /** A prebuilt agent and helpers (see prepareAgentArtifacts), e.g. made at image build time. */
   readonly agentArtifacts?: AgentArtifacts;
   /** Use cgroups for memory, CPU and process limits where the machine allows (default true). */
   readonly useCgroups?: boolean;
@@ -179,7 +166,7 @@ export interface RuntimeCapabilities {
   readonly cpu: LimitMechanismInfo;
   readonly processes: LimitMechanismInfo;
   readonly storage: LimitMechanismInfo;
-  /** Whether exit statuses are exact for every signal (the spawn helper was built). */
+  /** Whether exit statuses are exact for every signal (always, once the agent is built). */
   readonly exactSignals: boolean | "unknown-until-prepared";
   /** The isolation layers sandboxes get (some are known only once the helpers are built). */
   readonly layers: Readonly<Record<keyof IsolationLayers, LayerState>> | "unknown-until-prepared";
@@ -194,7 +181,7 @@ export interface LocalSandboxRuntime {
   readonly dataDir: string;
   /** What this machine can enforce, as detected at creation. */
   readonly capabilities: RuntimeCapabilities;
-  /** Builds the agent bundle and spawn helper now instead of at the first start. */
+  /** Builds the agent and the helpers now instead of at the first start. */
   prepare(): Promise<void>;
   /**
    * What keeps every sandbox from starting on this machine, in one sentence with what to do

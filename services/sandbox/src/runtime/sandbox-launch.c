@@ -3,7 +3,7 @@
  * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
  * what made up most of the chain's time). Run as host root.
  *
- *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--node FILE] [--socket-fd N]
+ *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--socket-fd N]
  *                  [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE
  *                  -- program args...
  *
@@ -23,8 +23,6 @@
  *    sandbox shares is bound read-only onto a place made for it in the stage's etc/, so that
  *    bubblewrap binds the whole /etc once: a bind in bubblewrap costs it a read of the whole
  *    mount table, here a few system calls.
- *    With --node, the node binary is bound read-only onto the stage's `node`, so that the
- *    sandbox reaches it wherever it lies on the host.
  * 5. With --place, mounts a small tmpfs on DIR (an empty directory every user may pass through)
  *    and binds the root and the stage onto its root/ and stage/: bubblewrap, which runs as the
  *    sandbox's uid and resolves every source path itself, then reaches them there and never has
@@ -325,26 +323,12 @@ static int place_tree(const char *place, const char *root, const char *stage) {
   return 0;
 }
 
-/* Binds `file` read-only onto <stage>/node, made for it. */
-static int stage_node(const char *stage, const char *file) {
-  char target[PATH_MAX];
-  snprintf(target, sizeof target, "%s/node", stage);
-  int fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-  if (fd < 0) return fail(96, "cannot make the place of", target);
-  close(fd);
-  if (mount(file, target, NULL, MS_BIND, NULL) != 0 ||
-      mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0) {
-    return fail(96, "cannot bind", file);
-  }
-  return 0;
-}
-
 int main(int argc, char **argv) {
   char *cgroups[MAX_CGROUPS];
   int cgroup_count = 0;
   char *etc[MAX_ETC];
   int etc_count = 0;
-  const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL, *node = NULL;
+  const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
   const char *place = NULL;
   int socket_fd = -1;
   int i = 1;
@@ -358,14 +342,13 @@ int main(int argc, char **argv) {
     else if (strcmp(flag, "--boot") == 0) boot = value;
     else if (strcmp(flag, "--args") == 0) args = value;
     else if (strcmp(flag, "--filter") == 0) filter = value;
-    else if (strcmp(flag, "--node") == 0) node = value;
     else if (strcmp(flag, "--socket-fd") == 0) socket_fd = atoi(value);
     else if (strcmp(flag, "--place") == 0) place = value;
     else break;
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter ||
       (socket_fd >= 0 && socket_fd < 5)) {
-    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--node FILE] [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
     return 90;
   }
   char **program = &argv[i + 1];
@@ -400,7 +383,6 @@ int main(int argc, char **argv) {
     status = copy_tree(source, stage);
   }
   for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
-  if (status == 0 && node != NULL) status = stage_node(stage, node);
   if (status == 0 && place != NULL) status = place_tree(place, root, stage);
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
