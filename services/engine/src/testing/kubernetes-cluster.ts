@@ -2,7 +2,14 @@
 // (the suites skip, saying why, where it is not), a real cluster with a namespace and clients for
 // it, and waits on what the cluster or the runtime reports, by watches rather than polling.
 import { kubernetesUnavailable, startTestCluster, type TestCluster, type TestClusterOptions } from "@aiem/kit/testing";
-import { CoreV1Api, KubeConfig, type V1Pod, Watch } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  type V1ListMeta,
+  type V1Pod,
+  Watch,
+} from "@kubernetes/client-node";
 import type { EngineRuntime, EngineStatus } from "../runtime/runtime.js";
 
 /** Why the Kubernetes suites cannot run here (logged once per file), or undefined when they can. */
@@ -12,6 +19,8 @@ export function kubernetesSkipReason(suite: string): string | undefined {
   return reason;
 }
 
+export type WatchedKind = "pods" | "services" | "persistentvolumeclaims";
+
 export interface KubernetesFixture {
   readonly cluster: TestCluster;
   /** The admin kubeconfig, loaded. */
@@ -20,6 +29,8 @@ export interface KubernetesFixture {
   readonly namespace: string;
   /** Resolves with the pod once `done` holds for it (`undefined`: deleted), by a list and a watch from it. */
   watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined>;
+  /** Resolves once the named object of `kind` is gone (now or later). */
+  watchGone(kind: WatchedKind, name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,20 +50,24 @@ export async function startKubernetesFixture(
   config.loadFromFile(cluster.kubeconfigPath);
   const core = config.makeApiClient(CoreV1Api);
 
-  async function watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined> {
+  async function watchObject<T extends KubernetesObject>(
+    kind: WatchedKind,
+    name: string,
+    done: (object: T | undefined) => boolean,
+  ): Promise<T | undefined> {
     const fieldSelector = `metadata.name=${name}`;
-    const list = await core.listNamespacedPod({ namespace, fieldSelector });
+    const list = (await listers[kind]({ namespace, fieldSelector })) as { items: T[]; metadata?: V1ListMeta };
     const current = list.items[0];
     if (done(current)) return current;
     let abort: AbortController | undefined;
-    const result = new Promise<V1Pod | undefined>((resolve, reject) => {
+    const result = new Promise<T | undefined>((resolve, reject) => {
       new Watch(config)
         .watch(
-          `/api/v1/namespaces/${namespace}/pods`,
+          `/api/v1/namespaces/${namespace}/${kind}`,
           { fieldSelector, resourceVersion: list.metadata?.resourceVersion },
-          (type, object: V1Pod) => {
-            const pod = type === "DELETED" ? undefined : object;
-            if (done(pod)) resolve(pod);
+          (type, object: T) => {
+            const seen = type === "DELETED" ? undefined : object;
+            if (done(seen)) resolve(seen);
           },
           (error) => reject(error ?? new Error("the watch ended")),
         )
@@ -66,8 +81,17 @@ export async function startKubernetesFixture(
       abort?.abort();
     }
   }
+  const listers: Record<WatchedKind, (query: { namespace: string; fieldSelector: string }) => Promise<unknown>> = {
+    pods: (q) => core.listNamespacedPod(q),
+    services: (q) => core.listNamespacedService(q),
+    persistentvolumeclaims: (q) => core.listNamespacedPersistentVolumeClaim(q),
+  };
+  const watchPod = (name: string, done: (pod: V1Pod | undefined) => boolean) => watchObject<V1Pod>("pods", name, done);
+  const watchGone = async (kind: WatchedKind, name: string) => {
+    await watchObject(kind, name, (object) => object === undefined);
+  };
 
-  return { cluster, config, core, namespace, watchPod, stop: () => cluster.stop() };
+  return { cluster, config, core, namespace, watchPod, watchGone, stop: () => cluster.stop() };
 }
 
 /** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */

@@ -92,7 +92,9 @@ describe.skipIf(unavailable !== undefined)("engine objects on a real control pla
       name: `engine-${uid}`,
       propagationPolicy: "Foreground",
     });
-    await watchPod(`engine-${uid}`, (p) => p === undefined);
+    // Foreground: the claim goes last, once the garbage collector removed everything it owns.
+    await k8s.watchGone("persistentvolumeclaims", `engine-${uid}`);
+    await expect(core.readNamespacedPod({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });
     await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
       code: 404,
     });
