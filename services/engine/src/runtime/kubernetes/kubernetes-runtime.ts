@@ -6,12 +6,10 @@ import {
   type CoreV1Event,
   CoreV1Api,
   type KubeConfig,
-  ListWatch,
   makeInformer,
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Service,
-  Watch,
 } from "@kubernetes/client-node";
 import type {
   DiskUsage,
@@ -89,19 +87,14 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
   // Warnings about pods (a kubelet's FailedMount, FailedCreatePodSandBox...), the latest per pod:
   // why a scheduled pod still waits when none of its containers says. The scheduler's own
   // FailedScheduling is read from the pod's condition instead.
-  const podEvents = "involvedObject.kind=Pod";
-  const events = new ListWatch<CoreV1Event>(
-    `/api/v1/namespaces/${namespace}/events`,
-    new Watch(config),
-    () => core.listNamespacedEvent({ namespace, fieldSelector: podEvents }),
-    false,
-    undefined,
-    podEvents,
+  const events = makeInformer<CoreV1Event>(config, `/api/v1/namespaces/${namespace}/events`, () =>
+    core.listNamespacedEvent({ namespace }),
   );
   const warnings = new Map<string, EnginePending>();
   const onEvent = (event: CoreV1Event) => {
     const { uid, name } = event.involvedObject;
-    if (event.type !== "Warning" || !uid || !event.reason || event.reason === "FailedScheduling") return;
+    if (event.involvedObject.kind !== "Pod" || event.type !== "Warning" || !uid || !event.reason) return;
+    if (event.reason === "FailedScheduling") return;
     warnings.set(uid, { reason: event.reason, message: event.message ?? "" });
     const pod = name ? pods.get(name, namespace) : undefined;
     if (pod?.metadata?.uid === uid) notify(pod);
