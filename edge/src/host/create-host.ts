@@ -1,6 +1,4 @@
 import type { FileRegistry } from "@bufbuild/protobuf";
-import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
-import { INTERNAL_PACKAGE_PREFIX } from "@aiem/catalogue";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
 import {
   contentDomain,
@@ -11,39 +9,26 @@ import {
 } from "@aiem/kit/config";
 import { createDatabase } from "@aiem/kit/db";
 import { createEventBus, type EventBus } from "@aiem/kit/events";
-import {
-  createAuthenticator,
-  createEmbeddedIssuer,
-  embeddedIssuerUrl,
-  ISSUED_ACCESS_TOKEN_TTL_SECONDS,
-} from "@aiem/kit/identity";
 import { createLogger, type Logger } from "@aiem/kit/logger";
 import {
   createMetrics,
-  createObservabilityInterceptor,
   instrumentEventBus,
   MetricsPortInUse,
   startMetricsServer,
   type Metrics,
   type MetricsServer,
 } from "@aiem/kit/observability";
-import { createAuthInterceptor, type ServiceDeps, type ServiceModule } from "@aiem/kit/server";
+import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
 import { loadImageRegistry } from "../registry.js";
-import { createEdgeHandler } from "../server/edge-handler.js";
 import { createEdgeServer, type EdgeServer } from "../server/front-door.js";
-import { createInProcessServices } from "../server/in-process.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
-import { createCloudDiscoveryHandler, PLATFORM_CLIENT_ID } from "./cloud-discovery.js";
 import type { EdgeConfig } from "./edge-config.js";
 import { createContentOriginHandler, createContentOriginUpgrade, createPathUpgrade } from "./content-origins.js";
-import { createHealthHandler, type HealthCheck } from "./health.js";
-import { createHttpRoutesHandler, remoteHttpRoutes } from "./http-routes.js";
-import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
-import { createOidcIssuerHandler } from "./oidc-issuer.js";
-import { partOf, publicServices, type PartName } from "./parts.js";
-import { currentRequestTrace, withRequestLog } from "./request-log.js";
-import { createOpenApiHandler } from "./openapi-route.js";
-import { createVersionHandler, productVersion } from "./version-route.js";
+import { createHostIdentity } from "./host-identity.js";
+import { createHostServices } from "./host-services.js";
+import type { ReplicaPool } from "./replica-pool.js";
+import type { PartName } from "./parts.js";
+import { withRequestLog } from "./request-log.js";
 
 export interface ModuleFactory {
   readonly name: PartName;
@@ -114,45 +99,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   let listeningPort: number | undefined;
   // With AIEM_PORT=0 the URL is known once listening; nothing asks for it before.
   const publicUrl = () => options.edge.publicUrl ?? defaultPublicUrl(config.host, listeningPort ?? config.port);
-  // Without an outside issuer, this process is one: tokens it issues carry `<public URL>/oidc`.
-  const embeddedIssuer = config.oidcIssuer
-    ? undefined
-    : createEmbeddedIssuer({
-        dataDir: config.dataDir,
-        issuer: () => embeddedIssuerUrl(publicUrl()),
-        // Its access tokens must pass this authenticator.
-        accessTokenTtlSeconds: Math.min(ISSUED_ACCESS_TOKEN_TTL_SECONDS, config.tokenMaxLifetimeSeconds),
-      });
-  const authenticator = createAuthenticator({
-    dataDir: config.dataDir,
-    embeddedIssuer: embeddedIssuer?.issuer,
-    oidcIssuer: config.oidcIssuer,
-    oidcAudience: config.oidcAudience,
-    rolesClaim: config.oidcRolesClaim,
-    admins: policy.admins,
-    maxTokenLifetimeSeconds: config.tokenMaxLifetimeSeconds,
-  });
-
-  // What the official Python client's login functions read, all without a token: `/version`,
-  // the H2O Cloud discovery records and (embedded identity) the token issuer; and the OpenAPI
-  // document.
-  const version = productVersion();
-  const createSignInRoutes = (next: NodeHandler): NodeHandler => {
-    const issuerRoutes = embeddedIssuer
-      ? createOidcIssuerHandler(embeddedIssuer, logger.child({ component: "issuer" }), next)
-      : next;
-    const discovery = createCloudDiscoveryHandler(
-      {
-        publicUrl,
-        issuerUrl: () => embeddedIssuer?.issuer() ?? config.oidcIssuer ?? "",
-        // An outside issuer's client ids are not ours to know.
-        platformClientId: embeddedIssuer ? PLATFORM_CLIENT_ID : undefined,
-        version,
-      },
-      issuerRoutes,
-    );
-    return createOpenApiHandler(createVersionHandler(version, discovery));
-  };
+  const identity = createHostIdentity(config, policy, publicUrl, logger);
+  const { embeddedIssuer } = identity;
 
   let bus: EventBus | undefined;
   let server: EdgeServer | undefined;
@@ -169,23 +117,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
   async function startHost(): Promise<void> {
     // First: a metrics port another process holds stops the start before anything opened.
-    if (metrics && options.metrics) {
-      try {
-        metricsServer = await startMetricsServer({
-          metrics,
-          port: options.metrics.port,
-          host: options.metrics.host ?? config.host,
-        });
-      } catch (err) {
-        if (!(err instanceof MetricsPortInUse) || options.metrics.required !== false) throw err;
-        logger.warn(
-          "metrics are off in this process: the default metrics port is taken by another; set AIEM_METRICS_PORT to a port of its own",
-          {
-            port: options.metrics.port,
-          },
-        );
-      }
-    }
+    if (metrics && options.metrics)
+      metricsServer = await startHostMetrics(metrics, options.metrics, config.host, logger);
     bus =
       options.bus ??
       (await createEventBus({
@@ -207,7 +140,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         config,
         bus: modulesBus,
         policy,
-        authenticator,
+        authenticator: identity.authenticator,
         logger: logger.child({ service: factory.name }),
         openDatabase,
         ...(metrics ? { metrics } : {}),
@@ -219,60 +152,18 @@ export async function createHost(options: HostOptions): Promise<Host> {
       await module.start();
     }
 
-    const local = (router: ConnectRouter) => {
-      for (const module of modules) module.register(router);
-    };
-    const probe = createConnectRouter();
-    local(probe);
-    const served = new Set(probe.handlers.map((h) => h.service.typeName));
-    // A part in other processes may have several replicas (comma-separated URLs): one pool each.
-    pools = Object.fromEntries(
-      Object.entries(options.remotes ?? {}).map(([name, base]) => [name, createReplicaPool(base)]),
-    );
-    const remote = publicServices(registry).flatMap((service) => {
-      const pool = pools[partOf(service)];
-      if (!pool || served.has(service.typeName)) return [];
-      served.add(service.typeName);
-      return [{ service, transport: pool.transport }];
-    });
-    const missing = publicServices(registry).filter((s) => !served.has(s.typeName));
-    const unimplemented = (router: ConnectRouter) => {
-      for (const service of missing) router.service(service, {});
-    };
-    const routes = (router: ConnectRouter) => {
-      local(router);
-      unimplemented(router);
-    };
-    const all = createInProcessServices(routes, registry);
-
-    const checks: HealthCheck[] = [
-      ...modules.map((m) => ({ name: m.name, check: () => m.isReady() })),
-      ...Object.entries(pools).map(([name, pool]) => ({ name, check: () => pool.ready() })),
-    ];
-    const httpRoutes = [...modules.flatMap((m) => m.httpRoutes ?? []), ...remoteHttpRoutes(pools)];
-    const handler = createEdgeHandler({
+    const services = createHostServices({
       registry,
-      routes,
-      services: [...all.services, ...remote],
-      // The internal services check the shared internal key themselves, not a user's token.
-      // Spans and metrics first, so that calls refused by authentication are counted too.
-      interceptors: [
-        createObservabilityInterceptor({ metrics, holder: currentRequestTrace }),
-        createAuthInterceptor(authenticator, {
-          isPublicService: (name) => name.startsWith("grpc.reflection.") || name.startsWith(INTERNAL_PACKAGE_PREFIX),
-        }),
-      ],
-      checkCredentials: async (header) => {
-        await authenticator.authenticate(header.get("authorization"));
-      },
-      cors: { allowedOrigins: options.edge.corsOrigins },
-      bodyLimitBytes: options.edge.bodyLimitBytes,
+      modules,
+      remotes: options.remotes ?? {},
+      identity,
+      edge: options.edge,
+      metrics,
       logger,
-      fallback: createHealthHandler(
-        checks,
-        createSignInRoutes(createHttpRoutesHandler(httpRoutes, options.fallback ?? notFound)),
-      ),
+      fallback: options.fallback ?? notFound,
     });
+    pools = services.pools;
+    const { handler, httpRoutes } = services;
     const front = options.front ?? true;
     const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
     const content = {
@@ -342,6 +233,30 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
   };
   return host;
+}
+
+/**
+ * Serves Prometheus metrics on a port of their own, or (when the port is the default one, taken by
+ * another process, and metrics are not required) none.
+ */
+async function startHostMetrics(
+  metrics: Metrics,
+  wanted: NonNullable<HostOptions["metrics"]>,
+  defaultHost: string,
+  logger: Logger,
+): Promise<MetricsServer | undefined> {
+  try {
+    return await startMetricsServer({ metrics, port: wanted.port, host: wanted.host ?? defaultHost });
+  } catch (err) {
+    if (!(err instanceof MetricsPortInUse) || wanted.required !== false) throw err;
+    logger.warn(
+      "metrics are off in this process: the default metrics port is taken by another; set AIEM_METRICS_PORT to a port of its own",
+      {
+        port: wanted.port,
+      },
+    );
+    return undefined;
+  }
 }
 
 /** The answer for a path that nothing serves: a google.rpc.Status NOT_FOUND. */
