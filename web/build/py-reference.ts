@@ -6,15 +6,10 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SearchDoc, SidebarItem, TocItem } from "../src/site-types.js";
 import { SEARCH_TAG } from "../src/site-types.js";
-import {
-  docstringHtml,
-  inlineHtml,
-  splitAttributes,
-  summaryOf,
-  type DocumentedAttribute,
-  type PyLinker,
-} from "./docstring.js";
+import { docstringHtml, inlineHtml, splitAttributes, summaryOf } from "./docstring.js";
 import { escapeHtml, headingHtml } from "./html.js";
+import { codeWithLinks, createPyLinks } from "./py-links.js";
+import { functionHtml, variablesTable } from "./py-members-html.js";
 
 export interface PyParam {
   text: string;
@@ -173,123 +168,12 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
   const route = (name: string) => pyRoute(prefix, packageName, name);
   const byName = new Map(modules.map((m) => [m.name, m]));
 
-  // Where each public name is defined, so docstrings and signatures can link to it.
-  const definitions = new Map<string, string>();
-  const shortNames = new Map<string, string[]>();
-  const define = (qualified: string, url: string, short: string) => {
-    definitions.set(qualified, url);
-    shortNames.set(short, [...(shortNames.get(short) ?? []), url]);
-  };
-  for (const m of modules) {
-    const page = base + route(m.name);
-    for (const c of m.classes) {
-      define(`${m.name}.${c.name}`, `${page}#${c.name}`, c.name);
-      for (const f of c.methods) definitions.set(`${m.name}.${c.name}.${f.name}`, `${page}#${c.name}.${f.name}`);
-      for (const f of c.methods) shortNames.set(`${c.name}.${f.name}`, [`${page}#${c.name}.${f.name}`]);
-    }
-    for (const f of m.functions) define(`${m.name}.${f.name}`, `${page}#${f.name}`, f.name);
-    for (const v of m.variables) definitions.set(`${m.name}.${v.name}`, `${page}#${v.name}`);
-    definitions.set(m.name, page);
-  }
-  const linkerFor =
-    (module: PyModule): PyLinker =>
-    (name) => {
-      if (definitions.has(name)) return definitions.get(name);
-      if (definitions.has(`${module.name}.${name}`)) return definitions.get(`${module.name}.${name}`);
-      if (definitions.has(`${packageName}.${name}`)) return definitions.get(`${packageName}.${name}`);
-      const re = module.imports.find((i) => i.name === name);
-      if (re) return definitions.get(`${re.module}.${re.target}`) ?? definitions.get(re.module);
-      const candidates = shortNames.get(name);
-      return candidates?.length === 1 ? candidates[0] : undefined;
-    };
-
-  // Identifiers inside signatures and annotations link to the classes they name.
-  const codeWithLinks = (code: string, link: PyLinker) =>
-    code
-      .split(/([A-Za-z_][\w.]*)/)
-      .map((part, i) => {
-        if (i % 2 === 0) return escapeHtml(part);
-        const url = /^[A-Z]/.test(part.split(".").pop()!) ? link(part) : undefined;
-        return url ? `<a href="${escapeHtml(url)}">${escapeHtml(part)}</a>` : escapeHtml(part);
-      })
-      .join("");
+  const { definitions, linkerFor } = createPyLinks(modules, packageName, (name) => base + route(name));
 
   const searchDocs: SearchDoc[] = [];
   const pages: PyPage[] = [];
   const children = (name: string) =>
     modules.filter((m) => m.name.startsWith(name + ".") && !m.name.slice(name.length + 1).includes("."));
-
-  const variablesTable = (
-    vars: PyVariable[],
-    link: PyLinker,
-    anchorPrefix: string,
-    heading: string,
-    documented: Map<string, DocumentedAttribute> = new Map(),
-  ) => {
-    // Attributes a docstring describes but the class body does not assign (set in __init__).
-    const all: PyVariable[] = [
-      ...vars,
-      ...[...documented.keys()]
-        .filter((name) => !vars.some((v) => v.name === name))
-        .map((name) => ({
-          name,
-          annotation: documented.get(name)!.type ?? null,
-          value: null,
-          docstring: null,
-          lineno: 0,
-        })),
-    ];
-    if (all.length === 0) return "";
-    const rows = all
-      .map((v) => {
-        const id = anchorPrefix + v.name;
-        const type = v.annotation ? `<code>${codeWithLinks(v.annotation, link)}</code>` : "";
-        const value =
-          v.value !== null
-            ? `<code>${escapeHtml(v.value.length > 80 ? v.value.slice(0, 77) + "..." : v.value)}</code>`
-            : "";
-        const description = v.docstring ? docstringHtml(v.docstring, link) : (documented.get(v.name)?.html ?? "");
-        return `<tr id="${escapeHtml(id)}"><td><code>${escapeHtml(v.name)}</code></td><td>${type}</td><td>${value}</td><td>${description}</td></tr>`;
-      })
-      .join("");
-    return (
-      `<p class="doc-section-title">${heading}</p><div class="table-wrapper" tabindex="0"><table><thead><tr><th scope="col">Name</th>` +
-      `<th scope="col">Type</th><th scope="col">Value</th><th scope="col">Description</th></tr></thead><tbody>${rows}</tbody></table></div>`
-    );
-  };
-
-  const functionHtml = (
-    f: PyFunction,
-    level: number,
-    id: string,
-    owner: string,
-    link: PyLinker,
-    pageTitle: string,
-    url: string,
-  ) => {
-    const decorators = f.decorators
-      .filter((d) => d !== "property")
-      .map((d) => `@${d}\n`)
-      .join("");
-    const prefix = f.is_property ? "property " : f.is_async ? "async def " : "def ";
-    const signature = f.is_property
-      ? `${f.name}${f.returns ? `: ${f.returns}` : ""}`
-      : `${f.name}${formatSignature(f.signature, prefix.length + f.name.length)}`;
-    searchDocs.push({
-      id: `py:${url}#${id}`,
-      title: owner ? `${owner}.${f.name}` : f.name,
-      page: pageTitle,
-      url: `${url}#${id}`,
-      text: `${signature} ${f.docstring ?? ""}`,
-      kind: "python",
-      tags: [SEARCH_TAG],
-    });
-    return (
-      `<section class="py-function">${headingHtml(level, id, `<code>${escapeHtml(f.name)}</code>`)}` +
-      `<pre class="py-signature" tabindex="0"><code>${escapeHtml(decorators)}<span class="tok-keyword">${prefix}</span>${codeWithLinks(signature, link)}</code></pre>` +
-      `${docstringHtml(f.docstring, link)}</section>`
-    );
-  };
 
   for (const module of modules) {
     const link = linkerFor(module);
@@ -388,7 +272,7 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
             ? `<pre class="py-signature" tabindex="0"><code>${decorators}<span class="tok-keyword">class</span> ${escapeHtml(c.name)}${bases}</code></pre>`
             : "";
         const methods = c.methods
-          .map((f) => functionHtml(f, 4, `${c.name}.${f.name}`, c.name, link, module.name, url))
+          .map((f) => functionHtml(searchDocs, f, 4, `${c.name}.${f.name}`, c.name, link, module.name, url))
           .join("");
         parts.push(
           `<section class="py-class">${headingHtml(3, c.name, `<span class="py-kind">class</span> <code>${escapeHtml(c.name)}</code>`)}` +
@@ -402,7 +286,7 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
       parts.push(headingHtml(2, "functions", "Functions"));
       for (const f of module.functions) {
         toc.push({ id: f.name, text: f.name, level: 3 });
-        parts.push(functionHtml(f, 3, f.name, "", link, module.name, url));
+        parts.push(functionHtml(searchDocs, f, 3, f.name, "", link, module.name, url));
       }
     }
 
