@@ -288,6 +288,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
       expect(exchanged.status, exchanged.text).toBe(303);
       const cookie = String(exchanged.headers["set-cookie"]).split(";")[0]!;
       expect(cookie).toMatch(/^__Host-aiem_session=/);
+      // A port is READY once routed, before its program listens: 502 until the program serves.
+      await expect
+        .poll(async () => (await hostRequest(cluster.edge.url, host, "/", { cookie })).status, { timeout: 30_000 })
+        .not.toBe(502);
       for (let k = 0; k < 4; k++) {
         const page = await hostRequest(cluster.edge.url, host, "/", { cookie });
         expect(page.status, `${s} #${k}: ${page.text}`).toBe(200);

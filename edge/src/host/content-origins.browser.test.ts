@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostRequest } from "../testing/content-client.js";
 import { IMAGE, startContentFixture, TEMPLATE, type ContentFixture } from "../testing/content-fixture.js";
 import { createDocsFallback, defaultDocsDir } from "./docs.js";
 import { notFound } from "./create-host.js";
@@ -187,6 +188,9 @@ describe("a sandbox port's page in Chromium", () => {
 
       const context = await browser.newContext();
       const page = await context.newPage();
+      // READY once routed, before the program listens: 502 until it serves.
+      const publicHost = new URL(bobsPort.publicUrl).host;
+      await expect.poll(async () => (await hostRequest(f.t.url, publicHost, "/")).status).not.toBe(502);
       const tossing = await page.goto(bobsPort.publicUrl);
       expect(tossing?.status()).toBe(200);
       expect(await page.textContent("p")).toBe("public page");

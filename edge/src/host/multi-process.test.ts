@@ -168,6 +168,8 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     const engineHost = new URL(engine.loginUrl).host;
     const portHost = new URL(port.internalUrl).host;
     expect((await hostRequest(edgeUrl, engineHost, `/engines/${engine.uid}/`, bearer)).status).toBe(200);
+    // READY once routed, before the program listens: 502 until it serves.
+    await expect.poll(async () => (await hostRequest(edgeUrl, portHost, "/", bearer)).status).not.toBe(502);
     expect((await hostRequest(edgeUrl, portHost, "/", bearer)).text).toBe("page");
     expect((await hostRequest(edgeUrl, portHost, "/go", bearer)).headers["location"]).toBe("/landed");
     // The ticket the engine part seals, the edge opens (AIEM_INTERNAL_KEY).
