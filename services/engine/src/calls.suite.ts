@@ -655,6 +655,43 @@ describe("the mixed Engine list", () => {
     }
   });
 
+  it("sorts version by its numeric segments: 12 after 3.46.0 after 1.10.6, on every page", async () => {
+    const ws = "team-b";
+    const p = freshId("v");
+    const twelve = await catalogueFixture(h(), "h2oEngineVersions", "12", { image: "h2oai/h2o:12" });
+    ok(await createEngine("dai", { ws, id: `${p}a`, who: "admin" }));
+    ok(await createEngine("h2o", { ws, id: `${p}b`, who: "admin" }));
+    ok(
+      await createEngine("h2o", {
+        ws,
+        id: `${p}c`,
+        who: "admin",
+        body: bodyOf("h2o", { h2oEngineVersion: twelve.name }),
+      }),
+    );
+    const versions = async (order: string, pageSize: number) => {
+      const seen: string[] = [];
+      let token = "";
+      do {
+        const page = ok(
+          await get(
+            `/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${p}*"`)}&orderBy=${q(order)}&pageSize=${pageSize}&pageToken=${q(token)}`,
+          ),
+        );
+        seen.push(...page.engines.map((e: { version: string }) => e.version));
+        token = page.nextPageToken ?? "";
+      } while (token);
+      return seen;
+    };
+    expect(await versions("version desc", 10)).toEqual(["12", "3.46.0", "1.10.6"]);
+    expect(await versions("version", 1)).toEqual(["1.10.6", "3.46.0", "12"]);
+    expect(await versions("version desc", 1)).toEqual(["12", "3.46.0", "1.10.6"]);
+    // Filters still compare the text.
+    expect(
+      ok(await get(`/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${p}*" AND version = "12"`)}`)).totalSize,
+    ).toBe(1);
+  });
+
   it("shows a deleted version or image as deletedVersion", async () => {
     const image = await catalogueFixture(h(), "notebookEngineImages", freshId("img"), {
       image: "x/y:1",
