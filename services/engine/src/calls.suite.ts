@@ -256,7 +256,11 @@ describe.concurrent("update", () => {
       h().rest("PATCH", `/v1/${name}?updateMask=notebook_image`, { who: "alice", body: { name, ...body } });
     const missing = `workspaces/${WS}/notebookEngineImages/no-such-image`;
     const r = await patch({ notebookImage: missing });
-    expectError(r, "INVALID_ARGUMENT", `notebookEngineImage ${missing} not found`);
+    expectError(r, "INVALID_ARGUMENT");
+    // The real service's words, its engine service wrapping its image service's answer.
+    expect(r.body.message).toBe(
+      `validation error: invalid notebook_image: rpc error: code = InvalidArgument desc = notebookImage ${missing} not found`,
+    );
     const changed = res(await patch({ notebookImage: other }));
     expect(changed.notebookImage).toBe(other);
     expect(changed.notebookImageInfo.name).toBe(other);
@@ -458,7 +462,9 @@ describe.concurrent("actions", () => {
     ok(await post(`/v1/${name}:pause`, { who: "alice" }));
     await h().waitForState(name, "STATE_PAUSED");
     expectError(await up("workspaces/global/daiEngineVersions/1.9.0"), "INVALID_ARGUMENT", "new_dai_engine_version");
-    expectError(await up("workspaces/global/daiEngineVersions/7.7.7"), "INVALID_ARGUMENT", "new_dai_engine_version");
+    const missing = await up("workspaces/global/daiEngineVersions/7.7.7");
+    expectError(missing, "INVALID_ARGUMENT");
+    expect(missing.body.message).toBe('DAIEngineVersion "workspaces/global/daiEngineVersions/7.7.7" not found');
     expectError(await up("workspaces/global/daiEngineVersions/1.10.5"), "INVALID_ARGUMENT", "new_dai_engine_version");
     expectError(await up(""), "INVALID_ARGUMENT", "new_dai_engine_version");
     const upgraded = res(await up(std.daiLatest));
