@@ -108,7 +108,8 @@ class NotebookEngineTest(oc.ConformanceCase):
         # A missing image is refused in the real service's words; another image is taken.
         updated.notebook_image = f"{oc.GLOBAL}/notebookEngineImages/no-such-image"
         missing = self.assertApiError(400, self.client.update_notebook_engine, notebook_engine=updated, update_mask="notebook_image")
-        self.assertIn(f"notebookEngineImage {oc.GLOBAL}/notebookEngineImages/no-such-image not found",
+        self.assertIn("validation error: invalid notebook_image: rpc error: code = InvalidArgument desc = "
+                      f"notebookImage {oc.GLOBAL}/notebookEngineImages/no-such-image not found",
                       json.loads(missing.body)["message"])
         images = oc.admin().notebook_engine_image_client
         other_id = oc.unique("oc-other-image")

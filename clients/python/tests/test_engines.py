@@ -145,7 +145,7 @@ class DAIEngineClientTest(EngineTestCase):
                 engine.upgrade_dai_engine_version(new_dai_engine_version=newer.name)
                 break
             except CustomApiException as e:
-                if "does not exist" not in str(e) or time.monotonic() > deadline:
+                if "not found" not in str(e) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
         self.assertEqual(engine.dai_engine_version, newer.name)

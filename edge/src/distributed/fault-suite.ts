@@ -324,7 +324,7 @@ async function exercise(
           has:
             a.status === 200
               ? true
-              : /dai_engine_version: .* does not exist/.test(String(a.body?.message))
+              : /^dai_engine_version .* not found$/.test(String(a.body?.message))
                 ? false
                 : undefined,
           answer: a,

@@ -256,7 +256,11 @@ describe.concurrent("update", () => {
       h().rest("PATCH", `/v1/${name}?updateMask=notebook_image`, { who: "alice", body: { name, ...body } });
     const missing = `workspaces/${WS}/notebookEngineImages/no-such-image`;
     const r = await patch({ notebookImage: missing });
-    expectError(r, "INVALID_ARGUMENT", `notebookEngineImage ${missing} not found`);
+    expectError(r, "INVALID_ARGUMENT");
+    // The real service's words, its engine service wrapping its image service's answer.
+    expect(r.body.message).toBe(
+      `validation error: invalid notebook_image: rpc error: code = InvalidArgument desc = notebookImage ${missing} not found`,
+    );
     const changed = res(await patch({ notebookImage: other }));
     expect(changed.notebookImage).toBe(other);
     expect(changed.notebookImageInfo.name).toBe(other);
@@ -458,7 +462,9 @@ describe.concurrent("actions", () => {
     ok(await post(`/v1/${name}:pause`, { who: "alice" }));
     await h().waitForState(name, "STATE_PAUSED");
     expectError(await up("workspaces/global/daiEngineVersions/1.9.0"), "INVALID_ARGUMENT", "new_dai_engine_version");
-    expectError(await up("workspaces/global/daiEngineVersions/7.7.7"), "INVALID_ARGUMENT", "new_dai_engine_version");
+    const missing = await up("workspaces/global/daiEngineVersions/7.7.7");
+    expectError(missing, "INVALID_ARGUMENT");
+    expect(missing.body.message).toBe('DAIEngineVersion "workspaces/global/daiEngineVersions/7.7.7" not found');
     expectError(await up("workspaces/global/daiEngineVersions/1.10.5"), "INVALID_ARGUMENT", "new_dai_engine_version");
     expectError(await up(""), "INVALID_ARGUMENT", "new_dai_engine_version");
     const upgraded = res(await up(std.daiLatest));
@@ -653,6 +659,43 @@ describe("the mixed Engine list", () => {
     } finally {
       for (const name of [d1, n1, h1, d2]) h().runtime.release(name, "start");
     }
+  });
+
+  it("sorts version by its numeric segments: 12 after 3.46.0 after 1.10.6, on every page", async () => {
+    const ws = "team-b";
+    const p = freshId("v");
+    const twelve = await catalogueFixture(h(), "h2oEngineVersions", "12", { image: "h2oai/h2o:12" });
+    ok(await createEngine("dai", { ws, id: `${p}a`, who: "admin" }));
+    ok(await createEngine("h2o", { ws, id: `${p}b`, who: "admin" }));
+    ok(
+      await createEngine("h2o", {
+        ws,
+        id: `${p}c`,
+        who: "admin",
+        body: bodyOf("h2o", { h2oEngineVersion: twelve.name }),
+      }),
+    );
+    const versions = async (order: string, pageSize: number) => {
+      const seen: string[] = [];
+      let token = "";
+      do {
+        const page = ok(
+          await get(
+            `/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${p}*"`)}&orderBy=${q(order)}&pageSize=${pageSize}&pageToken=${q(token)}`,
+          ),
+        );
+        seen.push(...page.engines.map((e: { version: string }) => e.version));
+        token = page.nextPageToken ?? "";
+      } while (token);
+      return seen;
+    };
+    expect(await versions("version desc", 10)).toEqual(["12", "3.46.0", "1.10.6"]);
+    expect(await versions("version", 1)).toEqual(["1.10.6", "3.46.0", "12"]);
+    expect(await versions("version desc", 1)).toEqual(["12", "3.46.0", "1.10.6"]);
+    // Filters still compare the text.
+    expect(
+      ok(await get(`/v1/workspaces/${ws}/engines?filter=${q(`engine_id = "${p}*" AND version = "12"`)}`)).totalSize,
+    ).toBe(1);
   });
 
   it("shows a deleted version or image as deletedVersion", async () => {

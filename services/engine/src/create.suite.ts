@@ -265,8 +265,23 @@ describe.concurrent("versions and images", () => {
     const missing = await createEngine("h2o", {
       body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/9.9.9" }),
     });
-    expectError(missing, "INVALID_ARGUMENT", "h2o_engine.h2o_engine_version");
-    expect(missing.body.message).toContain("does not exist");
+    expectError(missing, "INVALID_ARGUMENT");
+    // Exactly the real service's words, without the field in front: clients compare them whole.
+    expect(missing.body.message).toBe("h2o_engine_version workspaces/global/h2oEngineVersions/9.9.9 not found");
+    const alias = await createEngine("h2o", {
+      body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/foo" }),
+    });
+    expect(alias.body.message).toBe("h2o_engine_version workspaces/global/h2oEngineVersions/foo not found");
+    const noDai = await createEngine("dai", {
+      body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/9.9.9" }),
+    });
+    expectError(noDai, "INVALID_ARGUMENT");
+    expect(noDai.body.message).toBe("dai_engine_version workspaces/global/daiEngineVersions/9.9.9 not found");
+    const noImage = await createEngine("notebook", {
+      body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/none" }),
+    });
+    expectError(noImage, "INVALID_ARGUMENT");
+    expect(noImage.body.message).toBe("notebookImage workspaces/global/notebookEngineImages/none not found");
     const off = await createEngine("notebook", {
       body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/off" }),
     });
@@ -277,7 +292,7 @@ describe.concurrent("versions and images", () => {
         body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/gone" }),
       }),
       "INVALID_ARGUMENT",
-      "notebook_engine.notebook_image",
+      "notebookImage workspaces/global/notebookEngineImages/gone not found",
     );
   });
 

@@ -154,9 +154,12 @@ export function createEngineActions(calls: EngineCalls) {
     );
   }
 
+  // How the real service words an upgrade to a version it does not hold.
+  const missingUpgrade = (name: string) => `DAIEngineVersion "${name}" not found`;
+
   async function upgradeVersion(req: Req, hctx: HandlerContext) {
     const target: string = req.newDaiEngineVersion ?? "";
-    if (target !== "") await catchUpFor(() => usableVersion(target, "new_dai_engine_version"));
+    if (target !== "") await catchUpFor(() => usableVersion(target, "new_dai_engine_version", missingUpgrade));
     return respond(
       await change(req, hctx, {
         action: "upgradeVersion",
@@ -165,7 +168,7 @@ export function createEngineActions(calls: EngineCalls) {
         check: (row) => {
           if (target === "") throw requiredField("new_dai_engine_version");
           daiEngineVersionPattern.parse(target, "new_dai_engine_version");
-          const v = usableVersion(target, "new_dai_engine_version") as DAIEngineVersion;
+          const v = usableVersion(target, "new_dai_engine_version", missingUpgrade) as DAIEngineVersion;
           if (compareVersions(idOf(v.name), row.version) <= 0) {
             throw invalidArgument(
               "new_dai_engine_version",

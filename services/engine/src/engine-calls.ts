@@ -15,7 +15,14 @@ import {
   type ResourcePattern,
 } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
-import { invalidArgument, notFound, quote, requiredField, resourceExhausted } from "@aiem/kit/errors";
+import {
+  invalidArgument,
+  invalidArgumentWorded,
+  notFound,
+  quote,
+  requiredField,
+  resourceExhausted,
+} from "@aiem/kit/errors";
 import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import { caughtUpFirst, isProfileAssignedTo } from "@aiem/kit/catalogue-view";
@@ -114,12 +121,16 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
     return profile;
   }
 
-  /** The version (an alias resolved) or notebook image named in a request, usable for new engines. */
-  function usableVersion(name: string, field: string): VersionLike {
+  /**
+   * The version (an alias resolved) or notebook image named in a request, usable for new engines.
+   * `missing` is how the call words one the catalogue does not hold, as the real service does
+   * (clients compare the text); by default "<field> <name> not found", as its create calls say.
+   */
+  function usableVersion(name: string, field: string, missing = missingVersion): VersionLike {
     if (name === "") throw requiredField(field);
     VERSION_PATTERNS[kind.type].parse(name, field);
     const found = ctx.catalogue().get(kind.versionKind, name) as VersionLike | undefined;
-    if (!found) throw invalidArgument(field, `${singularOf(kind.versionKind)} ${name} not found: it does not exist`);
+    if (!found) throw invalidArgumentWorded(field, missing(name));
     if (kind.versionKind === "notebookEngineImages") {
       if (!(found as NotebookEngineImage).enabled)
         throw invalidArgument(field, `${quote(found.name)} is disabled; choose an enabled image`);
@@ -127,6 +138,10 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
       throw invalidArgument(field, `${quote(found.name)} is deprecated; choose a version that is not`);
     }
     return found;
+  }
+
+  function missingVersion(name: string): string {
+    return `${kind.type === "notebookEngines" ? "notebookImage" : kind.versionField} ${name} not found`;
   }
 
   /**

@@ -24,6 +24,14 @@ import {
 } from "./validation.js";
 import type { EngineCalls, Req, Target } from "./engine-calls.js";
 
+/**
+ * How the real service words an update to a notebook image it does not hold: its engine service
+ * wraps the image service's answer, and clients compare the whole text.
+ */
+function missingImageOnUpdate(name: string): string {
+  return `validation error: invalid notebook_image: rpc error: code = InvalidArgument desc = notebookImage ${name} not found`;
+}
+
 /** Update with a field mask (and allow_missing, which creates through `createEngine`). */
 export function createEngineUpdate(
   calls: EngineCalls,
@@ -122,7 +130,9 @@ export function createEngineUpdate(
     // An unchanged image is no change, even when it has left the catalogue since.
     const imageChanges =
       kind.type === "notebookEngines" && has("notebook_image") && (incoming.notebookImage ?? "") !== row.version_name;
-    const image = imageChanges ? usableVersion(incoming.notebookImage ?? "", f("notebook_image")) : undefined;
+    const image = imageChanges
+      ? usableVersion(incoming.notebookImage ?? "", f("notebook_image"), missingImageOnUpdate)
+      : undefined;
     const profile = profileChanges
       ? usableProfile(principal, incoming.profile ?? "")
       : (currentProfile(row) ?? (stored.profileInfo as AnyProfile));

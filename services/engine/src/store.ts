@@ -328,6 +328,14 @@ export function kindFieldTable(kind: EngineKind): FieldTable {
   return table;
 }
 
+/**
+ * A DAI or H2O version id as text whose byte order is the version order, so `1.10.2` sorts after
+ * `1.9.9` and `12` after `2`: each numeric segment as its digit count (two digits) and its digits,
+ * then `#` for a release or `!` and the pre-release (`1.10.3-alpha` < `1.10.3` < `1.10.3.1`). The
+ * catalogue orders its versions by the same key.
+ */
+const versionSortKey = sql`((select string_agg(lpad(length(s)::text, 2, '0') || s, '.' order by i) from unnest(string_to_array(split_part(version, '-', 1), '.')) with ordinality as segments(s, i)) || (case when strpos(version, '-') = 0 then '#' else '!' || substr(version, strpos(version, '-') + 1) end)) collate "C"`;
+
 /** The mixed list's `type` values, as the Engine resource names them. */
 export const ENGINE_TYPE_NAMES = ["TYPE_DRIVERLESS_AI", "TYPE_H2O", "TYPE_NOTEBOOK"] as const;
 
@@ -362,6 +370,7 @@ export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
   table["version"] = {
     type: "string",
     sql: sql`(case when type = 'notebookEngines' then version_name else version end)`,
+    orderSql: sql`(case when type = 'notebookEngines' then version_name else ${versionSortKey} end)`,
   };
   const deprecated: Expression<unknown> =
     deprecatedVersionNames.length === 0

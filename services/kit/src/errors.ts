@@ -37,6 +37,16 @@ export function invalidArguments(violations: readonly FieldViolation[]): Connect
   ]);
 }
 
+/**
+ * INVALID_ARGUMENT for one field whose message is exactly `message`, without the field in front:
+ * for texts clients of the real service compare whole. The field still rides in the details.
+ */
+export function invalidArgumentWorded(field: string, message: string): ConnectError {
+  return new ConnectError(message, Code.InvalidArgument, undefined, [
+    { desc: BadRequestSchema, value: { fieldViolations: [{ field, description: message }] } },
+  ]);
+}
+
 /** INVALID_ARGUMENT for a required field left empty. */
 export function requiredField(field: string): ConnectError {
   return invalidArgument(field, "is required");

@@ -23,6 +23,12 @@ export interface FieldSpec {
   readonly filterable?: boolean;
   /** Default true. */
   readonly sortable?: boolean;
+  /**
+   * What `order_by` and page tokens use instead of `sql`, when a field sorts differently from
+   * how filters compare it (version ids sort by their numeric segments, filters compare the text).
+   * Of the field's type; it must be NOT NULL when `nullable` is unset.
+   */
+  readonly orderSql?: Expression<unknown>;
 }
 
 /** Public field name (snake_case, as in the API) to its spec. */

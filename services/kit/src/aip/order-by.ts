@@ -73,7 +73,7 @@ export function parseOrderBy(text: string | undefined, table: FieldTable, option
       throw invalidArgument(field, `cannot sort by ${quote(name)}; sort by ${sortable.join(", ")}`);
     }
     if (keys.some((k) => k.name === name)) throw invalidArgument(field, `lists ${quote(name)} more than once`);
-    keys.push({ name, spec, desc });
+    keys.push({ name, spec: spec.orderSql ? { ...spec, sql: spec.orderSql } : spec, desc });
   }
   const { tiebreaker } = options;
   if (!keys.some((k) => k.name === tiebreaker.name || k.spec === tiebreaker.spec)) {
