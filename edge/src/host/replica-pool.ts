@@ -4,7 +4,14 @@
 // replica costs the calls already sent to it, not the ones after. The replicas share their work
 // through PostgreSQL and NATS, and forward calls about work pinned to another one themselves.
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
-import { type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  type StreamResponse,
+  type Transport,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { traceContextInterceptor } from "@aiem/kit/observability";
 
@@ -75,11 +82,24 @@ export function createReplicaPool(list: string): ReplicaPool {
     if (urls.length > 1) up.delete(url);
   };
 
-  function noting<T>(url: string, call: Promise<T>): Promise<T> {
+  function noting<T>(url: string, call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     return call.catch((err: unknown) => {
       // Only the connection: an UNAVAILABLE the replica answered itself (its database restarting,
       // a sandbox's replica down) says nothing about this replica.
       if (connectionFailed(err, ["ECONNREFUSED", "ECONNRESET"])) markDown(url);
+      // A stream cancelled that the caller did not cancel: the replica's connection ended under
+      // the call (the replica killed). Whether the call took effect is unknown, which is
+      // UNAVAILABLE to the client, not CANCELED (which says the client gave up and nothing more).
+      if (err instanceof ConnectError && err.code === Code.Canceled && signal?.aborted !== true) {
+        markDown(url);
+        throw new ConnectError(
+          "the service's replica went away during the call, which may or may not have taken effect; retry shortly",
+          Code.Unavailable,
+          undefined,
+          undefined,
+          err,
+        );
+      }
       throw err;
     });
   }
@@ -97,7 +117,11 @@ export function createReplicaPool(list: string): ReplicaPool {
       const attempt = async (left: number): Promise<UnaryResponse<I, O>> => {
         const url = pick();
         try {
-          return await noting(url, transports.get(url)!.unary(method, signal, timeoutMs, header, input, contextValues));
+          return await noting(
+            url,
+            transports.get(url)!.unary(method, signal, timeoutMs, header, input, contextValues),
+            signal,
+          );
         } catch (err) {
           if (left > 1 && connectionFailed(err, ["ECONNREFUSED"])) return attempt(left - 1);
           throw err;
@@ -114,7 +138,7 @@ export function createReplicaPool(list: string): ReplicaPool {
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
       const url = pick();
-      return noting(url, transports.get(url)!.stream(method, signal, timeoutMs, header, input, contextValues));
+      return noting(url, transports.get(url)!.stream(method, signal, timeoutMs, header, input, contextValues), signal);
     },
   };
 
