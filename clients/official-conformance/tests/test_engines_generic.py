@@ -13,6 +13,7 @@ import unittest
 from . import _conformance as oc
 
 from h2o_authn import error as authn_error  # noqa: E402
+from h2o_engine_manager.clients.dai_engine_version.version import DAIEngineVersion  # noqa: E402
 from h2o_engine_manager.clients.engine.client import EngineClient  # noqa: E402
 from h2o_engine_manager.clients.engine.state import EngineState  # noqa: E402
 from h2o_engine_manager.clients.engine.type import EngineType  # noqa: E402
@@ -89,6 +90,31 @@ class EngineClientTest(oc.ConformanceCase):
         self.assertEqual(own, {self.dai.name: True, self.h2o.name: True})
         seen = {e.name: e.visitable for e in self.admin_client.list_all_engines(workspace_id=self.workspace_id)}
         self.assertEqual(seen, {self.dai.name: False, self.h2o.name: True, self.hidden.name: True})
+
+    def test_orders_versions_by_their_numbers(self) -> None:
+        # 1.9.9 comes before 1.11.0, where text would put it after; in workspaces of its own.
+        versions = f"workspaces/{oc.unique('oc-genv')}"
+        workspace_id = oc.unique("oc-genv-engines")
+        old = oc.admin().dai_engine_version_client.create_dai_engine_version(
+            parent=versions, dai_engine_version=DAIEngineVersion(image="registry.example.com/dai:1.9.9"),
+            dai_engine_version_id="1.9.9")
+        engines = []
+        try:
+            for engine_id, version in (("old", old.name), ("new", f"{oc.GLOBAL}/daiEngineVersions/1.11.0")):
+                engines.append(oc.member().dai_engine_client.create_engine(
+                    workspace_id=workspace_id, engine_id=engine_id,
+                    profile=f"{oc.GLOBAL}/daiEngineProfiles/default", dai_engine_version=version))
+            ordered = self.client.list_all_engines(workspace_id=workspace_id, order_by="version")
+            self.assertEqual([e.version for e in ordered], ["1.9.9", "1.11.0"])
+            first = self.client.list_engines(workspace_id=workspace_id, order_by="version desc", page_size=1)
+            second = self.client.list_engines(workspace_id=workspace_id, order_by="version desc", page_size=1,
+                                              page_token=first.next_page_token)
+            self.assertEqual([e.version for e in first.engines + second.engines], ["1.11.0", "1.9.9"])
+            self.assertEqual(second.next_page_token, "")
+        finally:
+            for engine in engines:
+                engine.delete(allow_missing=True)
+            oc.admin().dai_engine_version_client.delete_all_dai_engine_versions(parent=versions)
 
     def test_lists_every_workspace(self) -> None:
         page = self.admin_client.list_engines_all_workspaces(page_size=2, filter_expr='display_name = "Generic DAI"')
