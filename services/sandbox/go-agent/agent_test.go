@@ -212,6 +212,21 @@ func startProcess(ta *testAgent, id string, args ...string) int64 {
 	return ta.ok("StartProcess", x.kv(5, "AIEM_TEST", "secret").done()).int64(1)
 }
 
+// Back-to-back writes to stdout and then stderr, with no pause between them, keep that order in
+// the combined output: both pipes are often readable by the time the agent looks.
+func TestCombinedOutputKeepsTheWriteOrder(t *testing.T) {
+	ta := startTestAgent(t)
+	for i := range 20 {
+		id := "o" + strconv.Itoa(i)
+		startProcess(ta, id, "/bin/sh", "-c", `echo out; echo err >&2`)
+		ta.ok("WaitProcess", m().s(1, id).b(2, true).done())
+		combined := ta.ok("ReadOutput", m().s(1, id).i(2, streamCombined).done())
+		if string(combined.bytes(1)) != "out\nerr\n" {
+			t.Fatalf("run %d: combined %q", i, combined.bytes(1))
+		}
+	}
+}
+
 func TestProcessOutputInOrderAndExit(t *testing.T) {
 	ta := startTestAgent(t)
 	startProcess(ta, "p1", "/bin/sh", "-c", `printf one; sleep 0.05; printf two >&2; sleep 0.05; printf "$AIEM_TEST"; exit 3`)

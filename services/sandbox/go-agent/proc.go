@@ -351,8 +351,13 @@ func (m *processManager) spawn(req startRequest, file, cwd string, env []string)
 // both pipes are closed, or a while after it ended when something it started still holds them.
 func (m *processManager) capture(p *process, stdout, stderr int) {
 	var pipes sync.WaitGroup
+	poller, pollerErr := sharedOutputPoller()
 	for _, pipe := range []struct{ fd, stream int }{{stdout, streamStdout}, {stderr, streamStderr}} {
 		pipes.Add(1)
+		if pollerErr == nil && poller.add(pipe.fd, pipe.stream, p.log, pipes.Done) == nil {
+			continue
+		}
+		// Without epoll (never on Linux in practice) each pipe has a reader of its own.
 		go func() {
 			defer pipes.Done()
 			f := os.NewFile(uintptr(pipe.fd), "output")

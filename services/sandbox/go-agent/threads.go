@@ -17,8 +17,9 @@ const (
 	maxProcs = 4
 	// blockingTurns is how many goroutines may be in blocking system calls at once.
 	blockingTurns = 8
-	// spareThreads covers the runtime's own threads and short system calls outside a turn.
-	spareThreads = 4
+	// spareThreads covers the runtime's own threads, short system calls outside a turn, and the
+	// output poller's loop (output_poller.go), which waits in epoll_wait for good.
+	spareThreads = 5
 )
 
 var turns = make(chan struct{}, blockingTurns)
