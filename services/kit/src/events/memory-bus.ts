@@ -26,14 +26,13 @@ import {
   type EventBusCommonOptions,
   type EventBusLogger,
   type EventHandler,
-  type EventMessage,
   type EventStreamKind,
   type Replay,
   type ReplayOptions,
   type Subscription,
 } from "./event-bus.js";
 import { startMemoryReplay } from "./memory-replay.js";
-import { MemoryStream, type StoredMessage } from "./memory-stream.js";
+import { MemoryStream, type StoredMessage, toEventMessage } from "./memory-stream.js";
 
 export interface MemoryEventBusOptions extends EventBusCommonOptions {
   /** Cap on messages kept in the events stream (oldest dropped first). Default 100 000. */
@@ -149,16 +148,7 @@ class MemoryConsumer {
       () => this.failed(msg.seq, token, new Error(`not acknowledged within ${this.settings.ackWait} ms`), 0),
       this.settings.ackWait,
     );
-    const event: EventMessage = {
-      id: msg.id,
-      subject: msg.subject,
-      data: new Uint8Array(msg.data),
-      headers: { ...msg.headers },
-      seq: msg.seq,
-      time: msg.time,
-      deliveryCount: p.deliveries,
-      tombstone: msg.tombstone,
-    };
+    const event = toEventMessage(msg, p.deliveries);
     sub.inFlight++;
     const key = {};
     const run = (async () => {

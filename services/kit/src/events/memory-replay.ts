@@ -8,12 +8,11 @@ import {
   type ConsumerLag,
   type EventBusLogger,
   type EventHandler,
-  type EventMessage,
   type EventStreamKind,
   type Replay,
   type ReplayOptions,
 } from "./event-bus.js";
-import type { MemoryStream } from "./memory-stream.js";
+import { type MemoryStream, toEventMessage } from "./memory-stream.js";
 
 export function startMemoryReplay(
   stream: MemoryStream,
@@ -38,16 +37,7 @@ export function startMemoryReplay(
         await stream.waitForAppend(abort.signal);
         continue;
       }
-      const event: EventMessage = {
-        id: msg.id,
-        subject: msg.subject,
-        data: new Uint8Array(msg.data),
-        headers: { ...msg.headers },
-        seq: msg.seq,
-        time: msg.time,
-        deliveryCount: 1,
-        tombstone: msg.tombstone,
-      };
+      const event = toEventMessage(msg, 1);
       await handleUntilDone(handler, event, { backoff, signal: abort.signal, logger });
       cursor = msg.seq + 1;
     }

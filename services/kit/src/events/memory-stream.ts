@@ -1,6 +1,6 @@
 // A stream of the in-process event bus: messages in sequence order, the last per subject where the
 // stream keeps only that, de-duplication by event id within a window, and limits by age and count.
-import { type PublishOptions, type PublishResult, subjectMatches } from "./event-bus.js";
+import { type EventMessage, type PublishOptions, type PublishResult, subjectMatches } from "./event-bus.js";
 
 export interface StoredMessage {
   seq: number;
@@ -10,6 +10,20 @@ export interface StoredMessage {
   headers: Record<string, string>;
   time: Date;
   tombstone: boolean;
+}
+
+/** A stored message as a handler gets it: copies, so that no handler can change the stream. */
+export function toEventMessage(msg: StoredMessage, deliveryCount: number): EventMessage {
+  return {
+    id: msg.id,
+    subject: msg.subject,
+    data: new Uint8Array(msg.data),
+    headers: { ...msg.headers },
+    seq: msg.seq,
+    time: msg.time,
+    deliveryCount,
+    tombstone: msg.tombstone,
+  };
 }
 
 export class MemoryStream {
