@@ -495,7 +495,9 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       const received: Buffer[] = [];
       let next = 0n;
       let ended = false;
-      for (let attempt = 0; attempt < 100 && !ended; attempt++) {
+      // Stdout and stderr alternate line by line, so the log may hold one chunk per line (600);
+      // every attempt takes two chunks or the end, so 400 attempts always suffice.
+      for (let attempt = 0; attempt < 400 && !ended; attempt++) {
         const abort = new AbortController();
         let taken = 0;
         try {
@@ -514,6 +516,7 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
         } catch (error) {
           if (!(error instanceof ConnectError && error.code === Code.Canceled)) throw error;
         }
+        expect(ended || taken === 2).toBe(true);
       }
       expect(ended).toBe(true);
       const all = await client.readOutput({ processId, stream: OutputStream.COMBINED });
