@@ -163,11 +163,12 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     ).notebookEngine.name as string;
     const port = (await rest("GET", `/v1/${sb}/ports/8080`)).port;
     const edgePort = new URL(edgeUrl).port;
-    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/engines/${engine.uid}/`);
+    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/${engine.name}/oidc/login`);
     expect(port.internalUrl).toBe(`http://8080-${sandbox.uid}.sandboxes.localhost:${edgePort}/`);
     const engineHost = new URL(engine.loginUrl).host;
     const portHost = new URL(port.internalUrl).host;
     expect((await hostRequest(edgeUrl, engineHost, `/engines/${engine.uid}/`, bearer)).status).toBe(200);
+    expect((await hostRequest(edgeUrl, engineHost, new URL(engine.loginUrl).pathname, bearer)).status).toBe(200);
     // READY once routed, before the program listens: 502 until it serves.
     await expect.poll(async () => (await hostRequest(edgeUrl, portHost, "/", bearer)).status).not.toBe(502);
     expect((await hostRequest(edgeUrl, portHost, "/", bearer)).text).toBe("page");

@@ -29,7 +29,7 @@ import { createEngineListHandlers } from "./engines-list.js";
 import { DAI, ENGINE_KINDS, H2O, NOTEBOOK } from "./kinds.js";
 import { engineMigrations } from "./migrations.js";
 import { createLogStreamRoute } from "./log-stream.js";
-import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
+import { createEngineProxy, createNameRoute, type EngineHttpRoute } from "./proxy.js";
 import { createReconciler, type Reconciler } from "./reconciler.js";
 import { h2oServerOf } from "./runtime/h2o-server.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
@@ -98,9 +98,9 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
     servedAt: (row) => ctx.servedAt(row),
     sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
   });
-  const h2oByName = createH2ONameRoute(proxy, async (name) => {
+  const byName = createNameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;
-    return row?.type === "h2oEngines" ? row.uid : undefined;
+    return row?.type === "h2oEngines" || row?.type === "daiEngines" ? row.uid : undefined;
   });
   const logStream = createLogStreamRoute({
     authenticator: deps.authenticator,
@@ -247,7 +247,7 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   return {
     name: "engine",
     services: ENGINE_SERVICES,
-    httpRoutes: [proxy, h2oByName, logStream],
+    httpRoutes: [proxy, byName, logStream],
     register,
     start: once.start,
     async stop() {

@@ -39,8 +39,8 @@ import type { EngineRuntime } from "./runtime/runtime.js";
 import type { EngineRow } from "./store.js";
 
 export const ENGINE_PATH_PREFIX = "/engines/";
-/** Where the official client's `H2OEngine.get_connection_config()` points `h2o.connect`: the engine's name as context path. */
-export const H2O_NAME_PATH_PREFIX = "/workspaces/";
+/** DAI and H2O engines by name: their `api_url` and `login_url`, and the context path of `h2o.connect`. */
+export const NAME_PATH_PREFIX = "/workspaces/";
 /** Stands in for an unknown name, so that it is refused exactly like an engine the caller may not see. */
 const NO_ENGINE_UID = "00000000-0000-0000-0000-000000000000";
 /**
@@ -359,25 +359,25 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 }
 
 /**
- * H2O engines a second time at `/workspaces/<ws>/h2oEngines/<id>/...`, the context path that the
- * official client's `get_connection_config()` hands to `h2o.connect`. The path is rewritten to
- * the engine's `/engines/<uid>/...` (where its H2O-3 runs with that context path) and handled
- * by `route`, so authentication, access checks and activity are the same. H2O-3's REST answers
- * carry no absolute paths, so the rewrite is enough for the `h2o` package; its Flow web UI is
- * reached at the engine's own URL.
+ * DAI and H2O engines a second time at `/workspaces/<ws>/{daiEngines,h2oEngines}/<id>/...`, the
+ * path of their `api_url` and `login_url` and the context path that the official client's
+ * `get_connection_config()` hands to `h2o.connect`. The path is rewritten to the engine's
+ * `/engines/<uid>/...` (where the engine runs with that context path) and handled by `route`, so
+ * authentication, access checks and activity are the same. Neither H2O-3's REST answers nor
+ * Driverless AI's carry absolute paths, so the rewrite is enough for their client libraries.
  */
-export function createH2ONameRoute(
+export function createNameRoute(
   route: EngineHttpRoute,
   lookupUid: (name: string) => Promise<string | undefined>,
 ): EngineHttpRoute {
   const rewrite = async (req: IncomingMessage | Http2ServerRequest): Promise<void> => {
     const url = req.url ?? "/";
-    const match = /^\/(workspaces\/[^/?]+\/h2oEngines\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
+    const match = /^\/(workspaces\/[^/?]+\/(?:daiEngines|h2oEngines)\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
     const uid = (match && (await lookupUid(match[1]!))) ?? NO_ENGINE_UID;
     req.url = `${ENGINE_PATH_PREFIX}${uid}${match?.[2] ?? ""}${match?.[3] ?? ""}`;
   };
   return {
-    prefix: H2O_NAME_PATH_PREFIX,
+    prefix: NAME_PATH_PREFIX,
     handler(req, res) {
       rewrite(req).then(
         () => route.handler(req, res),
