@@ -232,7 +232,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     useStorageImages: (options.useStorageImages ?? true) && isolation === "bwrap",
   });
   const groupName = runtimeCgroupName(dataDir);
-  checkAgentSetting(process.env["AIEM_SANDBOX_AGENT"]);
+  checkAgentSetting(process.env.AIEM_SANDBOX_AGENT);
   const maxProcesses = options.maxProcesses ?? 4096;
   const maxTotalProcesses = options.maxTotalProcesses ?? defaultTotalProcesses();
   /** The runtime's group in the pids hierarchy, once bounded (at the first start). */
