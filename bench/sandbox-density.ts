@@ -12,8 +12,8 @@ import * as os from "node:os";
 import { type Ready, startSandboxServer } from "./sandbox-server.js";
 
 const COUNT = Number(process.argv[2] ?? 1000);
-const PARALLEL = Number(process.env["BENCH_DENSITY_PARALLEL"] ?? 4);
-const GETS = Number(process.env["BENCH_DENSITY_GETS"] ?? 2000);
+const PARALLEL = Number(process.env.BENCH_DENSITY_PARALLEL ?? 4);
+const GETS = Number(process.env.BENCH_DENSITY_GETS ?? 2000);
 const WS = "workspaces/bench";
 const IMAGE = "workspaces/global/sandboxEngineImages/default";
 const TEMPLATE = "workspaces/global/sandboxEngineTemplates/default";

@@ -89,7 +89,7 @@ function createRuntimeState(
 }
 
 export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): LocalSandboxRuntime {
-  checkAgentSetting(process.env["AIEM_SANDBOX_AGENT"]);
+  checkAgentSetting(process.env.AIEM_SANDBOX_AGENT);
   const state = createRuntimeState(options, stop);
   const { running, starting, images, spawner } = state;
   const capabilities = baseCapabilities(state.isolation, state.isolationUnavailableReason, state.support);
