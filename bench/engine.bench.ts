@@ -44,7 +44,7 @@ import { catalogueFixture, startEngineTestHost } from "../services/engine/src/te
 const { values: args } = parseArgs({
   options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } },
 });
-const PG_URL = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/test";
+const PG_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
 
 function stats(samples: number[]): { median: number; p95: number; min: number; max: number } {
   const s = [...samples].sort((a, b) => a - b);
@@ -58,7 +58,7 @@ function stats(samples: number[]): { median: number; p95: number; min: number; m
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function lifecycle(): Promise<void> {
-  const stack = process.env["DATABASE_URL"] ? "PostgreSQL" : "PGlite";
+  const stack = process.env.DATABASE_URL ? "PostgreSQL" : "PGlite";
   const h = await startEngineTestHost({ settings: engineSettings({ jupyterCommand: "none" }) });
   try {
     await catalogueFixture(h, "daiEngineProfiles", "bench", {

@@ -20,7 +20,7 @@ import { type PaginateOptions, paginate } from "../services/kit/src/aip/paginate
 const ROWS = 100_000;
 const DEPTH = 90_000;
 const ITERATIONS = 200;
-const url = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/test";
+const url = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
 const schema = `bench_kit_list_${randomBytes(4).toString("hex")}`;
 
 function stats(samples: number[]): { median: number; p95: number } {

@@ -137,7 +137,7 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
       AIEM_REPLICA_URL: replica.url,
       AIEM_PUBLIC_URL: edge.url,
     };
-    if (replica.part === "sandbox" || replica.part === "edge") env["AIEM_CATALOGUE_URL"] = urlsOf("catalogue");
+    if (replica.part === "sandbox" || replica.part === "edge") env.AIEM_CATALOGUE_URL = urlsOf("catalogue");
     if (replica.part === "edge") {
       for (const part of SERVICE_PARTS) env[`AIEM_${part.toUpperCase()}_URL`] = urlsOf(part);
     }

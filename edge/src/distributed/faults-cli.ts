@@ -4,8 +4,8 @@
 // FAULT_ROUNDS (default 2) and FAULT_GAP_MS (default 5000) make it longer or shorter.
 import { formatReport, runFaultSuite } from "./fault-suite.js";
 
-const rounds = Number(process.env["FAULT_ROUNDS"] ?? 2);
-const gapMs = Number(process.env["FAULT_GAP_MS"] ?? 5_000);
+const rounds = Number(process.env.FAULT_ROUNDS ?? 2);
+const gapMs = Number(process.env.FAULT_GAP_MS ?? 5_000);
 const report = await runFaultSuite({
   everyReplica: true,
   rounds,

@@ -5,7 +5,7 @@
 import { expect, it } from "vitest";
 import { formatReport, runFaultSuite } from "./fault-suite.js";
 
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 
 it.skipIf(!real)(
   "loses nothing a client was told succeeded while replicas, NATS, PostgreSQL and the edge fail one at a time",

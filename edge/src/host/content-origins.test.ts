@@ -24,7 +24,7 @@ describe("content origin decisions", () => {
     const api = req("127.0.0.1:8080", "/v1/x", { "x-aiem-content-origin": "forged", cookie: "from_port=1" });
     expect(decide(options, api)).toEqual({ kind: "api" });
     expect((api as { headers: Record<string, string> }).headers["x-aiem-content-origin"]).toBeUndefined();
-    expect((api as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
+    expect((api as { headers: Record<string, string> }).headers.cookie).toBeUndefined();
   });
 
   it("serves only the engine's own context path at its origin", () => {
@@ -67,7 +67,7 @@ describe("content origin decisions", () => {
     ).toMatchObject({ status: 404 });
     const withCookie = req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" });
     expect(decide(options, withCookie)).toEqual({ kind: "api", programmatic: true });
-    expect((withCookie as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
+    expect((withCookie as { headers: Record<string, string> }).headers.cookie).toBeUndefined();
     expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({
       kind: "api",
     });
@@ -133,7 +133,7 @@ describe("content origins through the all-in-one server", () => {
       401,
     );
     // The origin's root leads to the engine's context path, which stays served (docs/adr/0210).
-    expect((await hostRequest(f.t.url, host, "/")).headers["location"]).toBe(`/engines/${a.uid}/`);
+    expect((await hostRequest(f.t.url, host, "/")).headers.location).toBe(`/engines/${a.uid}/`);
     expect((await hostRequest(f.t.url, host, `/engines/${a.uid}/`, { cookie: cookie.split(";")[0]! })).status).toBe(
       200,
     );
@@ -154,7 +154,7 @@ describe("content origins through the all-in-one server", () => {
     expect(JSON.parse(elsewhere.text).message).toContain("another origin");
     const exchanged = await hostRequest(f.t.url, url.host, path);
     expect(exchanged.status).toBe(303);
-    expect(exchanged.headers["location"]).toBe(url.pathname);
+    expect(exchanged.headers.location).toBe(url.pathname);
     const cookie = String(exchanged.headers["set-cookie"]);
     expect(cookie).toMatch(/^__Host-aiem_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
     expect(cookie).not.toContain(f.token);
@@ -220,11 +220,11 @@ describe("content origins through the all-in-one server", () => {
     expect(seen.url).toBe("/echo?x=1");
     expect(seen.headers["x-forwarded-host"]).toBe(host);
     expect(seen.headers["x-forwarded-prefix"]).toBeUndefined();
-    expect(seen.headers["authorization"]).toBeUndefined();
-    expect((await hostRequest(f.t.url, host, "/go", bearer())).headers["location"]).toBe("/landed");
+    expect(seen.headers.authorization).toBeUndefined();
+    expect((await hostRequest(f.t.url, host, "/go", bearer())).headers.location).toBe("/landed");
     const exchanged = await hostRequest(f.t.url, host, `/echo?token=${f.token}`);
     expect(exchanged.status).toBe(303);
-    expect(exchanged.headers["location"]).toBe("/echo");
+    expect(exchanged.headers.location).toBe("/echo");
     const cookie = String(exchanged.headers["set-cookie"]);
     expect(cookie).toMatch(/Path=\/;/);
     expect(cookie).not.toMatch(/domain=/i);

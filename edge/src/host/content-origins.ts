@@ -52,7 +52,7 @@ type Decision =
   | { readonly kind: "exchange"; readonly target: ContentTarget; readonly ticket: string; readonly rest: string };
 
 function hostOf(req: NodeRequest | IncomingMessage): string | undefined {
-  return (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+  return (req.headers[":authority"] as string | undefined) ?? req.headers.host;
 }
 
 function routeFor(routes: readonly HttpRoute[], path: string): HttpRoute | undefined {
@@ -78,15 +78,15 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
   if (!CONTENT_PREFIXES.some((p) => url.startsWith(p))) {
     // The API and the docs read no cookie; one a content page set for a parent domain
     // (`Domain=localhost`, where the browser takes it) stops here.
-    delete req.headers["cookie"];
+    delete req.headers.cookie;
     return { kind: "api" };
   }
   if (options.pathUrls) return { kind: "api" };
   const programmatic = PROGRAMMATIC_PREFIXES.some((p) => url.startsWith(p));
   const query = new URL(url, "http://api").searchParams;
-  if (programmatic && req.headers["authorization"] && !query.has("token")) {
+  if (programmatic && req.headers.authorization && !query.has("token")) {
     // Programs' HTTP sessions may keep a cookie an engine set; the bearer alone counts here.
-    delete req.headers["cookie"];
+    delete req.headers.cookie;
     return { kind: "api", programmatic };
   }
   return {
@@ -189,7 +189,7 @@ function exchange(
   url.searchParams.set("token", opened.token);
   req.url = `${url.pathname}${url.search}`;
   // A bearer header would win over the ticket's token, and no session would be made.
-  delete req.headers["authorization"];
+  delete req.headers.authorization;
   const next = decide(options, req);
   if (next.kind === "route") return next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
   // The ticket is gone from the URL, and the host is the content origin's: nothing else is left.

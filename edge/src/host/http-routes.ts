@@ -69,7 +69,7 @@ function proxyTo(pool: ReplicaPool): NodeHandler {
       headers[name] = value;
     }
     const authority = req.headers[":authority"];
-    if (typeof authority === "string") headers["host"] = authority;
+    if (typeof authority === "string") headers.host = authority;
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
       (answer) => {

@@ -182,7 +182,7 @@ describe.concurrent("update", () => {
         maxRunningDuration: "120s",
       };
       if (kind === "dai") Object.assign(everything, { config: { k: "v" }, annotations: { "team.name_x": "y" } });
-      else everything["notebookImage"] = std.image;
+      else everything.notebookImage = std.image;
       const all = res(await patch("*", everything));
       expect(all.displayName).toBe("All");
       expect(all.cpu).toBe(2);

@@ -144,8 +144,8 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       maxIdleDuration: "90000s",
       maxRunningDuration: "-5s",
     };
-    if (kind !== "h2o") extra["storageBytes"] = String(65 * GiB);
-    if (kind === "h2o") extra["nodeCount"] = 9;
+    if (kind !== "h2o") extra.storageBytes = String(65 * GiB);
+    if (kind === "h2o") extra.nodeCount = 9;
     const r = await createEngine(kind, { body: bodyOf(kind, extra) });
     expectError(r, "INVALID_ARGUMENT", f("cpu"));
     expect(r.body.message).toContain(`${f("cpu")}: validation error: max constraint violated: cpu (5) must be <= 4`);
@@ -166,7 +166,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       maxIdleDuration: "86400s",
       maxRunningDuration: "0s",
     };
-    if (kind !== "h2o") edge["storageBytes"] = String(64 * GiB);
+    if (kind !== "h2o") edge.storageBytes = String(64 * GiB);
     ok(await createEngine(kind, { body: bodyOf(kind, edge), query: "validateOnly=true" }));
   });
 

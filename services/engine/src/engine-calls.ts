@@ -14,7 +14,7 @@ import {
   notebookEngineProfilePattern,
   type ResourcePattern,
 } from "@aiem/kit/aip";
-import { Action } from "@aiem/kit/authz";
+import type { Action } from "@aiem/kit/authz";
 import {
   invalidArgument,
   invalidArgumentWorded,
@@ -93,7 +93,7 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
 
   function parseName(name: string, field = "name"): Target {
     const parts = kind.pattern.parse(name, field) as Record<string, string>;
-    return { workspace: parts["workspace"]!, id: parts[kind.idVar]!, name };
+    return { workspace: parts.workspace!, id: parts[kind.idVar]!, name };
   }
 
   /** The engine, if it exists and the caller may see it; NOT_FOUND otherwise. */

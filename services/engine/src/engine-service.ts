@@ -106,11 +106,11 @@ export function createEngineHandlers<T extends EngineType>(
   if (kind.allowed.terminate) handlers[`terminate${s}`] = terminate;
   if (kind.allowed.resizeStorage) handlers[`resize${s}Storage`] = resizeStorage;
   if (kind.allowed.downloadLogs) handlers[`download${s}Logs`] = downloadLogs;
-  if (kind.allowed.upgradeVersion) handlers["upgradeDAIEngineVersion"] = upgradeVersion;
+  if (kind.allowed.upgradeVersion) handlers.upgradeDAIEngineVersion = upgradeVersion;
   if (kind.allowed.migrateCreator) handlers[`migrate${s}Creator`] = migrateCreator;
   if (kind.allowed.access) handlers[`access${s}`] = access;
   if (kind.type === "h2oEngines") {
-    handlers["calculateH2OEngineSizeCompressedDataset"] = async (req: Req, hctx: HandlerContext) => {
+    handlers.calculateH2OEngineSizeCompressedDataset = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = compressedDatasetSize(BigInt(req.rowsCount ?? 0), BigInt(req.columnsCount ?? 0), req.limits);
       return {
@@ -118,7 +118,7 @@ export function createEngineHandlers<T extends EngineType>(
         limits: create(H2OEngineSizeLimitsSchema, req.limits),
       };
     };
-    handlers["calculateH2OEngineSizeRawDataset"] = async (req: Req, hctx: HandlerContext) => {
+    handlers.calculateH2OEngineSizeRawDataset = async (req: Req, hctx: HandlerContext) => {
       principalOf(hctx);
       const size = rawDatasetSize(BigInt(req.datasetSizeBytes ?? 0), req.limits);
       return {

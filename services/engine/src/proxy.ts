@@ -119,7 +119,7 @@ function parseTarget(rawUrl: string): Parsed | undefined {
 }
 
 function bearer(headers: IncomingHttpHeaders): string | undefined {
-  const auth = headers["authorization"];
+  const auth = headers.authorization;
   return typeof auth === "string" && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "").trim() : undefined;
 }
 
@@ -131,11 +131,11 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
     if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
     out[name] = value as string | string[];
   }
-  const cookies = cookiesForUserContent(req.headers["cookie"]);
-  if (cookies) out["cookie"] = cookies;
-  const host = (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+  const cookies = cookiesForUserContent(req.headers.cookie);
+  if (cookies) out.cookie = cookies;
+  const host = (req.headers[":authority"] as string | undefined) ?? req.headers.host;
   if (host) {
-    out["host"] = host;
+    out.host = host;
     out["x-forwarded-host"] = host;
   }
   const remote = req.socket?.remoteAddress;
@@ -150,7 +150,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 
   /** The scope of this engine's sessions: its own origin, or its path on a shared one. */
   function scopeOf(req: AnyRequest, uid: string): string {
-    const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+    const host = String(req.headers[":authority"] ?? req.headers.host ?? "");
     return req.headers[ENGINE_ORIGIN_HEADER] !== undefined ? sessionScope(host) : sessionScope(host, `/engines/${uid}`);
   }
 
@@ -167,7 +167,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     const token = header ?? target.queryToken;
     let principal: Principal | undefined;
     if (token === undefined) {
-      principal = sessionFromCookies(await options.sessionKey(), req.headers["cookie"], scopeOf(req, target.uid));
+      principal = sessionFromCookies(await options.sessionKey(), req.headers.cookie, scopeOf(req, target.uid));
       if (!principal)
         throw new ProxyError(
           401,
@@ -247,7 +247,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       // Keep the token out of the address bar and history, and out of the browser: a session of
       // this engine's origin (or path) alone stands for it from now on.
       const ownOrigin = req.headers[ENGINE_ORIGIN_HEADER] !== undefined;
-      const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+      const host = String(req.headers[":authority"] ?? req.headers.host ?? "");
       const expires = sessionExpiry(queryToken);
       const cookie = sessionCookie(sealSession(await options.sessionKey(), principal, scopeOf(req, row.uid), expires), {
         path: ownOrigin ? "/" : `${ENGINE_PATH_PREFIX}${row.uid}/`,

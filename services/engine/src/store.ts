@@ -320,8 +320,8 @@ function commonFields(states: readonly string[]): Record<string, FieldSpec> {
 export function kindFieldTable(kind: EngineKind): FieldTable {
   const table = commonFields(stateNames(kind));
   table[`${kind.idVar}_id`] = { type: "string", sql: sql.ref("engine_id") };
-  if (kind.hasStorage) table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
-  if (kind.hasNodeCount) table["node_count"] = { type: "int", sql: sql.ref("node_count"), nullable: true };
+  if (kind.hasStorage) table.storage_bytes = { type: "int", sql: sql.ref("storage_bytes") };
+  if (kind.hasNodeCount) table.node_count = { type: "int", sql: sql.ref("node_count"), nullable: true };
   return table;
 }
 
@@ -351,20 +351,20 @@ export interface CatalogueVersions {
  */
 export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
   const table = commonFields(ENGINE_STATE_NAMES);
-  table["type"] = {
+  table.type = {
     type: "enum",
     sql: sql`(case type when 'daiEngines' then 'TYPE_DRIVERLESS_AI' when 'h2oEngines' then 'TYPE_H2O' else 'TYPE_NOTEBOOK' end)`,
     enumValues: ENGINE_TYPE_NAMES,
   };
-  table["deleted_version"] = {
+  table.deleted_version = {
     type: "bool",
     sql: versions.existing.length === 0 ? sql`true` : sql`(version_name not in (${sql.join(versions.existing)}))`,
   };
   const deprecatedVersionNames = versions.deprecated;
   // The official client documents `engine_id = "*e*"` for this list.
-  table["engine_id"] = { type: "string", sql: sql.ref("engine_id") };
-  table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
-  table["version"] = {
+  table.engine_id = { type: "string", sql: sql.ref("engine_id") };
+  table.storage_bytes = { type: "int", sql: sql.ref("storage_bytes") };
+  table.version = {
     type: "string",
     sql: sql`(case when type = 'notebookEngines' then version_name else version end)`,
     orderSql: sql`(case when type = 'notebookEngines' then version_name else ${versionSortKey} end)`,
@@ -373,7 +373,7 @@ export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
     deprecatedVersionNames.length === 0
       ? sql`false`
       : sql`(type <> 'notebookEngines' and version_name in (${sql.join(deprecatedVersionNames)}))`;
-  table["deprecated_version"] = { type: "bool", sql: deprecated };
+  table.deprecated_version = { type: "bool", sql: deprecated };
   return table;
 }
 

@@ -251,7 +251,7 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
     const who = o.who ?? "admin";
     const headers: Record<string, string> = { ...o.headers };
     const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
-    if (user) headers["authorization"] = `Bearer ${await token(user, o.roles)}`;
+    if (user) headers.authorization = `Bearer ${await token(user, o.roles)}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
     const res = await fetch(`${url}${p}`, {
       method,
@@ -318,7 +318,7 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
       await t.host.stop();
       await killEngineProcesses(root);
       await t.stop();
-      if (process.env["DATABASE_URL"]) {
+      if (process.env.DATABASE_URL) {
         const admin = await createTestDatabase("engine_cleanup");
         for (const schema of schemas) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
         await admin.destroy();

@@ -205,14 +205,14 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
     const query = new URLSearchParams(search?.slice(1) ?? "");
     if (!isPublic) {
       const fromQuery = query.get("token") ?? undefined;
-      const header = req.headers["authorization"];
+      const header = req.headers.authorization;
       const token = typeof header === "string" && /^bearer /i.test(header) ? header.slice(7).trim() : fromQuery;
-      const host = String(req.headers["host"] ?? (req.headers as Record<string, unknown>)[":authority"] ?? "");
+      const host = String(req.headers.host ?? (req.headers as Record<string, unknown>)[":authority"] ?? "");
       const scope = sessionScope(host, prefix);
       const challenge = { "www-authenticate": "Bearer" };
       let principal: Principal | undefined;
       if (token === undefined) {
-        principal = sessionFromCookies(await deps.sessionKey(), req.headers["cookie"], scope);
+        principal = sessionFromCookies(await deps.sessionKey(), req.headers.cookie, scope);
         if (!principal)
           return {
             refuse: [
@@ -287,10 +287,10 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
       if (name === "cookie" || CREDENTIAL_HEADERS.has(name)) continue;
       headers[name] = value;
     }
-    const cookie = cookiesForUserContent(req.headers["cookie"]);
-    if (cookie) headers["cookie"] = cookie;
-    const originalHost = req.headers["host"] ?? (req.headers as Record<string, string | undefined>)[":authority"];
-    headers["host"] = `localhost:${go.port}`;
+    const cookie = cookiesForUserContent(req.headers.cookie);
+    if (cookie) headers.cookie = cookie;
+    const originalHost = req.headers.host ?? (req.headers as Record<string, string | undefined>)[":authority"];
+    headers.host = `localhost:${go.port}`;
     if (originalHost) headers["x-forwarded-host"] = originalHost;
     headers["x-forwarded-proto"] = req.headers["x-forwarded-proto"] ?? "http";
     if (go.prefix) headers["x-forwarded-prefix"] = go.prefix;

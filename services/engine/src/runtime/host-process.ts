@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import type { EngineExit } from "./runtime.js";
 
-export async function findOnPath(command: string, envPath = process.env["PATH"] ?? ""): Promise<string | undefined> {
+export async function findOnPath(command: string, envPath = process.env.PATH ?? ""): Promise<string | undefined> {
   if (command.includes("/")) return (await isExecutable(command)) ? command : undefined;
   for (const dir of envPath.split(path.delimiter)) {
     if (!dir) continue;
@@ -67,7 +67,7 @@ export function processExists(pid: number): boolean {
 export async function isEngineProcess(pid: number, dir: string): Promise<boolean> {
   if (!processExists(pid)) return false;
   const cmdline = await readText(`/proc/${pid}/cmdline`);
-  if (cmdline === undefined) return existsSync("/proc/self") ? false : true;
+  if (cmdline === undefined) return !existsSync("/proc/self");
   if (!cmdline.includes(dir)) return false;
   const stat = await readText(`/proc/${pid}/stat`);
   const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
@@ -120,7 +120,7 @@ export async function killOrphans(dir: string): Promise<number> {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cmdline = await readText(`/proc/${entry}/cmdline`);
-    if (!cmdline || !cmdline.split("\0").some((arg) => arg.includes(dir))) continue;
+    if (!cmdline?.split("\0").some((arg) => arg.includes(dir))) continue;
     try {
       process.kill(-Number(entry), "SIGKILL");
     } catch {

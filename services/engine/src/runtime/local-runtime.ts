@@ -283,9 +283,9 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     };
     // Nothing of the engine service's own settings leaks into an engine.
     for (const key of Object.keys(env)) if (key.startsWith("AIEM_") && !key.startsWith("AIEM_ENGINE_")) delete env[key];
-    delete env["DATABASE_URL"];
-    delete env["NATS_URL"];
-    delete env["NODE_OPTIONS"];
+    delete env.DATABASE_URL;
+    delete env.NATS_URL;
+    delete env.NODE_OPTIONS;
     if (spec.kind === "notebook" && options.jupyterCommand) {
       const port = await freePort();
       await writeAtomic(path.join(dir, "port"), String(port));
@@ -490,7 +490,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       const text = await readText(specFile);
       if (text === undefined) return;
       const spec = JSON.parse(text) as Record<string, unknown>;
-      spec["storageBytes"] = bytes.toString();
+      spec.storageBytes = bytes.toString();
       await writeAtomic(specFile, JSON.stringify(spec, null, 2));
     },
     async diskUsage(uid, storageBytes): Promise<DiskUsage | undefined> {

@@ -23,7 +23,7 @@ const dataDir = join(dir, "data");
 mkdirSync(dataDir, { recursive: true });
 const marker = join(dataDir, "engine.json");
 if (!existsSync(marker))
-  writeFileSync(marker, JSON.stringify({ uid: spec.uid, created: new Date().toISOString() }) + "\n");
+  writeFileSync(marker, `${JSON.stringify({ uid: spec.uid, created: new Date().toISOString() })}\n`);
 
 const log = (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 

@@ -60,7 +60,7 @@ export interface FilterCompare {
 
 export type FilterNode = FilterAnd | FilterOr | FilterNot | FilterCompare | FilterValue;
 
-const enum T {
+enum T {
   LParen,
   RParen,
   Op,

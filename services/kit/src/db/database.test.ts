@@ -9,7 +9,7 @@ import { createDatabase, migrateToLatest, openDatabase, type Database, type Data
 
 // Every suite runs on PGlite, and on PostgreSQL too when DATABASE_URL is set.
 const targets: [string, DatabaseTarget][] = [["pglite", { kind: "pglite", key: "memory://db-test" }]];
-const url = process.env["DATABASE_URL"];
+const url = process.env.DATABASE_URL;
 if (url) targets.push(["pg", { kind: "pg", url }]);
 
 const counters: Record<string, Migration> = {

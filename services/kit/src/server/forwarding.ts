@@ -216,7 +216,7 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
     if (value !== undefined && !name.startsWith(":") && !HOP_BY_HOP.has(name)) headers[name] = value;
   }
   const authority = req.headers[":authority"];
-  if (typeof authority === "string") headers["host"] = authority;
+  if (typeof authority === "string") headers.host = authority;
   const upstream = httpRequest(
     { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
     (answer) => {
