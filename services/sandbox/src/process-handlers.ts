@@ -68,7 +68,7 @@ export function createProcessHandlers(deps: ProcessDeps): ProcessHandlers {
         pageToken: req.pageToken,
         filter: req.filter,
         table: processTable,
-        tiebreaker: { name: "name", spec: processTable["name"]! },
+        tiebreaker: { name: "name", spec: processTable.name! },
         tokens: context.tokens(),
         scope: "processes",
       });
