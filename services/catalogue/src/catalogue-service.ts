@@ -47,6 +47,7 @@ import { Violations } from "./validation.js";
  * A request of any kind's call, read by the field names its kind descriptor holds
  * (`req[d.idLocal]`); the handler maps are typed by each kind's service (`CatalogueHandlers`).
  */
+// biome-ignore lint/suspicious/noExplicitAny: requests of every kind, their fields read by name from the kind descriptor
 type Req = Record<string, any>;
 type Handler = (req: Req, ctx: HandlerContext) => Promise<unknown>;
 

@@ -480,6 +480,7 @@ export function createSecretHandlers({ runtime, cipher }: SecretsDeps) {
   return { secretService, versionService, resolveSecretValue };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: requests of every kind, their fields read by name from the kind descriptor
 type Req = Record<string, any>;
 
 export function registerSecretServices(

@@ -71,7 +71,10 @@ export function createChangeHub(): ChangeHub {
         };
         for (const key of keys) {
           let set = waiters.get(key);
-          if (!set) waiters.set(key, (set = new Set()));
+          if (!set) {
+            set = new Set();
+            waiters.set(key, set);
+          }
           set.add(done);
         }
         signal?.addEventListener("abort", done, { once: true });

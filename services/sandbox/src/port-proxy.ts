@@ -155,7 +155,10 @@ export function createPortProxy(deps: PortProxyDeps): PortProxy {
       },
     };
     let set = open.get(key);
-    if (!set) open.set(key, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      open.set(key, set);
+    }
     set.add(entry);
     const finish = () => {
       if (state.finished) return;
