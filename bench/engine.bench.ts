@@ -11,6 +11,7 @@
 //    table, with the same query shape (`state = STATE_RUNNING AND cpu >= 2`, 50 a page, newest
 //    first), in the same run.
 import { randomBytes } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { parseArgs } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
@@ -135,7 +136,7 @@ async function listRatio(): Promise<void> {
   await admin.query(`create schema ${kitSchema}`);
   await admin.end();
   const pool = new pg.Pool({ connectionString: PG_URL, options: `-c search_path=${kitSchema}`, max: 4 });
-  const kitDb = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const kitDb = new Kysely<AnyDatabase>({ dialect: new PostgresDialect({ pool }) });
   const database = await openDatabase(
     { kind: "pg", url: PG_URL },
     { schema: `bench_engine_${suffix}`, dropSchemaOnDestroy: true },

@@ -4,6 +4,7 @@
 // dropped at the end. Prints medians for a filtered first page, the page after it by token,
 // keyset vs OFFSET paging at row 90,000, and the cost of parsing and compiling a 10-term filter.
 import { randomBytes } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import {
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4 });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyDatabase>({ dialect: new PostgresDialect({ pool }) });
   try {
     const seed0 = performance.now();
     await createEngineTable(db);

@@ -37,6 +37,7 @@ function log(line: string): void {
 
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer the caller reads field by field
   return async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${ready.url}${p}`, {
       method,

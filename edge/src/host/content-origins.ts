@@ -191,7 +191,10 @@ function exchange(
   // A bearer header would win over the ticket's token, and no session would be made.
   delete req.headers.authorization;
   const next = decide(options, req);
-  if (next.kind === "route") return next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+  if (next.kind === "route") {
+    next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+    return;
+  }
   // The ticket is gone from the URL, and the host is the content origin's: nothing else is left.
   answer(res, next.kind === "answer" ? next : { kind: "answer", status: 404, message: "not found" });
 }

@@ -124,7 +124,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       dataDir: config.dataDir,
       name: "internal",
     });
-    const opened = (store = await openServiceStore({
+    store = await openServiceStore({
       deps,
       schema: CATALOGUE_SCHEMA,
       migrations: catalogueMigrations,
@@ -142,7 +142,8 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
             logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
         }
       },
-    }));
+    });
+    const opened = store;
     state.tokens = opened.tokens;
     state.afterWrite = () => publishWritten(opened.relay, deps.publishWait ?? PUBLISH_WAIT, logger);
     state.database = opened.database;

@@ -46,6 +46,7 @@ import { cumulativeAmount, cumulativeTerms, type AnyProfile, type Resources } fr
  * A request of any kind's call, read by the field names its kind descriptor holds
  * (`req[kind.idLocal]`); the handler maps are typed by each kind's service (engine-service.ts).
  */
+// biome-ignore lint/suspicious/noExplicitAny: requests of every kind, their fields read by name from the kind descriptor
 export type Req = Record<string, any>;
 
 const PROFILE_PATTERNS: Record<EngineKind["type"], ResourcePattern<string>> = {
@@ -150,7 +151,7 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
    * the catalogue acknowledged before this call is never answered as missing or unusable.
    */
   function withCatalogue<T>(lookup: () => T): Promise<T> {
-    let view;
+    let view: ReturnType<typeof ctx.catalogue> | undefined;
     try {
       view = ctx.catalogue();
     } catch {
@@ -174,7 +175,9 @@ export function createEngineCalls(ctx: ServiceContext, kind: EngineKind) {
   }
 
   /** The stored resource: what the row's columns do not hold (copies, config, annotations). */
+  // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
   function decodeStored(row: EngineRow): AnyEngine & Record<string, any> {
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     return fromBinary(kind.schema, row.resource) as AnyEngine & Record<string, any>;
   }
 

@@ -30,6 +30,7 @@ export function createEngineCreation(calls: EngineCalls) {
   /** Builds the engine a create would make (checked, not stored). */
   function buildNew(principal: Principal, t: Target, input: AnyEngine): { row: EngineRow; profile: AnyProfile } {
     const v = new Violations(kind.resourceField);
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     const i = input as AnyEngine & Record<string, any>;
     checkDisplayName(v, i.displayName ?? "");
     if (kind.type !== "notebookEngines") checkAnnotations(v, (i as DAIEngine | H2OEngine).annotations ?? {});
@@ -54,6 +55,7 @@ export function createEngineCreation(calls: EngineCalls) {
     v.throwIfAny();
 
     const now = ctx.now();
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     const resource = create(kind.schema) as AnyEngine & Record<string, any>;
     resource.displayName = i.displayName ?? "";
     resource.profileInfo = profile;

@@ -77,6 +77,7 @@ export function createEngineUpdate(
 
   async function update(req: Req, hctx: HandlerContext) {
     const principal = principalOf(hctx);
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     const incoming = req[kind.resourceLocal] as (AnyEngine & Record<string, any>) | undefined;
     if (!incoming) throw requiredField(kind.resourceField);
     const t = parseName(incoming.name ?? "", f("name"));
@@ -117,11 +118,13 @@ export function createEngineUpdate(
 
   function planUpdate(
     row: EngineRow,
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     incoming: AnyEngine & Record<string, any>,
     paths: readonly string[],
     principal: Principal,
   ): { patch: Partial<EngineRow>; profile: AnyProfile; resources: Resources; quotaFields: string[] } {
     const has = (p: string) => paths.includes(p);
+    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
     const stored = decodeStored(row) as AnyEngine & Record<string, any>;
     const v = new Violations(kind.resourceField);
     if (has("profile") && (incoming.profile ?? "") === "" && row.profile !== "")

@@ -117,14 +117,15 @@ export function createEngineModule(deps: EngineModuleDeps): EngineModule {
   let ready = false;
 
   async function start(): Promise<void> {
-    const opened = (store = await openServiceStore({
+    store = await openServiceStore({
       deps,
       schema: ENGINE_SCHEMA,
       migrations: engineMigrations,
       pageTokenKey: settings.pageTokenKey,
       logger,
       outboxPollInterval: deps.outboxPollInterval,
-    }));
+    });
+    const opened = store;
     const { database: db, relay } = opened;
     const catalogue = createCatalogueReadModel({
       name: "engine-catalogue-view",

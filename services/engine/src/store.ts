@@ -2,6 +2,7 @@
 // upgrade availability and disk sizes are computed when read), the filter/sort field tables, and
 // the state-change events written to the outbox in the same transaction as the change.
 import { randomUUID } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate, type Duration } from "@bufbuild/protobuf/wkt";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
@@ -31,7 +32,7 @@ import {
 } from "./kinds.js";
 import { compareVersions, idOf, workspaceNameOf } from "./semver.js";
 
-export type Executor = Kysely<any> | Transaction<any>;
+export type Executor = Kysely<AnyDatabase> | Transaction<AnyDatabase>;
 
 /** The service name in events' `source`. */
 export const EVENT_SOURCE = "engine";

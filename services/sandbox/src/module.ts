@@ -177,14 +177,15 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     // sandboxes for its own. The second stops with a clear error instead.
     await fs.promises.mkdir(runtime.dataDir, { recursive: true });
     placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
-    const opened = (store = await openServiceStore({
+    store = await openServiceStore({
       deps,
       schema: SANDBOX_SCHEMA,
       migrations: sandboxMigrations,
       pageTokenKey: settings.pageTokenKey,
       logger,
       outboxPollInterval: deps.outboxPollInterval,
-    }));
+    });
+    const opened = store;
     const db = opened.database;
     state.tokens = opened.tokens;
     state.afterWrite = () => opened.relay.wake();

@@ -1,7 +1,7 @@
 // What the local runtime needs of the host: executables on the PATH, free ports, files written
 // whole, processes by pid (and whether a pid is still an engine's), HTTP probes and directory sizes.
 /** Finds an executable on the PATH, as a shell would. */
-import { constants as fsConstants, existsSync } from "node:fs";
+import { type Dirent, constants as fsConstants, existsSync } from "node:fs";
 import { access, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { createServer } from "node:net";
@@ -144,7 +144,7 @@ export async function directorySize(dir: string): Promise<bigint> {
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(current, { withFileTypes: true });
     } catch {

@@ -7,7 +7,7 @@
 // real H2O-3 cluster (h2o-cluster.mjs: one JVM per node) unless the stand-in is chosen for them;
 // DAI engines run the stand-in server; notebook engines run Jupyter Notebook when it is installed.
 import { existsSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
-import { mkdir, open, readdir, rm, stat, statfs } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readdir, rm, stat, statfs } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import type { Logger } from "@aiem/kit/logger";
@@ -507,7 +507,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     },
     async logs(uid, maxBytes) {
       const logFile = path.join(dirOf(uid), "logs", "engine.log");
-      let handle;
+      let handle: FileHandle;
       try {
         handle = await open(logFile, "r");
       } catch {
@@ -524,7 +524,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       }
     },
     async logsFrom(uid, offset, maxBytes) {
-      let handle;
+      let handle: FileHandle;
       try {
         handle = await open(path.join(dirOf(uid), "logs", "engine.log"), "r");
       } catch {

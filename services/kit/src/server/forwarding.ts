@@ -58,6 +58,7 @@ function refuseSecondHop(ctx: HandlerContext, err: ServedElsewhere): void {
   }
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a client of whichever service the call belongs to, its methods called by name
 type AnyClient = Client<any>;
 
 /**
