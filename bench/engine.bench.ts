@@ -39,7 +39,7 @@ import { createDAIEngineHandlers } from "../services/engine/src/dai-engine-handl
 import { DAI } from "../services/engine/src/kinds.js";
 import { engineMigrations } from "../services/engine/src/migrations.js";
 import { kindFieldTable, uidTiebreaker } from "../services/engine/src/store.js";
-import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing.js";
+import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing/index.js";
 
 const { values: args } = parseArgs({
   options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } },
