@@ -36,11 +36,11 @@ import { ListDAIEnginesRequestSchema } from "@aiem/proto/enginemanager/v1/dai_en
 import { createActivityTracker } from "../services/engine/src/activity.js";
 import { engineSettings } from "../services/engine/src/config.js";
 import { createServiceContext } from "../services/engine/src/context.js";
-import { createEngineHandlers } from "../services/engine/src/engine-service.js";
+import { createDAIEngineHandlers } from "../services/engine/src/dai-engine-handlers.js";
 import { DAI } from "../services/engine/src/kinds.js";
 import { engineMigrations } from "../services/engine/src/migrations.js";
 import { kindFieldTable, uidTiebreaker } from "../services/engine/src/store.js";
-import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing.js";
+import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing/index.js";
 
 const { values: args } = parseArgs({
   options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } },
@@ -217,7 +217,7 @@ async function listRatio(): Promise<void> {
       state: { database, tokens, catalogue },
       defaultPublicUrl: "http://127.0.0.1:8080",
     });
-    const handlers = createEngineHandlers(ctx, DAI);
+    const handlers = createDAIEngineHandlers(ctx);
     const hctx = {
       values: createContextValues().set(principalKey, {
         name: "users/root",

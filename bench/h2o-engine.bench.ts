@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { defaultH2OJar } from "../services/engine/src/runtime/h2o-server.js";
-import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing.js";
+import { catalogueFixture, startEngineTestHost } from "../services/engine/src/testing/index.js";
 
 const { values: args } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
 const RUNS = Number(args.runs);

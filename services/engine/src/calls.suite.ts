@@ -21,8 +21,8 @@ import {
   std,
   WS,
   type KindKey,
-} from "./rest-shared.js";
-import { catalogueFixture, freshId, updateCatalogue } from "./testing.js";
+} from "./testing/rest-suite.js";
+import { catalogueFixture, freshId, updateCatalogue } from "./testing/index.js";
 
 const GiB = 1024 ** 3;
 const q = (s: string) => encodeURIComponent(s);

@@ -18,8 +18,8 @@ import {
   std,
   WS,
   type KindKey,
-} from "./rest-shared.js";
-import { freshId, updateCatalogue } from "./testing.js";
+} from "./testing/rest-suite.js";
+import { freshId, updateCatalogue } from "./testing/index.js";
 
 const GiB = 1024 ** 3;
 

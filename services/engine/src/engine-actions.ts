@@ -1,5 +1,7 @@
 // Delete, pause, resume, terminate, resize storage, upgrade the version, migrate the creator,
-// download logs and access: each a change of the locked row through EngineCalls.change.
+// download logs and access: each a change of the locked row through EngineCalls.change. Requests
+// are read by the fields every kind's request of the call has; the kinds' handler maps
+// (dai-engine-handlers.ts and its siblings) pass their generated requests.
 import type { HandlerContext } from "@connectrpc/connect";
 import { daiEngineVersionPattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
@@ -12,220 +14,238 @@ import type { NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/noteboo
 import { canSee, checkManage } from "./access.js";
 import { checkTransition, S } from "./kinds.js";
 import { compareVersions, idOf } from "./semver.js";
-import { encodeResource, loadByName } from "./store.js";
-import type { EngineCalls, Req } from "./engine-calls.js";
+import { encodeResource, loadByName, type EngineRow, type Executor } from "./store.js";
+import type { EngineCalls } from "./engine-calls.js";
+import type { AnyEngine } from "./kinds.js";
 
 /** Largest log download (the tail of the log). */
 export const MAX_LOG_BYTES = 16 * 1024 * 1024;
 
-/** The calls that change an existing engine's state, and its logs and access URL. */
-export function createEngineActions(calls: EngineCalls) {
-  const {
-    ctx,
-    kind,
-    policy,
-    db,
-    parseName,
-    mustLoad,
-    usableVersion,
-    catchUpFor,
-    currentProfile,
-    decodeStored,
-    checkQuotas,
-    change,
-    respond,
-    resourcesOf,
-  } = calls;
+/** A request naming one engine. */
+export interface EngineNameRequest {
+  readonly name: string;
+}
 
-  async function delete_(req: Req, hctx: HandlerContext) {
-    const principal = principalOf(hctx);
-    const t = parseName(req.name);
-    policy.check(principal, Action.DELETE, kind.type, t.workspace);
-    if (req.allowMissing === true) {
-      const existing = await loadByName(db(), t.name);
-      if (!existing || !canSee(policy, principal, existing)) return {};
-    }
-    const row = await change(req, hctx, {
-      action: "delete",
-      permission: Action.DELETE,
-      validateOnly: req.validateOnly === true,
-      intent: true,
-      apply: (_row, now) => ({ desired: "DELETED", state: S.DELETING, delete_time: now, launched_at: null }),
+/** A request that may be checked without being carried out. */
+export interface ValidatingRequest extends EngineNameRequest {
+  readonly validateOnly?: boolean;
+}
+
+/** The engine as it is now; undefined when an allowed-missing engine does not exist. */
+export async function deleteEngine(
+  calls: EngineCalls,
+  req: ValidatingRequest & { readonly allowMissing?: boolean },
+  ctx: HandlerContext,
+): Promise<AnyEngine | undefined> {
+  const { kind, policy } = calls;
+  const principal = principalOf(ctx);
+  const target = calls.parseName(req.name);
+  policy.check(principal, Action.DELETE, kind.type, target.workspace);
+  if (req.allowMissing === true) {
+    const existing = await loadByName(calls.db(), target.name);
+    if (!existing || !canSee(policy, principal, existing)) return undefined;
+  }
+  const row = await calls.change(req.name, ctx, {
+    action: "delete",
+    permission: Action.DELETE,
+    validateOnly: req.validateOnly === true,
+    intent: true,
+    apply: (_row, now) => ({ desired: "DELETED", state: S.DELETING, delete_time: now, launched_at: null }),
+  });
+  return calls.present(row);
+}
+
+export async function pauseEngine(calls: EngineCalls, req: ValidatingRequest, ctx: HandlerContext): Promise<AnyEngine> {
+  const row = await calls.change(req.name, ctx, {
+    action: "pause",
+    permission: Action.PAUSE,
+    validateOnly: req.validateOnly === true,
+    intent: true,
+    already: (row) => row.state === S.PAUSING || row.state === S.PAUSED,
+    apply: () => ({ desired: "PAUSED", state: S.PAUSING }),
+  });
+  return calls.present(row);
+}
+
+export async function resumeEngine(
+  calls: EngineCalls,
+  req: ValidatingRequest,
+  ctx: HandlerContext,
+): Promise<AnyEngine> {
+  const row = await calls.change(req.name, ctx, {
+    action: "resume",
+    permission: Action.RESUME,
+    validateOnly: req.validateOnly === true,
+    intent: true,
+    already: (row) => row.state === S.STARTING || row.state === S.CONNECTING || row.state === S.RUNNING,
+    check: async (row, trx) => {
+      const profile = calls.currentProfile(row);
+      if (profile) await calls.checkQuotas(trx, row.creator, profile, undefined, { willRun: true, except: row.uid });
+    },
+    apply: (_row, now) => ({
+      desired: "RUNNING",
+      state: S.STARTING,
+      start_time: now,
+      launched_at: null,
+      failure_message: "",
+      failure_reason: "",
+    }),
+  });
+  return calls.present(row);
+}
+
+export async function terminateEngine(
+  calls: EngineCalls,
+  req: EngineNameRequest,
+  ctx: HandlerContext,
+): Promise<AnyEngine> {
+  const row = await calls.change(req.name, ctx, {
+    action: "terminate",
+    permission: Action.TERMINATE,
+    intent: true,
+    apply: () => ({ desired: "TERMINATED", state: S.TERMINATING }),
+  });
+  return calls.present(row);
+}
+
+export async function resizeEngineStorage(
+  calls: EngineCalls,
+  req: EngineNameRequest & { readonly newStorageBytes: bigint },
+  ctx: HandlerContext,
+): Promise<AnyEngine> {
+  const requested = req.newStorageBytes;
+  const row = await calls.change(req.name, ctx, {
+    action: "resizeStorage",
+    permission: Action.RESIZE_STORAGE,
+    intent: true,
+    activity: true,
+    check: (row, trx) => checkStorageResize(calls, row, trx, requested),
+    apply: () => ({ storage_bytes: requested, storage_resizing: true }),
+  });
+  return calls.present(row);
+}
+
+async function checkStorageResize(calls: EngineCalls, row: EngineRow, trx: Executor, requested: bigint): Promise<void> {
+  if (row.storage_resizing) {
+    throw failedPrecondition(`cannot resize the storage of ${quote(row.name)}: a resize is already running`, {
+      type: "STATE",
+      subject: row.name,
+      description: "storage_resizing is true",
     });
-    return respond(row);
   }
-
-  async function pause(req: Req, hctx: HandlerContext) {
-    return respond(
-      await change(req, hctx, {
-        action: "pause",
-        permission: Action.PAUSE,
-        validateOnly: req.validateOnly === true,
-        intent: true,
-        already: (row) => row.state === S.PAUSING || row.state === S.PAUSED,
-        apply: () => ({ desired: "PAUSED", state: S.PAUSING }),
-      }),
+  if (requested <= row.storage_bytes) {
+    throw invalidArgument(
+      "new_storage_bytes",
+      `must be larger than the engine's storage_bytes (${row.storage_bytes}): storage only grows; got ${requested}`,
     );
   }
-
-  async function resume(req: Req, hctx: HandlerContext) {
-    return respond(
-      await change(req, hctx, {
-        action: "resume",
-        permission: Action.RESUME,
-        validateOnly: req.validateOnly === true,
-        intent: true,
-        already: (row) => row.state === S.STARTING || row.state === S.CONNECTING || row.state === S.RUNNING,
-        check: async (row, trx) => {
-          const profile = currentProfile(row);
-          if (profile) await checkQuotas(trx, row.creator, profile, undefined, { willRun: true, except: row.uid });
-        },
-        apply: (_row, now) => ({
-          desired: "RUNNING",
-          state: S.STARTING,
-          start_time: now,
-          launched_at: null,
-          failure_message: "",
-          failure_reason: "",
-        }),
-      }),
+  const profile = calls.currentProfile(row) as DAIEngineProfile | NotebookEngineProfile | undefined;
+  const constraint = profile?.storageBytesConstraint;
+  if (constraint && (requested < constraint.min || (constraint.max !== undefined && requested > constraint.max))) {
+    const range =
+      constraint.max !== undefined ? `between ${constraint.min} and ${constraint.max}` : `at least ${constraint.min}`;
+    throw invalidArgument(
+      "new_storage_bytes",
+      `must be ${range} (the profile's storage_bytes_constraint), got ${requested}`,
     );
   }
-
-  async function terminate(req: Req, hctx: HandlerContext) {
-    return respond(
-      await change(req, hctx, {
-        action: "terminate",
-        permission: Action.TERMINATE,
-        intent: true,
-        apply: () => ({ desired: "TERMINATED", state: S.TERMINATING }),
-      }),
+  if (profile) {
+    await calls.checkQuotas(
+      trx,
+      row.creator,
+      profile,
+      { ...calls.resourcesOf(row), storageBytes: requested },
+      { willRun: false, except: row.uid, only: ["storage_bytes"] },
     );
   }
+}
 
-  async function resizeStorage(req: Req, hctx: HandlerContext) {
-    const requested =
-      typeof req.newStorageBytes === "bigint" ? (req.newStorageBytes as bigint) : BigInt(req.newStorageBytes ?? 0);
-    return respond(
-      await change(req, hctx, {
-        action: "resizeStorage",
-        permission: Action.RESIZE_STORAGE,
-        intent: true,
-        activity: true,
-        check: async (row, trx) => {
-          if (row.storage_resizing) {
-            throw failedPrecondition(`cannot resize the storage of ${quote(row.name)}: a resize is already running`, {
-              type: "STATE",
-              subject: row.name,
-              description: "storage_resizing is true",
-            });
-          }
-          if (requested <= row.storage_bytes) {
-            throw invalidArgument(
-              "new_storage_bytes",
-              `must be larger than the engine's storage_bytes (${row.storage_bytes}): storage only grows; got ${requested}`,
-            );
-          }
-          const profile = currentProfile(row) as DAIEngineProfile | NotebookEngineProfile | undefined;
-          const c = profile?.storageBytesConstraint;
-          if (c && (requested < c.min || (c.max !== undefined && requested > c.max))) {
-            const range = c.max !== undefined ? `between ${c.min} and ${c.max}` : `at least ${c.min}`;
-            throw invalidArgument(
-              "new_storage_bytes",
-              `must be ${range} (the profile's storage_bytes_constraint), got ${requested}`,
-            );
-          }
-          if (profile) {
-            await checkQuotas(
-              trx,
-              row.creator,
-              profile,
-              { ...resourcesOf(row), storageBytes: requested },
-              {
-                willRun: false,
-                except: row.uid,
-                only: ["storage_bytes"],
-              },
-            );
-          }
-        },
-        apply: () => ({ storage_bytes: requested, storage_resizing: true }),
-      }),
-    );
-  }
+// How the real service words an upgrade to a version it does not hold.
+const missingUpgrade = (name: string) => `DAIEngineVersion "${name}" not found`;
 
-  // How the real service words an upgrade to a version it does not hold.
-  const missingUpgrade = (name: string) => `DAIEngineVersion "${name}" not found`;
+export async function upgradeEngineVersion(
+  calls: EngineCalls,
+  req: EngineNameRequest & { readonly newDaiEngineVersion: string },
+  ctx: HandlerContext,
+): Promise<AnyEngine> {
+  const target = req.newDaiEngineVersion;
+  const field = "new_dai_engine_version";
+  if (target !== "") await calls.catchUpFor(() => calls.usableVersion(target, field, missingUpgrade));
+  const row = await calls.change(req.name, ctx, {
+    action: "upgradeVersion",
+    permission: Action.UPGRADE_DAI_ENGINE_VERSION,
+    activity: true,
+    check: (row) => {
+      if (target === "") throw requiredField(field);
+      daiEngineVersionPattern.parse(target, field);
+      const version = calls.usableVersion(target, field, missingUpgrade) as DAIEngineVersion;
+      if (compareVersions(idOf(version.name), row.version) <= 0) {
+        throw invalidArgument(
+          field,
+          `${quote(version.name)} is not newer than the engine's version ${quote(row.version_name)}`,
+        );
+      }
+      return version;
+    },
+    apply: (row, _now, version) => {
+      const resource = calls.decodeStored(row) as DAIEngine;
+      resource.daiEngineVersionInfo = version;
+      return {
+        version: idOf(version.name),
+        version_name: version.name,
+        resource: encodeResource(calls.kind, resource),
+      };
+    },
+  });
+  return calls.present(row);
+}
 
-  async function upgradeVersion(req: Req, hctx: HandlerContext) {
-    const target: string = req.newDaiEngineVersion ?? "";
-    if (target !== "") await catchUpFor(() => usableVersion(target, "new_dai_engine_version", missingUpgrade));
-    return respond(
-      await change(req, hctx, {
-        action: "upgradeVersion",
-        permission: Action.UPGRADE_DAI_ENGINE_VERSION,
-        activity: true,
-        check: (row) => {
-          if (target === "") throw requiredField("new_dai_engine_version");
-          daiEngineVersionPattern.parse(target, "new_dai_engine_version");
-          const v = usableVersion(target, "new_dai_engine_version", missingUpgrade) as DAIEngineVersion;
-          if (compareVersions(idOf(v.name), row.version) <= 0) {
-            throw invalidArgument(
-              "new_dai_engine_version",
-              `${quote(v.name)} is not newer than the engine's version ${quote(row.version_name)}`,
-            );
-          }
-          return v;
-        },
-        apply: (row, _now, v) => {
-          const resource = decodeStored(row) as DAIEngine;
-          resource.daiEngineVersionInfo = v;
-          return { version: idOf(v.name), version_name: v.name, resource: encodeResource(kind, resource) };
-        },
-      }),
-    );
-  }
+export async function migrateEngineCreator(
+  calls: EngineCalls,
+  req: EngineNameRequest & { readonly newCreator: string },
+  ctx: HandlerContext,
+): Promise<AnyEngine> {
+  const newCreator = req.newCreator;
+  const row = await calls.change(req.name, ctx, {
+    action: "migrateCreator",
+    permission: Action.MIGRATE_CREATOR,
+    activity: true,
+    check: () => {
+      if (newCreator === "") throw requiredField("new_creator");
+      if (!/^users\/[^/\s]{1,256}$/.test(newCreator))
+        throw invalidArgument("new_creator", `${quote(newCreator)} is not a user such as users/alice`);
+    },
+    apply: () => ({ creator: newCreator, creator_display_name: newCreator.slice("users/".length) }),
+  });
+  return calls.present(row);
+}
 
-  async function migrateCreator(req: Req, hctx: HandlerContext) {
-    const newCreator: string = req.newCreator ?? "";
-    return respond(
-      await change(req, hctx, {
-        action: "migrateCreator",
-        permission: Action.MIGRATE_CREATOR,
-        activity: true,
-        check: () => {
-          if (newCreator === "") throw requiredField("new_creator");
-          if (!/^users\/[^/\s]{1,256}$/.test(newCreator))
-            throw invalidArgument("new_creator", `${quote(newCreator)} is not a user such as users/alice`);
-        },
-        apply: () => ({ creator: newCreator, creator_display_name: newCreator.slice("users/".length) }),
-      }),
-    );
-  }
+/** The tail of the engine's log, at most MAX_LOG_BYTES. */
+export async function downloadEngineLogs(
+  calls: EngineCalls,
+  req: EngineNameRequest,
+  ctx: HandlerContext,
+): Promise<{ contentType: string; data: Uint8Array }> {
+  const { context, kind, policy } = calls;
+  const principal = principalOf(ctx);
+  const target = calls.parseName(req.name);
+  policy.check(principal, Action.DOWNLOAD_LOGS, kind.type, target.workspace);
+  const row = await calls.mustLoad(calls.db(), principal, target);
+  checkManage(policy, principal, row);
+  checkTransition(kind, "downloadLogs", row.name, row.state);
+  await context.requireServedHere(row);
+  if (row.state === S.RUNNING) context.activity.touch(row.uid);
+  return { contentType: "text/plain; charset=utf-8", data: await context.runtime().logs(row.uid, MAX_LOG_BYTES) };
+}
 
-  async function downloadLogs(req: Req, hctx: HandlerContext) {
-    const principal = principalOf(hctx);
-    const t = parseName(req.name);
-    policy.check(principal, Action.DOWNLOAD_LOGS, kind.type, t.workspace);
-    const row = await mustLoad(db(), principal, t);
-    checkManage(policy, principal, row);
-    checkTransition(kind, "downloadLogs", row.name, row.state);
-    await ctx.requireServedHere(row);
-    if (row.state === S.RUNNING) ctx.activity.touch(row.uid);
-    return {
-      logs: { contentType: "text/plain; charset=utf-8", data: await ctx.runtime().logs(row.uid, MAX_LOG_BYTES) },
-    };
-  }
-
-  async function access(req: Req, hctx: HandlerContext) {
-    const principal = principalOf(hctx);
-    const t = parseName(req.name);
-    policy.check(principal, Action.ACCESS, kind.type, t.workspace);
-    const row = await mustLoad(db(), principal, t);
-    checkTransition(kind, "access", row.name, row.state);
-    ctx.activity.touch(row.uid);
-    return { uri: ctx.openUrl(row.uid, hctx.requestHeader.get("authorization")) };
-  }
-
-  return { delete_, pause, resume, terminate, resizeStorage, upgradeVersion, migrateCreator, downloadLogs, access };
+/** The URL that opens the engine in a browser. */
+export async function accessEngine(calls: EngineCalls, req: EngineNameRequest, ctx: HandlerContext): Promise<string> {
+  const { context, kind, policy } = calls;
+  const principal = principalOf(ctx);
+  const target = calls.parseName(req.name);
+  policy.check(principal, Action.ACCESS, kind.type, target.workspace);
+  const row = await calls.mustLoad(calls.db(), principal, target);
+  checkTransition(kind, "access", row.name, row.state);
+  context.activity.touch(row.uid);
+  return context.openUrl(row.uid, ctx.requestHeader.get("authorization"));
 }

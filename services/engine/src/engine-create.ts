@@ -9,7 +9,9 @@ import type { DAIEngineProfile } from "@aiem/proto/enginemanager/v1/dai_engine_p
 import type { H2OEngine } from "@aiem/proto/enginemanager/v1/h2o_engine_pb.js";
 import type { NotebookEngine } from "@aiem/proto/enginemanager/v1/notebook_engine_pb.js";
 import type { NotebookEngineProfile } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_pb.js";
-import { S, type AnyEngine } from "./kinds.js";
+import type { StoredEngine, VersionLike } from "./engine-catalogue-refs.js";
+import type { EngineCalls, Target } from "./engine-calls.js";
+import { S, type AnyEngine, type EngineKind } from "./kinds.js";
 import { idOf } from "./semver.js";
 import { encodeResource, enqueueStateChanged, insertEngine, loadByName, present, type EngineRow } from "./store.js";
 import {
@@ -20,132 +22,160 @@ import {
   Violations,
   type AnyProfile,
   type RequestedResources,
+  type Resources,
 } from "./validation.js";
-import type { EngineCalls, Target } from "./engine-calls.js";
 
-/** Creating an engine: checks a request against its profile and version and writes the new engine. */
-export function createEngineCreation(calls: EngineCalls) {
-  const { ctx, kind, db, f, usableProfile, usableVersion, withCatalogue, checkQuotas, resourcesOf } = calls;
+/** What a create asks for, checked against its profile and version. */
+interface CheckedCreate {
+  readonly profile: AnyProfile;
+  readonly version: VersionLike;
+  readonly resources: Resources;
+  readonly config: Record<string, string>;
+}
 
-  /** Builds the engine a create would make (checked, not stored). */
-  function buildNew(principal: Principal, t: Target, input: AnyEngine): { row: EngineRow; profile: AnyProfile } {
-    const v = new Violations(kind.resourceField);
-    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
-    const i = input as AnyEngine & Record<string, any>;
-    checkDisplayName(v, i.displayName ?? "");
-    if (kind.type !== "notebookEngines") checkAnnotations(v, (i as DAIEngine | H2OEngine).annotations ?? {});
-    if ((i.profile ?? "") === "") v.add("profile", "is required");
-    if ((i[kind.versionLocal] ?? "") === "") v.add(kind.versionField, "is required");
-    v.throwIfAny();
-    const profile = usableProfile(principal, i.profile);
-    const version = usableVersion(i[kind.versionLocal], f(kind.versionField));
-    const requested: RequestedResources = {
-      cpu: i.cpu,
-      gpu: i.gpu,
-      memoryBytes: i.memoryBytes,
-      storageBytes: kind.hasStorage ? i.storageBytes : undefined,
-      nodeCount: kind.hasNodeCount ? i.nodeCount : undefined,
-      maxIdleDuration: i.maxIdleDuration,
-      maxRunningDuration: i.maxRunningDuration,
-    };
-    const resources = resolveResources(kind, profile, requested, v);
-    let config: Record<string, string> = {};
-    if (kind.type === "daiEngines")
-      config = checkEngineConfig(v, profile as DAIEngineProfile, (i as DAIEngine).config ?? {});
-    v.throwIfAny();
-
-    const now = ctx.now();
-    // biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
-    const resource = create(kind.schema) as AnyEngine & Record<string, any>;
-    resource.displayName = i.displayName ?? "";
-    resource.profileInfo = profile;
-    resource[kind.versionInfoLocal] = version;
-    switch (kind.type) {
-      case "daiEngines": {
-        const d = resource as DAIEngine;
-        d.annotations = { ...(i as DAIEngine).annotations };
-        d.config = config;
-        d.dataDirectoryStorageClass = (profile as DAIEngineProfile).dataDirectoryStorageClass;
-        break;
-      }
-      case "h2oEngines":
-        (resource as H2OEngine).annotations = { ...(i as H2OEngine).annotations };
-        break;
-      case "notebookEngines": {
-        const n = resource as NotebookEngine;
-        n.storageClassName = (profile as NotebookEngineProfile).storageClassName;
-        n.updater = principal.name;
-        n.updaterDisplayName = principal.displayName;
-        break;
-      }
-    }
-    const row: EngineRow = {
-      uid: randomUUID(),
-      type: kind.type,
-      workspace: t.workspace,
-      engine_id: t.id,
-      name: t.name,
-      display_name: resource.displayName,
-      creator: principal.name,
-      creator_display_name: principal.displayName,
-      profile: profile.name,
-      version: idOf(version.name),
-      version_name: version.name,
-      state: S.STARTING,
-      desired: "RUNNING",
-      reconciling: true,
-      shared: kind.type === "notebookEngines" ? (i as NotebookEngine).shared === true : false,
-      cpu: resources.cpu,
-      gpu: resources.gpu,
-      memory_bytes: resources.memoryBytes,
-      storage_bytes: resources.storageBytes,
-      node_count: resources.nodeCount,
-      max_idle_ms: resources.maxIdleMs,
-      max_running_ms: resources.maxRunningMs,
-      create_time: now,
-      update_time: now,
-      delete_time: null,
-      resume_time: null,
-      last_activity_time: now,
-      start_time: now,
-      launched_at: null,
-      failure_reason: "",
-      failure_message: "",
-      storage_resizing: false,
-      total_disk_bytes: null,
-      free_disk_bytes: null,
-      generation: 1n,
-      next_reconcile_at: now,
-      lease_owner: null,
-      lease_until: null,
-      placement: null,
-      resource: encodeResource(kind, resource),
-    };
-    return { row, profile };
+/** Checks and writes the engine a create asks for; the engine as it would be stored. */
+export async function createEngine(
+  calls: EngineCalls,
+  principal: Principal,
+  target: Target,
+  input: AnyEngine,
+  validateOnly: boolean,
+): Promise<AnyEngine> {
+  const { context, kind } = calls;
+  const { row, profile } = await calls.withCatalogue(() => buildNew(calls, principal, target, input));
+  if (validateOnly) {
+    const exec = calls.db();
+    if (await loadByName(exec, target.name)) throw alreadyExists(target.name, kind.resourceType);
+    await exec
+      .transaction()
+      .execute((trx) => calls.checkQuotas(trx, principal.name, profile, calls.resourcesOf(row), { willRun: true }));
+    return present(row, context.presentContext());
   }
+  await context.write(async (trx) => {
+    await calls.checkQuotas(trx, principal.name, profile, calls.resourcesOf(row), { willRun: true });
+    if (!(await insertEngine(trx, row))) throw alreadyExists(target.name, kind.resourceType);
+    await enqueueStateChanged(trx, row, undefined, context.presentContext());
+  });
+  return present(row, context.presentContext());
+}
 
-  async function createEngine(
-    principal: Principal,
-    t: Target,
-    input: AnyEngine,
-    validateOnly: boolean,
-  ): Promise<AnyEngine> {
-    const { row, profile } = await withCatalogue(() => buildNew(principal, t, input));
-    if (validateOnly) {
-      const exec = db();
-      if (await loadByName(exec, t.name)) throw alreadyExists(t.name, kind.resourceType);
-      await exec
-        .transaction()
-        .execute((trx) => checkQuotas(trx, principal.name, profile, resourcesOf(row), { willRun: true }));
-      return present(row, ctx.presentContext());
+/** Builds the engine a create would make (checked, not stored). */
+export function buildNew(
+  calls: EngineCalls,
+  principal: Principal,
+  target: Target,
+  input: AnyEngine,
+): { row: EngineRow; profile: AnyProfile } {
+  const checked = checkCreate(calls, principal, input as StoredEngine);
+  const resource = newResource(calls.kind, principal, input as StoredEngine, checked);
+  const row = newRow(calls.kind, principal, target, checked, resource, calls.context.now());
+  row.shared = calls.kind.type === "notebookEngines" ? (input as NotebookEngine).shared === true : false;
+  return { row, profile: checked.profile };
+}
+
+function checkCreate(calls: EngineCalls, principal: Principal, input: StoredEngine): CheckedCreate {
+  const { kind } = calls;
+  const v = new Violations(kind.resourceField);
+  checkDisplayName(v, input.displayName ?? "");
+  if (kind.type !== "notebookEngines") checkAnnotations(v, (input as DAIEngine | H2OEngine).annotations ?? {});
+  if ((input.profile ?? "") === "") v.add("profile", "is required");
+  if ((input[kind.versionLocal] ?? "") === "") v.add(kind.versionField, "is required");
+  v.throwIfAny();
+  const profile = calls.usableProfile(principal, input.profile);
+  const version = calls.usableVersion(input[kind.versionLocal], calls.f(kind.versionField));
+  const requested: RequestedResources = {
+    cpu: input.cpu,
+    gpu: input.gpu,
+    memoryBytes: input.memoryBytes,
+    storageBytes: kind.hasStorage ? input.storageBytes : undefined,
+    nodeCount: kind.hasNodeCount ? input.nodeCount : undefined,
+    maxIdleDuration: input.maxIdleDuration,
+    maxRunningDuration: input.maxRunningDuration,
+  };
+  const resources = resolveResources(kind, profile, requested, v);
+  let config: Record<string, string> = {};
+  if (kind.type === "daiEngines")
+    config = checkEngineConfig(v, profile as DAIEngineProfile, (input as DAIEngine).config ?? {});
+  v.throwIfAny();
+  return { profile, version, resources, config };
+}
+
+/** The stored resource: what the row's columns do not hold. */
+function newResource(kind: EngineKind, principal: Principal, input: StoredEngine, checked: CheckedCreate): AnyEngine {
+  const resource = create(kind.schema) as StoredEngine;
+  resource.displayName = input.displayName ?? "";
+  resource.profileInfo = checked.profile;
+  resource[kind.versionInfoLocal] = checked.version;
+  switch (kind.type) {
+    case "daiEngines": {
+      const d = resource as DAIEngine;
+      d.annotations = { ...(input as DAIEngine).annotations };
+      d.config = checked.config;
+      d.dataDirectoryStorageClass = (checked.profile as DAIEngineProfile).dataDirectoryStorageClass;
+      break;
     }
-    await ctx.write(async (trx) => {
-      await checkQuotas(trx, principal.name, profile, resourcesOf(row), { willRun: true });
-      if (!(await insertEngine(trx, row))) throw alreadyExists(t.name, kind.resourceType);
-      await enqueueStateChanged(trx, row, undefined, ctx.presentContext());
-    });
-    return present(row, ctx.presentContext());
+    case "h2oEngines":
+      (resource as H2OEngine).annotations = { ...(input as H2OEngine).annotations };
+      break;
+    case "notebookEngines": {
+      const n = resource as NotebookEngine;
+      n.storageClassName = (checked.profile as NotebookEngineProfile).storageClassName;
+      n.updater = principal.name;
+      n.updaterDisplayName = principal.displayName;
+      break;
+    }
   }
+  return resource;
+}
 
-  return { buildNew, createEngine };
+function newRow(
+  kind: EngineKind,
+  principal: Principal,
+  target: Target,
+  { profile, version, resources }: CheckedCreate,
+  resource: AnyEngine,
+  now: Date,
+): EngineRow {
+  return {
+    uid: randomUUID(),
+    type: kind.type,
+    workspace: target.workspace,
+    engine_id: target.id,
+    name: target.name,
+    display_name: resource.displayName,
+    creator: principal.name,
+    creator_display_name: principal.displayName,
+    profile: profile.name,
+    version: idOf(version.name),
+    version_name: version.name,
+    state: S.STARTING,
+    desired: "RUNNING",
+    reconciling: true,
+    shared: false,
+    cpu: resources.cpu,
+    gpu: resources.gpu,
+    memory_bytes: resources.memoryBytes,
+    storage_bytes: resources.storageBytes,
+    node_count: resources.nodeCount,
+    max_idle_ms: resources.maxIdleMs,
+    max_running_ms: resources.maxRunningMs,
+    create_time: now,
+    update_time: now,
+    delete_time: null,
+    resume_time: null,
+    last_activity_time: now,
+    start_time: now,
+    launched_at: null,
+    failure_reason: "",
+    failure_message: "",
+    storage_resizing: false,
+    total_disk_bytes: null,
+    free_disk_bytes: null,
+    generation: 1n,
+    next_reconcile_at: now,
+    lease_owner: null,
+    lease_until: null,
+    placement: null,
+    resource: encodeResource(kind, resource),
+  };
 }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "@aiem/kit/logger";
 import { defaultH2OJar } from "./runtime/h2o-server.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
-import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
+import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 
 const REPOSITORY = fileURLToPath(new URL("../../../", import.meta.url));
 const PYTHON = path.join(REPOSITORY, ".venv", "bin", "python");

@@ -7,7 +7,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineHttpRoute } from "./proxy.js";
 import { findOnPath } from "./runtime/local-runtime.js";
-import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
+import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 
 const jupyter = await findOnPath("jupyter-notebook");
 if (!jupyter)

@@ -6,7 +6,7 @@ import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
 import { type KubernetesFixture, kubernetesSkipReason, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
-import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing.js";
+import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 
 const unavailable = kubernetesSkipReason("kubernetes.test.ts");
 

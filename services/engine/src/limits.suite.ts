@@ -14,8 +14,8 @@ import {
   res,
   runningEngine,
   type KindKey,
-} from "./rest-shared.js";
-import { freshId } from "./testing.js";
+} from "./testing/rest-suite.js";
+import { freshId } from "./testing/index.js";
 
 const profiles: Record<KindKey, string> = { dai: "", h2o: "", notebook: "" };
 const seconds = (d: string | undefined) => (d === undefined ? NaN : Number(d.replace(/s$/, "")));

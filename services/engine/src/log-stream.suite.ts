@@ -3,7 +3,7 @@
 // not-available line while the engine does not run, and new lines as they are written.
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
-import { get, h, ok, post, res, runningEngine } from "./rest-shared.js";
+import { get, h, ok, post, res, runningEngine } from "./testing/rest-suite.js";
 
 /** A WebSocket to the log stream of `name`, collecting its messages. */
 async function openStream(name: string, query = "follow=true", user = "alice") {

@@ -16,7 +16,7 @@ import {
   res,
   runningEngine,
   WS,
-} from "./rest-shared.js";
+} from "./testing/rest-suite.js";
 
 const listNames = async (
   path: string,

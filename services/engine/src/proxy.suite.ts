@@ -7,7 +7,7 @@ import { connect as connectH2 } from "node:http2";
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { EngineHttpRoute } from "./proxy.js";
-import { deleteAllEngines, expectError, get, h, ok, post, res, runningEngine } from "./rest-shared.js";
+import { deleteAllEngines, expectError, get, h, ok, post, res, runningEngine } from "./testing/rest-suite.js";
 
 let name: string;
 let uid: string;

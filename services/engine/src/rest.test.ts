@@ -2,8 +2,8 @@
 // with the catalogue beside it. The suites share this file's host (and its PGlite), which is most
 // of a suite's start-up cost; each suite makes its own catalogue fixtures and engines.
 import { afterAll, beforeAll } from "vitest";
-import { setHost, standardCatalogue } from "./rest-shared.js";
-import { startEngineTestHost, type EngineTestHost } from "./testing.js";
+import { setHost, standardCatalogue } from "./testing/rest-suite.js";
+import { startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 import "./create.suite.js";
 import "./calls.suite.js";
 import "./permissions.suite.js";

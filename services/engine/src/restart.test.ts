@@ -15,7 +15,7 @@ import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { createTestDatabase } from "@aiem/kit/testing";
 import { killEngineProcesses } from "./runtime/local-runtime.js";
-import { TEST_POLICY } from "./testing.js";
+import { TEST_POLICY } from "./testing/index.js";
 
 const CHILD = fileURLToPath(new URL("./testing/child-host.ts", import.meta.url));
 const suffix = randomBytes(4).toString("hex");

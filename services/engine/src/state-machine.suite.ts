@@ -21,8 +21,8 @@ import {
   post,
   res,
   type KindKey,
-} from "./rest-shared.js";
-import { freshId, type Reply } from "./testing.js";
+} from "./testing/rest-suite.js";
+import { freshId, type Reply } from "./testing/index.js";
 
 const GiB = 1024 ** 3;
 const KIND_OF: Record<KindKey, EngineKind> = { dai: DAI, h2o: H2O, notebook: NOTEBOOK };

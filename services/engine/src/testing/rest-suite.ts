@@ -1,7 +1,7 @@
 // Shared by the REST suites gathered in rest.test.ts: one host for all of them (each PGlite costs
 // seconds), a standard catalogue, request bodies per engine kind, and status assertions.
 import { expect } from "vitest";
-import { catalogueFixture, freshId, type CallOptions, type EngineTestHost, type Reply, type Who } from "./testing.js";
+import { catalogueFixture, freshId, type CallOptions, type EngineTestHost, type Reply, type Who } from "./index.js";
 
 export const WS = "team-a";
 const GiB = 1024 ** 3;

@@ -1,0 +1,177 @@
+// Test support (not part of the service): the real host of `npm start` on port 0 with the
+// catalogue and engine parts (PGlite and the in-process bus, or PostgreSQL and NATS when
+// DATABASE_URL / NATS_URL are set), REST calls as fixed users of a test policy, and waits for
+// engine states. Engines run as real local processes (the stand-in server); stop() kills whatever
+// is left.
+import path from "node:path";
+import { sql } from "kysely";
+import { createTestDatabase } from "@aiem/kit/testing";
+import type { EventBus } from "@aiem/kit/events";
+import type { ServiceDeps } from "@aiem/kit/server";
+import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
+import { startTestHost, type TestHost } from "../../../../edge/src/testing/test-host.js";
+import type { EngineSettings } from "../config.js";
+import { createEngineModule, type EngineModule } from "../module.js";
+import { h2oServerOf } from "../runtime/h2o-server.js";
+import { createLocalRuntime, killEngineProcesses } from "../runtime/local-runtime.js";
+import type { EngineRuntime } from "../runtime/runtime.js";
+import { createGatedRuntime, type GatedRuntime } from "./gated-runtime.js";
+import { createRestClient, type CallOptions, type Reply } from "./rest-client.js";
+import { TEST_POLICY, testEngineSettings } from "./test-policy.js";
+
+export interface EngineTestHost {
+  readonly t: TestHost;
+  /** The host's event bus. */
+  readonly bus: EventBus;
+  /** The engine module's runtime, with gates. */
+  readonly runtime: GatedRuntime;
+  readonly url: string;
+  readonly dataDir: string;
+  readonly engine: EngineModule;
+  readonly catalogue: CatalogueModule;
+  token(user: string, roles?: readonly string[]): Promise<string>;
+  rest(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Waits until the engine read model holds `name` of `kind` and `check` holds for it. */
+  syncCatalogue(kind: string, name: string, check?: (r: any) => boolean): Promise<void>;
+  /** Polls GET until the engine is in `state` (a full enum name); returns it. */
+  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<any>;
+  /** Polls GET until the engine is gone (404). */
+  waitForGone(name: string, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface EngineTestHostOptions {
+  readonly settings?: Partial<EngineSettings>;
+  readonly seedDemo?: boolean;
+  readonly policy?: string;
+  /** Runs engines on this runtime (gated) instead of the local one; the host closes it when it stops. */
+  readonly runtime?: EngineRuntime;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startEngineTestHost(options: EngineTestHostOptions = {}): Promise<EngineTestHost> {
+  let url = "";
+  let bus: EventBus | undefined;
+  let runtime: GatedRuntime | undefined;
+  const settings = testEngineSettings({ publicUrl: () => url, ...options.settings });
+  const t = await startTestHost({
+    policy: options.policy ?? TEST_POLICY,
+    modules: [
+      {
+        name: "catalogue",
+        create: (deps) =>
+          createCatalogueModule({
+            ...deps,
+            outboxPollInterval: 50,
+            catalogueConfig: { pageTokenKey: undefined, secretsKey: undefined, seedDemo: options.seedDemo ?? false },
+          }),
+      },
+      {
+        name: "engine",
+        create: (deps) => {
+          bus = deps.bus;
+          runtime = gatedRuntimeOf(deps, settings, options.runtime);
+          return createEngineModule({ ...deps, engineConfig: settings, outboxPollInterval: 50, runtime });
+        },
+      },
+    ],
+  });
+  url = t.url;
+  const engine = t.host.modules.find((m) => m.name === "engine") as EngineModule;
+  const catalogue = t.host.modules.find((m) => m.name === "catalogue") as CatalogueModule;
+  const tokens = new Map<string, Promise<string>>();
+  const token = (user: string, roles: readonly string[] = []) => {
+    const key = `${user}|${roles.join(",")}`;
+    let p = tokens.get(key);
+    if (!p) tokens.set(key, (p = t.token(user, { roles: [...roles] })));
+    return p;
+  };
+  const rest = createRestClient(() => url, token);
+  return {
+    t,
+    bus: bus!,
+    runtime: runtime!,
+    url,
+    dataDir: t.dataDir,
+    engine,
+    catalogue,
+    token,
+    rest,
+    ...createWaits(engine, catalogue, rest),
+    stop: () => stopHost(t, [engine.database!.schema, catalogue.database!.schema]),
+  };
+}
+
+/** The runtime a test brings, or the local one under the host's data directory, with gates. */
+function gatedRuntimeOf(deps: ServiceDeps, settings: EngineSettings, own: EngineRuntime | undefined): GatedRuntime {
+  // Tests that bring their own runtime never reach `inner`, the local runtime's extras.
+  if (own) return createGatedRuntime(own) as unknown as GatedRuntime;
+  return createGatedRuntime(
+    createLocalRuntime({
+      root: path.join(deps.config.dataDir, "engines"),
+      jupyterCommand:
+        settings.jupyterCommand && settings.jupyterCommand !== "none" ? settings.jupyterCommand : undefined,
+      h2o: h2oServerOf(settings),
+      startTimeoutMs: settings.startTimeoutMs,
+      stopTimeoutMs: settings.stopTimeoutMs,
+      logger: deps.logger,
+    }),
+  );
+}
+
+function createWaits(
+  engine: EngineModule,
+  catalogue: CatalogueModule,
+  rest: (method: string, path: string, options?: CallOptions) => Promise<Reply>,
+): Pick<EngineTestHost, "syncCatalogue" | "waitForState" | "waitForGone"> {
+  return {
+    async syncCatalogue(kind, name, check = () => true) {
+      await catalogue.flushEvents();
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const r = engine.catalogue?.get(kind as never, name);
+        if (r && check(r)) return;
+        if (Date.now() > until) throw new Error(`the engine service did not see ${name}`);
+        await sleep(10);
+      }
+    },
+    async waitForState(name, state, timeoutMs = 20_000) {
+      const wanted = typeof state === "string" ? [state] : state;
+      const until = Date.now() + timeoutMs;
+      let last: any;
+      for (;;) {
+        const r = await rest("GET", `/v1/${name}`);
+        const resource = r.body ? Object.values(r.body)[0] : undefined;
+        last = resource ?? r.text;
+        if (r.status === 200 && wanted.includes((resource as { state?: string }).state ?? "")) return resource;
+        if (Date.now() > until)
+          throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
+        await sleep(25);
+      }
+    },
+    async waitForGone(name, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await rest("GET", `/v1/${name}`);
+        if (r.status === 404) return;
+        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to disappear: ${r.text}`);
+        await sleep(25);
+      }
+    },
+  };
+}
+
+/** Stops the host and whatever engines are left, and drops its schemas from a shared database. */
+async function stopHost(t: TestHost, schemas: readonly string[]): Promise<void> {
+  const root = path.join(t.dataDir, "engines");
+  await killEngineProcesses(root);
+  await t.host.stop();
+  await killEngineProcesses(root);
+  await t.stop();
+  if (process.env.DATABASE_URL) {
+    const admin = await createTestDatabase("engine_cleanup");
+    for (const schema of schemas) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
+    await admin.destroy();
+  }
+}
