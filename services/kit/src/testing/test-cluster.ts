@@ -19,7 +19,7 @@ import { testClusterStages } from "./test-cluster-stages.js";
 
 export interface TestNode {
   readonly name: string;
-  /** Allocatable resources; defaults to 8 CPUs, 32Gi of memory and 110 pods, no GPU. */
+  /** Allocatable resources; defaults to 8 CPUs, 32Gi of memory, 100Gi of ephemeral storage and 110 pods, no GPU. */
   readonly allocatable?: Readonly<Record<string, string>>;
   readonly labels?: Readonly<Record<string, string>>;
 }
@@ -294,7 +294,8 @@ function kubeconfigText(server: string, pki: Pki): string {
 }
 
 function nodeManifest(node: TestNode): string {
-  const allocatable = { cpu: "8", memory: "32Gi", pods: "110", ...node.allocatable };
+  // Every real node has ephemeral storage; pods with a limit on it (sandboxes) are placed by it.
+  const allocatable = { cpu: "8", memory: "32Gi", "ephemeral-storage": "100Gi", pods: "110", ...node.allocatable };
   return JSON.stringify({
     apiVersion: "v1",
     kind: "Node",
