@@ -3,7 +3,8 @@
 import type { TestNode } from "./test-cluster.js";
 
 export function nodeManifest(node: TestNode): string {
-  const allocatable = { cpu: "8", memory: "32Gi", pods: "110", ...node.allocatable };
+  // Every real node has ephemeral storage; pods with a limit on it (sandboxes) are placed by it.
+  const allocatable = { cpu: "8", memory: "32Gi", "ephemeral-storage": "100Gi", pods: "110", ...node.allocatable };
   return JSON.stringify({
     apiVersion: "v1",
     kind: "Node",

@@ -20,7 +20,7 @@ import { createProcessGroup, freePorts, stopProcesses, waitUntilReady } from "./
 
 export interface TestNode {
   readonly name: string;
-  /** Allocatable resources; defaults to 8 CPUs, 32Gi of memory and 110 pods, no GPU. */
+  /** Allocatable resources; defaults to 8 CPUs, 32Gi of memory, 100Gi of ephemeral storage and 110 pods, no GPU. */
   readonly allocatable?: Readonly<Record<string, string>>;
   readonly labels?: Readonly<Record<string, string>>;
 }
