@@ -201,6 +201,27 @@ func (m *processManager) start(req startRequest) (*process, error) {
 	if req.processID == "" {
 		return nil, errorf(codeInvalidArgument, "process_id: is required")
 	}
+	// Known as being started before anything is checked: the host asks for the process's end in
+	// the same breath as its start, and a wait that arrives while the start is checked then waits
+	// for it rather than answering NOT_FOUND (which costs the host a second round trip).
+	m.mu.Lock()
+	if _, ok := m.records[req.processID]; ok {
+		m.mu.Unlock()
+		return nil, errorf(codeAlreadyExists, "process %s already exists", req.processID)
+	}
+	if _, ok := m.starting[req.processID]; ok {
+		m.mu.Unlock()
+		return nil, errorf(codeAlreadyExists, "process %s already exists", req.processID)
+	}
+	started := make(chan struct{})
+	m.starting[req.processID] = started
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.starting, req.processID)
+		m.mu.Unlock()
+		close(started)
+	}()
 	if req.command == "" {
 		return nil, errorf(codeInvalidArgument, "command: is required")
 	}
@@ -248,25 +269,6 @@ func (m *processManager) start(req startRequest) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	m.mu.Lock()
-	if _, ok := m.records[req.processID]; ok {
-		m.mu.Unlock()
-		return nil, errorf(codeAlreadyExists, "process %s already exists", req.processID)
-	}
-	if _, ok := m.starting[req.processID]; ok {
-		m.mu.Unlock()
-		return nil, errorf(codeAlreadyExists, "process %s already exists", req.processID)
-	}
-	started := make(chan struct{})
-	m.starting[req.processID] = started
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		delete(m.starting, req.processID)
-		m.mu.Unlock()
-		close(started)
-	}()
 
 	p, err := m.spawn(req, file, cwd, env)
 	if err != nil {

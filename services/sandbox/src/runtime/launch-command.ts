@@ -137,6 +137,7 @@ interface LauncherInput {
   readonly paths: LaunchPaths;
   readonly cgroup: SandboxCgroup | undefined;
   readonly imagePath: string | undefined;
+  readonly imageFresh: boolean;
   readonly etcShared: string[] | undefined;
   readonly placed: boolean;
   readonly argsFile: string;
@@ -157,7 +158,7 @@ function launcherCommand(art: AgentArtifacts, input: LauncherInput): { command: 
   if (art.launchPath) {
     const args = [
       ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
-      ...(imagePath ? ["--image", imagePath] : []),
+      ...(imagePath ? [input.imageFresh ? "--new-image" : "--image", imagePath] : []),
       ...(input.etcShared ?? []).flatMap((entry) => ["--etc", entry]),
       ...(input.placed ? ["--place", LAUNCH_PLACE] : []),
       ...["--socket-fd", String(AGENT_SOCKET_FD)],
@@ -234,6 +235,7 @@ export function confinedCommand(
     paths,
     cgroup,
     imagePath: limits.imagePath,
+    imageFresh: limits.imageFresh,
     etcShared,
     placed,
     argsFile,

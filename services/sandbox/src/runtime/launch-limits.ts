@@ -18,6 +18,8 @@ export interface LaunchLimits {
   readonly cgroup: SandboxCgroup | undefined;
   /** The sandbox's storage image, mounted as its root, when it has one. */
   readonly imagePath: string | undefined;
+  /** Whether the image was made (or taken from the spares) for this start: never mounted yet. */
+  readonly imageFresh: boolean;
 }
 
 async function applyStorage(
@@ -25,14 +27,18 @@ async function applyStorage(
   sandboxId: string,
   dir: string,
   limits: SandboxLimits,
-): Promise<{ storage: AppliedLimit; imagePath: string | undefined }> {
+): Promise<{ storage: AppliedLimit; imagePath: string | undefined; imageFresh: boolean }> {
   const { support } = state;
   const storageBytes = Number(limits.storageBytes ?? 0);
   const existingImage = path.join(dir, "root.img");
   // A sandbox whose files live in an image keeps using it, whatever this start asks for.
   const hasImage = fs.existsSync(existingImage);
   if (!hasImage && storageBytes <= 0) {
-    return { storage: { mechanism: "none", note: "no storage limit requested" }, imagePath: undefined };
+    return {
+      storage: { mechanism: "none", note: "no storage limit requested" },
+      imagePath: undefined,
+      imageFresh: false,
+    };
   }
   if (support.storageImages) {
     if (!hasImage) state.reservedStorage.set(sandboxId, Math.max(storageBytes, MIN_STORAGE_BYTES));
@@ -40,7 +46,8 @@ async function applyStorage(
       .ensure(existingImage, storageBytes)
       .finally(() => state.reservedStorage.delete(sandboxId));
     const note = image.size !== storageBytes ? `the image is ${image.size} bytes` : undefined;
-    return { storage: { mechanism: "loop-ext4", value: image.size, note }, imagePath: existingImage };
+    const storage: AppliedLimit = { mechanism: "loop-ext4", value: image.size, note };
+    return { storage, imagePath: existingImage, imageFresh: image.created };
   }
   if (hasImage) {
     throw new SandboxRuntimeError(
@@ -49,7 +56,7 @@ async function applyStorage(
     );
   }
   const note = `RLIMIT_FSIZE per file: ${support.storageUnavailableReason}`;
-  return { storage: { mechanism: "rlimit", value: storageBytes, note }, imagePath: undefined };
+  return { storage: { mechanism: "rlimit", value: storageBytes, note }, imagePath: undefined, imageFresh: false };
 }
 
 /** Makes the sandbox's storage image and cgroup, after the removal of an earlier cgroup of it. */
@@ -60,7 +67,7 @@ export async function applyLimits(
   limits: SandboxLimits,
 ): Promise<LaunchLimits> {
   const { support } = state;
-  const { storage, imagePath } = await applyStorage(state, sandboxId, dir, limits);
+  const { storage, imagePath, imageFresh } = await applyStorage(state, sandboxId, dir, limits);
   await state.cleanups.get(sandboxId);
   const cgroup = support.cgroup
     ? createSandboxCgroup(support.cgroup, state.groupName, sandboxId, limits, state.maxProcesses)
@@ -85,5 +92,5 @@ export async function applyLimits(
     mechanism: "none",
     note: `not enforced: ${support.cgroupUnavailableReason}`,
   };
-  return { applied: { memory, cpu, processes, storage }, cgroup, imagePath };
+  return { applied: { memory, cpu, processes, storage }, cgroup, imagePath, imageFresh };
 }

@@ -35,12 +35,20 @@ import {
   SandboxRuntimeError,
 } from "./runtime-types.js";
 import { checkCapacity, defaultTotalProcesses } from "./sandbox-capacity.js";
-import { createDirectSpawner, createLauncherSpawner } from "./spawner.js";
-import { MKFS_OPTIONS, createStorageImages } from "./storage-images.js";
+import { type Spawner, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
+import { MKFS_OPTIONS, REMOVE_LOST_FOUND, createStorageImages } from "./storage-images.js";
 import { stopEntry } from "./stop-sandbox.js";
 import { releaseUidRange } from "./uid-ranges.js";
 
 export * from "./runtime-types.js";
+
+/** Formats a storage image as ext4, without lost+found where debugfs is at hand. */
+async function formatImage(spawner: Spawner, file: string): Promise<void> {
+  await runToEnd(spawner, findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`);
+  const debugfs = findTool("debugfs");
+  // Without it (or should it fail) the launcher removes lost+found after the mount.
+  if (debugfs) await runToEnd(spawner, debugfs, [...REMOVE_LOST_FOUND, file], `${file}.log`).catch(() => undefined);
+}
 
 /** The runtime's settings and empty books, from its options and what this machine offers. */
 function createRuntimeState(
@@ -75,9 +83,7 @@ function createRuntimeState(
     uidRegistry: options.uidRangeRegistry ?? "/run/aiem/uid-ranges",
     keepRunning: options.keepRunning === true,
     spawner,
-    images: createStorageImages(path.join(dataDir, "spare-images"), (file) =>
-      runToEnd(spawner, findTool("mkfs.ext4") ?? "mkfs.ext4", [...MKFS_OPTIONS, file], `${file}.log`),
-    ),
+    images: createStorageImages(path.join(dataDir, "spare-images"), (file) => formatImage(spawner, file)),
     reservedStorage: new Map(),
     running: new Map(),
     starting: new Map(),

@@ -3,7 +3,7 @@
  * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
  * what made up most of the chain's time). Run as host root.
  *
- *   sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--socket-fd N]
+ *   sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE] [--etc ENTRY]... [--socket-fd N]
  *                  [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE
  *                  -- program args...
  *
@@ -16,7 +16,9 @@
  *    sandbox ends.
  * 3. Attaches the storage image to a free loop device (direct I/O where the kernel can; detached
  *    by the kernel once unmounted), or takes the one it is still attached to, and mounts it, ext4,
- *    at the root; removes mkfs's empty lost+found.
+ *    at the root; removes mkfs's empty lost+found unless the image was made without. A --new-image
+ *    was never mounted, so no device holds it: the look for one (a read of every loop device's
+ *    backing file, a thousand of them on a machine with as many devices) is skipped.
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
  *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
  *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
@@ -177,9 +179,9 @@ static int find_loop(const char *image, char *name, size_t size) {
   return device;
 }
 
-static int mount_image(const char *image, const char *root) {
+static int mount_image(const char *image, const char *root, int fresh) {
   char name[64];
-  int device = find_loop(image, name, sizeof name);
+  int device = fresh ? -1 : find_loop(image, name, sizeof name);
   if (device < 0) device = attach_loop(image, name, sizeof name);
   if (device < 0) return fail(92, "cannot attach a loop device to", image);
   int mounted = mount(name, root, "ext4", MS_NOSUID | MS_NODEV, NULL);
@@ -331,12 +333,14 @@ int main(int argc, char **argv) {
   const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
   const char *place = NULL;
   int socket_fd = -1;
+  int fresh_image = 0;
   int i = 1;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
     const char *flag = argv[i], *value = argv[i + 1];
     if (strcmp(flag, "--cgroup") == 0 && cgroup_count < MAX_CGROUPS) cgroups[cgroup_count++] = argv[i + 1];
     else if (strcmp(flag, "--etc") == 0 && etc_count < MAX_ETC) etc[etc_count++] = argv[i + 1];
     else if (strcmp(flag, "--image") == 0) image = value;
+    else if (strcmp(flag, "--new-image") == 0) image = value, fresh_image = 1;
     else if (strcmp(flag, "--root") == 0) root = value;
     else if (strcmp(flag, "--stage") == 0) stage = value;
     else if (strcmp(flag, "--boot") == 0) boot = value;
@@ -348,7 +352,7 @@ int main(int argc, char **argv) {
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter ||
       (socket_fd >= 0 && socket_fd < 5)) {
-    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE] [--etc ENTRY]... [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE] [--etc ENTRY]... [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
     return 90;
   }
   char **program = &argv[i + 1];
@@ -365,7 +369,7 @@ int main(int argc, char **argv) {
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
     status = fail(90, "cannot make", "a mount namespace");
   }
-  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root);
+  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root, fresh_image);
   if (status == 0 && mount("aiem-stage", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
     status = fail(96, "cannot mount the stage at", stage);
   }

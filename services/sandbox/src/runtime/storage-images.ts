@@ -34,6 +34,22 @@ export interface StorageImages {
 /** The options of mkfs.ext4 for a sandbox image: all space to the sandbox, lazy initialisation. */
 export const MKFS_OPTIONS = ["-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1"] as const;
 
+/**
+ * debugfs's arguments that remove mkfs's empty lost+found from an image, before any start: the
+ * launcher removes it otherwise, after the mount, where an rmdir on the fresh file system took
+ * 15-50 ms of the start on a busy machine.
+ */
+export const REMOVE_LOST_FOUND = ["-w", "-R", "rmdir lost+found"] as const;
+
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.promises.open(file, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 export function createStorageImages(dir: string, format: FormatImage): StorageImages {
   /** Spares being made, by size. */
   const making = new Map<number, Promise<void>>();
@@ -59,6 +75,9 @@ export function createStorageImages(dir: string, format: FormatImage): StorageIm
     }
     try {
       await format(temp);
+      // Written back now, while no start waits: the loop device's direct I/O would otherwise
+      // flush mkfs's pages when the image is attached, on the start's path.
+      await syncFile(temp);
       fs.renameSync(temp, target);
     } catch (error) {
       fs.rmSync(temp, { force: true });
