@@ -103,6 +103,17 @@ function sandboxProcesses(serverPid: number): {
   return { pss, processes, threads, agentThreads };
 }
 
+/**
+ * CPU time in ms the server (its process alone, all threads) has used: unlike the times of calls,
+ * it does not grow with other work on the machine.
+ */
+function serverCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, fields 14 and 15 of stat, in clock ticks of (almost always) 100 Hz
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** The host's bounds on processes and threads, and how many run now. */
 function hostThreads(): string {
   const read = (f: string) => {
@@ -171,7 +182,10 @@ try {
   );
   if (failure) log(`stopped at the first failure: ${failure}`);
   // Idle: let the creates' work settle before the gets are timed.
+  await sleep(5_000);
+  const idleFrom = { cpu: serverCpuMs(server.pid), at: performance.now() };
   await sleep(10_000);
+  const idleCpu = (serverCpuMs(server.pid) - idleFrom.cpu) / ((performance.now() - idleFrom.at) / 1000);
   const { pss, processes, threads, agentThreads } = sandboxProcesses(server.pid);
   const availableAfter = memAvailableMiB();
   log(
@@ -180,7 +194,9 @@ try {
   log(
     `threads: ${threads} in the sandboxes' ${processes} processes; an agent ${Math.min(...agentThreads)}-${Math.max(...agentThreads)} (median ${quantile(agentThreads, 0.5)}); ${hostThreads()}`,
   );
+  log(`the server while they idle: ${idleCpu.toFixed(0)} ms of CPU a second`);
   const times: number[] = [];
+  const getsFrom = serverCpuMs(server.pid);
   for (let i = 0; i < GETS && names.length > 0; i++) {
     const name = names[Math.floor(Math.random() * names.length)]!;
     const t = performance.now();
@@ -188,8 +204,9 @@ try {
     times.push(performance.now() - t);
   }
   const p99 = quantile(times, 0.99);
+  const getCpu = (serverCpuMs(server.pid) - getsFrom) / Math.max(1, times.length);
   log(
-    `GET of a sandbox while ${names.length} idle: median ${quantile(times, 0.5).toFixed(1)} ms, p95 ${quantile(times, 0.95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (n=${times.length}); ${load()}`,
+    `GET of a sandbox while ${names.length} idle: median ${quantile(times, 0.5).toFixed(1)} ms, p95 ${quantile(times, 0.95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (n=${times.length}); the server's CPU ${getCpu.toFixed(2)} ms a GET; ${load()}`,
   );
   let running = 0;
   for (const name of names) if ((await call("GET", `/v1/${name}`)).sandboxEngine.state === "STATE_RUNNING") running++;

@@ -12,14 +12,21 @@ import (
 	"sync"
 )
 
+// Every thread counts against the host's bounds too: a thousand idle sandboxes hold a thousand
+// agents' threads (AIEM_SANDBOX_MAX_TOTAL_PROCESSES, by default half of pid_max, is 16,384 on a
+// host with the kernel's default pid_max of 32,768). So the reservation is kept small: an idle
+// agent has about 12 threads, the few the runtime starts by itself before the reservation (idle
+// ones among them, which also serve) and the reserved ones.
 const (
 	// maxProcs bounds the goroutines running Go code at once; the agent's work is I/O.
-	maxProcs = 4
-	// blockingTurns is how many goroutines may be in blocking system calls at once.
-	blockingTurns = 8
-	// spareThreads covers the runtime's own threads, short system calls outside a turn, and the
-	// output poller's loop (output_poller.go), which waits in epoll_wait for good.
-	spareThreads = 5
+	maxProcs = 2
+	// blockingTurns is how many goroutines may be in blocking system calls at once: file system
+	// work and starts, each short; more wait for a turn.
+	blockingTurns = 4
+	// spareThreads covers the output poller's loop (output_poller.go), which waits in epoll_wait
+	// for good, and short system calls outside a turn; the runtime's own threads, started before
+	// the reservation, come on top.
+	spareThreads = 2
 )
 
 var turns = make(chan struct{}, blockingTurns)

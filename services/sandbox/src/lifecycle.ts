@@ -21,9 +21,11 @@ import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { ServedElsewhere, type ReplicaRegistry } from "@aiem/kit/server";
 import { createAgentStarts } from "./agent-starts.js";
+import { removeUnusedAgents } from "./old-agents.js";
 import type { ChangeHub } from "./change-hub.js";
 import { createAgentEnded, createReconcilePass } from "./reconcile-pass.js";
 import { createReconcileQueue } from "./reconcile-queue.js";
+import { SHARED_AGENT_DIR } from "./runtime/bwrap.js";
 import type { LocalSandboxRuntime, SandboxHandle, SandboxLimits } from "./runtime/index.js";
 import { createSandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
@@ -143,6 +145,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       // Sandboxes left running are adopted (and those that ran before run again) before the
       // service says it is ready, so that no call routed here finds a sandbox without its agent.
       await Promise.all(await sweep.sweepAll());
+      // The agents those run are in use now; earlier builds' that nothing runs can go.
+      const removed = await removeUnusedAgents(SHARED_AGENT_DIR);
+      if (removed.length > 0) logger.info("removed agents of earlier builds that no sandbox runs", { removed });
       await pool.prewarm();
       sweep.schedule(options.intervalMs);
     },
