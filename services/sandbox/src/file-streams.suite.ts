@@ -10,7 +10,7 @@ import {
   type WriteFileStreamRequestSchema,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { WS, ok, sharedHarness, type SandboxHarness } from "./testing.js";
-import { READ_STREAM_MESSAGE_BYTES } from "./file-streams.js";
+import { READ_STREAM_MESSAGE_BYTES } from "./file-stream-handlers.js";
 
 let h: SandboxHarness;
 let sb: any;

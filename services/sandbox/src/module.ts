@@ -35,17 +35,19 @@ import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_ser
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import { SecureStoreService } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
 import type { SandboxSettings } from "./config.js";
-import { createDriveHandlers } from "./drive-service.js";
-import { createFilesystemHandlers } from "./filesystem-service.js";
+import { createDriveHandlers } from "./drive-handlers.js";
+import { createFilesystemHandlers } from "./filesystem-handlers.js";
 import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
 import { sandboxMigrations } from "./migrations.js";
-import { createFileStreamHandlers } from "./file-streams.js";
+import { createFileStreamHandlers } from "./file-stream-handlers.js";
 import { createFileTransferRoute } from "./file-transfer.js";
 import { createPortProxy } from "./port-proxy.js";
-import { createPortHandlers, createPortUrls } from "./port-service.js";
+import { createPortHandlers } from "./port-handlers.js";
+import { createPortUrls } from "./port-urls.js";
 import { createProcessHandlers } from "./process-handlers.js";
 import type { SecretResolver } from "./process-definition.js";
-import { createMetricsHandlers } from "./metrics-service.js";
+import { createMetricsHandlers } from "./metrics-handlers.js";
+import { createSecureStoreHandlers } from "./secure-store-handlers.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { createSandboxEngineHandlers } from "./sandbox-engine-handlers.js";
 
@@ -162,7 +164,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       urls: createPortUrls(createContentUrls(deps.config, publicUrl)),
       closeConnections: proxy.closeConnections,
     }),
-    ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
+    drive: createDriveHandlers({ ...access, driveDir: settings.driveDir }),
+    secureStore: createSecureStoreHandlers({ ...access, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
   };
   followRunning = processes.followRunning;

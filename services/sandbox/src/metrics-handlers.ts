@@ -8,15 +8,11 @@
 import * as os from "node:os";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { ConnectError, unavailable } from "@aiem/kit/errors";
 import type { ReadUsageResponse } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
-import {
-  type Metrics,
-  MetricsSchema,
-  type ReadMetricsRequest,
-} from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
+import { MetricsSchema, type MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox, requireRunning } from "./access.js";
 import type { SandboxHandle } from "./runtime/index.js";
@@ -42,7 +38,7 @@ interface Reading {
   readonly problems: readonly string[];
 }
 
-export function createMetricsHandlers(deps: MetricsDeps) {
+export function createMetricsHandlers(deps: MetricsDeps): ServiceImpl<typeof MetricsService> {
   const cpuCount = deps.cpuCount ?? (() => os.availableParallelism());
   /** The last CPU reading per sandbox uid. */
   const last = new Map<string, { at: number; cpuNanos: bigint }>();
@@ -99,7 +95,7 @@ export function createMetricsHandlers(deps: MetricsDeps) {
   }
 
   return {
-    async readMetrics(req: ReadMetricsRequest, ctx: HandlerContext): Promise<{ metrics: Metrics }> {
+    async readMetrics(req, ctx) {
       const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.GET);
       const handle = requireRunning(deps, call);
       const first = await read(handle);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
-import { portState } from "./port-service.js";
+import { portState } from "./port-state.js";
 
 describe("port state", () => {
   const sandbox = (state: string) => ({ name: "workspaces/w/sandboxEngines/s", state });
