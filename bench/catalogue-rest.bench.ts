@@ -68,7 +68,7 @@ async function serve(backend: "pglite" | "postgres"): Promise<void> {
   const env = {
     AIEM_PORT: "0",
     AIEM_DATA_DIR: dataDir,
-    ...(backend === "postgres" ? { DATABASE_URL: process.env["DATABASE_URL"]! } : {}),
+    ...(backend === "postgres" ? { DATABASE_URL: process.env.DATABASE_URL! } : {}),
   };
   const policyFile = join(dataDir, "policy.yaml");
   await writeFile(policyFile, "admins: [users/bench]\n");
@@ -101,7 +101,7 @@ async function serve(backend: "pglite" | "postgres"): Promise<void> {
     void (async () => {
       for (const h of hosts) await h.stop();
       if (backend === "postgres") {
-        const db = await createDatabase({ url: process.env["DATABASE_URL"], dataDir, schema: "public" });
+        const db = await createDatabase({ url: process.env.DATABASE_URL, dataDir, schema: "public" });
         await sql`drop schema if exists ${sql.id(`catalogue${suffix}`)} cascade`.execute(db.db);
         await db.destroy();
       }
@@ -303,7 +303,7 @@ async function main(): Promise<void> {
   });
   const backends: Array<"pglite" | "postgres"> = [
     "pglite",
-    ...(process.env["DATABASE_URL"] ? (["postgres"] as const) : []),
+    ...(process.env.DATABASE_URL ? (["postgres"] as const) : []),
   ];
   for (const backend of backends)
     await measure(backend, Number(values.seconds), Number(values.rounds), Number(values.concurrency));

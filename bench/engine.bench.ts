@@ -11,6 +11,7 @@
 //    table, with the same query shape (`state = STATE_RUNNING AND cpu >= 2`, 50 a page, newest
 //    first), in the same run.
 import { randomBytes } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { parseArgs } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createContextValues, type HandlerContext } from "@connectrpc/connect";
@@ -44,7 +45,7 @@ import { catalogueFixture, startEngineTestHost } from "../services/engine/src/te
 const { values: args } = parseArgs({
   options: { "skip-lifecycle": { type: "boolean" }, "skip-list": { type: "boolean" } },
 });
-const PG_URL = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/test";
+const PG_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
 
 function stats(samples: number[]): { median: number; p95: number; min: number; max: number } {
   const s = [...samples].sort((a, b) => a - b);
@@ -58,7 +59,7 @@ function stats(samples: number[]): { median: number; p95: number; min: number; m
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function lifecycle(): Promise<void> {
-  const stack = process.env["DATABASE_URL"] ? "PostgreSQL" : "PGlite";
+  const stack = process.env.DATABASE_URL ? "PostgreSQL" : "PGlite";
   const h = await startEngineTestHost({ settings: engineSettings({ jupyterCommand: "none" }) });
   try {
     await catalogueFixture(h, "daiEngineProfiles", "bench", {
@@ -135,7 +136,7 @@ async function listRatio(): Promise<void> {
   await admin.query(`create schema ${kitSchema}`);
   await admin.end();
   const pool = new pg.Pool({ connectionString: PG_URL, options: `-c search_path=${kitSchema}`, max: 4 });
-  const kitDb = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const kitDb = new Kysely<AnyDatabase>({ dialect: new PostgresDialect({ pool }) });
   const database = await openDatabase(
     { kind: "pg", url: PG_URL },
     { schema: `bench_engine_${suffix}`, dropSchemaOnDestroy: true },

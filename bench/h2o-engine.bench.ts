@@ -22,8 +22,8 @@ const { values: args } = parseArgs({ options: { runs: { type: "string", default:
 const RUNS = Number(args.runs);
 const HEAP_MIB = 512;
 const JAVA_OPTIONS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"];
-const jar = process.env["AIEM_H2O_JAR"] ?? defaultH2OJar();
-const java = process.env["AIEM_JAVA"] ?? "java";
+const jar = process.env.AIEM_H2O_JAR ?? defaultH2OJar();
+const java = process.env.AIEM_JAVA ?? "java";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -90,7 +90,7 @@ async function bareStart(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const stack = process.env["DATABASE_URL"] ? "PostgreSQL" : "PGlite";
+  const stack = process.env.DATABASE_URL ? "PostgreSQL" : "PGlite";
   const h = await startEngineTestHost({
     settings: { h2oServer: "h2o-3", h2oJar: jar, javaCommand: java, startTimeoutMs: 120_000, stopTimeoutMs: 10_000 },
   });

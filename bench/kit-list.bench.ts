@@ -4,6 +4,7 @@
 // dropped at the end. Prints medians for a filtered first page, the page after it by token,
 // keyset vs OFFSET paging at row 90,000, and the cost of parsing and compiling a 10-term filter.
 import { randomBytes } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import {
@@ -20,7 +21,7 @@ import { type PaginateOptions, paginate } from "../services/kit/src/aip/paginate
 const ROWS = 100_000;
 const DEPTH = 90_000;
 const ITERATIONS = 200;
-const url = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/test";
+const url = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
 const schema = `bench_kit_list_${randomBytes(4).toString("hex")}`;
 
 function stats(samples: number[]): { median: number; p95: number } {
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 4 });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<AnyDatabase>({ dialect: new PostgresDialect({ pool }) });
   try {
     const seed0 = performance.now();
     await createEngineTable(db);

@@ -25,14 +25,14 @@ import { type Ready, type SandboxServer, startSandboxServer } from "./sandbox-se
 const WS = "workspaces/bench";
 const IMAGE = "workspaces/global/sandboxEngineImages/default";
 const TEMPLATE = "workspaces/global/sandboxEngineTemplates/default";
-const RUNS = Number(process.env["BENCH_RUNS"] ?? 40);
+const RUNS = Number(process.env.BENCH_RUNS ?? 40);
 /**
  * Create+wait pairs run before the process row measures: a long-running service has compiled its
  * request path (V8 compiles hot code in the background for the first few hundred calls, which
  * took ~5 ms of CPU per call on this machine), as it has for an agent that calls it hundreds of
  * times per task. The row also says what the first calls of a fresh server took.
  */
-const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 300);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 /** Creates timed by the cold and warm rows (the goal: the median of 10). */
 const CREATES = 10;
 const FILE_BYTES = 64 << 20;
@@ -43,7 +43,7 @@ const FILE_RUNS = 4;
  * then 190-300 ms and 0.1 s), which is V8 compiling the path, not its speed; the process row
  * measures after its warm-up for the same reason.
  */
-const FILE_WARMUP = Number(process.env["BENCH_FILE_WARMUP"] ?? 2);
+const FILE_WARMUP = Number(process.env.BENCH_FILE_WARMUP ?? 2);
 /** Bytes per WriteFileStream message: a quarter of the request limit. */
 const STREAM_MESSAGE_BYTES = 1 << 20;
 const LARGE_BYTES = 1 << 30;
@@ -142,6 +142,7 @@ function resetPeak(pid: number): number {
 
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer the caller reads field by field
   return async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${ready.url}${p}`, {
       method,
@@ -321,7 +322,7 @@ function memoryOf(pids: number[]): { pss: number; rss: number; processes: number
  * namespace (bubblewrap, its reaper, sleep).
  */
 async function idleRow(): Promise<void> {
-  const count = Number(process.env["BENCH_IDLE_SANDBOXES"] ?? 10);
+  const count = Number(process.env.BENCH_IDLE_SANDBOXES ?? 10);
   const server = await startSandboxServer({ warmPool: 0 });
   const bare = Array.from({ length: count }, () =>
     spawn("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "sleep", "infinity"], {

@@ -12,8 +12,8 @@ import * as os from "node:os";
 import { type Ready, startSandboxServer } from "./sandbox-server.js";
 
 const COUNT = Number(process.argv[2] ?? 1000);
-const PARALLEL = Number(process.env["BENCH_DENSITY_PARALLEL"] ?? 4);
-const GETS = Number(process.env["BENCH_DENSITY_GETS"] ?? 2000);
+const PARALLEL = Number(process.env.BENCH_DENSITY_PARALLEL ?? 4);
+const GETS = Number(process.env.BENCH_DENSITY_GETS ?? 2000);
 const WS = "workspaces/bench";
 const IMAGE = "workspaces/global/sandboxEngineImages/default";
 const TEMPLATE = "workspaces/global/sandboxEngineTemplates/default";
@@ -37,6 +37,7 @@ function log(line: string): void {
 
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer the caller reads field by field
   return async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${ready.url}${p}`, {
       method,
@@ -72,21 +73,55 @@ function descendants(root: number): number[] {
   return out;
 }
 
-/** PSS in KiB of every process below the server that runs in a sandbox (bubblewrap and below). */
-function sandboxPss(serverPid: number): { pss: number; processes: number } {
+/**
+ * PSS in KiB of every process below the server that runs in a sandbox (bubblewrap and below),
+ * their OS threads, and the agents' threads alone (what counts against the hosts' pid bounds).
+ */
+function sandboxProcesses(serverPid: number): {
+  pss: number;
+  processes: number;
+  threads: number;
+  agentThreads: number[];
+} {
   let pss = 0;
   let processes = 0;
+  let threads = 0;
+  const agentThreads: number[] = [];
   for (const pid of descendants(serverPid)) {
     try {
       const comm = fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim();
       if (comm !== "bwrap" && comm !== "agent") continue;
       pss += Number(/^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0);
+      const n = Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+      threads += n;
+      if (comm === "agent") agentThreads.push(n);
       processes++;
     } catch {
       // ended meanwhile
     }
   }
-  return { pss, processes };
+  return { pss, processes, threads, agentThreads };
+}
+
+/** The host's bounds on processes and threads, and how many run now. */
+function hostThreads(): string {
+  const read = (f: string) => {
+    try {
+      return fs.readFileSync(f, "utf8").trim();
+    } catch {
+      return "?";
+    }
+  };
+  let running = 0;
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      running += Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${name}/status`, "utf8"))?.[1] ?? 0);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return `threads on the host ${running}, threads-max ${read("/proc/sys/kernel/threads-max")}, pid_max ${read("/proc/sys/kernel/pid_max")}`;
 }
 
 console.log(
@@ -137,10 +172,13 @@ try {
   if (failure) log(`stopped at the first failure: ${failure}`);
   // Idle: let the creates' work settle before the gets are timed.
   await sleep(10_000);
-  const { pss, processes } = sandboxPss(server.pid);
+  const { pss, processes, threads, agentThreads } = sandboxProcesses(server.pid);
   const availableAfter = memAvailableMiB();
   log(
     `memory: MemAvailable ${availableBefore.toFixed(0)} -> ${availableAfter.toFixed(0)} MiB = ${((availableBefore - availableAfter) / Math.max(1, names.length)).toFixed(1)} MiB a sandbox (server, kernel and page cache included); PSS of the sandboxes' ${processes} processes ${(pss / 1024 / Math.max(1, names.length)).toFixed(2)} MiB a sandbox`,
+  );
+  log(
+    `threads: ${threads} in the sandboxes' ${processes} processes; an agent ${Math.min(...agentThreads)}-${Math.max(...agentThreads)} (median ${quantile(agentThreads, 0.5)}); ${hostThreads()}`,
   );
   const times: number[] = [];
   for (let i = 0; i < GETS && names.length > 0; i++) {
@@ -151,7 +189,7 @@ try {
   }
   const p99 = quantile(times, 0.99);
   log(
-    `GET of a sandbox while ${names.length} idle: median ${quantile(times, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (n=${times.length}); ${load()}`,
+    `GET of a sandbox while ${names.length} idle: median ${quantile(times, 0.5).toFixed(1)} ms, p95 ${quantile(times, 0.95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (n=${times.length}); ${load()}`,
   );
   let running = 0;
   for (const name of names) if ((await call("GET", `/v1/${name}`)).sandboxEngine.state === "STATE_RUNNING") running++;

@@ -40,7 +40,7 @@ async function serve(options: ServerOptions): Promise<void> {
   const { createCatalogueModule } = await import("@aiem/catalogue");
   const { createSandboxModule } = await import("../services/sandbox/src/module.js");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-bench-service-"));
-  const databaseUrl = process.env["AIEM_BENCH_DATABASE_URL"];
+  const databaseUrl = process.env.AIEM_BENCH_DATABASE_URL;
   const schemaSuffix = `_bench${process.pid}`;
   let sandbox: ReturnType<typeof createSandboxModule> | undefined;
   let catalogue: ReturnType<typeof createCatalogueModule> | undefined;
@@ -112,7 +112,7 @@ async function serve(options: ServerOptions): Promise<void> {
 
 export async function startSandboxServer(options: ServerOptions): Promise<SandboxServer> {
   // AIEM_BENCH_PROFILE=<dir>: the server writes a CPU profile there when it stops.
-  const profile = process.env["AIEM_BENCH_PROFILE"];
+  const profile = process.env.AIEM_BENCH_PROFILE;
   const execArgv = ["--import", "tsx", ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [])];
   const child = fork(fileURLToPath(import.meta.url), ["--serve", JSON.stringify(options)], {
     execArgv,

@@ -52,6 +52,7 @@ async function startServer(warmPool: number) {
 
 function api(ready: Ready) {
   const headers = { authorization: `Bearer ${ready.token}`, "content-type": "application/json" };
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer the caller reads field by field
   return async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${ready.url}${p}`, {
       method,
@@ -166,8 +167,7 @@ async function main(): Promise<void> {
       let parts: Buffer[] = [];
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         let buf = Buffer.from(chunk);
-        let nl: number;
-        while ((nl = buf.indexOf(10)) >= 0) {
+        for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
           const line = JSON.parse(Buffer.concat([...parts, buf.subarray(0, nl)]).toString());
           parts = [];
           buf = buf.subarray(nl + 1);

@@ -31,7 +31,7 @@ try {
     host,
     logger,
     () => {
-      const dataDirFlag = process.env["AIEM_DATA_DIR"] ? "" : " (same AIEM_DATA_DIR as the server)";
+      const dataDirFlag = process.env.AIEM_DATA_DIR ? "" : " (same AIEM_DATA_DIR as the server)";
       process.stdout.write(
         [
           "",
@@ -58,7 +58,7 @@ try {
     },
     async () => {
       await tracing.shutdown();
-      const line = leftRunningLine(await leftRunning(config.dataDir), process.env["AIEM_DATA_DIR"] !== undefined);
+      const line = leftRunningLine(await leftRunning(config.dataDir), process.env.AIEM_DATA_DIR !== undefined);
       if (line) process.stdout.write(`${line}\n`);
     },
   );

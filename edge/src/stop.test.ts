@@ -18,7 +18,7 @@ import { destroyLeftSandboxes, runningSandboxes } from "@aiem/sandbox/runtime";
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const STOP = new URL("./stop.ts", import.meta.url).pathname;
 const POLICY = "admins: [users/root]\nworkspaces:\n  team-a:\n    members: [users/alice]\n";
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 // Sandboxes outlive the service only when confined (bubblewrap, as root).
 const confined = process.getuid?.() === 0 && fs.existsSync("/usr/bin/bwrap");
 const suffix = randomBytes(4).toString("hex");
@@ -58,8 +58,8 @@ function environment(dataDir: string): Record<string, string> {
     AIEM_H2O_SERVER: "stand-in",
     ...(real
       ? {
-          DATABASE_URL: process.env["DATABASE_URL"]!,
-          NATS_URL: process.env["NATS_URL"]!,
+          DATABASE_URL: process.env.DATABASE_URL!,
+          NATS_URL: process.env.NATS_URL!,
           AIEM_DB_SCHEMA_SUFFIX: `_s${suffix}`,
           AIEM_EVENTS_PREFIX: `s${suffix}`,
         }

@@ -19,22 +19,22 @@ function elements(file: (typeof files)[number]): [number[], string][] {
   const out: [number[], string][] = [];
   const enumEls = (e: EnumDescriptorProto, path: number[], scope: string) => {
     out.push([path, `${scope}.${e.name}`]);
-    e.value.forEach((v, i) => out.push([[...path, 2, i], `${scope}.${e.name}.${v.name}`]));
+    for (const [i, v] of e.value.entries()) out.push([[...path, 2, i], `${scope}.${e.name}.${v.name}`]);
   };
   const messageEls = (m: DescriptorProto, path: number[], scope: string) => {
     if (m.options?.mapEntry) return;
     const name = `${scope}.${m.name}`;
     out.push([path, name]);
-    m.field.forEach((f, i) => out.push([[...path, 2, i], `${name}.${f.name}`]));
-    m.nestedType.forEach((n, i) => messageEls(n, [...path, 3, i], name));
-    m.enumType.forEach((e, i) => enumEls(e, [...path, 4, i], name));
+    for (const [i, f] of m.field.entries()) out.push([[...path, 2, i], `${name}.${f.name}`]);
+    for (const [i, n] of m.nestedType.entries()) messageEls(n, [...path, 3, i], name);
+    for (const [i, e] of m.enumType.entries()) enumEls(e, [...path, 4, i], name);
   };
   const pkg = file.proto.package;
-  file.proto.messageType.forEach((m, i) => messageEls(m, [4, i], pkg));
-  file.proto.enumType.forEach((e, i) => enumEls(e, [5, i], pkg));
+  for (const [i, m] of file.proto.messageType.entries()) messageEls(m, [4, i], pkg);
+  for (const [i, e] of file.proto.enumType.entries()) enumEls(e, [5, i], pkg);
   file.proto.service.forEach((s, i) => {
     out.push([[6, i], `${pkg}.${s.name}`]);
-    s.method.forEach((m, j) => out.push([[6, i, 2, j], `${pkg}.${s.name}.${m.name}`]));
+    for (const [j, m] of s.method.entries()) out.push([[6, i, 2, j], `${pkg}.${s.name}.${m.name}`]);
   });
   return out;
 }

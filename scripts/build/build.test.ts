@@ -155,14 +155,14 @@ describe("the compiled all-in-one server", () => {
   }, 120_000);
 });
 
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 describe.skipIf(!real)("the compiled parts in processes of their own", () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await createCluster({
       replicas: 1,
-      databaseUrl: process.env["DATABASE_URL"]!,
-      natsUrl: process.env["NATS_URL"]!,
+      databaseUrl: process.env.DATABASE_URL!,
+      natsUrl: process.env.NATS_URL!,
       policy: "admins: [users/root]\n",
       compiled: out,
       env: { AIEM_JUPYTER_COMMAND: "none", AIEM_SANDBOX_AGENT_CACHE: cache },

@@ -50,7 +50,7 @@ export function build(out: string): void {
   }
   const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>;
   // The same dependencies as the lock says (npm ci insists), and scripts that run the build.
-  rootManifest["scripts"] = {
+  rootManifest.scripts = {
     start: "node edge/src/main.js",
     "start:service": "node edge/src/start-service.js",
     token: "node services/kit/src/identity/token-cli.js",
@@ -61,7 +61,7 @@ export function build(out: string): void {
 
 /** Exports that name `.ts` sources name the compiled `.js` instead. */
 function compiledManifest(manifest: Record<string, unknown>): Record<string, unknown> {
-  const exports = manifest["exports"] as Record<string, string> | undefined;
+  const exports = manifest.exports as Record<string, string> | undefined;
   const { devDependencies: _dev, scripts: _scripts, ...rest } = manifest;
   if (!exports) return rest;
   return {

@@ -11,8 +11,8 @@ const compiled = resolve(process.argv[2] ?? "dist");
 for (const mode of ["tsx", "compiled"] as const) {
   const cluster = await createCluster({
     replicas: 1,
-    databaseUrl: process.env["DATABASE_URL"]!,
-    natsUrl: process.env["NATS_URL"]!,
+    databaseUrl: process.env.DATABASE_URL!,
+    natsUrl: process.env.NATS_URL!,
     policy: "admins: [users/root]\n",
     env: { AIEM_JUPYTER_COMMAND: "none", AIEM_LOG_LEVEL: "warn" },
     ...(mode === "compiled" ? { compiled } : {}),

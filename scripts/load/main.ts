@@ -49,7 +49,7 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  if (!process.env["DATABASE_URL"] || !process.env["NATS_URL"]) {
+  if (!process.env.DATABASE_URL || !process.env.NATS_URL) {
     console.error(
       "npm run load needs DATABASE_URL and NATS_URL (PostgreSQL and NATS with JetStream; `npm run setup -- --services` starts both)",
     );
@@ -63,8 +63,8 @@ async function main(): Promise<number> {
     );
     cluster = await createCluster({
       replicas,
-      databaseUrl: process.env["DATABASE_URL"]!,
-      natsUrl: process.env["NATS_URL"]!,
+      databaseUrl: process.env.DATABASE_URL!,
+      natsUrl: process.env.NATS_URL!,
       policy: POLICY,
       env: { AIEM_LOG_LEVEL: "warn" },
     });

@@ -7,6 +7,7 @@ export interface Fixture {
   readonly file: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a JSON answer the caller reads field by field
 async function call(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${base}${path}`, {
     method,

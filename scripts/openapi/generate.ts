@@ -58,7 +58,7 @@ function main(): void {
 
     const out = join(root, "proto", "gen", "openapi");
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, "openapi.json"), JSON.stringify(doc, null, 2) + "\n");
+    writeFileSync(join(out, "openapi.json"), `${JSON.stringify(doc, null, 2)}\n`);
     writeFileSync(join(out, "openapi.yaml"), stringify(doc, { lineWidth: 0 }));
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -35,6 +35,6 @@ export function ensureOpenApiPlugin(root: string, env: NodeJS.ProcessEnv = proce
 }
 
 function findGo(env: NodeJS.ProcessEnv): string | undefined {
-  const dirs = [...(env["PATH"] ?? "").split(delimiter).filter(Boolean), "/usr/local/go/bin"];
+  const dirs = [...(env.PATH ?? "").split(delimiter).filter(Boolean), "/usr/local/go/bin"];
   return dirs.map((d) => join(d, "go")).find((p) => existsSync(p));
 }

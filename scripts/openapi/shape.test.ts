@@ -88,10 +88,10 @@ describe("shapeOpenApi", () => {
       string,
       Record<string, unknown>
     >;
-    expect(props["createTime"]?.["x-nullable"]).toBe(true);
-    expect(props["maxIdleDuration"]?.["x-nullable"]).toBe(true);
-    expect(props["profileInfo"]).not.toHaveProperty("x-nullable");
-    expect(props["cpu"]).not.toHaveProperty("x-nullable");
+    expect(props.createTime?.["x-nullable"]).toBe(true);
+    expect(props.maxIdleDuration?.["x-nullable"]).toBe(true);
+    expect(props.profileInfo).not.toHaveProperty("x-nullable");
+    expect(props.cpu).not.toHaveProperty("x-nullable");
   });
 
   it("describes the well-known fields of a request body written inline, found through the HTTP rule", () => {
@@ -131,7 +131,7 @@ describe("shapeOpenApi", () => {
       string,
       Record<string, unknown>
     >;
-    expect(props["memoryBytes"]?.["pattern"]).toBe("^-?[0-9]+$");
+    expect(props.memoryBytes?.pattern).toBe("^-?[0-9]+$");
     const query = shaped.paths["/v1/workspaces/{workspace}/secrets/{secret}/versions/{version}"].get.parameters[3];
     expect(query).toHaveProperty("pattern", "^-?[0-9]+$");
   });
@@ -149,9 +149,9 @@ describe("shapeOpenApi", () => {
   });
 
   it("names the product and its version and asks for a bearer token", () => {
-    expect(shaped["info"]).toMatchObject({ title: "AI Engine Manager", version: "1.2.3" });
-    expect(shaped["security"]).toEqual([{ bearer: [] }]);
-    expect(shaped["securityDefinitions"].bearer).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" });
+    expect(shaped.info).toMatchObject({ title: "AI Engine Manager", version: "1.2.3" });
+    expect(shaped.security).toEqual([{ bearer: [] }]);
+    expect(shaped.securityDefinitions.bearer).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" });
   });
 
   it("leaves the generated document as it was", () => {
@@ -179,7 +179,7 @@ describe("the generated document (proto/gen/openapi)", () => {
   });
 
   it("asks every PATCH for its update mask, which the server does not fill in from the body", () => {
-    const patches = Object.values(doc.paths).flatMap((item) => (item["patch"] ? [item["patch"]] : [])) as unknown as {
+    const patches = Object.values(doc.paths).flatMap((item) => (item.patch ? [item.patch] : [])) as unknown as {
       parameters: { name: string; in: string; required?: boolean }[];
     }[];
     expect(patches.length).toBeGreaterThan(5);

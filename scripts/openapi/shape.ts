@@ -24,7 +24,7 @@ export const NDJSON = "application/x-ndjson";
 /** A shaped copy of the generated Swagger 2.0 document; the input is left as it was. */
 export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): JsonObject {
   const doc = structuredClone(generated);
-  doc["info"] = {
+  doc.info = {
     title: "AI Engine Manager",
     version: options.version,
     description:
@@ -32,7 +32,7 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
       "JSON mapping: camelCase names, enums by name, 64-bit integers as strings, unset timestamps and " +
       "durations as null. Errors are google.rpc.Status objects; the HTTP status follows the gRPC code.",
   };
-  doc["securityDefinitions"] = {
+  doc.securityDefinitions = {
     bearer: {
       type: "apiKey",
       in: "header",
@@ -41,7 +41,7 @@ export function shapeOpenApi(generated: JsonObject, options: ShapeOptions): Json
         "`Bearer <token>`: an access token from the identity provider (or `npm run -s token` in embedded mode).",
     },
   };
-  doc["security"] = [{ bearer: [] }];
+  doc.security = [{ bearer: [] }];
   describeWellKnownFields(objectAt(doc, "definitions"), options.registry);
   describeBodies(objectAt(doc, "paths"), objectAt(doc, "definitions"), options.registry);
   constrainPathIds(objectAt(doc, "paths"));
@@ -70,29 +70,29 @@ function describeBodies(paths: JsonObject, definitions: JsonObject, registry: Re
     for (const method of type.methods) methods.set(`${type.name}_${method.name}`, method);
   }
   for (const operation of operations(paths)) {
-    const method = methods.get(String(operation["operationId"]));
-    const parameters = operation["parameters"];
+    const method = methods.get(String(operation.operationId));
+    const parameters = operation.parameters;
     if (!method || !Array.isArray(parameters)) continue;
     const body = getOption(method, http).body;
     const message = body === "*" ? method.input : method.input.fields.find((f) => f.name === body)?.message;
     for (const parameter of parameters) {
-      if (!message || !isObject(parameter) || parameter["in"] !== "body" || !isObject(parameter["schema"])) continue;
-      const ref = parameter["schema"]["$ref"];
-      const schema = typeof ref === "string" ? definitions[ref.replace("#/definitions/", "")] : parameter["schema"];
+      if (!message || !isObject(parameter) || parameter.in !== "body" || !isObject(parameter.schema)) continue;
+      const ref = parameter.schema.$ref;
+      const schema = typeof ref === "string" ? definitions[ref.replace("#/definitions/", "")] : parameter.schema;
       if (isObject(schema)) describeMessageSchema(schema, message);
     }
   }
 }
 
 function describeMessageSchema(schema: JsonObject, message: DescMessage): void {
-  const properties = schema["properties"];
+  const properties = schema.properties;
   if (!isObject(properties)) return;
   for (const field of message.fields) {
     const property = properties[field.jsonName];
     if (!isObject(property)) continue;
     if (emitsNullWhenUnset(field)) property["x-nullable"] = true;
     if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Duration")
-      property["pattern"] = DURATION;
+      property.pattern = DURATION;
   }
 }
 
@@ -105,11 +105,11 @@ function markStreaming(paths: JsonObject, registry: Registry): void {
     }
   }
   for (const operation of operations(paths)) {
-    if (!streaming.has(String(operation["operationId"]))) continue;
+    if (!streaming.has(String(operation.operationId))) continue;
     // A call that fails before its first message is answered with a plain JSON status.
-    operation["produces"] = [NDJSON, "application/json"];
+    operation.produces = [NDJSON, "application/json"];
     const ok = objectAt(objectAt(operation, "responses"), "200");
-    ok["description"] =
+    ok.description =
       'One JSON object per line: `{"result": ...}` for each message, `{"error": ...}` if the stream fails after it started.';
   }
 }
@@ -117,8 +117,8 @@ function markStreaming(paths: JsonObject, registry: Registry): void {
 function describeErrors(paths: JsonObject): void {
   const description = `An error, as a google.rpc.Status. The HTTP status follows its gRPC code: ${codeStatuses()}.`;
   for (const operation of operations(paths)) {
-    const fallback = objectAt(operation, "responses")["default"];
-    if (isObject(fallback)) fallback["description"] = description;
+    const fallback = objectAt(operation, "responses").default;
+    if (isObject(fallback)) fallback.description = description;
   }
 }
 
@@ -152,13 +152,13 @@ function constrainPathIds(paths: JsonObject): void {
     const segments = template.split(/[/:]/);
     if (!isObject(item)) continue;
     for (const operation of operationsOf(item)) {
-      const parameters = operation["parameters"];
+      const parameters = operation.parameters;
       if (!Array.isArray(parameters)) continue;
       for (const parameter of parameters) {
-        if (!isObject(parameter) || parameter["in"] !== "path") continue;
-        const at = segments.indexOf(`{${String(parameter["name"])}}`);
+        if (!isObject(parameter) || parameter.in !== "path") continue;
+        const at = segments.indexOf(`{${String(parameter.name)}}`);
         const pattern = idPatternOfCollection[segments[at - 1] ?? ""] ?? ID_PATTERNS.resource;
-        parameter["pattern"] = typeof pattern === "string" ? pattern : pattern.source;
+        parameter.pattern = typeof pattern === "string" ? pattern : pattern.source;
       }
     }
   }
@@ -176,9 +176,9 @@ function constrainStrings(node: Json): void {
     return;
   }
   if (!isObject(node)) return;
-  if (node["type"] === "string" && node["pattern"] === undefined) {
-    if (node["format"] === "int64") node["pattern"] = INT64;
-    else if (node["format"] === "uint64") node["pattern"] = UINT64;
+  if (node.type === "string" && node.pattern === undefined) {
+    if (node.format === "int64") node.pattern = INT64;
+    else if (node.format === "uint64") node.pattern = UINT64;
   }
   for (const value of Object.values(node)) constrainStrings(value);
 }

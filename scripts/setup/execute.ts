@@ -30,7 +30,7 @@ export async function executeStep(step: Step, paths: Paths): Promise<void> {
         "-r",
         paths.requirements,
       ]);
-      writeFileSync(venvStamp(paths), requirementsDigest(paths) + "\n");
+      writeFileSync(venvStamp(paths), `${requirementsDigest(paths)}\n`);
       return;
     case "configure-postgres":
       configurePostgres();

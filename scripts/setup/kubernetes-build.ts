@@ -21,7 +21,7 @@ const minimumGo = [1, 21] as const;
 
 /** `GO`, `go` on PATH, or the official tarball's place; undefined when there is none. */
 export function findGo(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = [env["GO"], findCommand("go"), "/usr/local/go/bin/go"];
+  const candidates = [env.GO, findCommand("go"), "/usr/local/go/bin/go"];
   return candidates.find((c): c is string => !!c && existsSync(c));
 }
 

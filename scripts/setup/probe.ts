@@ -53,7 +53,7 @@ function probeMatches(probe: string): boolean {
 /** Paths matching `probe`, whose one `*` stands for a whole directory entry name. */
 export function expandGlob(probe: string): string[] {
   const segments = probe.split("/");
-  const star = segments.findIndex((s) => s === "*");
+  const star = segments.indexOf("*");
   if (star < 0) return existsSync(probe) ? [probe] : [];
   const parent = segments.slice(0, star).join("/") || "/";
   let entries: string[];
@@ -70,7 +70,7 @@ export function expandGlob(probe: string): string[] {
 
 /** An executable on PATH, or in the sbin folders a non-login root shell may leave out. */
 export function findCommand(name: string): string | undefined {
-  const dirs = [...(process.env["PATH"] ?? "").split(":"), "/usr/sbin", "/sbin"].filter(Boolean);
+  const dirs = [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].filter(Boolean);
   for (const dir of dirs) {
     const candidate = join(dir, name);
     try {

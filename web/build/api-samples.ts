@@ -1,7 +1,7 @@
 // Builds a plausible example request for every method: the JSON the "Try it" panel starts from
 // (Connect JSON, the whole request message) and a curl command for the REST binding. Values come
 // from the resource patterns in the descriptors, so names always have the right shape.
-import { type DescField, type DescMessage, type DescMethod, type FileRegistry } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescMethod, FileRegistry } from "@bufbuild/protobuf";
 import { behaviorsOf, bindingsOf, resourcePatternOf } from "./proto-descriptors.js";
 import { createSampleNames, scalarSample, type Json, type JsonObject } from "./sample-values.js";
 

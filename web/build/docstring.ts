@@ -199,7 +199,7 @@ export function docstringHtml(docstring: string | null | undefined, link: PyLink
   const blocks: { section?: string; lines: string[] }[] = [{ lines: [] }];
   for (const line of lines) {
     const header = /^([A-Za-z][A-Za-z ]*):\s*$/.exec(line);
-    const key = header?.[1]!.toLowerCase();
+    const key = header?.[1]?.toLowerCase();
     if (key && sectionNames[key]) blocks.push({ section: key, lines: [] });
     else blocks.at(-1)!.lines.push(line);
   }

@@ -123,7 +123,7 @@ export function createMarkdownRenderer(options: MarkdownOptions): (source: strin
             return `<h1>${inner}</h1>\n`;
           }
           if (token.depth === 2 || token.depth === 3) toc.push({ id, text: htmlToText(inner), level: token.depth });
-          return headingHtml(token.depth, id, inner) + "\n";
+          return `${headingHtml(token.depth, id, inner)}\n`;
         },
         code(token: Tokens.Code) {
           const { lang, attrs } = parseInfo(token.lang ?? "");
@@ -132,7 +132,7 @@ export function createMarkdownRenderer(options: MarkdownOptions): (source: strin
             const [path, region] = attrs.file.split("#");
             code = extractRegion(options.readInclude(path!), region);
           }
-          return codeBlockHtml(code, lang, attrs.title) + "\n";
+          return `${codeBlockHtml(code, lang, attrs.title)}\n`;
         },
         link(this: { parser: { parseInline(t: Tokens.Generic[]): string } }, token: Tokens.Link) {
           const inner = this.parser.parseInline(token.tokens);

@@ -34,7 +34,7 @@ export function variablesTable(
       const type = v.annotation ? `<code>${codeWithLinks(v.annotation, link)}</code>` : "";
       const value =
         v.value !== null
-          ? `<code>${escapeHtml(v.value.length > 80 ? v.value.slice(0, 77) + "..." : v.value)}</code>`
+          ? `<code>${escapeHtml(v.value.length > 80 ? `${v.value.slice(0, 77)}...` : v.value)}</code>`
           : "";
       const description = v.docstring ? docstringHtml(v.docstring, link) : (documented.get(v.name)?.html ?? "");
       return `<tr id="${escapeHtml(id)}"><td><code>${escapeHtml(v.name)}</code></td><td>${type}</td><td>${value}</td><td>${description}</td></tr>`;

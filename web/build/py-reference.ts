@@ -173,7 +173,7 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
   const searchDocs: SearchDoc[] = [];
   const pages: PyPage[] = [];
   const children = (name: string) =>
-    modules.filter((m) => m.name.startsWith(name + ".") && !m.name.slice(name.length + 1).includes("."));
+    modules.filter((m) => m.name.startsWith(`${name}.`) && !m.name.slice(name.length + 1).includes("."));
 
   for (const module of modules) {
     const link = linkerFor(module);
@@ -239,7 +239,7 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
           return `<li>${target ? `<a href="${escapeHtml(target)}">${name}</a>` : name} <span class="py-from">from <code>${escapeHtml(i.module)}</code></span></li>`;
         })
         .join("");
-      parts.push(headingHtml(2, "exports", "Exports") + `<ul class="py-exports">${items}</ul>`);
+      parts.push(`${headingHtml(2, "exports", "Exports")}<ul class="py-exports">${items}</ul>`);
     }
 
     if (module.classes.length) {

@@ -37,7 +37,7 @@ export function sectionDocs(route: string, pageTitle: string, html: string): Sea
 export function excerptOf(text: string, length = 160): string {
   if (text.length <= length) return text;
   const cut = text.slice(0, length);
-  return cut.slice(0, Math.max(cut.lastIndexOf(" "), length - 20)) + "…";
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(" "), length - 20))}…`;
 }
 
 export function buildSearchIndex(docs: SearchDoc[]): string {

@@ -130,6 +130,7 @@ export function App() {
   useEffect(() => {
     rememberDocsVersion();
   }, []);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: navigating closes the drawer
   useEffect(() => {
     setDrawerOpen(false);
   }, [path]);

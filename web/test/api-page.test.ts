@@ -5,9 +5,9 @@ import { describe, expect, it } from "vitest";
 import type { Request } from "playwright-core";
 import { apiPackages } from "../build/api-reference.js";
 import { loadDescriptorRegistry } from "../build/proto-descriptors.js";
-import { openPage, TEST_TOKEN, useSiteAndBrowser, waitForContent } from "./harness.js";
+import { openPage, TEST_TOKEN, setUpSiteAndBrowser, waitForContent } from "./harness.js";
 
-const env = useSiteAndBrowser();
+const env = setUpSiteAndBrowser();
 
 const services = [...loadDescriptorRegistry().files]
   .filter((f) => apiPackages.some((p) => p.name === f.proto.package))

@@ -3,9 +3,17 @@
 // sidebar, the table of contents, client-side navigation, the mobile layout, and screenshots.
 import { describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { axeScan, BASE, formatViolations, openPage, screenshot, useSiteAndBrowser, waitForContent } from "./harness.js";
+import {
+  axeScan,
+  BASE,
+  formatViolations,
+  openPage,
+  screenshot,
+  setUpSiteAndBrowser,
+  waitForContent,
+} from "./harness.js";
 
-const env = useSiteAndBrowser();
+const env = setUpSiteAndBrowser();
 
 /** Holds back the app's entry script, to look at the page as the browser paints it first. */
 async function holdEntryScript(page: Page): Promise<() => void> {

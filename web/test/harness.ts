@@ -109,7 +109,7 @@ export interface TestEnvironment {
  * Serves a build and launches Chromium once for the test file that calls it, and stops both
  * afterwards. `prepare` runs first, for files that build a site of their own.
  */
-export function useSiteAndBrowser(options: { dist?: string; prepare?: () => Promise<void> } = {}): TestEnvironment {
+export function setUpSiteAndBrowser(options: { dist?: string; prepare?: () => Promise<void> } = {}): TestEnvironment {
   const env = {} as TestEnvironment;
   beforeAll(async () => {
     await options.prepare?.();

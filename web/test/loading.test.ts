@@ -4,9 +4,9 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Page, Request } from "playwright-core";
-import { BASE, chunkOf, openPage, readRoutes, useSiteAndBrowser, waitForContent } from "./harness.js";
+import { BASE, chunkOf, openPage, readRoutes, setUpSiteAndBrowser, waitForContent } from "./harness.js";
 
-const env = useSiteAndBrowser();
+const env = setUpSiteAndBrowser();
 
 const h1 = (page: Page) => page.locator("main h1").first();
 const pageChunks = new Set(readRoutes().routes.flatMap((r) => (r.chunk ? [BASE + r.chunk] : [])));

@@ -11,13 +11,13 @@ import {
   openPage,
   readRoutes,
   screenshot,
-  useSiteAndBrowser,
+  setUpSiteAndBrowser,
   waitForContent,
 } from "./harness.js";
 
 const fixtureDist = fileURLToPath(new URL("../test-results/fixture-dist", import.meta.url));
 const fixturePackage = fileURLToPath(new URL("./fixtures/py/ai_engine_manager", import.meta.url));
-const env = useSiteAndBrowser({
+const env = setUpSiteAndBrowser({
   dist: fixtureDist,
   prepare: () => buildSite({ outDir: fixtureDist, env: { AIEM_PY_SOURCE: fixturePackage } }),
 });

@@ -2,9 +2,17 @@
 // logged as an error, and axe-core finds no accessibility violation, in light and dark themes.
 // Paths that are not routes get the not-found page with a real 404.
 import { describe, expect, it } from "vitest";
-import { axeScan, BASE, formatViolations, openPage, readRoutes, useSiteAndBrowser, waitForContent } from "./harness.js";
+import {
+  axeScan,
+  BASE,
+  formatViolations,
+  openPage,
+  readRoutes,
+  setUpSiteAndBrowser,
+  waitForContent,
+} from "./harness.js";
 
-const env = useSiteAndBrowser();
+const env = setUpSiteAndBrowser();
 const routes = readRoutes().routes;
 
 const apiSample = [

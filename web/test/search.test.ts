@@ -3,9 +3,9 @@
 // failure messages and the search page.
 import { describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { BASE, openPage, useSiteAndBrowser, waitForContent } from "./harness.js";
+import { BASE, openPage, setUpSiteAndBrowser, waitForContent } from "./harness.js";
 
-const env = useSiteAndBrowser();
+const env = setUpSiteAndBrowser();
 
 const dialog = (page: Page) => page.getByRole("dialog", { name: "Search the documentation" });
 const input = (page: Page) => dialog(page).getByRole("searchbox");

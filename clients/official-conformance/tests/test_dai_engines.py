@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import unittest
+import urllib.error
+import urllib.request
 
 from . import _conformance as oc
 from ._log_stream import open_log_stream
@@ -22,6 +24,10 @@ WORKSPACE = "default"
 PROFILE = f"{oc.GLOBAL}/daiEngineProfiles/default"
 VERSION = f"{oc.GLOBAL}/daiEngineVersions/1.11.0"
 WAIT = 60
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 class DAIEngineTest(oc.ConformanceCase):
@@ -85,12 +91,24 @@ class DAIEngineTest(oc.ConformanceCase):
         self.assertNotEqual(engine.uid, "")
         self.assertEqual(engine.profile_info.name, PROFILE)
         self.assertEqual(engine.dai_engine_version_info.name, VERSION)
+        # From creation on: the name is the engine's path, its sign-in the login URL.
+        self.assertEqual(engine.api_url, f"{oc.server().url}/{name}")
+        self.assertEqual(engine.login_url, f"{engine.api_url}/oidc/login")
 
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, DAIEngineState.STATE_RUNNING)
         self.assertFalse(engine.reconciling)
-        self.assertTrue(engine.login_url.startswith(oc.server().url), engine.login_url)
-        self.assertTrue(engine.api_url.startswith(oc.server().url), engine.api_url)
+        self.assertEqual(engine.api_url, f"{oc.server().url}/{name}")
+        self.assertEqual(engine.login_url, f"{engine.api_url}/oidc/login")
+        # The login URL reaches the engine (the stand-in's sign-in page), for its creator only.
+        token = self.client.client_info.token_provider()
+        page = urllib.request.urlopen(urllib.request.Request(engine.login_url, headers=bearer(token)))
+        self.assertEqual(page.status, 200)
+        self.assertIn("Driverless AI", page.read().decode())
+        other = oc.other_member().dai_engine_client.client_info.token_provider()
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(engine.login_url, headers=bearer(other)))
+        self.assertEqual(refused.exception.code, 404)
         # Upgrades are offered within the version's workspace; 1.11.9 lives in another one.
         self.assertFalse(engine.upgrade_available)
         got = self.client.get_engine(engine_id=engine_id, workspace_id=WORKSPACE)
@@ -100,7 +118,6 @@ class DAIEngineTest(oc.ConformanceCase):
         logs = engine.download_logs()
         self.assertIn("Driverless AI 1.11.0", logs)
         # The log stream: a line per message, the same lines as the download.
-        token = self.client.client_info.token_provider()
         stream = open_log_stream(oc.server().url, engine.name, token)
         self.assertEqual(stream.status, 101)
         self.assertEqual([stream.recv(), stream.recv()], logs.splitlines(keepends=True)[:2])
@@ -125,6 +142,7 @@ class DAIEngineTest(oc.ConformanceCase):
         self.assertIn(engine.state, (DAIEngineState.STATE_PAUSING, DAIEngineState.STATE_PAUSED))
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, DAIEngineState.STATE_PAUSED)
+        self.assertEqual(engine.login_url, f"{oc.server().url}/{name}/oidc/login")  # whatever the state
         with self.assertRaises(RuntimeError):
             engine.connect()  # only a running engine can be connected to
         # While it does not run, the stream says so every two seconds.

@@ -79,15 +79,15 @@ class DAIEngineClientTest(EngineTestCase):
         self.assertRegex(second.engine_id, r"^py-dai-[1-9][0-9]{3}$", "a taken id gets a suffix")
         second.delete()
 
+        # Named by its URLs from creation on, as on the real service.
+        self.assertEqual(engine.api_url, f"{support.server().url}/{engine.name}")
+        self.assertEqual(engine.login_url, f"{engine.api_url}/oidc/login")
         engine.wait(timeout_seconds=WAIT)
         self.assertEqual(engine.state, DAIEngineState.STATE_RUNNING)
         self.assertFalse(engine.reconciling)
-        if engine.api_url:
-            config = engine.get_connection_config()
-            self.assertIsInstance(config, ConnectionConfig)
-            self.assertEqual(config.url, engine.api_url)
-        else:
-            self.assertRaises(RuntimeError, engine.get_connection_config)
+        config = engine.get_connection_config()
+        self.assertIsInstance(config, ConnectionConfig)
+        self.assertEqual(config.url, engine.api_url)
 
         engine.refresh()
         fetched = dai.get_engine(engine_id="py-dai", workspace_id=self.workspace_id)

@@ -4,20 +4,19 @@
 // engines and sandboxes run on "their host") and fixed port, so a replica killed and started
 // again is the same replica at the same address. The keys the processes must agree on (token
 // signing, page tokens, the internal key) are made once and handed to all of them.
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, cp, mkdir, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
 import { destroyLeftSandboxes } from "@aiem/sandbox/runtime";
 import { freePort } from "../testing/free-port.js";
+import { commonEnv, replicaEnv } from "./cluster-env.js";
+import { startReplica, stopReplica } from "./replica-process.js";
 
 export type ServicePart = "catalogue" | "engine" | "sandbox";
 export const SERVICE_PARTS: readonly ServicePart[] = ["catalogue", "engine", "sandbox"];
-
-const ENTRY = new URL("../start-service.ts", import.meta.url).pathname;
 
 export interface Replica {
   readonly part: ServicePart | "edge";
@@ -83,118 +82,12 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
   const signingKey = await loadOrCreateSigningKey(keys);
   const policyFile = join(root, "policy.yaml");
   await writeFile(policyFile, options.policy);
-  const common: Record<string, string> = {
-    DATABASE_URL: options.databaseUrl,
-    NATS_URL: options.natsUrl,
-    AIEM_DB_SCHEMA_SUFFIX: `_c${suffix}`,
-    AIEM_EVENTS_PREFIX: `c${suffix}`,
-    AIEM_POLICY_FILE: policyFile,
-    AIEM_INTERNAL_KEY: randomBytes(32).toString("base64"),
-    AIEM_PAGE_TOKEN_KEY: randomBytes(32).toString("base64"),
-    AIEM_SANDBOX_WARM_POOL: "0",
-    // Workspace drives on storage every sandbox replica reaches, as a deployment has them.
-    AIEM_DRIVE_DIR: join(root, "drive"),
-    // close() ends the processes with SIGTERM; their sandboxes must not outlive the cluster
-    // (a SIGKILLed replica's are adopted by its next start all the same).
-    AIEM_SANDBOX_STOP_WITH_SERVICE: "true",
-    ...options.env,
-  };
-
-  async function makeReplica(part: ServicePart | "edge", index: number): Promise<Replica> {
-    const name = part === "edge" ? "edge" : `${part}-${index}`;
-    const dataDir = join(root, name);
-    await mkdir(dataDir, { recursive: true });
-    await cp(join(keys, "keys"), join(dataDir, "keys"), { recursive: true });
-    return {
-      part,
-      index,
-      name,
-      url: `http://127.0.0.1:${await freePort()}`,
-      metricsUrl: `http://127.0.0.1:${await freePort()}/metrics`,
-      dataDir,
-      child: undefined,
-      log: [],
-      crashes: [],
-    };
-  }
-
+  const common = commonEnv(options, { root, policyFile, suffix });
   const replicas: Replica[] = [];
-  for (const part of SERVICE_PARTS) for (let i = 0; i < count; i++) replicas.push(await makeReplica(part, i));
-  const edge = await makeReplica("edge", 0);
-  const urlsOf = (part: ServicePart) =>
-    replicas
-      .filter((r) => r.part === part)
-      .map((r) => r.url)
-      .join(",");
-
-  function envOf(replica: Replica): Record<string, string> {
-    // Every part builds the URLs it hands out on the edge's address, as a deployment sets it.
-    const env: Record<string, string> = {
-      ...common,
-      AIEM_DATA_DIR: replica.dataDir,
-      AIEM_PORT: new URL(replica.url).port,
-      AIEM_METRICS_PORT: new URL(replica.metricsUrl).port,
-      AIEM_REPLICA_URL: replica.url,
-      AIEM_PUBLIC_URL: edge.url,
-    };
-    if (replica.part === "sandbox" || replica.part === "edge") env["AIEM_CATALOGUE_URL"] = urlsOf("catalogue");
-    if (replica.part === "edge") {
-      for (const part of SERVICE_PARTS) env[`AIEM_${part.toUpperCase()}_URL`] = urlsOf(part);
-    }
-    return env;
-  }
-
-  function start(replica: Replica): Promise<void> {
-    const args = options.compiled
-      ? [join(options.compiled, "edge/src/start-service.js"), replica.part]
-      : ["--import", "tsx", ENTRY, replica.part];
-    const child = spawn(process.execPath, args, {
-      env: { ...process.env, ...envOf(replica) },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    replica.child = child;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`${replica.name} did not start:\n${replica.log.join("\n")}`)),
-        90_000,
-      );
-      const onExit = (code: number | null) => {
-        clearTimeout(timer);
-        reject(new Error(`${replica.name} exited with ${code}:\n${replica.log.join("\n")}`));
-      };
-      child.once("exit", onExit);
-      createInterface({ input: child.stderr! }).on("line", (line) => {
-        replica.log.push(line);
-        if (replica.log.length > 200) replica.log.shift();
-        if (!line.includes('"ready"')) return;
-        try {
-          if ((JSON.parse(line) as { msg?: string }).msg !== "ready") return;
-        } catch {
-          return;
-        }
-        clearTimeout(timer);
-        child.off("exit", onExit);
-        child.once("exit", (code, signal) => {
-          if (replica.child === child)
-            replica.crashes.push(
-              `${replica.name} ended by itself (${signal ?? code}):\n${replica.log.slice(-15).join("\n")}`,
-            );
-        });
-        resolve();
-      });
-    });
-  }
-
-  async function stop(replica: Replica, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
-    const child = replica.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    replica.child = undefined;
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill(signal);
-    });
-  }
-
+  for (const part of SERVICE_PARTS) for (let i = 0; i < count; i++) replicas.push(await makeReplica(root, part, i));
+  const edge = await makeReplica(root, "edge", 0);
+  const start = (replica: Replica) =>
+    startReplica(replica, replicaEnv(common, replica, { replicas, edge }), options.compiled);
   const cluster: Cluster = {
     root,
     policyFile,
@@ -203,21 +96,8 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     suffix,
     token: (user, admin = false) => mintEmbeddedToken(signingKey, { user, admin }),
     start,
-    stop,
-    async close() {
-      await Promise.all([edge, ...replicas].map((r) => stop(r)));
-      // Engine processes outlive their service by design (a restart adopts them); none outlives the cluster.
-      for (const { pid } of await processesUnder(root)) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-      // A replica down at the end (killed and not started again) left its sandboxes running.
-      for (const replica of replicas.filter((r) => r.part === "sandbox")) await destroyLeftSandboxes(replica.dataDir);
-      await rm(root, { recursive: true, force: true });
-    },
+    stop: stopReplica,
+    close: () => closeCluster(root, edge, replicas),
   };
   try {
     // The catalogue first: the others replay its stream and the sandbox calls it for secrets.
@@ -229,4 +109,38 @@ export async function createCluster(options: ClusterOptions): Promise<Cluster> {
     throw err;
   }
   return cluster;
+}
+
+/** A replica's directory (with the shared keys) and ports, its process not yet started. */
+async function makeReplica(root: string, part: ServicePart | "edge", index: number): Promise<Replica> {
+  const name = part === "edge" ? "edge" : `${part}-${index}`;
+  const dataDir = join(root, name);
+  await mkdir(dataDir, { recursive: true });
+  await cp(join(root, "shared-keys", "keys"), join(dataDir, "keys"), { recursive: true });
+  return {
+    part,
+    index,
+    name,
+    url: `http://127.0.0.1:${await freePort()}`,
+    metricsUrl: `http://127.0.0.1:${await freePort()}/metrics`,
+    dataDir,
+    child: undefined,
+    log: [],
+    crashes: [],
+  };
+}
+
+async function closeCluster(root: string, edge: Replica, replicas: readonly Replica[]): Promise<void> {
+  await Promise.all([edge, ...replicas].map((r) => stopReplica(r)));
+  // Engine processes outlive their service by design (a restart adopts them); none outlives the cluster.
+  for (const { pid } of await processesUnder(root)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  // A replica down at the end (killed and not started again) left its sandboxes running.
+  for (const replica of replicas.filter((r) => r.part === "sandbox")) await destroyLeftSandboxes(replica.dataDir);
+  await rm(root, { recursive: true, force: true });
 }

@@ -2,10 +2,11 @@
 // PostgreSQL and the edge restarted, over several rounds) on a PostgreSQL and NATS of its own.
 // Prints the figures; exits non-zero when anything was lost, stuck, out of step or doubled.
 // FAULT_ROUNDS (default 2) and FAULT_GAP_MS (default 5000) make it longer or shorter.
-import { formatReport, runFaultSuite } from "./fault-suite.js";
+import { formatReport } from "./fault-report.js";
+import { runFaultSuite } from "./fault-suite.js";
 
-const rounds = Number(process.env["FAULT_ROUNDS"] ?? 2);
-const gapMs = Number(process.env["FAULT_GAP_MS"] ?? 5_000);
+const rounds = Number(process.env.FAULT_ROUNDS ?? 2);
+const gapMs = Number(process.env.FAULT_GAP_MS ?? 5_000);
 const report = await runFaultSuite({
   everyReplica: true,
   rounds,

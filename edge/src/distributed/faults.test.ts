@@ -3,9 +3,10 @@
 // suite (`npm run faults`). Its PostgreSQL and NATS are its own (started from Debian's binaries),
 // so restarting them disturbs no other suite; it runs where the others run on real servers.
 import { expect, it } from "vitest";
-import { formatReport, runFaultSuite } from "./fault-suite.js";
+import { formatReport } from "./fault-report.js";
+import { runFaultSuite } from "./fault-suite.js";
 
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 
 it.skipIf(!real)(
   "loses nothing a client was told succeeded while replicas, NATS, PostgreSQL and the edge fail one at a time",

@@ -8,8 +8,8 @@ import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem
 import { createCluster, type Cluster, type Replica } from "./cluster.js";
 import { createRestClient, DAI_PROFILE, DAI_VERSION, type RestClient } from "./rest-client.js";
 
-const databaseUrl = process.env["DATABASE_URL"];
-const natsUrl = process.env["NATS_URL"];
+const databaseUrl = process.env.DATABASE_URL;
+const natsUrl = process.env.NATS_URL;
 const unavailable = !databaseUrl || !natsUrl ? "DATABASE_URL and NATS_URL are not set" : kubernetesUnavailable();
 if (unavailable) console.warn(`kubernetes-replicas.test.ts: skipped, ${unavailable}`);
 

@@ -23,7 +23,10 @@ async function untilAccepting(port: number, what: string, child: ChildProcess, t
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
     const ok = await new Promise<boolean>((resolve) => {
       const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => (socket.destroy(), resolve(true)));
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once("error", () => resolve(false));
     });
     if (ok) return;

@@ -13,11 +13,11 @@ import { startTestHost, type TestHost } from "../testing/test-host.js";
 import { createCluster, type Cluster } from "./cluster.js";
 import { createRestClient, type RestClient } from "./rest-client.js";
 
-const ROUNDS = Number(process.env["AIEM_RYW_ROUNDS"] ?? 200);
+const ROUNDS = Number(process.env.AIEM_RYW_ROUNDS ?? 200);
 /** Clients each making rounds one after another; more than one, so calls overlap as users' do. */
 const WORKERS = 4;
-const databaseUrl = process.env["DATABASE_URL"];
-const natsUrl = process.env["NATS_URL"];
+const databaseUrl = process.env.DATABASE_URL;
+const natsUrl = process.env.NATS_URL;
 
 const POLICY = `
 admins: [users/root]

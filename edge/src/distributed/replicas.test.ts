@@ -24,8 +24,8 @@ import {
   type RestClient,
 } from "./rest-client.js";
 
-const databaseUrl = process.env["DATABASE_URL"];
-const natsUrl = process.env["NATS_URL"];
+const databaseUrl = process.env.DATABASE_URL;
+const natsUrl = process.env.NATS_URL;
 
 const POLICY = `
 admins: [users/root]

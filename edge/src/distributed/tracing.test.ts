@@ -98,7 +98,7 @@ describe("a trace through the all-in-one process (any bus)", () => {
   });
 });
 
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 describe.skipIf(!real)("a trace through the parts in processes of their own, on PostgreSQL and NATS", () => {
   let cluster: Cluster;
   let collector: Server;
@@ -130,8 +130,8 @@ describe.skipIf(!real)("a trace through the parts in processes of their own, on 
     const { port } = collector.address() as AddressInfo;
     cluster = await createCluster({
       replicas: 1,
-      databaseUrl: process.env["DATABASE_URL"]!,
-      natsUrl: process.env["NATS_URL"]!,
+      databaseUrl: process.env.DATABASE_URL!,
+      natsUrl: process.env.NATS_URL!,
       policy: "admins: [users/root]\n",
       env: {
         AIEM_JUPYTER_COMMAND: "none",
@@ -141,7 +141,7 @@ describe.skipIf(!real)("a trace through the parts in processes of their own, on 
         OTEL_BSP_SCHEDULE_DELAY: "100",
       },
     });
-    bus = await createNatsEventBus({ url: process.env["NATS_URL"]!, prefix: `c${cluster.suffix}` });
+    bus = await createNatsEventBus({ url: process.env.NATS_URL!, prefix: `c${cluster.suffix}` });
   }, 180_000);
 
   afterAll(async () => {

@@ -61,7 +61,7 @@ describe("a sandbox port's page in Chromium", () => {
   /** The Cookie header of each request that reached the API's probe path. */
   const probed: (string | undefined)[] = [];
   const probe = (req: IncomingMessage, res: ServerResponse) => {
-    probed.push(req.headers["cookie"]);
+    probed.push(req.headers.cookie);
     res.writeHead(200, { "content-type": "text/plain", "access-control-allow-origin": "*" });
     res.end("probed");
   };
@@ -210,7 +210,7 @@ describe("a sandbox port's page in Chromium", () => {
         const echoed = await page.goto(url);
         expect(echoed?.status()).toBe(200);
         const body = JSON.parse((await page.textContent("body")) ?? "{}") as { headers: Record<string, string> };
-        seen.push(body.headers["cookie"]);
+        seen.push(body.headers.cookie);
       }
       for (const header of seen) expect(header ?? "").not.toMatch(/tossed|planted|bobs|aiem_/);
       await context.close();

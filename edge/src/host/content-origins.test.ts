@@ -24,7 +24,7 @@ describe("content origin decisions", () => {
     const api = req("127.0.0.1:8080", "/v1/x", { "x-aiem-content-origin": "forged", cookie: "from_port=1" });
     expect(decide(options, api)).toEqual({ kind: "api" });
     expect((api as { headers: Record<string, string> }).headers["x-aiem-content-origin"]).toBeUndefined();
-    expect((api as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
+    expect((api as { headers: Record<string, string> }).headers.cookie).toBeUndefined();
   });
 
   it("serves only the engine's own context path at its origin", () => {
@@ -67,7 +67,7 @@ describe("content origin decisions", () => {
     ).toMatchObject({ status: 404 });
     const withCookie = req("localhost:8080", `/engines/${uid}/`, { authorization: "Bearer x", cookie: "a=b" });
     expect(decide(options, withCookie)).toEqual({ kind: "api", programmatic: true });
-    expect((withCookie as { headers: Record<string, string> }).headers["cookie"]).toBeUndefined();
+    expect((withCookie as { headers: Record<string, string> }).headers.cookie).toBeUndefined();
     expect(decide({ ...options, pathUrls: true }, req("localhost:8080", `/sandboxes/${uid}/ports/5000/`))).toEqual({
       kind: "api",
     });
@@ -106,10 +106,11 @@ describe("content origins through the all-in-one server", () => {
   }, 180_000);
   afterAll(async () => f?.stop());
 
-  it("hands out engine login URLs at each engine's origin and api_url on the API's", () => {
+  it("hands out engine login URLs at each engine's origin and api_url on the API's, both by name", () => {
     const port = new URL(f.t.url).port;
-    expect(a.loginUrl).toBe(`http://${a.uid}.engines.localhost:${port}/engines/${a.uid}/`);
-    expect(a.apiUrl).toBe(`${f.t.url}/engines/${a.uid}/api`);
+    expect(a.loginUrl).toBe(`http://${a.uid}.engines.localhost:${port}/${a.name}/oidc/login`);
+    expect(a.apiUrl).toBe(`${f.t.url}/${a.name}`);
+    expect(f.h2o.loginUrl).toBe(`http://${f.h2o.uid}.engines.localhost:${port}/${f.h2o.name}/flow/index.html`);
     expect(f.port.internalUrl).toBe(`http://8080-${f.sandbox.uid}.sandboxes.localhost:${port}/`);
   });
 
@@ -131,7 +132,11 @@ describe("content origins through the all-in-one server", () => {
     expect((await hostRequest(f.t.url, hostOf(b.loginUrl), otherPath, { cookie: cookie.split(";")[0]! })).status).toBe(
       401,
     );
-    expect((await hostRequest(f.t.url, host, "/")).headers["location"]).toBe(path);
+    // The origin's root leads to the engine's context path, which stays served (docs/adr/0210).
+    expect((await hostRequest(f.t.url, host, "/")).headers.location).toBe(`/engines/${a.uid}/`);
+    expect((await hostRequest(f.t.url, host, `/engines/${a.uid}/`, { cookie: cookie.split(";")[0]! })).status).toBe(
+      200,
+    );
   });
 
   it("hands out a notebook's access URL with a single-use ticket that becomes a session of its origin", async () => {
@@ -149,7 +154,7 @@ describe("content origins through the all-in-one server", () => {
     expect(JSON.parse(elsewhere.text).message).toContain("another origin");
     const exchanged = await hostRequest(f.t.url, url.host, path);
     expect(exchanged.status).toBe(303);
-    expect(exchanged.headers["location"]).toBe(url.pathname);
+    expect(exchanged.headers.location).toBe(url.pathname);
     const cookie = String(exchanged.headers["set-cookie"]);
     expect(cookie).toMatch(/^__Host-aiem_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
     expect(cookie).not.toContain(f.token);
@@ -165,12 +170,13 @@ describe("content origins through the all-in-one server", () => {
     ).toBe(401);
   });
 
-  it("serves an H2O engine's name path (the official client's context path) at its own origin only", async () => {
-    const path = `/${f.h2o.name}/api/health`;
-    const own = await hostRequest(f.t.url, hostOf(f.h2o.loginUrl), path, bearer());
+  it.each(["h2o", "dai"])("serves a %s engine's name path at its own origin only", async (kind) => {
+    const [engine, other] = kind === "h2o" ? [f.h2o, a] : [a, f.h2o];
+    const path = `/${engine.name}/api/health`;
+    const own = await hostRequest(f.t.url, hostOf(engine.loginUrl), path, bearer());
     expect(own.status, own.text).toBe(200);
-    expect(JSON.parse(own.text)).toMatchObject({ uid: f.h2o.uid });
-    const elsewhere = await hostRequest(f.t.url, hostOf(a.loginUrl), path, bearer());
+    expect(JSON.parse(own.text)).toMatchObject({ uid: engine.uid });
+    const elsewhere = await hostRequest(f.t.url, hostOf(other.loginUrl), path, bearer());
     expect(elsewhere.status).toBe(404);
     expect(JSON.parse(elsewhere.text).message).toBe("this origin serves only its own engine");
     // At the API's origin it is there for programs, as api_url is.
@@ -188,9 +194,12 @@ describe("content origins through the all-in-one server", () => {
 
   it("answers engine paths on the API's origin only to a bearer, in a sandbox, and never to a browser's cookie or ?token=", async () => {
     const api = hostOf(f.t.url);
-    const programmatic = await hostRequest(f.t.url, api, new URL(a.apiUrl).pathname.replace(/api$/, ""), bearer());
+    const programmatic = await hostRequest(f.t.url, api, `${new URL(a.apiUrl).pathname}/api/health`, bearer());
     expect(programmatic.status).toBe(200);
     expect(programmatic.headers["content-security-policy"]).toBe("sandbox");
+    const login = new URL(a.loginUrl).pathname;
+    expect((await hostRequest(f.t.url, api, `${login}?token=${f.token}`)).status).toBe(404);
+    expect((await hostRequest(f.t.url, api, login, { cookie: `aiem_engine_token=${f.token}` })).status).toBe(404);
     expect((await hostRequest(f.t.url, api, `/engines/${a.uid}/?token=${f.token}`)).status).toBe(404);
     expect(
       (await hostRequest(f.t.url, api, `/engines/${a.uid}/`, { cookie: `aiem_engine_token=${f.token}` })).status,
@@ -211,11 +220,11 @@ describe("content origins through the all-in-one server", () => {
     expect(seen.url).toBe("/echo?x=1");
     expect(seen.headers["x-forwarded-host"]).toBe(host);
     expect(seen.headers["x-forwarded-prefix"]).toBeUndefined();
-    expect(seen.headers["authorization"]).toBeUndefined();
-    expect((await hostRequest(f.t.url, host, "/go", bearer())).headers["location"]).toBe("/landed");
+    expect(seen.headers.authorization).toBeUndefined();
+    expect((await hostRequest(f.t.url, host, "/go", bearer())).headers.location).toBe("/landed");
     const exchanged = await hostRequest(f.t.url, host, `/echo?token=${f.token}`);
     expect(exchanged.status).toBe(303);
-    expect(exchanged.headers["location"]).toBe("/echo");
+    expect(exchanged.headers.location).toBe("/echo");
     const cookie = String(exchanged.headers["set-cookie"]);
     expect(cookie).toMatch(/Path=\/;/);
     expect(cookie).not.toMatch(/domain=/i);
@@ -275,10 +284,12 @@ describe("with AIEM_PATH_URLS, the old path URLs on the API's origin", () => {
 
   it("are handed out and served, WebSockets included, and the content origins still serve", async () => {
     const [a] = f.engines;
-    expect(a.loginUrl).toBe(`${f.t.url}/engines/${a.uid}/`);
+    expect(a.loginUrl).toBe(`${f.t.url}/${a.name}/oidc/login`);
     expect(f.port.internalUrl).toBe(`${f.t.url}/sandboxes/${f.sandbox.uid}/ports/8080/`);
     const api = hostOf(f.t.url);
     const bearer = { authorization: `Bearer ${f.token}` };
+    expect((await hostRequest(f.t.url, api, new URL(a.loginUrl).pathname, bearer)).status).toBe(200);
+    expect((await hostRequest(f.t.url, api, `/engines/${a.uid}/`, bearer)).status).toBe(200);
     expect((await hostRequest(f.t.url, api, `/sandboxes/${f.sandbox.uid}/ports/8080/`, bearer)).text).toBe(
       "<p>port page</p>",
     );

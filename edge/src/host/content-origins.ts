@@ -4,10 +4,10 @@
 // API, the docs site, nor another engine or port at its own origin. The API's origin in turn
 // serves no user content to browsers, and reads no cookie outside the path routes:
 // - `/sandboxes/` (ports) only with AIEM_PATH_URLS;
-// - `/engines/` and `/workspaces/` (H2O engines by name) only with AIEM_PATH_URLS, or to a request
-//   with an Authorization header and no `?token=` (its cookies dropped), which a browser never
-//   sends when it navigates: `api_url` and the `h2o` package's context path stay usable by
-//   programs, and no engine page ever runs as a document of the API's origin.
+// - `/engines/` and `/workspaces/` (DAI and H2O engines by name) only with AIEM_PATH_URLS, or to a
+//   request with an Authorization header and no `?token=` (its cookies dropped), which a browser
+//   never sends when it navigates: `api_url` stays usable by programs, and no engine page ever
+//   runs as a document of the API's origin.
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { ENGINE_ORIGIN_HEADER } from "@aiem/engine";
@@ -52,7 +52,7 @@ type Decision =
   | { readonly kind: "exchange"; readonly target: ContentTarget; readonly ticket: string; readonly rest: string };
 
 function hostOf(req: NodeRequest | IncomingMessage): string | undefined {
-  return (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+  return (req.headers[":authority"] as string | undefined) ?? req.headers.host;
 }
 
 function routeFor(routes: readonly HttpRoute[], path: string): HttpRoute | undefined {
@@ -78,15 +78,15 @@ export function decide(options: ContentOriginOptions, req: NodeRequest | Incomin
   if (!CONTENT_PREFIXES.some((p) => url.startsWith(p))) {
     // The API and the docs read no cookie; one a content page set for a parent domain
     // (`Domain=localhost`, where the browser takes it) stops here.
-    delete req.headers["cookie"];
+    delete req.headers.cookie;
     return { kind: "api" };
   }
   if (options.pathUrls) return { kind: "api" };
   const programmatic = PROGRAMMATIC_PREFIXES.some((p) => url.startsWith(p));
   const query = new URL(url, "http://api").searchParams;
-  if (programmatic && req.headers["authorization"] && !query.has("token")) {
+  if (programmatic && req.headers.authorization && !query.has("token")) {
     // Programs' HTTP sessions may keep a cookie an engine set; the bearer alone counts here.
-    delete req.headers["cookie"];
+    delete req.headers.cookie;
     return { kind: "api", programmatic };
   }
   return {
@@ -112,13 +112,12 @@ function decideContent(
   }
   if (target.kind === "engine") {
     // The engine keeps its context path `/engines/{uid}/` at its origin; nothing else is there
-    // but the H2O context path by name (`/workspaces/{ws}/h2oEngines/{id}/`, where the official
-    // client's get_connection_config() points h2o.connect), which the engine route serves only
-    // when the name is this engine's.
+    // but its path by name (`/workspaces/{ws}/{daiEngines,h2oEngines}/{id}/`, where its
+    // login_url lies), which the engine route serves only when the name is this engine's.
     const base = `/engines/${target.uid}`;
     if (url === "/" || url.startsWith("/?"))
       return { kind: "answer", status: 302, message: "", location: `${base}/${url.slice(1)}` };
-    const byName = /^\/workspaces\/[^/?]+\/h2oEngines\/[^/?]+(\/|$)/.test(url);
+    const byName = /^\/workspaces\/[^/?]+\/(daiEngines|h2oEngines)\/[^/?]+(\/|$)/.test(url);
     if (!byName && url !== base && !url.startsWith(`${base}/`) && !url.startsWith(`${base}?`)) {
       return { kind: "answer", status: 404, message: `this origin serves only ${base}/` };
     }
@@ -190,9 +189,12 @@ function exchange(
   url.searchParams.set("token", opened.token);
   req.url = `${url.pathname}${url.search}`;
   // A bearer header would win over the ticket's token, and no session would be made.
-  delete req.headers["authorization"];
+  delete req.headers.authorization;
   const next = decide(options, req);
-  if (next.kind === "route") return next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+  if (next.kind === "route") {
+    next.route.handler(req, res as Parameters<HttpRoute["handler"]>[1]);
+    return;
+  }
   // The ticket is gone from the URL, and the host is the content origin's: nothing else is left.
   answer(res, next.kind === "answer" ? next : { kind: "answer", status: 404, message: "not found" });
 }

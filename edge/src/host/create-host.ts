@@ -1,18 +1,10 @@
 import type { FileRegistry } from "@bufbuild/protobuf";
 import { createPolicy, type Policy } from "@aiem/kit/authz";
-import {
-  contentDomain,
-  createTicketLedger,
-  defaultPublicUrl,
-  loadTicketKey,
-  type CommonConfig,
-} from "@aiem/kit/config";
-import { createDatabase } from "@aiem/kit/db";
-import { createEventBus, type EventBus } from "@aiem/kit/events";
+import { defaultPublicUrl, type CommonConfig } from "@aiem/kit/config";
+import type { EventBus } from "@aiem/kit/events";
 import { createLogger, type Logger } from "@aiem/kit/logger";
 import {
   createMetrics,
-  instrumentEventBus,
   MetricsPortInUse,
   startMetricsServer,
   type Metrics,
@@ -20,15 +12,13 @@ import {
 } from "@aiem/kit/observability";
 import type { ServiceDeps, ServiceModule } from "@aiem/kit/server";
 import { loadImageRegistry } from "../registry.js";
-import { createEdgeServer, type EdgeServer } from "../server/front-door.js";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 import type { EdgeConfig } from "./edge-config.js";
-import { createContentOriginHandler, createContentOriginUpgrade, createPathUpgrade } from "./content-origins.js";
 import { createHostIdentity } from "./host-identity.js";
-import { createHostServices } from "./host-services.js";
-import type { ReplicaPool } from "./replica-pool.js";
+import { openModules } from "./host-modules.js";
+import { serveHost } from "./host-server.js";
+import type { HostSetup, HostState } from "./host-state.js";
 import type { PartName } from "./parts.js";
-import { withRequestLog } from "./request-log.js";
 
 export interface ModuleFactory {
   readonly name: PartName;
@@ -96,143 +86,75 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const logger = options.logger ?? createLogger();
   const registry = options.registry ?? loadImageRegistry();
   const policy = await createPolicy(config.policyFile);
-  let listeningPort: number | undefined;
-  // With AIEM_PORT=0 the URL is known once listening; nothing asks for it before.
-  const publicUrl = () => options.edge.publicUrl ?? defaultPublicUrl(config.host, listeningPort ?? config.port);
-  const identity = createHostIdentity(config, policy, publicUrl, logger);
-  const { embeddedIssuer } = identity;
-
-  let bus: EventBus | undefined;
-  let server: EdgeServer | undefined;
-  let metricsServer: MetricsServer | undefined;
-  const metrics: Metrics | undefined = options.metrics
-    ? createMetrics({ process: options.processName ?? "aiem" })
-    : undefined;
-  let pools: Partial<Record<PartName, ReplicaPool>> = {};
-  let url = "";
-  const modules: ServiceModule[] = [];
-
+  const state: HostState = {
+    modules: [],
+    bus: undefined,
+    server: undefined,
+    metricsServer: undefined,
+    pools: {},
+    url: "",
+    listeningPort: undefined,
+    stopRequested: false,
+  };
+  const publicUrl = () => options.edge.publicUrl ?? defaultPublicUrl(config.host, state.listeningPort ?? config.port);
+  const setup: HostSetup = {
+    options,
+    config,
+    logger,
+    registry,
+    policy,
+    identity: createHostIdentity(config, policy, publicUrl, logger),
+    metrics: options.metrics ? createMetrics({ process: options.processName ?? "aiem" }) : undefined,
+    publicUrl,
+  };
   let starting: Promise<void> | undefined;
-  let stopRequested = false;
-
-  async function startHost(): Promise<void> {
-    // First: a metrics port another process holds stops the start before anything opened.
-    if (metrics && options.metrics)
-      metricsServer = await startHostMetrics(metrics, options.metrics, config.host, logger);
-    bus =
-      options.bus ??
-      (await createEventBus({
-        natsUrl: config.natsUrl,
-        prefix: options.eventsPrefix,
-        logger: logger.child({ component: "events" }),
-      }));
-    // What modules publish and consume gets spans and counts; the bus itself stays the caller's.
-    const modulesBus = instrumentEventBus(bus, { metrics });
-    const openDatabase = (schema: string) =>
-      createDatabase({
-        url: config.databaseUrl,
-        dataDir: config.dataDir,
-        schema: `${schema}${options.schemaSuffix ?? ""}`,
-      });
-    for (const factory of options.modules) {
-      if (stopRequested) return;
-      const deps: ServiceDeps = {
-        config,
-        bus: modulesBus,
-        policy,
-        authenticator: identity.authenticator,
-        logger: logger.child({ service: factory.name }),
-        openDatabase,
-        ...(metrics ? { metrics } : {}),
-      };
-      modules.push(await factory.create(deps));
-    }
-    for (const module of modules) {
-      if (stopRequested) return;
-      await module.start();
-    }
-
-    const services = createHostServices({
-      registry,
-      modules,
-      remotes: options.remotes ?? {},
-      identity,
-      edge: options.edge,
-      metrics,
-      logger,
-      fallback: options.fallback ?? notFound,
-    });
-    pools = services.pools;
-    const { handler, httpRoutes } = services;
-    const front = options.front ?? true;
-    const ticketKey = front ? await loadTicketKey(config.dataDir, options.edge.internalKey) : undefined;
-    const content = {
-      domain: () => contentDomain(config, publicUrl()),
-      pathUrls: config.pathUrls ?? false,
-      routes: httpRoutes,
-      tickets: { key: () => ticketKey, ledger: createTicketLedger() },
-    };
-    if (front && content.pathUrls) {
-      logger.warn(
-        "AIEM_PATH_URLS is set: engine UIs and sandbox ports are also served at paths of the API's origin, where a page they serve runs with that origin's rights",
-      );
-    }
-    if (stopRequested) return;
-    // A part behind the edge takes the paths as they come: the edge has applied the origin rules.
-    server = createEdgeServer(
-      withRequestLog(
-        front ? createContentOriginHandler(content, handler) : handler,
-        logger.child({ component: "edge" }),
-      ),
-    );
-    server.http1.on("upgrade", front ? createContentOriginUpgrade(content) : createPathUpgrade(httpRoutes));
-    const address = await server.listen(config.port, config.host);
-    listeningPort = address.port;
-    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    url = `http://${shownHost}:${address.port}`;
-    logger.info("listening", {
-      url,
-      modules: modules.map((m) => m.name),
-      remotes: options.remotes ?? {},
-      ...(metricsServer ? { metrics: metricsServer.url } : {}),
-    });
-  }
-
-  const host: Host = {
+  return {
     get url() {
-      return url;
+      return state.url;
     },
     get publicUrl() {
       return publicUrl();
     },
     get issuerUrl() {
-      return embeddedIssuer?.issuer();
+      return setup.identity.embeddedIssuer?.issuer();
     },
     get metricsUrl() {
-      return metricsServer?.url;
+      return state.metricsServer?.url;
     },
     policy,
-    modules,
+    modules: state.modules,
     start() {
-      starting ??= startHost();
+      starting ??= startHost(setup, state);
       return starting;
     },
     async stop() {
       // A stop while the host starts (a SIGTERM during start-up) waits for the start to settle,
       // which then leaves out what is left of it, and undoes what it did: stopping half-way would
       // leave running what the start went on to open, the server first.
-      stopRequested = true;
+      state.stopRequested = true;
       await starting?.catch(() => undefined);
-      await server?.close();
-      await metricsServer?.close();
-      for (const pool of Object.values(pools)) pool.close();
-      for (const module of [...modules].reverse()) {
-        await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));
-      }
-      if (!options.bus) await bus?.close();
+      await stopHost(setup, state);
     },
   };
-  return host;
+}
+
+async function startHost(setup: HostSetup, state: HostState): Promise<void> {
+  const { options, metrics } = setup;
+  // First: a metrics port another process holds stops the start before anything opened.
+  if (metrics && options.metrics)
+    state.metricsServer = await startHostMetrics(metrics, options.metrics, setup.config.host, setup.logger);
+  if (!(await openModules(setup, state))) return;
+  await serveHost(setup, state, notFound);
+}
+
+async function stopHost({ options, logger }: HostSetup, state: HostState): Promise<void> {
+  await state.server?.close();
+  await state.metricsServer?.close();
+  for (const pool of Object.values(state.pools)) pool.close();
+  for (const module of [...state.modules].reverse()) {
+    await module.stop().catch((err: unknown) => logger.error("module stop failed", { module: module.name, err }));
+  }
+  if (!options.bus) await state.bus?.close();
 }
 
 /**

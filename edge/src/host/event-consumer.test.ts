@@ -11,7 +11,7 @@ import { followEvents } from "../../../web/content/events/consumer.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
 import { createModuleFactories } from "./modules.js";
 
-const natsUrl = process.env["NATS_URL"];
+const natsUrl = process.env.NATS_URL;
 describe.skipIf(!natsUrl)("the example event consumer", () => {
   let t: TestHost;
   let tracing: Tracing;

@@ -9,7 +9,7 @@ import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
 /** Prefixes of plain HTTP that each part serves beside its RPCs. */
 export const PART_HTTP_PREFIXES: Readonly<Record<PartName, readonly string[]>> = {
   catalogue: [],
-  // `/workspaces/`: H2O engines by name, the context path of the official client's h2o.connect config.
+  // `/workspaces/`: DAI and H2O engines by name, the paths of their api_url and login_url.
   engine: ["/engines/", "/workspaces/"],
   // `/v1/workspaces/`: the streaming file routes (…/filesystem:upload, …/filesystem:download),
   // which reach a module only when no REST rule matched the path.
@@ -69,7 +69,7 @@ function proxyTo(pool: ReplicaPool): NodeHandler {
       headers[name] = value;
     }
     const authority = req.headers[":authority"];
-    if (typeof authority === "string") headers["host"] = authority;
+    if (typeof authority === "string") headers.host = authority;
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
       (answer) => {

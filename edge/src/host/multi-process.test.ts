@@ -21,7 +21,7 @@ workspaces:
     members: [users/bob]
 `;
 
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
   let cluster: Cluster;
   let edgeUrl: string;
@@ -31,8 +31,8 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     // Jupyter that may be installed.
     cluster = await createCluster({
       replicas: 1,
-      databaseUrl: process.env["DATABASE_URL"]!,
-      natsUrl: process.env["NATS_URL"]!,
+      databaseUrl: process.env.DATABASE_URL!,
+      natsUrl: process.env.NATS_URL!,
       policy: POLICY,
       env: { AIEM_JUPYTER_COMMAND: "none" },
     });
@@ -163,15 +163,16 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
     ).notebookEngine.name as string;
     const port = (await rest("GET", `/v1/${sb}/ports/8080`)).port;
     const edgePort = new URL(edgeUrl).port;
-    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/engines/${engine.uid}/`);
+    expect(engine.loginUrl).toBe(`http://${engine.uid}.engines.localhost:${edgePort}/${engine.name}/oidc/login`);
     expect(port.internalUrl).toBe(`http://8080-${sandbox.uid}.sandboxes.localhost:${edgePort}/`);
     const engineHost = new URL(engine.loginUrl).host;
     const portHost = new URL(port.internalUrl).host;
     expect((await hostRequest(edgeUrl, engineHost, `/engines/${engine.uid}/`, bearer)).status).toBe(200);
+    expect((await hostRequest(edgeUrl, engineHost, new URL(engine.loginUrl).pathname, bearer)).status).toBe(200);
     // READY once routed, before the program listens: 502 until it serves.
     await expect.poll(async () => (await hostRequest(edgeUrl, portHost, "/", bearer)).status).not.toBe(502);
     expect((await hostRequest(edgeUrl, portHost, "/", bearer)).text).toBe("page");
-    expect((await hostRequest(edgeUrl, portHost, "/go", bearer)).headers["location"]).toBe("/landed");
+    expect((await hostRequest(edgeUrl, portHost, "/go", bearer)).headers.location).toBe("/landed");
     // The ticket the engine part seals, the edge opens (AIEM_INTERNAL_KEY).
     await until(`/v1/${notebook}`, "notebookEngine", "STATE_RUNNING");
     const access = new URL((await rest("GET", `/v1/${notebook}:access`)).uri as string);

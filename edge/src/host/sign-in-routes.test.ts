@@ -67,7 +67,7 @@ describe("sign-in routes with the embedded identity", () => {
       grant_types_supported: ["refresh_token"],
     });
     const token = await mintEmbeddedToken(await loadOrCreateSigningKey(t.dataDir), { user: "alice", issuer });
-    const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(doc["jwks_uri"] as string)), {
+    const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(doc.jwks_uri as string)), {
       issuer,
       audience: EMBEDDED_AUDIENCE,
     });
@@ -106,15 +106,15 @@ describe("sign-in routes with the embedded identity", () => {
   ])("answers %s with an OAuth error", async (_what, kind, status, error) => {
     const key = await loadOrCreateSigningKey(t.dataDir);
     const fields: Record<string, string> = { grant_type: "refresh_token", client_id: "platform" };
-    if (kind === "access") fields["refresh_token"] = await mintEmbeddedToken(key, { user: "alice", issuer });
+    if (kind === "access") fields.refresh_token = await mintEmbeddedToken(key, { user: "alice", issuer });
     if (kind === "expired")
-      fields["refresh_token"] = await refreshToken({ ttlSeconds: 60, now: new Date(Date.now() - 3600_000) });
+      fields.refresh_token = await refreshToken({ ttlSeconds: 60, now: new Date(Date.now() - 3600_000) });
     if (kind === "forged") {
       const [h, p] = (await refreshToken()).split(".");
-      fields["refresh_token"] = `${h}.${p}.${Buffer.alloc(64).toString("base64url")}`;
+      fields.refresh_token = `${h}.${p}.${Buffer.alloc(64).toString("base64url")}`;
     }
     if (kind === "password") Object.assign(fields, { grant_type: "password", username: "alice", password: "pw" });
-    if (kind === "bound") fields["refresh_token"] = await refreshToken({ clientId: "someone-else" });
+    if (kind === "bound") fields.refresh_token = await refreshToken({ clientId: "someone-else" });
     const res = await exchange(fields);
     expect(res.status).toBe(status);
     expect(res.headers.get("content-type")).toBe("application/json");
@@ -218,7 +218,7 @@ describe("sign-in routes with an outside OIDC issuer", () => {
     const env = (await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/environment`)).json()) as {
       environment: Record<string, unknown>;
     };
-    expect(env.environment["issuerUrl"]).toBe("https://login.example.com/realms/aiem");
+    expect(env.environment.issuerUrl).toBe("https://login.example.com/realms/aiem");
     expect(await (await fetch(`${t.url}/.ai.h2o.cloud.discovery/v1/clients`)).json()).toEqual({ clients: [] });
     expect((await fetch(`${t.url}/version`)).status).toBe(200);
   });

@@ -57,7 +57,10 @@ function buildIndex(registry: FileRegistry): Index {
   const addExtension = (ext: DescExtension) => {
     symbols.set(ext.typeName, ext.file);
     let byNumber = extensions.get(ext.extendee.typeName);
-    if (!byNumber) extensions.set(ext.extendee.typeName, (byNumber = new Map()));
+    if (!byNumber) {
+      byNumber = new Map();
+      extensions.set(ext.extendee.typeName, byNumber);
+    }
     byNumber.set(ext.number, ext);
   };
   const addMessage = (file: DescFile, message: DescMessage) => {
@@ -92,7 +95,10 @@ export function registerReflection(router: ConnectRouter, options: ReflectionOpt
   const bytesCache = new Map<string, Uint8Array>();
   const fileBytes = (file: DescFile): Uint8Array => {
     let bytes = bytesCache.get(file.proto.name);
-    if (!bytes) bytesCache.set(file.proto.name, (bytes = toBinary(FileDescriptorProtoSchema, file.proto)));
+    if (!bytes) {
+      bytes = toBinary(FileDescriptorProtoSchema, file.proto);
+      bytesCache.set(file.proto.name, bytes);
+    }
     return bytes;
   };
 

@@ -70,7 +70,7 @@ export function createCors(options: CorsOptions = {}): Cors {
       };
       const allowHeadersValue = allowHeaders ?? (typeof requested === "string" ? requested : undefined);
       if (allowHeadersValue) headers["access-control-allow-headers"] = allowHeadersValue;
-      if (!anyOrigin) headers["vary"] = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers";
+      if (!anyOrigin) headers.vary = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers";
       res.writeHead(204, headers);
       res.end();
       return true;

@@ -177,7 +177,7 @@ describe.each([
       createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1", acceptCompression: [compressionGzip] }),
     ) as unknown as AnyClient;
     let encoding: string | null = "unset";
-    await client["getBook"]!({ name }, { onHeader: (h: Headers) => (encoding = h.get("grpc-encoding")) });
+    await client.getBook!({ name }, { onHeader: (h: Headers) => (encoding = h.get("grpc-encoding")) });
     expect(encoding === null || encoding === "identity").toBe(true);
   });
 
@@ -186,17 +186,17 @@ describe.each([
       fixture.service,
       createConnectTransport({ baseUrl: url(), httpVersion: "2" }),
     ) as unknown as AnyClient;
-    expect((await connect["getBook"]!({ name: "shelves/h2/books/1" })).name).toBe("shelves/h2/books/1");
+    expect((await connect.getBook!({ name: "shelves/h2/books/1" })).name).toBe("shelves/h2/books/1");
     const names: string[] = [];
-    for await (const b of connect["streamBooks"]!({ parent: "shelves/h2", count: 2 })) names.push(b.name);
+    for await (const b of connect.streamBooks!({ parent: "shelves/h2", count: 2 })) names.push(b.name);
     expect(names).toEqual(["shelves/h2/books/0", "shelves/h2/books/1"]);
 
     const web = createClient(
       fixture.service,
       createGrpcWebTransport({ baseUrl: url(), httpVersion: "1.1" }),
     ) as unknown as AnyClient;
-    expect((await web["getBook"]!({ name: "shelves/web/books/1" })).name).toBe("shelves/web/books/1");
-    await expect(web["getBook"]!({ name: "shelves/web/books/missing" })).rejects.toSatisfy(
+    expect((await web.getBook!({ name: "shelves/web/books/1" })).name).toBe("shelves/web/books/1");
+    await expect(web.getBook!({ name: "shelves/web/books/missing" })).rejects.toSatisfy(
       (e: unknown) => e instanceof ConnectError && e.code === Code.NotFound,
     );
   });
@@ -209,11 +209,11 @@ describe.each([
     // Connect's reader stops at the limit with the body half sent; the next call on the same
     // keep-alive connection used to get no answer until the keep-alive timeout (65 s).
     for (const mib of [5, 16, 6]) {
-      await expect(connect["getBook"]!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
+      await expect(connect.getBook!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
         (e: unknown) => e instanceof ConnectError && e.code === Code.ResourceExhausted,
       );
     }
-    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
+    expect((await connect.getBook!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
       "shelves/after/books/1",
     );
   });
@@ -230,7 +230,7 @@ describe.each([
     // while more than its session memory (10 MB) of the request is still unsent.
     for (const mib of [5, 16, 30]) {
       for (const client of [connect, grpcNode]) {
-        await expect(client["getBook"]!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
+        await expect(client.getBook!({ name: "x".repeat(mib << 20) }, { timeoutMs: 10_000 })).rejects.toSatisfy(
           (e: unknown) => e instanceof ConnectError && e.code === Code.ResourceExhausted,
         );
       }
@@ -238,10 +238,10 @@ describe.each([
         (e: unknown) => (e as grpc.ServiceError).code === grpc.status.RESOURCE_EXHAUSTED,
       );
     }
-    expect((await connect["getBook"]!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
+    expect((await connect.getBook!({ name: "shelves/after/books/1" }, { timeoutMs: 10_000 })).name).toBe(
       "shelves/after/books/1",
     );
-    expect((await grpcNode["getBook"]!({ name: "shelves/after/books/2" }, { timeoutMs: 10_000 })).name).toBe(
+    expect((await grpcNode.getBook!({ name: "shelves/after/books/2" }, { timeoutMs: 10_000 })).name).toBe(
       "shelves/after/books/2",
     );
   });

@@ -54,8 +54,8 @@ export async function startContentFixture(options: {
   const port = await freePort();
   // The parts read their own settings from the process's environment (modules.ts): notebooks
   // run the stand-in, not a Jupyter that may be installed.
-  process.env["AIEM_JUPYTER_COMMAND"] = "none";
-  process.env["AIEM_H2O_SERVER"] = "stand-in";
+  process.env.AIEM_JUPYTER_COMMAND = "none";
+  process.env.AIEM_H2O_SERVER = "stand-in";
   const t = await startTestHost({
     modules: createModuleFactories(),
     env: { AIEM_PORT: String(port), AIEM_PATH_URLS: "false", AIEM_SANDBOX_WARM_POOL: "0", ...options.env },

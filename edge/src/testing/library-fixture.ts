@@ -79,7 +79,7 @@ export function createLibraryFixture(registry: FileRegistry = buildTestRegistry(
   const impl: Record<string, unknown> = {
     getBook(req: Msg, ctx: HandlerContext) {
       record("GetBook", req, ctx);
-      const name = req["name"] as string;
+      const name = req.name as string;
       if (name.endsWith("/missing")) {
         throw new ConnectError(`book "${name}" not found`, Code.NotFound);
       }
@@ -95,53 +95,53 @@ export function createLibraryFixture(registry: FileRegistry = buildTestRegistry(
     },
     createBook(req: Msg, ctx: HandlerContext) {
       record("CreateBook", req, ctx);
-      const b = req["book"] as Msg | undefined;
+      const b = req.book as Msg | undefined;
       return create(Book, {
         ...(b ?? {}),
-        name: `${req["parent"] as string}/books/${req["bookId"] as string}`,
+        name: `${req.parent as string}/books/${req.bookId as string}`,
       } as never);
     },
     updateBook(req: Msg, ctx: HandlerContext) {
       record("UpdateBook", req, ctx);
-      return req["book"] ?? create(Book);
+      return req.book ?? create(Book);
     },
     deleteBook(req: Msg, ctx: HandlerContext) {
       record("DeleteBook", req, ctx);
-      return create(message("edgetest.v1.DeleteBookResponse"), { name: req["name"], force: req["force"] } as never);
+      return create(message("edgetest.v1.DeleteBookResponse"), { name: req.name, force: req.force } as never);
     },
     archiveBook(req: Msg, ctx: HandlerContext) {
       record("ArchiveBook", req, ctx);
-      return book(req["name"] as string, { archived: true, archiveReason: req["reason"] });
+      return book(req.name as string, { archived: true, archiveReason: req.reason });
     },
     searchBooks(req: Msg, ctx: HandlerContext) {
       record("SearchBooks", req, ctx);
       return create(message("edgetest.v1.ListBooksResponse"), {
-        nextPageToken: `q=${req["query"] as string}`,
+        nextPageToken: `q=${req.query as string}`,
       } as never);
     },
     getShelf(req: Msg, ctx: HandlerContext) {
       record("GetShelf", req, ctx);
       return create(message("edgetest.v1.Shelf"), {
-        name: `shelves/${req["shelfId"] as string}`,
-        shelfId: req["shelfId"],
+        name: `shelves/${req.shelfId as string}`,
+        shelfId: req.shelfId,
       } as never);
     },
     getFile(req: Msg, ctx: HandlerContext) {
       record("GetFile", req, ctx);
-      return create(message("edgetest.v1.File"), { shelf: req["shelf"], path: req["path"] } as never);
+      return create(message("edgetest.v1.File"), { shelf: req.shelf, path: req.path } as never);
     },
     async *streamBooks(req: Msg, ctx: HandlerContext) {
       record("StreamBooks", req, ctx);
-      const count = req["count"] as number;
-      const failAfter = req["failAfter"] as number;
-      const firstDelay = req["firstDelayMs"] as number;
+      const count = req.count as number;
+      const failAfter = req.failAfter as number;
+      const firstDelay = req.firstDelayMs as number;
       if (firstDelay > 0) await new Promise((resolve) => setTimeout(resolve, firstDelay));
       for (let i = 0; i < count; i++) {
         if (failAfter !== 0 && i === Math.max(failAfter, 0)) {
           throw new ConnectError("the shelf fell over", Code.Aborted);
         }
-        yield book(`${req["parent"] as string}/books/${i}`);
-        if (req["hang"]) {
+        yield book(`${req.parent as string}/books/${i}`);
+        if (req.hang) {
           await new Promise<void>((resolve) => {
             if (ctx.signal.aborted) return resolve();
             ctx.signal.addEventListener("abort", () => resolve(), { once: true });

@@ -62,8 +62,8 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     AIEM_PORT: "0",
     AIEM_DATA_DIR: dataDir,
     ...(policyFile ? { AIEM_POLICY_FILE: policyFile } : {}),
-    ...(process.env["DATABASE_URL"] ? { DATABASE_URL: process.env["DATABASE_URL"] } : {}),
-    ...(process.env["NATS_URL"] ? { NATS_URL: process.env["NATS_URL"] } : {}),
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
     // Node's resolver here does not map `*.localhost` to loopback, so suites that open the URLs
     // they are handed use the paths; content-origins tests set AIEM_PATH_URLS=false.
     AIEM_PATH_URLS: "true",
@@ -99,7 +99,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     token,
     async call(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };
-      if (o.user) headers["authorization"] = `Bearer ${await token(o.user, { admin: o.admin ?? false })}`;
+      if (o.user) headers.authorization = `Bearer ${await token(o.user, { admin: o.admin ?? false })}`;
       if (o.body !== undefined) headers["content-type"] = "application/json";
       return fetch(`${host.url}${path}`, {
         method,

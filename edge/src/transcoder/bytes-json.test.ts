@@ -105,7 +105,7 @@ describe("messageFromJson", () => {
       const fast = messageFromJson(WriteFileRequestSchema, structuredClone(json));
       const slow = fromJson(WriteFileRequestSchema, json);
       expect(fast).toEqual(slow);
-      expect(new Uint8Array(fast["content"] as Uint8Array)).toEqual(content);
+      expect(new Uint8Array(fast.content as Uint8Array)).toEqual(content);
     }
   });
 

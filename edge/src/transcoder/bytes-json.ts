@@ -217,7 +217,7 @@ function collect(desc: DescMessage, message: Message, path: readonly Key[], swap
       swaps.push({ holder: slot.holder, key: slot.key, original: value, jsonPath: here });
       slot.holder[slot.key] = field.fieldKind === "list" ? (value as unknown[]).map(() => PLACEHOLDER) : PLACEHOLDER;
     } else if (field.fieldKind === "list") {
-      (value as Message[]).forEach((m, i) => collect(nested, m, [...here, i], swaps));
+      for (const [i, m] of (value as Message[]).entries()) collect(nested, m, [...here, i], swaps);
     } else if (field.fieldKind === "map") {
       for (const [k, m] of Object.entries(value as Record<string, Message>)) collect(nested, m, [...here, k], swaps);
     } else {
@@ -271,7 +271,8 @@ function take(desc: DescMessage, json: JsonValue, steps: Decoded["steps"], out: 
         json[key] = "";
       }
     } else if (field.fieldKind === "list") {
-      if (Array.isArray(value)) value.forEach((v, i) => take(nested, v, [...steps, { field, key: i }], out));
+      if (Array.isArray(value))
+        for (const [i, v] of value.entries()) take(nested, v, [...steps, { field, key: i }], out);
     } else if (field.fieldKind === "map") {
       if (value !== null && typeof value === "object" && !Array.isArray(value)) {
         for (const k of Object.keys(value)) take(nested, value[k] ?? null, [...steps, { field, key: k }], out);

@@ -9,7 +9,9 @@ export function responseHeaders(from: Headers): Record<string, string> {
   const h = new Headers();
   copyApplicationHeaders(from, h);
   const out: Record<string, string> = {};
-  h.forEach((v, k) => (out[k] = v));
+  h.forEach((v, k) => {
+    out[k] = v;
+  });
   return out;
 }
 

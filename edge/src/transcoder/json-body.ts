@@ -79,7 +79,13 @@ function walkMasks(desc: DescMessage, json: JsonValue, steps: Step[], out: Extra
       }
     };
     if (field.fieldKind === "list") {
-      if (Array.isArray(value)) value.forEach((v, i) => visit(v, i, (nv) => (value[i] = nv)));
+      if (Array.isArray(value)) {
+        for (const [i, v] of value.entries()) {
+          visit(v, i, (nv) => {
+            value[i] = nv;
+          });
+        }
+      }
     } else if (field.fieldKind === "map") {
       if (value !== null && typeof value === "object" && !Array.isArray(value)) {
         for (const k of Object.keys(value)) visit(value[k], k, (nv) => (value[k] = nv));

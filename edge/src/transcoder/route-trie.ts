@@ -38,7 +38,10 @@ export function createRouteTrie<R>(describe: (route: R) => string): RouteTrie<R>
     for (const segment of template.segments) {
       if (segment.kind === "literal") {
         let next = node.literals.get(segment.value);
-        if (!next) node.literals.set(segment.value, (next = createNode()));
+        if (!next) {
+          next = createNode();
+          node.literals.set(segment.value, next);
+        }
         node = next;
       } else if (segment.kind === "star") {
         node = node.star ??= createNode();
@@ -48,7 +51,10 @@ export function createRouteTrie<R>(describe: (route: R) => string): RouteTrie<R>
     }
     if (template.verb) verbs.add(template.verb);
     let byMethod = node.ends.get(template.verb);
-    if (!byMethod) node.ends.set(template.verb, (byMethod = new Map()));
+    if (!byMethod) {
+      byMethod = new Map();
+      node.ends.set(template.verb, byMethod);
+    }
     const clash = byMethod.get(httpMethod);
     if (clash !== undefined) {
       throw new Error(

@@ -35,7 +35,7 @@ describe("fillUnpopulated", () => {
     const json = fillUnpopulated(DAIEngineSchema, toJson(DAIEngineSchema, engine, write) as JsonObject);
     for (const key of ["cpu", "gpu", "memoryBytes", "profileInfo", "daiEngineVersionInfo"])
       expect(Object.keys(json)).not.toContain(key);
-    expect(json["deleteTime"]).toBeNull();
+    expect(json.deleteTime).toBeNull();
     const process = create(ProcessSchema, { name: "workspaces/w/sandboxEngines/s/processes/p", command: "sleep" });
     expect(
       Object.keys(fillUnpopulated(ProcessSchema, toJson(ProcessSchema, process, write) as JsonObject)),
@@ -67,17 +67,18 @@ describe("fillUnpopulated", () => {
       ListDAIEnginesResponseSchema,
       toJson(ListDAIEnginesResponseSchema, list, write) as JsonObject,
     );
-    const engines = json["daiEngines"] as JsonObject[];
-    const cpu = (engines[0]?.["profileInfo"] as JsonObject)["cpuConstraint"];
+    const engines = json.daiEngines as JsonObject[];
+    const cpu = (engines[0]?.profileInfo as JsonObject).cpuConstraint;
     expect(cpu).toEqual({ min: "1", default: "2" });
     const idle = create(DAIEngineProfileSchema, {
       maxIdleDurationConstraint: { min: { seconds: 0n }, default: { seconds: 60n } },
     });
-    const duration = fillUnpopulated(DAIEngineProfileSchema, toJson(DAIEngineProfileSchema, idle, write) as JsonObject)[
-      "maxIdleDurationConstraint"
-    ];
+    const duration = fillUnpopulated(
+      DAIEngineProfileSchema,
+      toJson(DAIEngineProfileSchema, idle, write) as JsonObject,
+    ).maxIdleDurationConstraint;
     expect(duration).toEqual({ min: "0s", max: null, default: "60s" });
-    expect(json["nextPageToken"]).toBe("");
+    expect(json.nextPageToken).toBe("");
   });
 
   it("leaves the members of a real oneof out, and well-known types as they are", () => {
@@ -89,6 +90,6 @@ describe("fillUnpopulated", () => {
     expect(Object.keys(json)).not.toContain("daiEngine");
     const engine = create(DAIEngineSchema, { maxIdleDuration: { seconds: 60n } });
     const withDuration = fillUnpopulated(DAIEngineSchema, toJson(DAIEngineSchema, engine, write) as JsonObject);
-    expect(withDuration["maxIdleDuration"]).toBe("60s");
+    expect(withDuration.maxIdleDuration).toBe("60s");
   });
 });

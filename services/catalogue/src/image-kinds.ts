@@ -12,7 +12,7 @@ import {
   type SandboxEngineImage,
 } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_pb.js";
 import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
-import { Violations, checkDisplayName, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
+import { type Violations, checkDisplayName, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
 
 type AnyImage = NotebookEngineImage | SandboxEngineImage;

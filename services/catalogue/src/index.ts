@@ -8,6 +8,6 @@ export { CATALOGUE_SCHEMA, CATALOGUE_SERVICES, createCatalogueModule } from "./m
 export type { CatalogueModule, CatalogueModuleDeps } from "./module.js";
 export { DEFAULT_GIT_DIRECTORY, DEFAULT_GIT_REF, KIND_DESCRIPTORS, kindOfName } from "./kinds.js";
 export type { CatalogueResource, CatalogueResourceByKind, KindDescriptor } from "./kinds.js";
-export type { ResolvedSecretValue, SecretReveal } from "./secrets.js";
+export type { ResolvedSecretValue, SecretReveal } from "./secret-reveal.js";
 export { INTERNAL_KEY_HEADER, INTERNAL_PACKAGE_PREFIX } from "./internal-secret-resolver.js";
 export { DEMO_WORKSPACE } from "./seed.js";

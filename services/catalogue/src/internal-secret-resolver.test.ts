@@ -12,7 +12,7 @@ import {
   SecretRevealSchema,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
 import { INTERNAL_KEY_HEADER, internalKeyMatches, registerInternalSecretResolver } from "./internal-secret-resolver.js";
-import type { SecretReveal } from "./secrets.js";
+import type { SecretReveal } from "./secret-reveal.js";
 
 const key = randomBytes(32);
 const keyText = key.toString("base64");

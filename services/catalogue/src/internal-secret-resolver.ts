@@ -15,7 +15,7 @@ import {
   SecretResolverService,
   type ResolveSecretValueRequest,
 } from "@aiem/proto/enginemanager/internal/v1/secret_resolver_service_pb.js";
-import type { ResolvedSecretValue, SecretReveal } from "./secrets.js";
+import type { ResolvedSecretValue, SecretReveal } from "./secret-reveal.js";
 
 /** The header that carries the internal key (base64, as AIEM_INTERNAL_KEY holds it). */
 export const INTERNAL_KEY_HEADER = "aiem-internal-key";

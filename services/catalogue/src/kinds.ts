@@ -1,6 +1,6 @@
 // The registry of catalogue kinds: one descriptor per kind (kind-descriptor.ts), defined by family
 // in profile-kinds.ts, version-kinds.ts, image-kinds.ts and template-kind.ts.
-import { CatalogueKind } from "@aiem/kit/authz";
+import type { CatalogueKind } from "@aiem/kit/authz";
 import type { KindDescriptor } from "./kind-descriptor.js";
 import { daiEngineProfiles, h2oEngineProfiles, notebookEngineProfiles } from "./profile-kinds.js";
 import { daiEngineVersions, h2oEngineVersions } from "./version-kinds.js";

@@ -18,19 +18,14 @@ import {
 } from "@aiem/kit/server";
 import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
-import { registerCatalogueServices } from "./catalogue-service.js";
+import { registerCatalogueServices } from "./kind-handlers.js";
 import type { CatalogueSettings } from "./config.js";
 import { registerInternalSecretResolver } from "./internal-secret-resolver.js";
 import { ALL_KINDS } from "./kinds.js";
 import { catalogueMigrations } from "./migrations.js";
-import {
-  createSecretCipher,
-  createSecretHandlers,
-  registerSecretServices,
-  type ResolvedSecretValue,
-  type SecretCipher,
-  type SecretReveal,
-} from "./secrets.js";
+import { createSecretCipher, type SecretCipher } from "./secret-cipher.js";
+import type { ResolvedSecretValue, SecretReveal } from "./secret-reveal.js";
+import { createSecretServices, registerSecretServices } from "./secrets.js";
 import { seedDemo } from "./seed.js";
 import { republishAll } from "./store.js";
 
@@ -101,11 +96,11 @@ export const CATALOGUE_SERVICES: readonly DescService[] = [
 export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModule {
   const logger = deps.logger.child({ service: "catalogue" });
   const state: ServiceCoreState = {};
-  const runtime = createServiceCore({ label: "catalogue", policy: deps.policy, logger, state });
+  const context = createServiceCore({ label: "catalogue", policy: deps.policy, logger, state });
   let cipher: SecretCipher | undefined;
   let internalKey: Uint8Array | undefined;
-  const secrets = createSecretHandlers({
-    runtime,
+  const secrets = createSecretServices({
+    context,
     cipher: () => {
       if (!cipher) throw new Error("the catalogue is not started");
       return cipher;
@@ -129,7 +124,7 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       dataDir: config.dataDir,
       name: "internal",
     });
-    const opened = (store = await openServiceStore({
+    store = await openServiceStore({
       deps,
       schema: CATALOGUE_SCHEMA,
       migrations: catalogueMigrations,
@@ -147,7 +142,8 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
             logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
         }
       },
-    }));
+    });
+    const opened = store;
     state.tokens = opened.tokens;
     state.afterWrite = () => publishWritten(opened.relay, deps.publishWait ?? PUBLISH_WAIT, logger);
     state.database = opened.database;
@@ -160,8 +156,8 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
     name: "catalogue",
     services: CATALOGUE_SERVICES,
     register(router: ConnectRouter) {
-      registerCatalogueServices(router, runtime);
-      registerSecretServices(router, runtime, secrets);
+      registerCatalogueServices(router, context);
+      registerSecretServices(router, context, secrets);
       registerInternalSecretResolver(router, {
         internalKey: () => {
           if (!internalKey) throw new Error("the catalogue is not started");

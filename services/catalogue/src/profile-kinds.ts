@@ -21,7 +21,7 @@ import {
 import { NotebookEngineProfileService } from "@aiem/proto/enginemanager/v1/notebook_engine_profile_service_pb.js";
 import { DEFAULT_CONSTRAINTS } from "@aiem/kit/catalogue-view";
 import {
-  Violations,
+  type Violations,
   checkDisplayName,
   checkDuration,
   checkDurationConstraint,

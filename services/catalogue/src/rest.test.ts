@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   // The host closes its schemas but leaves them; on a shared PostgreSQL, drop ours.
-  if (process.env["DATABASE_URL"] && schema) {
+  if (process.env.DATABASE_URL && schema) {
     const admin = await createTestDatabase("cat_rest_cleanup");
     await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
     await admin.destroy();
@@ -77,7 +77,7 @@ async function rest(
   const who = options.who ?? "admin";
   const headers: Record<string, string> = {};
   const user = options.user ?? (who === "anonymous" ? undefined : USERS[who]);
-  if (user) headers["authorization"] = `Bearer ${await tokenOf(user, options.roles)}`;
+  if (user) headers.authorization = `Bearer ${await tokenOf(user, options.roles)}`;
   if (options.body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(`${t.url}${path}`, {
     method,

@@ -9,7 +9,8 @@ import type { Principal } from "@aiem/kit/identity";
 import { createLogger } from "@aiem/kit/logger";
 import { EventSchema, type Event } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { SecretVersionRevealed_Target } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
-import { createSecretCipher, type SecretReveal } from "./secrets.js";
+import { createSecretCipher } from "./secret-cipher.js";
+import type { SecretReveal } from "./secret-reveal.js";
 import { createCatalogueHarness, expectCode, expectInvalid, type CatalogueHarness } from "./testing.js";
 
 const logLines: string[] = [];

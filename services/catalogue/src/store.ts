@@ -2,6 +2,7 @@
 // columns computed from the resource by the kind's descriptor, the resource itself as protobuf
 // bytes. Every function takes the executor it runs on, so writers pass their transaction.
 import { randomUUID } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { create, fromBinary, getOption, toBinary, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { sql, type Kysely, type Transaction } from "kysely";
@@ -17,7 +18,7 @@ import {
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, type CatalogueResource, type KindDescriptor } from "./kinds.js";
 
-export type Executor = Kysely<any> | Transaction<any>;
+export type Executor = Kysely<AnyDatabase> | Transaction<AnyDatabase>;
 
 /** The name of the service in events' `source`. */
 export const EVENT_SOURCE = "catalogue";

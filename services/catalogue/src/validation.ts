@@ -57,13 +57,17 @@ export function checkRequiredText(v: Violations, field: string, value: string, m
 /** A YAML document that is a mapping (`kind: "mapping"`) or a list; empty means none. */
 export function checkYaml(v: Violations, field: string, text: string, kind: "mapping" | "list"): void {
   if (text.trim() === "") return;
-  if (text.length > MAX_YAML_LENGTH) return v.add(field, `must be at most ${MAX_YAML_LENGTH} characters`);
+  if (text.length > MAX_YAML_LENGTH) {
+    v.add(field, `must be at most ${MAX_YAML_LENGTH} characters`);
+    return;
+  }
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (err) {
     const line = /line (\d+)/.exec((err as Error).message)?.[1];
-    return v.add(field, `is not valid YAML${line ? ` (line ${line})` : ""}`);
+    v.add(field, `is not valid YAML${line ? ` (line ${line})` : ""}`);
+    return;
   }
   const isList = Array.isArray(doc);
   const isMapping = doc !== null && typeof doc === "object" && !isList;
@@ -85,8 +89,14 @@ const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@+]*$/;
 
 /** A container image reference such as `ghcr.io/acme/notebook:2024.1`. */
 export function checkImage(v: Violations, field: string, value: string): void {
-  if (value === "") return v.add(field, "is required: a container image reference such as ghcr.io/acme/image:1.0");
-  if (value.length > 1024) return v.add(field, "must be at most 1024 characters");
+  if (value === "") {
+    v.add(field, "is required: a container image reference such as ghcr.io/acme/image:1.0");
+    return;
+  }
+  if (value.length > 1024) {
+    v.add(field, "must be at most 1024 characters");
+    return;
+  }
   if (!IMAGE.test(value)) {
     v.add(field, `${quote(value)} is not a container image reference such as ghcr.io/acme/image:1.0 (no spaces)`);
   }
@@ -96,7 +106,10 @@ const K8S_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /** Names of registry secrets: Kubernetes object names (lowercase, digits, `-` and `.`). */
 export function checkPullSecrets(v: Violations, field: string, names: readonly string[]): void {
-  if (names.length > MAX_ITEMS) return v.add(field, `may hold at most ${MAX_ITEMS} names`);
+  if (names.length > MAX_ITEMS) {
+    v.add(field, `may hold at most ${MAX_ITEMS} names`);
+    return;
+  }
   names.forEach((name, i) => {
     if (!K8S_NAME.test(name)) {
       v.add(
@@ -109,7 +122,10 @@ export function checkPullSecrets(v: Violations, field: string, names: readonly s
 
 /** Identity-provider role names: non-empty text. */
 export function checkRoles(v: Violations, field: string, roles: readonly string[]): void {
-  if (roles.length > MAX_ITEMS) return v.add(field, `may hold at most ${MAX_ITEMS} roles`);
+  if (roles.length > MAX_ITEMS) {
+    v.add(field, `may hold at most ${MAX_ITEMS} roles`);
+    return;
+  }
   roles.forEach((role, i) => {
     if (role.trim() === "") v.add(`${field}[${i}]`, "must not be empty");
     else checkText(v, `${field}[${i}]`, role, 256);
@@ -124,7 +140,10 @@ export function checkStringMap(
   keyRule: (key: string) => string | undefined,
 ): void {
   const keys = Object.keys(map);
-  if (keys.length > MAX_ITEMS) return v.add(field, `may hold at most ${MAX_ITEMS} entries`);
+  if (keys.length > MAX_ITEMS) {
+    v.add(field, `may hold at most ${MAX_ITEMS} entries`);
+    return;
+  }
   for (const key of keys) {
     const problem = keyRule(key);
     if (problem) v.add(`${field}[${quote(key)}]`, `key ${problem}`);

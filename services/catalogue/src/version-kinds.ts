@@ -6,7 +6,7 @@ import { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine
 import { H2OEngineVersionSchema, type H2OEngineVersion } from "@aiem/proto/enginemanager/v1/h2o_engine_version_pb.js";
 import { H2OEngineVersionService } from "@aiem/proto/enginemanager/v1/h2o_engine_version_service_pb.js";
 import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
-import { Violations, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
+import { type Violations, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
 import { versionIdOf, versionSortKey } from "./version-order.js";
 

@@ -103,9 +103,7 @@ export function engineSettings(overrides: Partial<EngineSettings> = {}): EngineS
 export function readEngineEnv(env: Env = process.env): EngineConfig {
   // The engine's own switch wins over the general one.
   const runtimeVariable =
-    env["AIEM_ENGINE_RUNTIME"] === undefined && env["AIEM_RUNTIME"] !== undefined
-      ? "AIEM_RUNTIME"
-      : "AIEM_ENGINE_RUNTIME";
+    env.AIEM_ENGINE_RUNTIME === undefined && env.AIEM_RUNTIME !== undefined ? "AIEM_RUNTIME" : "AIEM_ENGINE_RUNTIME";
   const runtime = readString(env, runtimeVariable, { default: "local" });
   if (runtime !== "local" && runtime !== "kubernetes")
     throw new ConfigError(runtimeVariable, `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);

@@ -59,26 +59,29 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       kind === "dai" ? e.daiEngineVersionInfo : kind === "h2o" ? e.h2oEngineVersionInfo : e.notebookImageInfo;
     expect(info.name).toBe(e[k.versionJson]);
     expect(e.currentIdleDuration).toBeNull();
-    if (kind === "h2o") {
+    if (kind !== "notebook") {
       // The real service's shape, from creation on: the name is the context path.
       expect(e.apiUrl).toBe(`${h().url}/${r.name}`);
-      expect(e.loginUrl).toBe(`${h().url}/${r.name}/flow/index.html`);
+      expect(e.loginUrl).toBe(`${h().url}/${r.name}${kind === "h2o" ? "/flow/index.html" : "/oidc/login"}`);
     }
     const running = await h().waitForState(r.name, "STATE_RUNNING");
     expect(running.reconciling).toBe(false);
     expect(running.resumeTime).toBeDefined();
     expect(running.currentRunningDuration).toMatch(/^\d+(\.\d+)?s$/);
-    if (kind === "dai") expect(running.loginUrl).toBe(`${h().url}/engines/${e.uid}/`);
-    if (kind === "h2o") {
+    if (kind !== "notebook") {
       expect(running.loginUrl).toBe(e.loginUrl);
-      // Flow's page is served there, to the creator only.
+      expect(running.apiUrl).toBe(e.apiUrl);
+      // The login page (H2O Flow's, Driverless AI's sign-in) is served there, to the creator only.
       const headers = { authorization: `Bearer ${await h().token("alice")}` };
-      const flow = await fetch(running.loginUrl, { headers });
-      expect(flow.status).toBe(200);
-      expect(await flow.text()).toContain("H2O Flow");
+      const page = await fetch(running.loginUrl, { headers });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(kind === "h2o" ? "H2O Flow" : "Driverless AI");
       expect((await fetch(running.loginUrl)).status).toBe(401);
       const bob = { authorization: `Bearer ${await h().token("bob")}` };
       expect((await fetch(running.loginUrl, { headers: bob })).status).toBe(404);
+      // The engine's own API below api_url.
+      const health = await fetch(`${running.apiUrl}/api/health`, { headers });
+      expect(await health.json()).toMatchObject({ uid: e.uid, standIn: true });
     }
   });
 
@@ -141,8 +144,8 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       maxIdleDuration: "90000s",
       maxRunningDuration: "-5s",
     };
-    if (kind !== "h2o") extra["storageBytes"] = String(65 * GiB);
-    if (kind === "h2o") extra["nodeCount"] = 9;
+    if (kind !== "h2o") extra.storageBytes = String(65 * GiB);
+    if (kind === "h2o") extra.nodeCount = 9;
     const r = await createEngine(kind, { body: bodyOf(kind, extra) });
     expectError(r, "INVALID_ARGUMENT", f("cpu"));
     expect(r.body.message).toContain(`${f("cpu")}: validation error: max constraint violated: cpu (5) must be <= 4`);
@@ -163,7 +166,7 @@ describe.concurrent.each(KINDS.map((k) => [k] as const))("creating a %s engine",
       maxIdleDuration: "86400s",
       maxRunningDuration: "0s",
     };
-    if (kind !== "h2o") edge["storageBytes"] = String(64 * GiB);
+    if (kind !== "h2o") edge.storageBytes = String(64 * GiB);
     ok(await createEngine(kind, { body: bodyOf(kind, edge), query: "validateOnly=true" }));
   });
 
@@ -352,7 +355,7 @@ describe.concurrent("DAI configuration", () => {
     });
     const e = res(await get(`/v1/${name}`, { who: "alice" }));
     expect(e.config).toEqual({ a: "engine", b: "engine", c: "engine" });
-    const page = await fetch(`${e.apiUrl}/config`, {
+    const page = await fetch(`${e.apiUrl}/api/config`, {
       headers: { authorization: `Bearer ${await h().token("alice")}` },
     });
     // The host runs with AIEM_DAI_CORE_CONFIG {"b": "core", "max_cores": "99"} (see rest.test.ts).

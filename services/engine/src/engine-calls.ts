@@ -35,7 +35,7 @@ export function createEngineCalls(context: ServiceContext, kind: EngineKind) {
 
   function parseName(name: string, field = "name"): Target {
     const parts = kind.pattern.parse(name, field) as Record<string, string>;
-    return { workspace: parts["workspace"]!, id: parts[kind.idVar]!, name };
+    return { workspace: parts.workspace!, id: parts[kind.idVar]!, name };
   }
 
   /** The engine, if it exists and the caller may see it; NOT_FOUND otherwise. */

@@ -1,5 +1,5 @@
-// The engine service's HTTP routes: `/engines/<uid>/` to an engine's web server, H2O engines by
-// name, and the log stream.
+// The engine service's HTTP routes: `/engines/<uid>/` to an engine's web server, H2O and DAI
+// engines by name, and the log stream.
 import { loadSessionKey } from "@aiem/kit/config";
 import type { Logger } from "@aiem/kit/logger";
 import type { ServiceDeps } from "@aiem/kit/server";
@@ -7,7 +7,7 @@ import type { ActivityTracker } from "./activity.js";
 import type { EngineSettings } from "./config.js";
 import type { ServiceContext, ServiceState } from "./context.js";
 import { createLogStreamRoute } from "./log-stream.js";
-import { createEngineProxy, createH2ONameRoute, type EngineHttpRoute } from "./proxy.js";
+import { createEngineProxy, createNameRoute, type EngineHttpRoute } from "./proxy.js";
 import { loadByName, loadByUid } from "./store.js";
 
 export interface EngineHttpRoutesOptions {
@@ -33,9 +33,9 @@ export function createEngineHttpRoutes(options: EngineHttpRoutesOptions): Engine
     servedAt: (row) => context.servedAt(row),
     sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
   });
-  const h2oByName = createH2ONameRoute(proxy, async (name) => {
+  const byName = createNameRoute(proxy, async (name) => {
     const row = state.database ? await loadByName(state.database.db, name) : undefined;
-    return row?.type === "h2oEngines" ? row.uid : undefined;
+    return row?.type === "h2oEngines" || row?.type === "daiEngines" ? row.uid : undefined;
   });
   const logStream = createLogStreamRoute({
     authenticator: deps.authenticator,
@@ -45,5 +45,5 @@ export function createEngineHttpRoutes(options: EngineHttpRoutesOptions): Engine
     lookup: async (name) => (state.database ? loadByName(state.database.db, name) : undefined),
     servedAt: (row) => context.servedAt(row),
   });
-  return [proxy, h2oByName, logStream];
+  return [proxy, byName, logStream];
 }

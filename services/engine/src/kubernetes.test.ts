@@ -87,7 +87,7 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
       })
       .toBe(false);
     const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: objectName });
-    expect(claim.spec?.resources?.requests?.["storage"]).toBe(bigger);
+    expect(claim.spec?.resources?.requests?.storage).toBe(bigger);
 
     expect((await h.rest("POST", `/v1/${name}:pause`, { who: "alice" })).status).toBe(200);
     await h.waitForState(name, "STATE_PAUSED", 60_000);

@@ -99,7 +99,7 @@ describe.concurrent("idle and running limits", () => {
     let lastTraffic = started;
     while (Date.now() - started < 5_000) {
       lastTraffic = Date.now();
-      const page = await fetch(`${e.apiUrl}/health`, { headers: { authorization: `Bearer ${token}` } });
+      const page = await fetch(`${e.apiUrl}/api/health`, { headers: { authorization: `Bearer ${token}` } });
       expect(page.status).toBe(200);
       await sleep(400);
     }

@@ -83,11 +83,9 @@ describe("engine log streams", () => {
       expect(first).toEqual(lines.slice(0, 2));
       // The stand-in logs every request it serves: a page nothing else asks for is a new line.
       const e = res(await get(`/v1/${name}`, { who: "alice" }));
-      const page = await fetch(kind === "h2o" ? e.loginUrl : `${e.loginUrl}api/config`, {
-        headers: { authorization: `Bearer ${await h().token("alice")}` },
-      });
+      const page = await fetch(e.loginUrl, { headers: { authorization: `Bearer ${await h().token("alice")}` } });
       expect(page.status).toBe(200);
-      const wanted = kind === "h2o" ? "/flow/index.html" : "/api/config";
+      const wanted = kind === "h2o" ? "/flow/index.html" : "/oidc/login";
       const after = await stream.until((m) => m.some((l) => l.includes(`GET /engines/${e.uid}${wanted}`)));
       expect(stream.closed).toBe(false);
       expect(after.some((l) => l.includes(wanted))).toBe(true);

@@ -80,7 +80,7 @@ export function createLogStreamRoute(options: LogStreamOptions): EngineHttpRoute
     const match = STREAM_PATH.exec(decodeURIComponent(url.pathname));
     if (!match) throw new Refusal(404, Code.NotFound, `no log stream at ${url.pathname}`);
     if (!isWebSocketRequest(req)) throw new Refusal(400, Code.InvalidArgument, "stream_logs is a WebSocket");
-    const auth = req.headers["authorization"];
+    const auth = req.headers.authorization;
     if (typeof auth !== "string" || !/^bearer\s+/i.test(auth))
       throw new Refusal(401, Code.Unauthenticated, "sign in: send Authorization: Bearer <token>");
     let principal: Principal;

@@ -19,7 +19,8 @@ describe("the engine proxy", () => {
     name = await runningEngine("dai");
     const e = res(await get(`/v1/${name}`, { who: "alice" }));
     uid = e.uid;
-    base = e.loginUrl;
+    // The engine's context path, which stays served beside its name path (docs/adr/0210).
+    base = `${h().url}/engines/${uid}/`;
   });
 
   const bearer = async (user = "alice") => ({ authorization: `Bearer ${await h().token(user)}` });

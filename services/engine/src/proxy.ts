@@ -39,8 +39,8 @@ import type { EngineRuntime } from "./runtime/runtime.js";
 import type { EngineRow } from "./store.js";
 
 export const ENGINE_PATH_PREFIX = "/engines/";
-/** Where the official client's `H2OEngine.get_connection_config()` points `h2o.connect`: the engine's name as context path. */
-export const H2O_NAME_PATH_PREFIX = "/workspaces/";
+/** DAI and H2O engines by name: their `api_url` and `login_url`, and the context path of `h2o.connect`. */
+export const NAME_PATH_PREFIX = "/workspaces/";
 /** Stands in for an unknown name, so that it is refused exactly like an engine the caller may not see. */
 const NO_ENGINE_UID = "00000000-0000-0000-0000-000000000000";
 /**
@@ -119,7 +119,7 @@ function parseTarget(rawUrl: string): Parsed | undefined {
 }
 
 function bearer(headers: IncomingHttpHeaders): string | undefined {
-  const auth = headers["authorization"];
+  const auth = headers.authorization;
   return typeof auth === "string" && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "").trim() : undefined;
 }
 
@@ -131,11 +131,11 @@ function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, s
     if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
     out[name] = value as string | string[];
   }
-  const cookies = cookiesForUserContent(req.headers["cookie"]);
-  if (cookies) out["cookie"] = cookies;
-  const host = (req.headers[":authority"] as string | undefined) ?? req.headers["host"];
+  const cookies = cookiesForUserContent(req.headers.cookie);
+  if (cookies) out.cookie = cookies;
+  const host = (req.headers[":authority"] as string | undefined) ?? req.headers.host;
   if (host) {
-    out["host"] = host;
+    out.host = host;
     out["x-forwarded-host"] = host;
   }
   const remote = req.socket?.remoteAddress;
@@ -150,7 +150,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 
   /** The scope of this engine's sessions: its own origin, or its path on a shared one. */
   function scopeOf(req: AnyRequest, uid: string): string {
-    const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+    const host = String(req.headers[":authority"] ?? req.headers.host ?? "");
     return req.headers[ENGINE_ORIGIN_HEADER] !== undefined ? sessionScope(host) : sessionScope(host, `/engines/${uid}`);
   }
 
@@ -167,7 +167,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
     const token = header ?? target.queryToken;
     let principal: Principal | undefined;
     if (token === undefined) {
-      principal = sessionFromCookies(await options.sessionKey(), req.headers["cookie"], scopeOf(req, target.uid));
+      principal = sessionFromCookies(await options.sessionKey(), req.headers.cookie, scopeOf(req, target.uid));
       if (!principal)
         throw new ProxyError(
           401,
@@ -247,7 +247,7 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
       // Keep the token out of the address bar and history, and out of the browser: a session of
       // this engine's origin (or path) alone stands for it from now on.
       const ownOrigin = req.headers[ENGINE_ORIGIN_HEADER] !== undefined;
-      const host = String(req.headers[":authority"] ?? req.headers["host"] ?? "");
+      const host = String(req.headers[":authority"] ?? req.headers.host ?? "");
       const expires = sessionExpiry(queryToken);
       const cookie = sessionCookie(sealSession(await options.sessionKey(), principal, scopeOf(req, row.uid), expires), {
         path: ownOrigin ? "/" : `${ENGINE_PATH_PREFIX}${row.uid}/`,
@@ -359,25 +359,25 @@ export function createEngineProxy(options: EngineProxyOptions): EngineHttpRoute 
 }
 
 /**
- * H2O engines a second time at `/workspaces/<ws>/h2oEngines/<id>/...`, the context path that the
- * official client's `get_connection_config()` hands to `h2o.connect`. The path is rewritten to
- * the engine's `/engines/<uid>/...` (where its H2O-3 runs with that context path) and handled
- * by `route`, so authentication, access checks and activity are the same. H2O-3's REST answers
- * carry no absolute paths, so the rewrite is enough for the `h2o` package; its Flow web UI is
- * reached at the engine's own URL.
+ * DAI and H2O engines a second time at `/workspaces/<ws>/{daiEngines,h2oEngines}/<id>/...`, the
+ * path of their `api_url` and `login_url` and the context path that the official client's
+ * `get_connection_config()` hands to `h2o.connect`. The path is rewritten to the engine's
+ * `/engines/<uid>/...` (where the engine runs with that context path) and handled by `route`, so
+ * authentication, access checks and activity are the same. Neither H2O-3's REST answers nor
+ * Driverless AI's carry absolute paths, so the rewrite is enough for their client libraries.
  */
-export function createH2ONameRoute(
+export function createNameRoute(
   route: EngineHttpRoute,
   lookupUid: (name: string) => Promise<string | undefined>,
 ): EngineHttpRoute {
   const rewrite = async (req: IncomingMessage | Http2ServerRequest): Promise<void> => {
     const url = req.url ?? "/";
-    const match = /^\/(workspaces\/[^/?]+\/h2oEngines\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
+    const match = /^\/(workspaces\/[^/?]+\/(?:daiEngines|h2oEngines)\/[^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
     const uid = (match && (await lookupUid(match[1]!))) ?? NO_ENGINE_UID;
     req.url = `${ENGINE_PATH_PREFIX}${uid}${match?.[2] ?? ""}${match?.[3] ?? ""}`;
   };
   return {
-    prefix: H2O_NAME_PATH_PREFIX,
+    prefix: NAME_PATH_PREFIX,
     handler(req, res) {
       rewrite(req).then(
         () => route.handler(req, res),

@@ -28,13 +28,13 @@ afterAll(async () => {
     await killEngineProcesses(path.join(dataDir, "engines"));
     await rm(dataDir, { recursive: true, force: true });
   }
-  if (process.env["DATABASE_URL"]) {
+  if (process.env.DATABASE_URL) {
     const admin = await createTestDatabase("engine_restart_cleanup");
     for (const schema of [`catalogue_r${suffix}`, `engine_r${suffix}`])
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
     await admin.destroy();
   }
-  if (process.env["NATS_URL"]) await (await createTestEventBus("restart", { prefix: `t_r${suffix}` })).destroy();
+  if (process.env.NATS_URL) await (await createTestEventBus("restart", { prefix: `t_r${suffix}` })).destroy();
 });
 
 function startChild(env: Record<string, string>): Promise<{ process: ChildProcess; url: string }> {

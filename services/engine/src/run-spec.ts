@@ -36,16 +36,16 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
         d.config,
         coreConfig,
       );
-      if (d.profileInfo?.tritonEnabled) options["triton"] = "true";
+      if (d.profileInfo?.tritonEnabled) options.triton = "true";
       kubernetes = placementOf({ ...d.profileInfo, ...pullSettings(d.daiEngineVersionInfo) });
       break;
     }
     case "h2oEngines": {
       const h = resource as H2OEngine;
       image = h.h2oEngineVersionInfo?.image ?? "";
-      if (h.profileInfo?.javaClasspath) options["javaClasspath"] = h.profileInfo.javaClasspath;
-      if (h.profileInfo?.javaOptions) options["javaOptions"] = h.profileInfo.javaOptions;
-      if (h.profileInfo?.h2oOptions) options["h2oOptions"] = h.profileInfo.h2oOptions;
+      if (h.profileInfo?.javaClasspath) options.javaClasspath = h.profileInfo.javaClasspath;
+      if (h.profileInfo?.javaOptions) options.javaOptions = h.profileInfo.javaOptions;
+      if (h.profileInfo?.h2oOptions) options.h2oOptions = h.profileInfo.h2oOptions;
       kubernetes = placementOf({ ...h.profileInfo, ...pullSettings(h.h2oEngineVersionInfo) });
       break;
     }
@@ -54,9 +54,9 @@ export function runSpecOf(row: EngineRow, coreConfig: Readonly<Record<string, st
       image = n.notebookImageInfo?.image ?? "";
       kubernetes = placementOf({ ...n.profileInfo, ...pullSettings(n.notebookImageInfo) });
       if (n.profileInfo?.syncGitRepositoryEnabled) {
-        options["gitRepository"] = n.profileInfo.gitRepository;
-        options["gitRef"] = n.profileInfo.gitRef;
-        options["gitDirectoryName"] = n.profileInfo.gitDirectoryName;
+        options.gitRepository = n.profileInfo.gitRepository;
+        options.gitRef = n.profileInfo.gitRef;
+        options.gitDirectoryName = n.profileInfo.gitDirectoryName;
       }
       break;
     }

@@ -2,6 +2,7 @@
 // upgrade availability and disk sizes are computed when read), the filter/sort field tables, and
 // the state-change events written to the outbox in the same transaction as the change.
 import { randomUUID } from "node:crypto";
+import type { AnyDatabase } from "@aiem/kit/db";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate, type Duration } from "@bufbuild/protobuf/wkt";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
@@ -31,7 +32,7 @@ import {
 } from "./kinds.js";
 import { compareVersions, idOf, workspaceNameOf } from "./semver.js";
 
-export type Executor = Kysely<any> | Transaction<any>;
+export type Executor = Kysely<AnyDatabase> | Transaction<AnyDatabase>;
 
 /** The service name in events' `source`. */
 export const EVENT_SOURCE = "engine";
@@ -143,20 +144,25 @@ function diskSizes(row: EngineRow): { totalDiskSizeBytes?: bigint; freeDiskSizeB
   return { totalDiskSizeBytes: row.total_disk_bytes!, freeDiskSizeBytes: row.free_disk_bytes ?? undefined };
 }
 
+/** Where each kind's login URL leads below its name path: H2O Flow's page, Driverless AI's sign-in. */
+const LOGIN_PATHS = { h2oEngines: "/flow/index.html", daiEngines: "/oidc/login" } as const;
+
 /**
- * An H2O engine's URLs, from its creation on, in the real service's shape: the engine's name is
- * its context path (`/workspaces/<ws>/h2oEngines/<id>`, which the proxy's name route serves).
- * `api_url`, H2O-3's REST root that `h2o.connect(url=...)` takes, is on the API's origin for
- * programs sending a bearer token; `login_url`, H2O Flow's page, is at the engine's own origin,
- * where a browser may open it.
+ * A DAI or H2O engine's URLs, from its creation on, in the real service's shape: the engine's
+ * name is its context path (`/workspaces/<ws>/{daiEngines,h2oEngines}/<id>`, which the proxy's
+ * name route serves). `api_url`, the root its client libraries take (`h2o.connect(url=...)`, the
+ * `driverlessai` client's address), is on the API's origin for programs sending a bearer token;
+ * `login_url`, the page a person opens, is the same path at the engine's own origin, where a
+ * browser may open it (docs/adr/0210).
  */
-export function h2oUrls(
-  row: Pick<EngineRow, "uid" | "name">,
+export function nameUrls(
+  row: Pick<EngineRow, "uid" | "name" | "type">,
   ctx: PresentContext,
 ): { apiUrl: string; loginUrl: string } {
+  const loginPath = row.type === "daiEngines" ? LOGIN_PATHS.daiEngines : LOGIN_PATHS.h2oEngines;
   return {
     apiUrl: `${ctx.publicUrl}/${row.name}`,
-    loginUrl: `${new URL(ctx.engineUrl(row.uid)).origin}/${row.name}/flow/index.html`,
+    loginUrl: `${new URL(ctx.engineUrl(row.uid)).origin}/${row.name}${loginPath}`,
   };
 }
 
@@ -191,23 +197,20 @@ export function present(row: EngineRow, ctx: PresentContext): AnyEngine {
     (e as DAIEngine | NotebookEngine).storageResizing = row.storage_resizing;
   }
   if (kind.hasNodeCount) (e as H2OEngine).nodeCount = row.node_count ?? 1;
-  // `api_url` stays on the API's origin: programmatic clients (the `h2o` package) send a bearer
-  // token there, and resolvers outside browsers often do not map `*.localhost`; see the edge's
-  // content-origins.ts for what that origin serves under `/engines/`.
-  const base = `${ctx.publicUrl}${enginePath(row.uid)}`;
-  const login = ctx.engineUrl(row.uid);
+  // `api_url` stays on the API's origin: programmatic clients (`h2o`, `driverlessai`) send a
+  // bearer token there, and resolvers outside browsers often do not map `*.localhost`; see the
+  // edge's content-origins.ts for what that origin serves under `/workspaces/`.
   switch (row.type) {
     case "daiEngines": {
       const d = e as DAIEngine;
-      d.loginUrl = running ? login : "";
-      d.apiUrl = running ? `${base}api` : "";
+      Object.assign(d, nameUrls(row, ctx));
       d.upgradeAvailable = upgradeAvailable(ctx.catalogue, "daiEngineVersions", row.version_name);
       Object.assign(d, diskSizes(row));
       break;
     }
     case "h2oEngines": {
       const h = e as H2OEngine;
-      Object.assign(h, h2oUrls(row, ctx));
+      Object.assign(h, nameUrls(row, ctx));
       break;
     }
     case "notebookEngines": {
@@ -257,12 +260,7 @@ export function presentMixed(row: EngineRow, ctx: PresentContext, caller: { name
     deprecatedVersion: deprecated,
     deletedVersion: !versionExists,
     visitable: visitableBy(row, caller.name),
-    loginUrl:
-      row.type === "h2oEngines"
-        ? h2oUrls(row, ctx).loginUrl
-        : running && row.type === "daiEngines"
-          ? ctx.engineUrl(row.uid)
-          : "",
+    loginUrl: row.type === "notebookEngines" ? "" : nameUrls(row, ctx).loginUrl,
     cpu: row.cpu,
     gpu: row.gpu,
     memoryBytes: row.memory_bytes,
@@ -323,8 +321,8 @@ function commonFields(states: readonly string[]): Record<string, FieldSpec> {
 export function kindFieldTable(kind: EngineKind): FieldTable {
   const table = commonFields(stateNames(kind));
   table[`${kind.idVar}_id`] = { type: "string", sql: sql.ref("engine_id") };
-  if (kind.hasStorage) table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
-  if (kind.hasNodeCount) table["node_count"] = { type: "int", sql: sql.ref("node_count"), nullable: true };
+  if (kind.hasStorage) table.storage_bytes = { type: "int", sql: sql.ref("storage_bytes") };
+  if (kind.hasNodeCount) table.node_count = { type: "int", sql: sql.ref("node_count"), nullable: true };
   return table;
 }
 
@@ -354,20 +352,20 @@ export interface CatalogueVersions {
  */
 export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
   const table = commonFields(ENGINE_STATE_NAMES);
-  table["type"] = {
+  table.type = {
     type: "enum",
     sql: sql`(case type when 'daiEngines' then 'TYPE_DRIVERLESS_AI' when 'h2oEngines' then 'TYPE_H2O' else 'TYPE_NOTEBOOK' end)`,
     enumValues: ENGINE_TYPE_NAMES,
   };
-  table["deleted_version"] = {
+  table.deleted_version = {
     type: "bool",
     sql: versions.existing.length === 0 ? sql`true` : sql`(version_name not in (${sql.join(versions.existing)}))`,
   };
   const deprecatedVersionNames = versions.deprecated;
   // The official client documents `engine_id = "*e*"` for this list.
-  table["engine_id"] = { type: "string", sql: sql.ref("engine_id") };
-  table["storage_bytes"] = { type: "int", sql: sql.ref("storage_bytes") };
-  table["version"] = {
+  table.engine_id = { type: "string", sql: sql.ref("engine_id") };
+  table.storage_bytes = { type: "int", sql: sql.ref("storage_bytes") };
+  table.version = {
     type: "string",
     sql: sql`(case when type = 'notebookEngines' then version_name else version end)`,
     orderSql: sql`(case when type = 'notebookEngines' then version_name else ${versionSortKey} end)`,
@@ -376,7 +374,7 @@ export function mixedFieldTable(versions: CatalogueVersions): FieldTable {
     deprecatedVersionNames.length === 0
       ? sql`false`
       : sql`(type <> 'notebookEngines' and version_name in (${sql.join(deprecatedVersionNames)}))`;
-  table["deprecated_version"] = { type: "bool", sql: deprecated };
+  table.deprecated_version = { type: "bool", sql: deprecated };
   return table;
 }
 

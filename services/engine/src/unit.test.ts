@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { Code, ConnectError } from "@aiem/kit/errors";
+import { Code, type ConnectError } from "@aiem/kit/errors";
 import { silentLogger } from "@aiem/kit/logger";
 import { H2OEngineSizeLimitsSchema } from "@aiem/proto/enginemanager/v1/h2o_engine_size_pb.js";
 import { ENGINE_SETTING_DEFAULTS, readEngineEnv } from "./config.js";

@@ -303,7 +303,10 @@ function checkValue(v: Violations, field: string, value: string): void {
 
 export function checkAnnotations(v: Violations, annotations: Readonly<Record<string, string>>): void {
   const keys = Object.keys(annotations);
-  if (keys.length > MAX_MAP_ENTRIES) return v.add("annotations", `may hold at most ${MAX_MAP_ENTRIES} entries`);
+  if (keys.length > MAX_MAP_ENTRIES) {
+    v.add("annotations", `may hold at most ${MAX_MAP_ENTRIES} entries`);
+    return;
+  }
   for (const key of keys) {
     const problem = validateAnnotationKey(key);
     if (problem) v.add(`annotations[${quote(key)}]`, `key ${problem}`);

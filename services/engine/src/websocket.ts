@@ -20,7 +20,7 @@ export interface TextSocket {
 /** Whether `req` asks for a WebSocket. */
 export function isWebSocketRequest(req: IncomingMessage): boolean {
   return (
-    String(req.headers["upgrade"] ?? "").toLowerCase() === "websocket" &&
+    String(req.headers.upgrade ?? "").toLowerCase() === "websocket" &&
     typeof req.headers["sec-websocket-key"] === "string"
   );
 }

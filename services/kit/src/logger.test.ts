@@ -17,7 +17,7 @@ describe("logger", () => {
       status: 200,
       bytes: "10",
     });
-    expect(typeof entry["time"]).toBe("string");
+    expect(typeof entry.time).toBe("string");
   });
 
   it("serialises errors with their message", () => {

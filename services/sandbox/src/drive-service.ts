@@ -22,7 +22,7 @@ import {
   viaAgent,
 } from "./access.js";
 import { MAX_FILE_BYTES, readWholeFile } from "./filesystem-service.js";
-import type { SecretResolver } from "./process-service.js";
+import type { SecretResolver } from "./process-definition.js";
 
 export interface DriveDeps extends AccessDeps {
   /** The directory holding every workspace's drive. */

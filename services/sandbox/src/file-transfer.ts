@@ -84,7 +84,7 @@ function pathParameter(query: URLSearchParams): string {
 
 export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
   async function authenticate(req: NodeRequest): Promise<Principal> {
-    const header = req.headers["authorization"];
+    const header = req.headers.authorization;
     try {
       return await deps.authenticator.authenticate(typeof header === "string" ? header : undefined);
     } catch {

@@ -43,7 +43,8 @@ import { createFileStreamHandlers } from "./file-streams.js";
 import { createFileTransferRoute } from "./file-transfer.js";
 import { createPortProxy } from "./port-proxy.js";
 import { createPortHandlers, createPortUrls } from "./port-service.js";
-import { createProcessHandlers, type SecretResolver } from "./process-service.js";
+import { createProcessHandlers } from "./process-handlers.js";
+import type { SecretResolver } from "./process-definition.js";
 import { createMetricsHandlers } from "./metrics-service.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
@@ -146,15 +147,16 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
   });
   const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
+  const processes = createProcessHandlers({
+    ...access,
+    hub,
+    secrets: deps.secrets,
+    keepAliveMs: settings.keepAliveMs ?? 5_000,
+  });
   const handlers = {
     sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
     filesystem: { ...createFilesystemHandlers(access), ...createFileStreamHandlers(access) },
-    processes: createProcessHandlers({
-      ...access,
-      hub,
-      secrets: deps.secrets,
-      keepAliveMs: settings.keepAliveMs ?? 5_000,
-    }),
+    processes: processes.service,
     ports: createPortHandlers({
       ...access,
       urls: createPortUrls(createContentUrls(deps.config, publicUrl)),
@@ -163,7 +165,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
   };
-  followRunning = handlers.processes.followRunning;
+  followRunning = processes.followRunning;
 
   let store: ServiceStore | undefined;
   let ready = false;
@@ -175,14 +177,15 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     // sandboxes for its own. The second stops with a clear error instead.
     await fs.promises.mkdir(runtime.dataDir, { recursive: true });
     placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
-    const opened = (store = await openServiceStore({
+    store = await openServiceStore({
       deps,
       schema: SANDBOX_SCHEMA,
       migrations: sandboxMigrations,
       pageTokenKey: settings.pageTokenKey,
       logger,
       outboxPollInterval: deps.outboxPollInterval,
-    }));
+    });
+    const opened = store;
     const db = opened.database;
     state.tokens = opened.tokens;
     state.afterWrite = () => opened.relay.wake();

@@ -165,7 +165,7 @@ export function createPortHandlers(deps: PortDeps) {
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         table: portTable,
-        tiebreaker: { name: "port", spec: portTable["port"]! },
+        tiebreaker: { name: "port", spec: portTable.port! },
         defaultOrderBy: "port",
         tokens: context.tokens(),
         scope: "ports",

@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
-import { OUT_OF_MEMORY } from "./process-service.js";
+import { OUT_OF_MEMORY } from "./process-watcher.js";
 import {
   expectError,
   ok,

@@ -279,7 +279,7 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps) {
         filter: req.filter,
         orderBy: req.orderBy,
         table: sandboxTable,
-        tiebreaker: { name: "name", spec: sandboxTable["name"]! },
+        tiebreaker: { name: "name", spec: sandboxTable.name! },
         tokens: context.tokens(),
         scope: "sandboxEngines",
         totalSize: true,

@@ -24,7 +24,7 @@ import { readNdjson } from "./testing.js";
 const MAIN = new URL("../../../edge/src/main.ts", import.meta.url).pathname;
 const PART = new URL("../../../edge/src/start-service.ts", import.meta.url).pathname;
 const POLICY = "admins: [users/root]\nworkspaces:\n  team-a:\n    members: [users/alice]\n";
-const real = Boolean(process.env["DATABASE_URL"] && process.env["NATS_URL"]);
+const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 const confined = Boolean(findBwrap()) && process.getuid?.() === 0;
 /** Lines read from each counter before the service is killed. */
 const LINES_BEFORE = 5;
@@ -260,8 +260,8 @@ describe.skipIf(!confined)("sandboxes through a SIGKILL of the service", () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-sandbox-restart-"));
     dataDirs.push(dataDir);
     const env = baseEnv(dataDir);
-    delete env["DATABASE_URL"];
-    delete env["NATS_URL"];
+    delete env.DATABASE_URL;
+    delete env.NATS_URL;
     let server = await startServer(env);
     await survivesRestart(
       dataDir,

@@ -248,10 +248,10 @@ export async function transitionSandbox(
   const previous = sandboxStateOf(row.state);
   if (!from.includes(previous)) return undefined;
   const values: Record<string, unknown> = { state: sandboxStateName(to), update_time: now };
-  if (changes.desired !== undefined) values["desired"] = changes.desired;
-  if (changes.failureReason !== undefined) values["failure_reason"] = changes.failureReason;
-  if (changes.lastActivity !== undefined) values["last_activity"] = changes.lastActivity;
-  if (changes.startTime !== undefined) values["start_time"] = changes.startTime;
+  if (changes.desired !== undefined) values.desired = changes.desired;
+  if (changes.failureReason !== undefined) values.failure_reason = changes.failureReason;
+  if (changes.lastActivity !== undefined) values.last_activity = changes.lastActivity;
+  if (changes.startTime !== undefined) values.start_time = changes.startTime;
   await trx.updateTable("sandbox_engines").set(values).where("uid", "=", uid).execute();
   const updated: SandboxRow = {
     ...row,

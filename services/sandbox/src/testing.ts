@@ -221,7 +221,7 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
     const headers: Record<string, string> = { ...o.headers };
     const user =
       o.user ?? (o.who === "anonymous" ? undefined : USERS[(o.who ?? "creator") as Exclude<Who, "anonymous">]);
-    if (user) headers["authorization"] = `Bearer ${await token(user)}`;
+    if (user) headers.authorization = `Bearer ${await token(user)}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
     const res = await fetch(`${host.url}${p}`, {
       method,
@@ -272,7 +272,7 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
       body: Record<string, unknown>,
     ) => {
       const r = sandbox!.catalogue?.get(kind, name) as { enabled?: boolean } | undefined;
-      return r !== undefined && r.enabled === (body["enabled"] ?? true);
+      return r !== undefined && r.enabled === (body.enabled ?? true);
     };
     while (!(want(img, "sandboxEngineImages", image) && want(tpl, "sandboxEngineTemplates", template))) {
       if (Date.now() > until) throw new Error("the sandbox service did not see the catalogue fixture");
@@ -335,7 +335,7 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
       await host.host.stop();
       await destroyLeftSandboxes(host.dataDir);
       await host.stop();
-      if (process.env["DATABASE_URL"] && schemas.length > 0) {
+      if (process.env.DATABASE_URL && schemas.length > 0) {
         const admin = await createTestDatabase("sandbox_rest_cleanup");
         for (const schema of schemas) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
         await admin.destroy();

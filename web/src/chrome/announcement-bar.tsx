@@ -9,7 +9,7 @@ export function AnnouncementBar() {
   const [dismissed, setDismissed] = useState(isAnnouncementDismissed);
   if (dismissed) return null;
   return (
-    <div className="announcement-bar" role="region" aria-label="Announcement">
+    <section className="announcement-bar" aria-label="Announcement">
       <p className="announcement-content">
         New in 1.3.0: sandbox engines give programs and AI agents an isolated machine with files, processes and ports.{" "}
         <a href={siteUrl("user-guide/sandbox-engine/create")}>Create one</a>
@@ -25,6 +25,6 @@ export function AnnouncementBar() {
       >
         <CloseIcon size={16} />
       </button>
-    </div>
+    </section>
   );
 }

@@ -49,7 +49,11 @@ function Category({ item, path }: { item: Extract<SidebarItem, { type: "category
       </div>
       {/* Collapsed categories render no items: the Python reference alone has over a hundred. */}
       <ul id={listId} className="sidebar-list" hidden={!open}>
-        {open && item.items.map((child, i) => <Item key={`${child.label}-${i}`} item={child} path={path} />)}
+        {open &&
+          item.items.map((child, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: labels repeat and the list is fixed for a page
+            <Item key={`${child.label}-${i}`} item={child} path={path} />
+          ))}
       </ul>
     </li>
   );
@@ -68,11 +72,13 @@ function Item({ item, path }: { item: SidebarItem; path: string }) {
 
 export function DocSidebar({ items, path }: { items: SidebarItem[]; path: string }) {
   const nav = useRef<HTMLElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new page renders new links to observe
   useEffect(() => observeLinks(nav.current), [path]);
   return (
     <nav className="sidebar" aria-label="Docs sidebar" ref={nav}>
       <ul className="sidebar-list">
         {items.map((item, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: labels repeat and the list is fixed for a page
           <Item key={`${item.label}-${i}`} item={item} path={path} />
         ))}
       </ul>
@@ -86,6 +92,7 @@ function Breakable({ text }: { text: string }) {
   return (
     <>
       {parts.map((part, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one fixed text, never reordered
         <span key={i}>
           {i > 0 && <wbr />}
           {part}

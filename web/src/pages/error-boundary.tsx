@@ -43,6 +43,7 @@ export class PageErrorBoundary extends Component<Props, State> {
         </button>
         <div className="page-error-text">
           {causes(this.state.error).map((c, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a fixed chain of causes, never reordered
             <p key={i}>{i > 0 ? `Cause: ${c}` : c}</p>
           ))}
         </div>

@@ -55,9 +55,13 @@ async function toggleTryIt(button: HTMLButtonElement): Promise<void> {
 
 export function HtmlContent({ html, className = "markdown" }: { html: string; className?: string }) {
   const root = useRef<HTMLDivElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: new HTML renders new links to observe
   useEffect(() => observeLinks(root.current), [html]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: panels belong to the HTML they were opened in
   useEffect(() => closeAllPanels, [html]);
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: delegates clicks of the buttons inside the HTML
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the buttons it delegates for fire click from the keyboard too
     <div
       ref={root}
       className={className}
@@ -67,6 +71,7 @@ export function HtmlContent({ html, className = "markdown" }: { html: string; cl
         if (button.classList.contains("copy-button")) void copy(button);
         else if (button.classList.contains("try-it-button")) void toggleTryIt(button);
       }}
+      // biome-ignore lint/security/noDangerouslySetInnerHtml: the HTML is our own documentation, rendered at build time
       dangerouslySetInnerHTML={{ __html: html }}
     />
   );

@@ -24,6 +24,7 @@ export function SearchPage() {
   return (
     <div className="search-page">
       <h1>{query.trim() ? `Search results for "${query.trim()}"` : "Search the documentation"}</h1>
+      {/* biome-ignore lint/a11y/useSemanticElements: the form is the landmark; a <search> around it would repeat the role */}
       <form className="search-page-form" role="search" onSubmit={(e) => e.preventDefault()}>
         <label htmlFor="search-page-input">Search</label>
         <input

@@ -43,6 +43,7 @@ export function SearchModal({ onClose }: { onClose: () => void }) {
 
   const searchPage = siteUrl(`search?q=${encodeURIComponent(query.trim())}`);
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: the backdrop closes on a pointer; Escape closes from the keyboard
     <div className="search-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
       <div
         className="search-modal"
@@ -51,6 +52,7 @@ export function SearchModal({ onClose }: { onClose: () => void }) {
         aria-label="Search the documentation"
         onKeyDown={onKeyDown}
       >
+        {/* biome-ignore lint/a11y/useSemanticElements: the form is the landmark; a <search> around it would repeat the role */}
         <form
           className="search-form"
           role="search"

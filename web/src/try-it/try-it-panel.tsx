@@ -3,7 +3,7 @@
 // own chunk, loaded the first time a reader opens a panel.
 import { useId, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { fromJson, toJson, type DescMethod, type JsonValue } from "@bufbuild/protobuf";
+import { fromJson, toJson, type DescMethod, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { services } from "virtual:aiem/api-services";
@@ -25,7 +25,7 @@ const MAX_STREAM_MESSAGES = 200;
 const TIMEOUT_MS = 30_000;
 
 async function send(method: DescMethod, requestText: string, token: string, signal: AbortSignal): Promise<Outcome> {
-  let message;
+  let message: Message;
   try {
     message = fromJson(method.input, JSON.parse(requestText) as JsonValue);
   } catch (error) {
@@ -146,6 +146,7 @@ function TryItPanel({ method, sample }: { method: DescMethod; sample: string }) 
               OK · {outcome.ms} ms
               {outcome.count !== undefined ? ` · ${outcome.count} message${outcome.count === 1 ? "" : "s"}` : ""}
             </p>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll from the keyboard */}
             <pre tabIndex={0}>
               <code>{outcome.body}</code>
             </pre>
@@ -157,6 +158,7 @@ function TryItPanel({ method, sample }: { method: DescMethod; sample: string }) 
               {outcome.title}
               {outcome.ms !== undefined ? ` · ${outcome.ms} ms` : ""}
             </p>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll from the keyboard */}
             <pre tabIndex={0}>
               <code>{outcome.body}</code>
             </pre>

@@ -463,7 +463,8 @@ class DAIEngine(BoundResource):
         provider and TLS settings of this client. Useful for the Driverless AI Python client.
 
         Raises:
-            RuntimeError: when the engine has no API URL because it is not running.
+            RuntimeError: when the engine has no API URL (a server that gives it only while the
+                engine runs).
         """
         if not self.api_url:
             raise RuntimeError(f"{self.name} has no API URL; it is {self.state.name}")

@@ -161,7 +161,7 @@ for (const node of nodes) {
 }
 writeAtomic(
   join(dir, "nodes.json"),
-  JSON.stringify(nodes.map((n) => ({ index: n.index, pid: n.child.pid, port: n.port }))) + "\n",
+  `${JSON.stringify(nodes.map((n) => ({ index: n.index, pid: n.child.pid, port: n.port })))}\n`,
 );
 
 // The cloud is ready once node 0 sees every node, healthy and agreed on.

@@ -1,14 +1,14 @@
 // What the local runtime needs of the host: executables on the PATH, free ports, files written
 // whole, processes by pid (and whether a pid is still an engine's), HTTP probes and directory sizes.
 /** Finds an executable on the PATH, as a shell would. */
-import { constants as fsConstants, existsSync } from "node:fs";
+import { type Dirent, constants as fsConstants, existsSync } from "node:fs";
 import { access, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import path from "node:path";
 import type { EngineExit } from "./runtime.js";
 
-export async function findOnPath(command: string, envPath = process.env["PATH"] ?? ""): Promise<string | undefined> {
+export async function findOnPath(command: string, envPath = process.env.PATH ?? ""): Promise<string | undefined> {
   if (command.includes("/")) return (await isExecutable(command)) ? command : undefined;
   for (const dir of envPath.split(path.delimiter)) {
     if (!dir) continue;
@@ -67,7 +67,7 @@ export function processExists(pid: number): boolean {
 export async function isEngineProcess(pid: number, dir: string): Promise<boolean> {
   if (!processExists(pid)) return false;
   const cmdline = await readText(`/proc/${pid}/cmdline`);
-  if (cmdline === undefined) return existsSync("/proc/self") ? false : true;
+  if (cmdline === undefined) return !existsSync("/proc/self");
   if (!cmdline.includes(dir)) return false;
   const stat = await readText(`/proc/${pid}/stat`);
   const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
@@ -120,7 +120,7 @@ export async function killOrphans(dir: string): Promise<number> {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cmdline = await readText(`/proc/${entry}/cmdline`);
-    if (!cmdline || !cmdline.split("\0").some((arg) => arg.includes(dir))) continue;
+    if (!cmdline?.split("\0").some((arg) => arg.includes(dir))) continue;
     try {
       process.kill(-Number(entry), "SIGKILL");
     } catch {
@@ -144,7 +144,7 @@ export async function directorySize(dir: string): Promise<bigint> {
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(current, { withFileTypes: true });
     } catch {

@@ -42,7 +42,7 @@ export function createLauncher(
     if (proc?.connected) return proc;
     const p = spawn(process.execPath, [LAUNCHER], {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
-      env: { PATH: process.env["PATH"] ?? "" },
+      env: { PATH: process.env.PATH ?? "" },
     });
     proc = p;
     p.on(

@@ -15,7 +15,7 @@ import { closeSync, openSync, renameSync, writeFileSync } from "node:fs";
 process.on("disconnect", () => process.exit(0));
 
 process.on("message", (msg) => {
-  if (!msg || msg.op !== "spawn") return;
+  if (msg?.op !== "spawn") return;
   let fd;
   try {
     fd = openSync(msg.log, "a");

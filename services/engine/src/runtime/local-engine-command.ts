@@ -51,9 +51,9 @@ function engineEnv(spec: EngineRunSpec, dir: string): NodeJS.ProcessEnv {
     AIEM_ENGINE_BASE_PATH: spec.basePath,
   };
   for (const key of Object.keys(env)) if (key.startsWith("AIEM_") && !key.startsWith("AIEM_ENGINE_")) delete env[key];
-  delete env["DATABASE_URL"];
-  delete env["NATS_URL"];
-  delete env["NODE_OPTIONS"];
+  delete env.DATABASE_URL;
+  delete env.NATS_URL;
+  delete env.NODE_OPTIONS;
   return env;
 }
 

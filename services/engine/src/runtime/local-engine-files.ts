@@ -68,6 +68,6 @@ export async function recordStorageSize(dir: string, bytes: bigint): Promise<voi
   const text = await readText(specFile);
   if (text === undefined) return;
   const spec = JSON.parse(text) as Record<string, unknown>;
-  spec["storageBytes"] = bytes.toString();
+  spec.storageBytes = bytes.toString();
   await writeAtomic(specFile, JSON.stringify(spec, null, 2));
 }

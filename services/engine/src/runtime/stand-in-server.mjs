@@ -1,9 +1,10 @@
 // The stand-in for a Driverless AI or H2O server (and for notebooks where Jupyter is not
 // installed) that the local runtime runs as one process per engine. Plain JavaScript started
 // with `node` directly, so an engine starts in a fraction of a second. It serves, under the
-// engine's base path: a login page (and H2O Flow's page), an API health endpoint, the effective configuration, its
-// logs, a header echo (to check what the edge forwards) and a WebSocket echo. It writes every
-// request to its log and its port to the engine directory once it listens.
+// engine's base path: a login page (also at `oidc/login` for DAI, and H2O Flow's page), an API
+// health endpoint, the effective configuration, its logs, a header echo (to check what the edge
+// forwards) and a WebSocket echo. It writes every request to its log and its port to the engine
+// directory once it listens.
 import { createServer } from "node:http";
 import { readFileSync, renameSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +23,7 @@ const dataDir = join(dir, "data");
 mkdirSync(dataDir, { recursive: true });
 const marker = join(dataDir, "engine.json");
 if (!existsSync(marker))
-  writeFileSync(marker, JSON.stringify({ uid: spec.uid, created: new Date().toISOString() }) + "\n");
+  writeFileSync(marker, `${JSON.stringify({ uid: spec.uid, created: new Date().toISOString() })}\n`);
 
 const log = (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 
@@ -32,6 +33,13 @@ const json = (res, status, body) => {
   res.end(text);
 };
 
+// Says what it is: a person who opens it must not take it for the product.
+const loginPage = (res) => {
+  const html = `<!doctype html><html><head><title>${product} login (stand-in)</title></head><body><h1>${product} ${spec.version}</h1><p>This is a stand-in server of AI Engine Manager, not ${product} itself.</p><form method="post" action="${base}login"><button>Log in</button></form></body></html>`;
+  res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+  res.end(html);
+};
+
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? "/", "http://stand-in");
   log(`${req.method} ${url.pathname}`);
@@ -39,12 +47,13 @@ const server = createServer((req, res) => {
   const path = url.pathname.slice(base.length);
   switch (path) {
     case "":
-    case "login": {
-      // Says what it is: a person who opens it must not take it for the product.
-      const html = `<!doctype html><html><head><title>${product} login (stand-in)</title></head><body><h1>${product} ${spec.version}</h1><p>This is a stand-in server of AI Engine Manager, not ${product} itself.</p><form method="post" action="${base}login"><button>Log in</button></form></body></html>`;
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      return res.end(html);
-    }
+    case "login":
+      return loginPage(res);
+    case "oidc/login":
+      // Where a DAI engine's login_url points. Driverless AI starts its OIDC sign-in there; the
+      // stand-in has no identity provider, so it says what it is instead.
+      if (kind !== "dai") return json(res, 404, { error: `no such page: ${path}` });
+      return loginPage(res);
     case "flow/index.html": {
       // Where an H2O engine's login_url points, as H2O-3 serves its Flow web UI.
       if (kind !== "h2o") return json(res, 404, { error: `no such page: ${path}` });

@@ -169,7 +169,7 @@ async function stopHost(t: TestHost, schemas: readonly string[]): Promise<void> 
   await t.host.stop();
   await killEngineProcesses(root);
   await t.stop();
-  if (process.env["DATABASE_URL"]) {
+  if (process.env.DATABASE_URL) {
     const admin = await createTestDatabase("engine_cleanup");
     for (const schema of schemas) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);
     await admin.destroy();

@@ -25,7 +25,7 @@ export function createRestClient(
     const who = o.who ?? "admin";
     const headers: Record<string, string> = { ...o.headers };
     const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
-    if (user) headers["authorization"] = `Bearer ${await token(user, o.roles)}`;
+    if (user) headers.authorization = `Bearer ${await token(user, o.roles)}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
     const res = await fetch(`${url()}${p}`, {
       method,

@@ -84,8 +84,8 @@ export const constraints = {
 export async function profileFixture(kind: KindKey, id: string, extra: Record<string, unknown> = {}): Promise<string> {
   const body: Record<string, unknown> = { displayName: id, enabled: true, ...constraints };
   if (kind !== "h2o")
-    body["storageBytesConstraint"] = { min: String(GiB), max: String(64 * GiB), default: String(16 * GiB) };
-  if (kind === "h2o") body["nodeCountConstraint"] = { min: "1", max: "4", default: "1" };
+    body.storageBytesConstraint = { min: String(GiB), max: String(64 * GiB), default: String(16 * GiB) };
+  if (kind === "h2o") body.nodeCountConstraint = { min: "1", max: "4", default: "1" };
   return (await catalogueFixture(h(), K[kind].profileKind, id, { ...body, ...extra })).name;
 }
 

@@ -1,6 +1,7 @@
 // An engine-like table, its field table and deterministic rows, shared by the list tests and
 // bench/kit-list.bench.ts. Test support only; services define their own tables.
 import { type Kysely, sql } from "kysely";
+import type { AnyDatabase } from "../db/index.js";
 import type { FieldTable } from "./fields.js";
 import type { Tiebreaker } from "./order-by.js";
 
@@ -50,7 +51,7 @@ export const engineFields: FieldTable = {
 export const engineTiebreaker: Tiebreaker = { name: "id", spec: { type: "string", sql: sql.ref("id") } };
 
 /** Creates the table (text in the "C" collation so JavaScript string order matches). */
-export async function createEngineTable(db: Kysely<any>, table = "engines"): Promise<void> {
+export async function createEngineTable(db: Kysely<AnyDatabase>, table = "engines"): Promise<void> {
   await sql`
     create table ${sql.id(table)} (
       id text collate "C" primary key,
@@ -142,7 +143,11 @@ export function makeEngineRows(count: number, seed = 1, workspaces = ["w1", "w2"
 }
 
 /** Inserts rows in batches. */
-export async function insertEngineRows(db: Kysely<any>, rows: readonly EngineRow[], table = "engines"): Promise<void> {
+export async function insertEngineRows(
+  db: Kysely<AnyDatabase>,
+  rows: readonly EngineRow[],
+  table = "engines",
+): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
     await db
       .insertInto(table)

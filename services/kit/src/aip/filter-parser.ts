@@ -60,7 +60,7 @@ export interface FilterCompare {
 
 export type FilterNode = FilterAnd | FilterOr | FilterNot | FilterCompare | FilterValue;
 
-const enum T {
+enum T {
   LParen,
   RParen,
   Op,
@@ -162,7 +162,7 @@ function lexString(input: string, start: number): { value: FilterValue; end: num
           chars.push("\t");
           break;
         case undefined:
-          fail(start, "unterminated string");
+          return fail(start, "unterminated string");
         default:
           fail(i, `unknown escape \\${e} in a string (use \\\\ for a backslash)`);
       }

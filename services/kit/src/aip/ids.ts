@@ -64,7 +64,7 @@ export const validateProcessId: IdValidator = (value) =>
  * pre-release, at most 63 characters: `1`, `12`, `1.10`, `1.10.3`, `1.10.3.1`, `1.10.3-alpha`.
  */
 export const validateVersionId: IdValidator = (value) => {
-  if (value.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters` + got(value);
+  if (value.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters${got(value)}`;
   return VERSION_ID.test(value)
     ? undefined
     : "must be a version of one or more dot-separated numbers and an optional pre-release, such as 12, 1.10, 1.10.3.1 or 1.10.3-alpha" +
@@ -79,7 +79,7 @@ export const validateAlias: IdValidator = (value) =>
 export const validateVersionIdOrAlias: IdValidator = (value) =>
   validateVersionId(value) === undefined || RESOURCE_ID.test(value)
     ? undefined
-    : "must be a version id such as 1.10.3 or an alias such as latest" + got(value);
+    : `must be a version id such as 1.10.3 or an alias such as latest${got(value)}`;
 
 /** True when a version-name segment is an alias rather than a version id (aliases start with a letter). */
 export function isAlias(segment: string): boolean {
@@ -92,20 +92,20 @@ export const validatePortId: IdValidator = (value) => {
     const n = Number(value);
     if (n >= MIN_PORT && n <= MAX_PORT) return undefined;
   }
-  return `must be a port number from ${MIN_PORT} to ${MAX_PORT}` + got(value);
+  return `must be a port number from ${MIN_PORT} to ${MAX_PORT}${got(value)}`;
 };
 
 /** Secret version ids: a positive integer assigned by the server, or `latest`. */
 export const validateSecretVersionId: IdValidator = (value) =>
   value === "latest" || SECRET_VERSION_ID.test(value)
     ? undefined
-    : "must be a positive version number or latest" + got(value);
+    : `must be a positive version number or latest${got(value)}`;
 
 /** Display names: at most 63 characters (Unicode code points, not bytes). */
 export const validateDisplayName: IdValidator = (value) => {
   let n = 0;
   for (const _ of value) {
-    if (++n > MAX_DISPLAY_NAME_LENGTH) return `must be at most ${MAX_DISPLAY_NAME_LENGTH} characters` + got(value);
+    if (++n > MAX_DISPLAY_NAME_LENGTH) return `must be at most ${MAX_DISPLAY_NAME_LENGTH} characters${got(value)}`;
   }
   return undefined;
 };

@@ -1,6 +1,7 @@
 // Filters, order_by and page tokens against a real database (PGlite, or PostgreSQL when
 // DATABASE_URL is set), checked against plain JavaScript over the same rows.
 import { randomBytes } from "node:crypto";
+import type { AnyDatabase } from "../db/index.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -184,7 +185,7 @@ const ORDERS: Array<[string, Cmp]> = [
 
 describe("list paging against the database", () => {
   let database: Db;
-  let db: Kysely<any>;
+  let db: Kysely<AnyDatabase>;
 
   beforeAll(async () => {
     database = await createTestDatabase("aip_list");

@@ -185,6 +185,7 @@ export function planList(options: ListOptions): ListPlan {
     apply(query) {
       // The builder's row type is unaffected by what is added here (key columns are removed
       // again in finish), so work on an untyped view.
+      // biome-ignore lint/suspicious/noExplicitAny: the builder is widened to add conditions; finish() restores the row type
       let q = query as unknown as SelectQueryBuilder<any, any, any>;
       if (filter.where) q = q.where(filter.where);
       if (after) q = q.where(keysetCondition(keys, after));
@@ -228,6 +229,7 @@ export async function paginate<DB, TB extends keyof DB, O>(
   const plan = planList(options);
   const pageQuery = plan.apply(query).execute();
   if (!options.totalSize) return plan.finish(await pageQuery);
+  // biome-ignore lint/suspicious/noExplicitAny: the count adds a condition and replaces the selection: the row type no longer applies
   let counted = query as unknown as SelectQueryBuilder<any, any, any>;
   if (plan.filter.where) counted = counted.where(plan.filter.where);
   const countQuery = counted.clearSelect().select(sql<string | number>`count(*)`.as("total")).executeTakeFirstOrThrow();

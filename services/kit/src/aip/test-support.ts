@@ -1,10 +1,11 @@
 // Shared by the AIP unit tests: a Kysely that only compiles SQL, and the message of the
 // INVALID_ARGUMENT a call must throw.
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { AnyDatabase } from "../db/index.js";
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from "kysely";
 import { expect } from "vitest";
 
-export const compileOnlyDb = new Kysely<any>({
+export const compileOnlyDb = new Kysely<AnyDatabase>({
   dialect: {
     createAdapter: () => new PostgresAdapter(),
     createDriver: () => new DummyDriver(),

@@ -94,10 +94,10 @@ export function policyFromDocument(doc: unknown, source: string): Policy {
     });
     return new Set(value as string[]);
   };
-  const admins = principals(doc["admins"], "admins");
+  const admins = principals(doc.admins, "admins");
   if (admins.has(EVERYONE)) fail("admins", `${EVERYONE} may not be an administrator`);
   const workspaces = new Map<string, Bindings>();
-  const ws = doc["workspaces"];
+  const ws = doc.workspaces;
   if (ws !== undefined && ws !== null) {
     if (!isPlainObject(ws)) fail("workspaces", "must be a mapping of workspace id to members and viewers");
     for (const [id, entry] of Object.entries(ws as Record<string, unknown>)) {
@@ -109,8 +109,8 @@ export function policyFromDocument(doc: unknown, source: string): Policy {
         if (key !== "members" && key !== "viewers") fail(`${where}.${key}`, "unknown key (expected members, viewers)");
       }
       workspaces.set(id, {
-        members: principals(bindings["members"], `${where}.members`),
-        viewers: principals(bindings["viewers"], `${where}.viewers`),
+        members: principals(bindings.members, `${where}.members`),
+        viewers: principals(bindings.viewers, `${where}.viewers`),
       });
     }
   }

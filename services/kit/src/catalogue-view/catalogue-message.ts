@@ -2,7 +2,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { CatalogueKind } from "../authz/index.js";
 import type { EventMessage } from "../events/index.js";
-import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
+import { type Event, EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { KIND_BY_EVENT_CASE, kindOfName, type CatalogueEventCase, type CatalogueResource } from "./resources.js";
 
 /** One change of the catalogue: the new state, or `resource` undefined for a deletion. */
@@ -17,7 +17,7 @@ export function catalogueChangeOf(
   msg: EventMessage,
   logger: { warn(message: string, fields?: Record<string, unknown>): void } | undefined,
 ): CatalogueChange | undefined {
-  let event;
+  let event: Event;
   try {
     event = fromBinary(EventSchema, msg.data);
   } catch (err) {

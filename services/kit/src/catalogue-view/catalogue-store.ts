@@ -39,7 +39,10 @@ export function createCatalogueStore(wanted: ReadonlySet<CatalogueKind>): Catalo
       const own = (resource as { aliases?: string[] }).aliases;
       if (own?.length) {
         let index = aliases.get(kind);
-        if (!index) aliases.set(kind, (index = new Map()));
+        if (!index) {
+          index = new Map();
+          aliases.set(kind, index);
+        }
         for (const alias of own) index.set(aliasKey(name, alias), name);
       }
     } else {

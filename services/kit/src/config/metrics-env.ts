@@ -24,5 +24,5 @@ export function readMetricsEnv(env: Env = process.env): MetricsSettings | undefi
   const host = readString(env, "AIEM_METRICS_HOST", {
     default: readString(env, "AIEM_HOST", { default: "127.0.0.1" }),
   });
-  return { port, host, required: env["AIEM_METRICS_PORT"] !== undefined && env["AIEM_METRICS_PORT"] !== "" };
+  return { port, host, required: env.AIEM_METRICS_PORT !== undefined && env.AIEM_METRICS_PORT !== "" };
 }

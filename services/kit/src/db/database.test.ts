@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { AnyDatabase } from "./database.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -9,12 +10,12 @@ import { createDatabase, migrateToLatest, openDatabase, type Database, type Data
 
 // Every suite runs on PGlite, and on PostgreSQL too when DATABASE_URL is set.
 const targets: [string, DatabaseTarget][] = [["pglite", { kind: "pglite", key: "memory://db-test" }]];
-const url = process.env["DATABASE_URL"];
+const url = process.env.DATABASE_URL;
 if (url) targets.push(["pg", { kind: "pg", url }]);
 
 const counters: Record<string, Migration> = {
   "2026-11-01T00:00:00_counters": {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<AnyDatabase>) {
       await db.schema
         .createTable("counter")
         .addColumn("id", "text", (c) => c.primaryKey())
@@ -23,7 +24,7 @@ const counters: Record<string, Migration> = {
     },
   },
   "2026-11-02T00:00:00_seed": {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<AnyDatabase>) {
       // Several statements in one raw query: must work on both dialects.
       await sql`insert into counter values ('a', 0); insert into counter values ('b', 0);`.execute(db);
     },
@@ -205,7 +206,9 @@ describe.each(targets)("database on %s", (_kind, target) => {
     const other = await openTest();
     const broken = {
       ...counters,
-      "2026-11-03T00:00:00_broken": { up: (db: Kysely<any>) => sql`select * from missing`.execute(db).then(() => {}) },
+      "2026-11-03T00:00:00_broken": {
+        up: (db: Kysely<AnyDatabase>) => sql`select * from missing`.execute(db).then(() => {}),
+      },
     };
     await expect(migrateToLatest(other, broken)).rejects.toThrow(
       /migration 2026-11-03T00:00:00_broken failed in schema t_db_/,

@@ -29,7 +29,14 @@ export interface DatabaseConfig {
   schema: string;
 }
 
-export interface Database<DB = any> {
+/**
+ * The `DB` type of a Kysely handle whose tables the caller names at run time: the services read
+ * rows through row types of their own, not through one schema type per database.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: Kysely's spelling of a database it does not type
+export type AnyDatabase = any;
+
+export interface Database<DB = AnyDatabase> {
   readonly db: Kysely<DB>;
   readonly kind: "pg" | "pglite";
   readonly schema: string;
@@ -48,14 +55,14 @@ export interface OpenDatabaseOptions {
   readonly dropSchemaOnDestroy?: boolean;
 }
 
-export async function createDatabase<DB = any>(cfg: DatabaseConfig): Promise<Database<DB>> {
+export async function createDatabase<DB = AnyDatabase>(cfg: DatabaseConfig): Promise<Database<DB>> {
   if (cfg.url) return openDatabase<DB>({ kind: "pg", url: cfg.url }, { schema: cfg.schema });
   const dir = path.resolve(cfg.dataDir, "pglite");
   await mkdir(dir, { recursive: true, mode: 0o700 });
   return openDatabase<DB>({ kind: "pglite", key: dir }, { schema: cfg.schema });
 }
 
-export async function openDatabase<DB = any>(
+export async function openDatabase<DB = AnyDatabase>(
   target: DatabaseTarget,
   options: OpenDatabaseOptions,
 ): Promise<Database<DB>> {
@@ -140,7 +147,7 @@ async function openPglite<DB>(key: string, options: OpenDatabaseOptions): Promis
 const DUPLICATE_ERRORS = new Set(["23505", "42P06"]);
 
 /** `create schema if not exists` still races between sessions; the loser sees a duplicate. */
-async function ensureSchema(db: Kysely<any>, schema: string): Promise<void> {
+async function ensureSchema(db: Kysely<AnyDatabase>, schema: string): Promise<void> {
   try {
     await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   } catch (err) {

@@ -1,4 +1,5 @@
 import { PGlite, type Results } from "@electric-sql/pglite";
+import type { AnyDatabase } from "./database.js";
 import { acquireDirectoryLock, type DirectoryLock } from "./directory-lock.js";
 import {
   CompiledQuery,
@@ -142,7 +143,7 @@ export class PgliteDialect implements Dialect {
     return new PostgresAdapter();
   }
 
-  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+  createIntrospector(db: Kysely<AnyDatabase>): DatabaseIntrospector {
     return new PostgresIntrospector(db);
   }
 }

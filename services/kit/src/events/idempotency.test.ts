@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { AnyDatabase } from "../db/index.js";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrateToLatest, type Database } from "../db/database.js";
@@ -33,7 +34,7 @@ describe("idempotent handling by event id", () => {
     await migrateToLatest(database, {
       ...eventMigrations,
       "0001_effects": {
-        async up(db: Kysely<any>) {
+        async up(db: Kysely<AnyDatabase>) {
           await sql`create table effects (n serial primary key, value text not null)`.execute(db);
         },
       },

@@ -12,6 +12,7 @@
  *   models): a bounded LRU set of ids, lost on restart together with the memory it protects.
  */
 import { sql, type Kysely, type Migration, type Transaction } from "kysely";
+import type { AnyDatabase } from "../db/index.js";
 import type { Database } from "../db/database.js";
 import type { EventHandler, EventMessage } from "./event-bus.js";
 
@@ -25,7 +26,7 @@ export interface ProcessedEventsTable {
 
 /** Creates `processed_events`; add it to the consuming service's migrations under its own name. */
 export const processedEventsMigration: Migration = {
-  async up(db: Kysely<any>) {
+  async up(db: Kysely<AnyDatabase>) {
     await db.schema
       .createTable(PROCESSED_EVENTS_TABLE)
       .addColumn("consumer", "text", (c) => c.notNull())
@@ -39,7 +40,7 @@ export const processedEventsMigration: Migration = {
       .column("processed_at")
       .execute();
   },
-  async down(db: Kysely<any>) {
+  async down(db: Kysely<AnyDatabase>) {
     await db.schema.dropTable(PROCESSED_EVENTS_TABLE).execute();
   },
 };

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type KyselyPlugin } from "kysely";
+import type { AnyDatabase } from "../db/index.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrateToLatest, type Database } from "../db/database.js";
 import { createTestDatabase } from "../testing/test-database.js";
@@ -17,7 +18,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const migrations = {
   ...eventMigrations,
   "0001_engines": {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<AnyDatabase>) {
       await db.schema
         .createTable("engines")
         .addColumn("id", "text", (c) => c.primaryKey())

@@ -13,6 +13,7 @@
  * is in outbox-claim.ts, the publishing of a claimed batch in outbox-publish.ts.
  */
 import { randomUUID } from "node:crypto";
+import type { AnyDatabase } from "../db/index.js";
 import { sql, type Generated, type Kysely, type Migration, type RawBuilder, type Transaction } from "kysely";
 import type { Database } from "../db/database.js";
 import {
@@ -52,7 +53,7 @@ export interface OutboxTable {
 
 /** Creates `outbox`; add it to the producing service's migrations under its own name. */
 export const outboxMigration: Migration = {
-  async up(db: Kysely<any>) {
+  async up(db: Kysely<AnyDatabase>) {
     await db.schema
       .createTable(OUTBOX_TABLE)
       .addColumn("id", "text", (c) => c.primaryKey())
@@ -75,7 +76,7 @@ export const outboxMigration: Migration = {
     );
     await sql`create index outbox_published_at_idx on outbox (published_at) where published_at is not null`.execute(db);
   },
-  async down(db: Kysely<any>) {
+  async down(db: Kysely<AnyDatabase>) {
     await db.schema.dropTable(OUTBOX_TABLE).execute();
   },
 };
@@ -93,7 +94,10 @@ export interface OutboxMessage {
  * Writes an event into the outbox. Call it with the transaction that makes the change, so both
  * commit or neither does. Returns the event id.
  */
-export async function enqueue(trx: Transaction<any> | Kysely<any>, message: OutboxMessage): Promise<string> {
+export async function enqueue(
+  trx: Transaction<AnyDatabase> | Kysely<AnyDatabase>,
+  message: OutboxMessage,
+): Promise<string> {
   const id = checkedId(message);
   await sql`
     insert into outbox (id, subject, payload, headers, tombstone)

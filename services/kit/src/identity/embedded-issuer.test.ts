@@ -43,8 +43,8 @@ describe("embedded issuer", () => {
     mintRefreshToken(key, { user: "alice", issuer: ISSUER, ...o });
   const expectError = (answer: TokenEndpointResponse, status: number, error: string, description?: RegExp) => {
     expect(answer.status).toBe(status);
-    expect(answer.body["error"]).toBe(error);
-    if (description) expect(answer.body["error_description"]).toMatch(description);
+    expect(answer.body.error).toBe(error);
+    if (description) expect(answer.body.error_description).toMatch(description);
     expect(answer.headers["cache-control"]).toBe("no-store");
   };
 
@@ -85,7 +85,7 @@ describe("embedded issuer", () => {
     expect(answer.headers).toMatchObject({ "cache-control": "no-store", pragma: "no-cache" });
     expect(answer.body).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
     expect(answer.body).not.toHaveProperty("refresh_token");
-    const accessToken = answer.body["access_token"] as string;
+    const accessToken = answer.body.access_token as string;
     const { payload } = await jwtVerify(accessToken, createLocalJWKSet(await issuer.jwks()), {
       issuer: ISSUER,
       audience: EMBEDDED_AUDIENCE,
@@ -104,8 +104,8 @@ describe("embedded issuer", () => {
   it("does not let an access token outlive its refresh token", async () => {
     const answer = await exchange({ grant_type: "refresh_token", refresh_token: await refresh({ ttlSeconds: 120 }) });
     expect(answer.status).toBe(200);
-    expect(answer.body["expires_in"]).toBeGreaterThan(100);
-    expect(answer.body["expires_in"]).toBeLessThanOrEqual(120);
+    expect(answer.body.expires_in).toBeGreaterThan(100);
+    expect(answer.body.expires_in).toBeLessThanOrEqual(120);
   });
 
   it("honours a client binding", async () => {
@@ -210,9 +210,9 @@ describe("embedded issuer", () => {
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: await refresh() }).toString(),
       authorization: undefined,
     });
-    expect(answer.body["expires_in"]).toBe(300);
+    expect(answer.body.expires_in).toBe(300);
     const auth = createAuthenticator({ dataDir, embeddedIssuer: ISSUER, maxTokenLifetimeSeconds: 300 });
-    expect((await auth.authenticate(`Bearer ${answer.body["access_token"] as string}`)).name).toBe("users/alice");
+    expect((await auth.authenticate(`Bearer ${answer.body.access_token as string}`)).name).toBe("users/alice");
   });
 
   it("rejects a forged refresh token", async () => {

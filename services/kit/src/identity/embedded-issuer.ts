@@ -95,7 +95,7 @@ export function createEmbeddedIssuer(options: EmbeddedIssuerOptions): EmbeddedIs
       if ("error" in parsed) return parsed.error;
       const { params, clientId } = parsed;
       const issuer = options.issuer();
-      let grant;
+      let grant: Awaited<ReturnType<typeof verifyRefreshToken>>;
       try {
         grant = await verifyRefreshToken(await signingKey(), params.refreshToken, {
           issuer,

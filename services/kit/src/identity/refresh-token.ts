@@ -107,7 +107,7 @@ export async function verifyRefreshToken(
     throw new InvalidRefreshTokenError("refresh token lifetime is too long");
   }
   const roles = payload[EMBEDDED_ROLES_CLAIM];
-  const displayName = payload["name"];
+  const displayName = payload.name;
   const clientId = payload[CLIENT_ID_CLAIM];
   if (
     typeof payload.sub !== "string" ||

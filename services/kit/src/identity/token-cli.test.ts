@@ -92,7 +92,7 @@ describe("token command", () => {
       authorization: undefined,
     });
     expect(answer.status).toBe(200);
-    const principal = await auth.authenticate(`Bearer ${answer.body["access_token"] as string}`);
+    const principal = await auth.authenticate(`Bearer ${answer.body.access_token as string}`);
     expect(principal).toMatchObject({ name: "users/alice", roles: ["ds"], admin: true });
   });
 

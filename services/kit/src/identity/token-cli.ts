@@ -17,6 +17,25 @@ that OAuth client id.
 --ttl takes seconds or a number with s, m, h or d (default 24h; an access token at most
 AIEM_TOKEN_MAX_LIFETIME, a refresh token at most 365d).`;
 
+/** The command line parsed: throws on an unknown or malformed option. */
+function parseTokenArgs(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      user: { type: "string" },
+      admin: { type: "boolean", default: false },
+      role: { type: "string", multiple: true, default: [] },
+      name: { type: "string" },
+      ttl: { type: "string" },
+      refresh: { type: "boolean", default: false },
+      client: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
+}
+
 /** Runs the token command; returns the exit code. Only the token goes to stdout. */
 export async function runTokenCli(
   argv: string[],
@@ -24,23 +43,9 @@ export async function runTokenCli(
   out: (text: string) => void = (t) => process.stdout.write(t),
   err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<number> {
-  let values;
+  let values: ReturnType<typeof parseTokenArgs>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        user: { type: "string" },
-        admin: { type: "boolean", default: false },
-        role: { type: "string", multiple: true, default: [] },
-        name: { type: "string" },
-        ttl: { type: "string" },
-        refresh: { type: "boolean", default: false },
-        client: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    values = parseTokenArgs(argv);
   } catch (e) {
     err(`${(e as Error).message}\n${USAGE}\n`);
     return 2;

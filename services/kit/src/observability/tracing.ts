@@ -41,7 +41,7 @@ export interface Tracing {
  */
 export function setUpTracing(options: TracingOptions): Tracing {
   const env = options.env ?? process.env;
-  if (env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") {
     return { exporters: [], shutdown: async () => {} };
   }
   const names: string[] = [];
@@ -71,8 +71,8 @@ export function setUpTracing(options: TracingOptions): Tracing {
 }
 
 function exportersFromEnv(env: NodeJS.ProcessEnv): Array<{ name: string; exporter: SpanExporter }> {
-  const listed = env["OTEL_TRACES_EXPORTER"]?.trim();
-  const endpoint = env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] || env["OTEL_EXPORTER_OTLP_ENDPOINT"];
+  const listed = env.OTEL_TRACES_EXPORTER?.trim();
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const wanted = listed
     ? listed
         .split(",")
@@ -87,8 +87,8 @@ function exportersFromEnv(env: NodeJS.ProcessEnv): Array<{ name: string; exporte
     if (name === "console") out.push({ name, exporter: new ConsoleSpanExporter() });
     else if (name === "otlp") {
       const protocol = (
-        env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ||
-        env["OTEL_EXPORTER_OTLP_PROTOCOL"] ||
+        env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ||
+        env.OTEL_EXPORTER_OTLP_PROTOCOL ||
         "http/protobuf"
       ).trim();
       // The exporters read the endpoint, headers, timeout and compression from OTEL_* themselves.

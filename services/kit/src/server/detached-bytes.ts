@@ -56,8 +56,7 @@ function framingOf(req: UniversalServerRequest): Framing | undefined {
   if (framing === undefined) return undefined;
   for (const name of ACCEPT_ENCODING_HEADERS) {
     const offered = req.header.get(name);
-    if (offered !== null && offered.split(",").some((e) => !["", "identity"].includes(e.trim().toLowerCase())))
-      return undefined;
+    if (offered?.split(",").some((e) => !["", "identity"].includes(e.trim().toLowerCase()))) return undefined;
   }
   return framing;
 }

@@ -58,6 +58,7 @@ function refuseSecondHop(ctx: HandlerContext, err: ServedElsewhere): void {
   }
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a client of whichever service the call belongs to, its methods called by name
 type AnyClient = Client<any>;
 
 /**
@@ -216,7 +217,7 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
     if (value !== undefined && !name.startsWith(":") && !HOP_BY_HOP.has(name)) headers[name] = value;
   }
   const authority = req.headers[":authority"];
-  if (typeof authority === "string") headers["host"] = authority;
+  if (typeof authority === "string") headers.host = authority;
   const upstream = httpRequest(
     { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
     (answer) => {

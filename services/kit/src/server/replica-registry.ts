@@ -5,6 +5,7 @@
 // is a replica that died (or stopped); it is the same replica again when it comes back with the
 // same id (same host and data directory), and finds its work where it left it.
 import { sql, type Kysely, type Migration } from "kysely";
+import type { AnyDatabase } from "../db/index.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../logger.js";
 
@@ -12,7 +13,7 @@ export const REPLICAS_TABLE = "replicas";
 
 /** Creates `replicas`; add it to the service's migrations under a name of its own sequence. */
 export const replicasMigration: Migration = {
-  async up(db: Kysely<any>) {
+  async up(db: Kysely<AnyDatabase>) {
     await sql`
       create table replicas (
         id text collate "C" primary key,
@@ -20,7 +21,7 @@ export const replicasMigration: Migration = {
         lease_until timestamptz not null
       )`.execute(db);
   },
-  async down(db: Kysely<any>) {
+  async down(db: Kysely<AnyDatabase>) {
     await db.schema.dropTable(REPLICAS_TABLE).execute();
   },
 };

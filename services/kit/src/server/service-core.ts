@@ -2,6 +2,7 @@
 // started database and page-token codec, the clock and a writer that lets background work
 // (the outbox relay, a reconciler) know at once that something was committed.
 import type { Kysely, Transaction } from "kysely";
+import type { AnyDatabase } from "../db/index.js";
 import type { PageTokenCodec } from "../aip/page-token.js";
 import type { Policy } from "../authz/policy.js";
 import type { Database } from "../db/database.js";
@@ -27,12 +28,12 @@ export interface ServiceCore {
   tokens(): PageTokenCodec;
   now(): Date;
   /** Runs `fn` in a transaction, then calls (and awaits) `afterWrite`. */
-  write<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T>;
+  write<T>(fn: (trx: Transaction<AnyDatabase>) => Promise<T>): Promise<T>;
   /**
    * Runs `fn`, which makes one statement, outside a transaction (a statement is atomic on its
    * own), then calls `afterWrite`: two round trips fewer than write(), begin and commit.
    */
-  writeStatement<T>(fn: (db: Kysely<any>) => Promise<T>): Promise<T>;
+  writeStatement<T>(fn: (db: Kysely<AnyDatabase>) => Promise<T>): Promise<T>;
 }
 
 export function createServiceCore(options: {

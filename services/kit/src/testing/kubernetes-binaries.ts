@@ -22,9 +22,9 @@ export const kubernetesArtifacts: readonly { readonly name: KubernetesArtifact; 
 
 /** `AIEM_KUBERNETES_CACHE`, or `aiem/kubernetes` under the user's cache directory. */
 export function kubernetesCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env["AIEM_KUBERNETES_CACHE"];
+  const explicit = env.AIEM_KUBERNETES_CACHE;
   if (explicit) return explicit;
-  return join(env["XDG_CACHE_HOME"] || join(homedir(), ".cache"), "aiem", "kubernetes");
+  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "aiem", "kubernetes");
 }
 
 export function kubernetesArtifactPath(cacheDir: string, name: KubernetesArtifact): string {

@@ -8,7 +8,7 @@ describe("createTestDatabase", () => {
     const b = await createTestDatabase("Kit Test-DB");
     expect(a.schema).toMatch(/^t_kit_test_db_[0-9a-f]{10}$/);
     expect(a.schema).not.toBe(b.schema);
-    expect(a.kind).toBe(process.env["DATABASE_URL"] ? "pg" : "pglite");
+    expect(a.kind).toBe(process.env.DATABASE_URL ? "pg" : "pglite");
     await a.db.schema.createTable("thing").addColumn("id", "int8").execute();
     await a.destroy();
     const { rows } = await sql<{ n: bigint }>`

@@ -8,7 +8,7 @@ import { openDatabase, type Database } from "../db/database.js";
  */
 export async function createTestDatabase(suite: string): Promise<Database> {
   const schema = testSchemaName(suite);
-  const url = process.env["DATABASE_URL"];
+  const url = process.env.DATABASE_URL;
   if (url) return openDatabase({ kind: "pg", url }, { schema, dropSchemaOnDestroy: true });
   return openDatabase({ kind: "pglite", key: "memory://test" }, { schema, dropSchemaOnDestroy: true });
 }

@@ -30,7 +30,7 @@ function startAgent(name: string): Promise<string> {
   const socket = path.join(root, ".agent.sock");
   const config = JSON.stringify({ socket, root, version: "test", ensureDirs: true });
   const child = spawn(artifacts.agentPath!, [], {
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", AIEM_AGENT_CONFIG: config },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", AIEM_AGENT_CONFIG: config },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -76,10 +76,10 @@ describe("agent artifacts", () => {
   });
 
   it("refuses an AIEM_SANDBOX_AGENT that names no agent when the runtime is made, naming the setting", () => {
-    const before = process.env["AIEM_SANDBOX_AGENT"];
+    const before = process.env.AIEM_SANDBOX_AGENT;
     try {
       for (const value of ["node", "nativ"]) {
-        process.env["AIEM_SANDBOX_AGENT"] = value;
+        process.env.AIEM_SANDBOX_AGENT = value;
         let error: unknown;
         try {
           createLocalSandboxRuntime({ dataDir: path.join(dir, "refused"), cacheDir });
@@ -90,13 +90,13 @@ describe("agent artifacts", () => {
         expect((error as SandboxRuntimeError).code).toBe("invalid-argument");
         expect((error as Error).message).toContain(`AIEM_SANDBOX_AGENT="${value}"`);
       }
-      process.env["AIEM_SANDBOX_AGENT"] = "native";
+      process.env.AIEM_SANDBOX_AGENT = "native";
       expect(createLocalSandboxRuntime({ dataDir: path.join(dir, "accepted"), cacheDir }).dataDir).toBe(
         path.join(dir, "accepted"),
       );
     } finally {
-      if (before === undefined) delete process.env["AIEM_SANDBOX_AGENT"];
-      else process.env["AIEM_SANDBOX_AGENT"] = before;
+      if (before === undefined) delete process.env.AIEM_SANDBOX_AGENT;
+      else process.env.AIEM_SANDBOX_AGENT = before;
     }
   });
 });

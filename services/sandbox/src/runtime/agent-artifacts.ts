@@ -64,7 +64,7 @@ async function compile(
   const source = fs.readFileSync(sourcePath);
   const file = path.join(cacheDir, `${name}-${hash(source)}${shared?.suffix ?? ""}`);
   if (fs.existsSync(file)) return { path: file };
-  const compiler = process.env["CC"] || "cc";
+  const compiler = process.env.CC || "cc";
   const sourceCopy = path.join(cacheDir, `${name}-${randomBytes(4).toString("hex")}.c`);
   const temp = `${file}.${randomBytes(4).toString("hex")}.tmp`;
   fs.writeFileSync(sourceCopy, source);

@@ -54,7 +54,7 @@ afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 describe("finding the agent", () => {
   it("finds a process under the root by its pid in its namespace: children of any thread, and grandchildren", async () => {
-    const child = await holder("sleep 30 & echo $! > " + path.join(scratch, "grandchild"));
+    const child = await holder(`sleep 30 & echo $! > ${path.join(scratch, "grandchild")}`);
     expect(findAgentProcess(process.pid, child.pid!)).toEqual({
       pid: child.pid,
       startTime: processStartTime(child.pid!),

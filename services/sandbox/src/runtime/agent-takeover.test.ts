@@ -195,8 +195,8 @@ print(json.dumps(out))
     }
     // Same uid as the agent: only the agent being undumpable stands in the way. (The agent is the
     // namespace's init, pid 1.)
-    expect(seen["uid"]).toBe(true);
-    expect(seen["pid"]).toBeGreaterThanOrEqual(1);
+    expect(seen.uid).toBe(true);
+    expect(seen.pid).toBeGreaterThanOrEqual(1);
     for (const key of ["fd", "environ", "mem", "maps", "ptrace", "pidfd_getfd"]) {
       expect([key, seen[key]]).toEqual([
         key,

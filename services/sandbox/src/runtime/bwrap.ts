@@ -177,7 +177,7 @@ export function publishSharedAgent(file: string, dir: string = SHARED_AGENT_DIR)
 
 export function findBwrap(explicit?: string): string | undefined {
   if (explicit) return fs.existsSync(explicit) ? explicit : undefined;
-  for (const dir of (process.env["PATH"] ?? "/usr/bin:/bin").split(":").concat(["/usr/bin", "/bin"])) {
+  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":").concat(["/usr/bin", "/bin"])) {
     if (!dir) continue;
     const file = path.join(dir, "bwrap");
     try {

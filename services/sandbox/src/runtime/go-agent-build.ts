@@ -21,7 +21,7 @@ export const GO_AGENT_BUILD_DIR = path.join(repoRoot, ".tools", "go-agent");
 
 /** The `go` command: on PATH, or where the official archive puts it. */
 export function findGo(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const dirs = [...(env["PATH"] ?? "").split(path.delimiter).filter(Boolean), "/usr/local/go/bin"];
+  const dirs = [...(env.PATH ?? "").split(path.delimiter).filter(Boolean), "/usr/local/go/bin"];
   for (const dir of dirs) {
     const file = path.join(dir, "go");
     try {

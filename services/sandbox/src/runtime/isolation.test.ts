@@ -127,16 +127,16 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
     });
 
     it("has an empty bounding set and a seccomp filter", () => {
-      expect(results["capBnd"]).toBe("0000000000000000");
-      expect(results["seccomp"]).toBe("2");
+      expect(results.capBnd).toBe("0000000000000000");
+      expect(results.seccomp).toBe("2");
     });
 
     it("cannot mount, make a user namespace, use the keyring or bpf, or ptrace a host process", () => {
-      expect(results["mount"]).toBe("failed");
-      expect(results["unshareUser"]).toBe("failed");
-      expect(results["keyctl"]).toMatch(/^failed/);
-      expect(results["bpf"]).toMatch(/^failed/);
-      expect(results["ptraceOutside"]).toMatch(/^failed/);
+      expect(results.mount).toBe("failed");
+      expect(results.unshareUser).toBe("failed");
+      expect(results.keyctl).toMatch(/^failed/);
+      expect(results.bpf).toMatch(/^failed/);
+      expect(results.ptraceOutside).toMatch(/^failed/);
     });
 
     it("passes none of the service's descriptors on: a program holds only its own", async () => {
@@ -149,17 +149,17 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
     });
 
     it("sees none of the host's configuration and no host path in /proc", () => {
-      expect(results["hostConfig"]).toBe("failed");
-      expect(results["dataDirInProc"]).toBe("failed");
-      expect(results["hostCgroupPath"]).toBe("failed");
+      expect(results.hostConfig).toBe("failed");
+      expect(results.dataDirInProc).toBe("failed");
+      expect(results.hostCgroupPath).toBe("failed");
     });
 
     it("holds the process, CPU and storage limits", () => {
-      expect(results["processes"]).toMatch(/^started (\d+), then Resource temporarily unavailable$/);
-      expect(Number(/started (\d+)/.exec(String(results["processes"]))![1])).toBeLessThan(64);
-      expect(results["cpuShare"]).toBeLessThan(0.4);
-      expect(results["storage"]).toMatch(/^wrote (\d+) MiB, then No space left on device$/);
-      expect(Number(/wrote (\d+)/.exec(String(results["storage"]))![1])).toBeLessThanOrEqual(32);
+      expect(results.processes).toMatch(/^started (\d+), then Resource temporarily unavailable$/);
+      expect(Number(/started (\d+)/.exec(String(results.processes))![1])).toBeLessThan(64);
+      expect(results.cpuShare).toBeLessThan(0.4);
+      expect(results.storage).toMatch(/^wrote (\d+) MiB, then No space left on device$/);
+      expect(Number(/wrote (\d+)/.exec(String(results.storage))![1])).toBeLessThanOrEqual(32);
     });
 
     it("kills a process over its memory limit, counts it as an OOM kill, and keeps the agent", async () => {
@@ -176,38 +176,38 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
   // Each row: the layers switched off, and what the checks then see.
   const rows: [string, Partial<IsolationLayers>, (r: Results, s: SandboxHandle) => void][] = [
     ["userNamespace", { userNamespace: false }, (_r, s) => expect(hostUids(s.pid)).toContain(0)],
-    ["emptyBoundingSet", { emptyBoundingSet: false }, (r) => expect(r["capBnd"]).not.toBe("0000000000000000")],
+    ["emptyBoundingSet", { emptyBoundingSet: false }, (r) => expect(r.capBnd).not.toBe("0000000000000000")],
     [
       "seccomp",
       { seccomp: false },
       (r) => {
-        expect(r["seccomp"]).toBe("0");
-        expect(r["unshareUser"]).toBe("ok");
-        expect(r["keyctl"]).toBe("ok");
+        expect(r.seccomp).toBe("0");
+        expect(r.unshareUser).toBe("ok");
+        expect(r.keyctl).toBe("ok");
       },
     ],
     [
       "seccomp + dropCapabilities + emptyBoundingSet",
       { seccomp: false, dropCapabilities: false, emptyBoundingSet: false },
-      (r) => expect(r["mount"]).toBe("ok"),
+      (r) => expect(r.mount).toBe("ok"),
     ],
     [
       "seccomp + capabilities + user and PID namespaces",
       { seccomp: false, dropCapabilities: false, emptyBoundingSet: false, userNamespace: false, pidNamespace: false },
       (r) => {
-        expect(r["bpf"]).toBe("ok");
-        expect(r["ptraceOutside"]).toBe("ok");
+        expect(r.bpf).toBe("ok");
+        expect(r.ptraceOutside).toBe("ok");
       },
     ],
-    ["privateEtc", { privateEtc: false }, (r) => expect(r["hostConfig"]).toMatch(/^found:/)],
+    ["privateEtc", { privateEtc: false }, (r) => expect(r.hostConfig).toMatch(/^found:/)],
     [
       "hideHostPaths",
       { hideHostPaths: false },
       (r) => {
         // The agent is the namespace's init itself, so no process inside holds bubblewrap's
         // arguments to show.
-        expect(r["dataDirInProc"]).toBe("failed");
-        expect(r["hostCgroupPath"]).toMatch(/^found:.*aiem-/);
+        expect(r.dataDirInProc).toBe("failed");
+        expect(r.hostCgroupPath).toMatch(/^found:.*aiem-/);
       },
     ],
   ];
@@ -219,11 +219,11 @@ describe.skipIf(!bwrap || !root)("escape and hardening suite", () => {
   it("with cgroups and storage images off, the process, CPU, storage and memory checks see the difference", async () => {
     const sandbox = await sandboxWith("off-limits", {}, { useCgroups: false, useStorageImages: false });
     const r = await checks(sandbox);
-    expect(r["processes"]).toBe("started 200");
+    expect(r.processes).toBe("started 200");
     // The CPU share of an unlimited sandbox depends on how busy the machine is, so only the
     // absence of a quota is asserted here.
     expect(sandbox.limits.cpu.mechanism).toBe("none");
-    expect(r["storage"]).toBe("wrote 64 MiB");
+    expect(r.storage).toBe("wrote 64 MiB");
     // Only the per-process address-space limit is left: an allocation fails, nothing is killed.
     const hog = await run(sandbox.client, "python3", ["-c", "a=[]\nwhile True: a.append(bytearray(1<<20))"]);
     expect([hog.exitCode, hog.signal]).not.toEqual([137, 9]);

@@ -22,4 +22,4 @@ console.log(
   }),
 );
 // Strict where asked (the image build must not ship a half-built cache).
-if (process.env["AIEM_PREPARE_STRICT"] === "true" && missing.length > 0) process.exitCode = 1;
+if (process.env.AIEM_PREPARE_STRICT === "true" && missing.length > 0) process.exitCode = 1;

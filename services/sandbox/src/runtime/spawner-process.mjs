@@ -57,7 +57,7 @@ function send(message) {
 }
 
 process.on("message", (m) => {
-  if (!m || m.type !== "spawn") return;
+  if (m?.type !== "spawn") return;
   let log;
   try {
     log = fs.openSync(m.logPath, "w", 0o600);

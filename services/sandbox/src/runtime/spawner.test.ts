@@ -8,7 +8,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-spawner-test-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const options = (name: string) => ({
-  env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
   cwd: dir,
   detached: false,
   logPath: path.join(dir, name),

@@ -115,7 +115,7 @@ export function createLauncherSpawner(): Spawner {
   let nextId = 0;
 
   function connect(): { child: ChildProcess; live: Map<number, Spawned> } {
-    if (launcher && launcher.child.connected) return launcher;
+    if (launcher?.child.connected) return launcher;
     const child = fork(SCRIPT, [], {
       execArgv: [],
       stdio: ["ignore", "ignore", "inherit", "ipc"],

@@ -8,7 +8,7 @@ const fsWritev = promisify(fs.writev);
 
 /** Writes every byte of `buffers` at the descriptor's position: one writev while it takes them all. */
 export async function writeAll(fd: number, buffers: readonly Uint8Array[]): Promise<void> {
-  let pending = buffers.filter((b) => b.length > 0);
+  const pending = buffers.filter((b) => b.length > 0);
   while (pending.length > 0) {
     let written =
       pending.length === 1 ? (await fsWrite(fd, pending[0]!)).bytesWritten : (await fsWritev(fd, pending)).bytesWritten;

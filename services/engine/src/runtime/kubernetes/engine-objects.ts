@@ -1,12 +1,12 @@
 // The Kubernetes objects an engine runs as, computed from what it should be and nothing else:
 // a claim for its data, a pod and a Service, all named `engine-<uid>` with the labels the real
 // service's integration tests look for (docs/adr/0161). Pure, so every field can be unit-tested.
+import { managedBy, type Owner, ownerReferencesOf } from "@aiem/kit/kubernetes";
 import type { V1Container, V1PersistentVolumeClaim, V1Pod, V1Service, V1Toleration } from "@kubernetes/client-node";
 import type { EngineRunSpec } from "../runtime.js";
 import { mergePodTemplate, type PodTemplate } from "./pod-template.js";
 
-/** Who made an object; the real service's operator writes this value, and tools select on it. */
-export const managedBy = "engine-operator";
+export { managedBy, type Owner, ownerReferencesOf };
 
 /** What only a Kubernetes runtime reads: the profile's and the version's placement settings. */
 export interface KubernetesPlacement {
@@ -27,13 +27,6 @@ export interface EngineObjects {
   readonly claim: V1PersistentVolumeClaim;
   readonly pod: V1Pod;
   readonly service: V1Service;
-}
-
-/** What an owner reference needs of the object that owns the rest (the claim). */
-export interface Owner {
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
 }
 
 export const defaultGpuResourceName = "nvidia.com/gpu";
@@ -102,13 +95,6 @@ export function engineObjects(
 }
 
 export type Meta = NonNullable<V1Pod["metadata"]>;
-
-/** An owner reference to `owner`, which blocks the owner's foreground deletion until the dependent is gone. */
-export function ownerReferencesOf(owner: Owner | undefined) {
-  return owner
-    ? [{ apiVersion: "v1", kind: owner.kind, name: owner.name, uid: owner.uid, blockOwnerDeletion: true }]
-    : undefined;
-}
 
 /** CPU, memory and GPUs as requests and limits alike (the scheduler places what the engine gets). */
 export function resourcesOf(spec: EngineRunSpec, placement: KubernetesPlacement) {

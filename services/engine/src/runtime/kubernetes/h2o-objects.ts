@@ -88,7 +88,7 @@ function h2oPod(
   metadata: NonNullable<V1Pod["metadata"]>,
 ): V1Pod {
   const heapMiB = Math.max(256, Number(spec.memoryBytes / 1048576n));
-  const classpath = [h2oJarInImage, ...(spec.options["javaClasspath"] ? [spec.options["javaClasspath"]] : [])];
+  const classpath = [h2oJarInImage, ...(spec.options.javaClasspath ? [spec.options.javaClasspath] : [])];
   const container: V1Container = {
     name: "h2o",
     image: spec.image,
@@ -99,7 +99,7 @@ function h2oPod(
       // What the jar's manifest opens under `java -jar`; started by class name (to add the
       // profile's classpath), the JVM needs them said.
       ...["java.lang", "java.util", "java.lang.reflect"].map((pkg) => `--add-opens=java.base/${pkg}=ALL-UNNAMED`),
-      ...words(spec.options["javaOptions"]),
+      ...words(spec.options.javaOptions),
       "-cp",
       classpath.join(":"),
       "water.H2OApp",
@@ -111,7 +111,7 @@ function h2oPod(
       spec.basePath.replace(/\/$/, ""),
       "-nthreads",
       String(spec.cpu),
-      ...words(spec.options["h2oOptions"]),
+      ...words(spec.options.h2oOptions),
     ],
     env: [
       // H2O-3's Kubernetes discovery: the headless Service's name, how many nodes to wait for.

@@ -48,7 +48,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     // Storage grows by the claim's request (the class allows expansion).
     await runtime.resizeStorage(uid, 2n << 30n);
     const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
-    expect(claim.spec?.resources?.requests?.["storage"]).toBe(String(2 * (1 << 30)));
+    expect(claim.spec?.resources?.requests?.storage).toBe(String(2 * (1 << 30)));
 
     await runtime.remove(uid);
     await until(runtime, uid, (s) => s.phase === "absent" && !s.dataPresent);

@@ -1,8 +1,8 @@
 // Engines as Kubernetes objects (docs/adr/0161, 0195): a claim, a pod and a Service per DAI or
 // notebook engine, a headless Service and a pod per node for an H2O engine, in one namespace. What the cluster holds is read from informers (a list, then a watch), never polled;
 // every replica of the service sees the same objects, so nothing is pinned to one of them.
+import { createOrRead, ignoreNotFound } from "@aiem/kit/kubernetes";
 import {
-  ApiException,
   type CoreV1Event,
   CoreV1Api,
   type KubeConfig,
@@ -258,22 +258,4 @@ export async function createKubernetesRuntime(options: KubernetesRuntimeOptions)
       await Promise.all([pods.stop(), claims.stop(), services.stop(), events.stop()]);
     },
   };
-}
-
-/** Creates an object; when it exists already, reads it instead (or returns undefined). */
-async function createOrRead<T>(create: () => Promise<T>, read?: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await create();
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 409) return read?.();
-    throw error;
-  }
-}
-
-async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
-  }
 }

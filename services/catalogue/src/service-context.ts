@@ -3,7 +3,7 @@
 import { create, type DescMessage, type Message } from "@bufbuild/protobuf";
 import type { ServiceCore } from "@aiem/kit/server";
 
-export type Runtime = ServiceCore;
+export type ServiceContext = ServiceCore;
 
 /** An empty message of `schema` when a request leaves a message field unset. */
 export function orEmpty<T extends Message>(schema: DescMessage, value: T | undefined): T {

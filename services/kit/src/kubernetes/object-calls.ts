@@ -1,0 +1,21 @@
+// The two ways a runtime tolerates what another replica (or a person) already did: an object that
+// exists is read instead of made, and one already gone counts as deleted.
+import { ApiException } from "@kubernetes/client-node";
+
+/** Creates an object; when it exists already, reads it instead (or returns undefined). */
+export async function createOrRead<T>(create: () => Promise<T>, read?: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await create();
+  } catch (error) {
+    if (error instanceof ApiException && error.code === 409) return read?.();
+    throw error;
+  }
+}
+
+export async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  }
+}

@@ -1,0 +1,236 @@
+// One reconcile pass over one sandbox: from the state its row records towards the one it asked
+// for. Deletes and terminates stop its agent; a starting sandbox's agent is started (or a start
+// its create began is taken over) and the sandbox recorded RUNNING or FAILED; a RUNNING sandbox
+// whose agent this process of the service does not hold was left by an earlier one, and its agent
+// is adopted, or the sandbox FAILED or started again (see takeOverLeftRunning).
+import type { Kysely } from "kysely";
+import type { Logger } from "@aiem/kit/logger";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import type { AgentStarts, Started } from "./agent-starts.js";
+import { type ChangeHub, sandboxKey } from "./change-hub.js";
+import type { LocalSandboxRuntime } from "./runtime/index.js";
+import type { SandboxActivity } from "./sandbox-activity.js";
+import type { ServiceContext } from "./service-context.js";
+import {
+  enqueueSandboxState,
+  failLiveProcesses,
+  loadSandboxByUid,
+  recordSandboxRunning,
+  sandboxStateName,
+  sandboxStateOf,
+  transitionSandbox,
+  type SandboxRow,
+} from "./store.js";
+
+const S = SandboxEngine_State;
+
+export interface ReconcileDeps {
+  readonly context: ServiceContext;
+  readonly runtime: LocalSandboxRuntime;
+  readonly logger: Logger;
+  readonly hub: ChangeHub;
+  readonly placement: string;
+  readonly starts: AgentStarts;
+  readonly activity: SandboxActivity;
+  /** Sandboxes whose agent just ended on its own, until that is recorded: not to be restarted. */
+  readonly failing: Set<string>;
+  /** Asks for another pass over the sandbox once this one is done. */
+  readonly queueAgain: (uid: string) => void;
+  readonly onProcessesEnded?: ((uid: string) => void) | undefined;
+  readonly onAdopted?: ((uid: string) => Promise<void> | void) | undefined;
+}
+
+export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promise<void> {
+  const { context, runtime, logger, hub, placement, starts, activity } = deps;
+  const now = () => context.now();
+  const db = (): Kysely<any> => context.database().db;
+
+  /** The sandbox's agent and processes ended: those waiting on it are told. */
+  function ended(uid: string): void {
+    deps.onProcessesEnded?.(uid);
+    hub.notify(sandboxKey(uid));
+  }
+
+  /** Whether this replica runs the sandbox, taking it when no replica does yet. */
+  async function ours(row: SandboxRow): Promise<boolean> {
+    if (row.placement === placement) return true;
+    if (row.placement !== null) return false;
+    const taken = await db()
+      .updateTable("sandbox_engines")
+      .set({ placement })
+      .where("uid", "=", row.uid)
+      .where("placement", "is", null)
+      .executeTakeFirst();
+    return taken.numUpdatedRows > 0n;
+  }
+
+  async function removeDeleted(row: SandboxRow): Promise<void> {
+    const { uid } = row;
+    starts.release(row.runtime_id);
+    await runtime.destroy(row.runtime_id);
+    await context.write(async (trx) => {
+      const current = await loadSandboxByUid(trx, uid, true);
+      if (!current || current.desired !== "deleted") return;
+      await trx.deleteFrom("processes").where("sandbox_uid", "=", uid).execute();
+      await trx.deleteFrom("ports").where("sandbox_uid", "=", uid).execute();
+      await trx.deleteFrom("sandbox_engines").where("uid", "=", uid).execute();
+      await enqueueSandboxState(trx, current, sandboxStateOf(current.state), now(), 0, true);
+    });
+    activity.forget(uid);
+    ended(uid);
+  }
+
+  async function terminate(row: SandboxRow): Promise<void> {
+    starts.release(row.runtime_id);
+    await runtime.destroy(row.runtime_id);
+    await context.write(async (trx) => {
+      const at = now();
+      const moved = await transitionSandbox(
+        trx,
+        row.uid,
+        [S.TERMINATING, S.STARTING, S.RUNNING, S.FAILED],
+        S.TERMINATED,
+        at,
+      );
+      if (moved) await failLiveProcesses(trx, moved.row, at);
+    });
+    ended(row.uid);
+  }
+
+  async function startStarting(row: SandboxRow): Promise<void> {
+    const { uid } = row;
+    let started = await starts.start(row);
+    // Its agent was started by a service that died before recording it running, and has ended
+    // since: no process ran in it yet, so nothing is lost by starting it afresh.
+    if (!started.ok && started.agentGone) started = await starts.start(row);
+    const moved = await context
+      .write(async (trx) =>
+        started.ok
+          ? recordSandboxRunning(trx, row, now())
+          : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
+      )
+      .finally(() => starts.settled(uid));
+    if (!started.ok) logger.warn("a sandbox could not start", { sandbox: row.name, reason: started.reason });
+    if (moved && started.ok) activity.touch(uid);
+    if (!moved && started.ok) {
+      // Terminated or deleted while it started: the next pass stops it.
+      const again = await loadSandboxByUid(db(), uid);
+      if (again && again.desired !== "running") deps.queueAgain(uid);
+    }
+    hub.notify(sandboxKey(uid));
+  }
+
+  /**
+   * A RUNNING sandbox this process of the service does not hold: an earlier one left it. Its
+   * agent is adopted when it runs on (confined sandboxes outlive the service), with its processes
+   * and their output; one whose agent ended meanwhile is FAILED, not started again with its
+   * processes lost. Only an agent that was never meant to outlive the service (unconfined, or
+   * started by a version without adoption) is started again on the same files.
+   */
+  async function takeOverLeftRunning(row: SandboxRow): Promise<void> {
+    const started = await starts.start(row);
+    if (started.ok && started.adopted) return adopted(row);
+    const reason =
+      !started.ok && started.agentGone && !started.unverifiable
+        ? "the sandbox's agent ended while the service was not running; its processes ended with it"
+        : !started.ok
+          ? started.reason
+          : undefined;
+    const kept = await context.write(async (trx) => {
+      const at = now();
+      const current = await loadSandboxByUid(trx, row.uid, true);
+      if (!current || current.state !== sandboxStateName(S.RUNNING) || current.desired !== "running") return false;
+      await failLiveProcesses(trx, current, at);
+      if (reason !== undefined)
+        await transitionSandbox(trx, row.uid, [S.RUNNING], S.FAILED, at, { failureReason: reason });
+      else await trx.updateTable("sandbox_engines").set({ last_activity: at }).where("uid", "=", row.uid).execute();
+      return started.ok;
+    });
+    if (started.ok && !kept) {
+      // It changed meanwhile (failed, terminated, deleted): the agent just started is not wanted.
+      starts.disown(row.runtime_id);
+      await runtime.stop(row.runtime_id);
+      deps.queueAgain(row.uid);
+      return;
+    }
+    logRestart(row, started, reason);
+    ended(row.uid);
+  }
+
+  async function adopted(row: SandboxRow): Promise<void> {
+    activity.touch(row.uid);
+    logger.info("adopted a sandbox's agent left running by an earlier process of the service", {
+      sandbox: row.name,
+    });
+    try {
+      await deps.onAdopted?.(row.uid);
+    } catch (err) {
+      logger.error("could not follow an adopted sandbox's processes", { sandbox: row.name, error: String(err) });
+    }
+    hub.notify(sandboxKey(row.uid));
+  }
+
+  function logRestart(row: SandboxRow, started: Started, reason: string | undefined): void {
+    if (started.ok) {
+      activity.touch(row.uid);
+      logger.info("restarted a sandbox whose agent was gone", { sandbox: row.name });
+      return;
+    }
+    logger.warn(
+      started.agentGone
+        ? "a sandbox's agent ended while the service was not running"
+        : "a sandbox could not be restarted",
+      { sandbox: row.name, reason },
+    );
+  }
+
+  return async function reconcile(uid: string): Promise<void> {
+    const row = await loadSandboxByUid(db(), uid);
+    if (!row) {
+      activity.forget(uid);
+      return;
+    }
+    if (!(await ours(row))) return;
+    const state = sandboxStateOf(row.state);
+    if (row.desired === "deleted") return removeDeleted(row);
+    if (row.desired === "terminated") {
+      if (state !== S.TERMINATED) await terminate(row);
+      return;
+    }
+    if (state === S.STARTING) return startStarting(row);
+    if (state === S.RUNNING && !runtime.isRunning(row.runtime_id) && !deps.failing.has(uid))
+      return takeOverLeftRunning(row);
+    if (state === S.RUNNING) starts.own(row.runtime_id, row.uid);
+  };
+}
+
+/**
+ * The runtime's report of an agent that ended without being stopped: its sandbox, if it had one,
+ * is FAILED with its live processes, and is not started again meanwhile.
+ */
+export function createAgentEnded(
+  deps: Pick<ReconcileDeps, "context" | "logger" | "hub" | "starts" | "failing" | "onProcessesEnded">,
+): (runtimeId: string) => void {
+  const { context, logger, hub, failing } = deps;
+  return (runtimeId) => {
+    const uid = deps.starts.disown(runtimeId);
+    if (uid === undefined) return;
+    failing.add(uid);
+    void context
+      .write(async (trx) => {
+        const at = context.now();
+        const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, {
+          failureReason: "the sandbox's agent ended unexpectedly",
+        });
+        if (moved) await failLiveProcesses(trx, moved.row, at);
+        return moved;
+      })
+      .then((moved) => {
+        if (moved) logger.warn("a sandbox's agent ended unexpectedly", { sandbox: moved.row.name });
+        deps.onProcessesEnded?.(uid);
+        hub.notify(sandboxKey(uid));
+      })
+      .catch((err: unknown) => logger.error("could not record a sandbox that failed", { uid, error: String(err) }))
+      .finally(() => failing.delete(uid));
+  };
+}
