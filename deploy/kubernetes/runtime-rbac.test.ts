@@ -21,6 +21,7 @@ describe("the runtime's Role", () => {
     const { calls, errors, files } = runtimeApiCalls(root);
     expect(errors).toEqual([]);
     expect(files).toContain("services/engine/src/runtime/kubernetes/kubernetes-runtime.ts");
+    expect(files).toContain("services/sandbox/src/kubernetes/kubernetes-sandbox-runtime.ts");
     const granted = grantsOf(roleRules());
     const missing = calls.filter((c) => !granted.includes(c.grant)).map((c) => `${c.grant} (${c.where})`);
     expect(missing, "calls the Role in deploy/kubernetes/base/runtime-rbac.yaml does not grant").toEqual([]);

@@ -5,7 +5,7 @@
 // were running (confined agents outlive the service, with their processes and output), marks
 // FAILED those whose agent ended meanwhile, and starts again, on their files, the unconfined
 // ones (their agents die with the service; their running processes end). Work on one sandbox is
-// serialised; a sweep every `intervalMs` catches everything a kick may have missed.
+// serialised; a sweep every `intervalMs` catches what a kick may have missed.
 //
 // The parts: reconcile-pass.ts (one pass over one sandbox), reconcile-queue.ts (passes over one
 // sandbox one at a time), sweep.ts (the periodic look at every sandbox), agent-starts.ts (agents
@@ -111,6 +111,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   const reconcile = createReconcilePass({
     ...common,
     queueAgain: (uid) => queue.again(uid),
+    running: { track: (row) => sweep.track(row), untrack: (uid) => sweep.untrack(uid) },
     onProcessesEnded: options.onProcessesEnded,
     onAdopted: options.onAdopted,
   });
@@ -141,7 +142,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       await removeUnownedSandboxes(runtime, db());
       // Sandboxes left running are adopted (and those that ran before run again) before the
       // service says it is ready, so that no call routed here finds a sandbox without its agent.
-      await Promise.all(await sweep.sweep());
+      await Promise.all(await sweep.sweepAll());
       await pool.prewarm();
       sweep.schedule(options.intervalMs);
     },

@@ -47,7 +47,7 @@ import { createProcessHandlers } from "./process-handlers.js";
 import type { SecretResolver } from "./process-definition.js";
 import { createMetricsHandlers } from "./metrics-service.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
-import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
+import { createSandboxEngineHandlers } from "./sandbox-engine-handlers.js";
 
 export const SANDBOX_SCHEMA = "sandbox";
 

@@ -11,6 +11,7 @@ import { type ChangeHub, sandboxKey } from "./change-hub.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
 import type { SandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
+import type { Sweep } from "./sweep.js";
 import {
   enqueueSandboxState,
   failLiveProcesses,
@@ -36,6 +37,8 @@ export interface ReconcileDeps {
   readonly failing: Set<string>;
   /** Asks for another pass over the sandbox once this one is done. */
   readonly queueAgain: (uid: string) => void;
+  /** The sweep, told which sandboxes run here. */
+  readonly running: Pick<Sweep, "track" | "untrack">;
   readonly onProcessesEnded?: ((uid: string) => void) | undefined;
   readonly onAdopted?: ((uid: string) => Promise<void> | void) | undefined;
 }
@@ -110,6 +113,7 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
           : transitionSandbox(trx, uid, [S.STARTING], S.FAILED, now(), { failureReason: started.reason }),
       )
       .finally(() => starts.settled(uid));
+    if (started.ok && moved && "uid" in moved) deps.running.track(moved);
     if (!started.ok) logger.warn("a sandbox could not start", { sandbox: row.name, reason: started.reason });
     if (moved && started.ok) activity.touch(uid);
     if (!moved && started.ok) {
@@ -129,7 +133,10 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
    */
   async function takeOverLeftRunning(row: SandboxRow): Promise<void> {
     const started = await starts.start(row);
-    if (started.ok && started.adopted) return adopted(row);
+    if (started.ok && started.adopted) {
+      deps.running.track(row);
+      return adopted(row);
+    }
     const reason =
       !started.ok && started.agentGone && !started.unverifiable
         ? "the sandbox's agent ended while the service was not running; its processes ended with it"
@@ -153,6 +160,8 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
       deps.queueAgain(row.uid);
       return;
     }
+    if (started.ok) deps.running.track(row);
+    else deps.running.untrack(row.uid);
     logRestart(row, started, reason);
     ended(row.uid);
   }
@@ -186,12 +195,15 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
 
   return async function reconcile(uid: string): Promise<void> {
     const row = await loadSandboxByUid(db(), uid);
+    const state = row ? sandboxStateOf(row.state) : undefined;
+    // What the sweep checks from memory: the sandboxes this replica holds RUNNING.
+    if (!row || state !== S.RUNNING || row.desired !== "running" || row.placement !== placement)
+      deps.running.untrack(uid);
     if (!row) {
       activity.forget(uid);
       return;
     }
     if (!(await ours(row))) return;
-    const state = sandboxStateOf(row.state);
     if (row.desired === "deleted") return removeDeleted(row);
     if (row.desired === "terminated") {
       if (state !== S.TERMINATED) await terminate(row);
@@ -200,7 +212,10 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
     if (state === S.STARTING) return startStarting(row);
     if (state === S.RUNNING && !runtime.isRunning(row.runtime_id) && !deps.failing.has(uid))
       return takeOverLeftRunning(row);
-    if (state === S.RUNNING) starts.own(row.runtime_id, row.uid);
+    if (state === S.RUNNING) {
+      starts.own(row.runtime_id, row.uid);
+      deps.running.track(row);
+    }
   };
 }
 

@@ -1,6 +1,12 @@
-// The reconciler's sweep: every so often it looks at each live sandbox of this replica, to catch
-// what a kick may have missed, to terminate sandboxes past their idle or running limit, and to
-// write their activity to the database now and then.
+// The reconciler's sweep: every `intervalMs` it catches what a kick may have missed, terminates
+// sandboxes past their idle or running limit, and writes their activity to the database now and
+// then. A tick must stay cheap with a thousand idle sandboxes, since it runs on the event loop
+// that answers calls (and, embedded, on the database's one session). So it reads only the
+// sandboxes that are not settled (starting, terminating, deleting: few), checks the running ones
+// from what it holds in memory (their limits, start and stored activity), and re-reads those
+// from the database a page a tick, all of them once every `count / SYNC_PAGE` ticks, to catch
+// anything that changed behind its back. Passes that see a sandbox RUNNING, or no longer RUNNING,
+// tell it at once (track, untrack), so that limits hold from the start.
 import type { Kysely } from "kysely";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
@@ -8,11 +14,15 @@ import { type ChangeHub, sandboxKey } from "./change-hub.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
 import type { SandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
-import { type SandboxRow, sandboxStateName, sandboxStateOf, transitionSandbox } from "./store.js";
+import { type SandboxRow, sandboxStateName, transitionSandbox } from "./store.js";
 
 const S = SandboxEngine_State;
 /** Activity is written to the database when it is this much newer than what is stored. */
 const ACTIVITY_WRITE_MS = 2_000;
+/** Running sandboxes re-read from the database in one tick. */
+const SYNC_PAGE = 100;
+const RUNNING = sandboxStateName(S.RUNNING);
+const UNSETTLED = [S.STARTING, S.TERMINATING, S.DELETING].map(sandboxStateName);
 
 export interface SweepDeps {
   readonly context: ServiceContext;
@@ -28,106 +38,155 @@ export interface SweepDeps {
   readonly stopped: () => boolean;
 }
 
-type SweptRow = Pick<
+/** What a tick needs of a RUNNING sandbox. */
+export type RunningRow = Pick<
   SandboxRow,
-  | "uid"
-  | "state"
-  | "desired"
-  | "runtime_id"
-  | "max_idle_ms"
-  | "max_running_ms"
-  | "start_time"
-  | "last_activity"
-  | "name"
+  "uid" | "desired" | "runtime_id" | "max_idle_ms" | "max_running_ms" | "start_time" | "last_activity"
 >;
 
+interface Tracked {
+  runtimeId: string;
+  maxIdleMs: number;
+  maxRunningMs: number;
+  startTime: number | undefined;
+  /** The activity the database holds. */
+  storedActivity: number;
+}
+
 export interface Sweep {
-  /** Looks at every live sandbox of this replica; returns the passes it started. */
-  sweep(): Promise<Promise<void>[]>;
-  /** Sweeps every `intervalMs` from now on, until stop(). */
+  /** Looks at every live sandbox of this replica, reading all of them; returns the passes it started. */
+  sweepAll(): Promise<Promise<void>[]>;
+  /** Ticks every `intervalMs` from now on, until stop(). */
   schedule(intervalMs: number): void;
-  /** Ends the schedule; resolves when a sweep under way is done. */
+  /** Ends the schedule; resolves when a tick under way is done. */
   stop(): Promise<void>;
+  /** A pass recorded or found the sandbox RUNNING here, as `row` says. */
+  track(row: RunningRow): void;
+  /** A pass found the sandbox no longer RUNNING here. */
+  untrack(uid: string): void;
 }
 
 export function createSweep(deps: SweepDeps): Sweep {
   const { context, runtime, logger, hub, placement, activity } = deps;
   const db = (): Kysely<any> => context.database().db;
+  const tracked = new Map<string, Tracked>();
+  /** The last uid of the page of running sandboxes read last; undefined: start from the first. */
+  let cursor: string | undefined;
+
+  function track(row: RunningRow): void {
+    tracked.set(row.uid, {
+      runtimeId: row.runtime_id,
+      maxIdleMs: Number(row.max_idle_ms),
+      maxRunningMs: Number(row.max_running_ms),
+      startTime: row.start_time?.getTime(),
+      storedActivity: row.last_activity.getTime(),
+    });
+  }
+
+  function kick(uid: string, kicks: Promise<void>[]): void {
+    if (!deps.queued(uid) && !deps.failing.has(uid)) kicks.push(deps.kick(uid));
+  }
+
+  const ours = (q: any) => q.where((eb: any) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]));
+
+  /** Kicks the sandboxes on their way somewhere: starting, terminating, deleting. */
+  async function kickUnsettled(kicks: Promise<void>[]): Promise<void> {
+    const rows = (await ours(
+      db().selectFrom("sandbox_engines").select("uid").where("state", "in", UNSETTLED),
+    ).execute()) as { uid: string }[];
+    for (const row of rows) kick(row.uid, kicks);
+  }
+
+  /** Re-reads the next page of running sandboxes; returns whether it was the last. */
+  async function syncPage(kicks: Promise<void>[]): Promise<boolean> {
+    let q = db()
+      .selectFrom("sandbox_engines")
+      .select(["uid", "desired", "runtime_id", "max_idle_ms", "max_running_ms", "start_time", "last_activity"])
+      .where("state", "=", RUNNING);
+    if (cursor !== undefined) q = q.where("uid", ">", cursor);
+    const rows = (await ours(q).orderBy("uid").limit(SYNC_PAGE).execute()) as RunningRow[];
+    const last = rows.length < SYNC_PAGE;
+    const from = cursor;
+    const to = last ? undefined : rows[rows.length - 1]!.uid;
+    const seen = new Set<string>();
+    for (const row of rows) {
+      seen.add(row.uid);
+      if (row.desired !== "running") {
+        tracked.delete(row.uid);
+        kick(row.uid, kicks);
+      } else track(row);
+    }
+    // Tracked sandboxes in the page's range that it does not hold are no longer RUNNING here.
+    for (const uid of tracked.keys())
+      if ((from === undefined || uid > from) && (to === undefined || uid <= to) && !seen.has(uid)) tracked.delete(uid);
+    cursor = to;
+    return last;
+  }
 
   /** Moves a sandbox past a limit to TERMINATING; the pass kicked then stops it. */
-  async function terminate(row: SweptRow, message: string, detail: Record<string, number>): Promise<boolean> {
+  async function terminate(uid: string, message: string, detail: Record<string, number>): Promise<boolean> {
     const moved = await context.write((trx) =>
-      transitionSandbox(trx, row.uid, [S.RUNNING], S.TERMINATING, context.now(), { desired: "terminated" }),
+      transitionSandbox(trx, uid, [S.RUNNING], S.TERMINATING, context.now(), { desired: "terminated" }),
     );
+    tracked.delete(uid);
     if (!moved) return false;
-    logger.info(message, { sandbox: row.name, ...detail });
-    hub.notify(sandboxKey(row.uid));
+    logger.info(message, { sandbox: moved.row.name, ...detail });
+    hub.notify(sandboxKey(uid));
     return true;
   }
 
-  async function sweep(): Promise<Promise<void>[]> {
-    const kicks: Promise<void>[] = [];
-    const rows = (await db()
-      .selectFrom("sandbox_engines")
-      .select([
-        "uid",
-        "state",
-        "desired",
-        "runtime_id",
-        "max_idle_ms",
-        "max_running_ms",
-        "start_time",
-        "last_activity",
-        "name",
-      ])
-      .where("state", "in", [S.STARTING, S.RUNNING, S.TERMINATING, S.DELETING].map(sandboxStateName))
-      .where((eb) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]))
-      .execute()) as SweptRow[];
+  /** Checks the running sandboxes from memory: their agents, their limits, their activity. */
+  async function checkRunning(kicks: Promise<void>[]): Promise<void> {
     const at = Date.now();
-    for (const row of rows) {
-      if (deps.stopped()) return kicks;
-      const state = sandboxStateOf(row.state);
-      if (state !== S.RUNNING || row.desired !== "running" || !runtime.isRunning(row.runtime_id)) {
-        if (!deps.queued(row.uid) && !deps.failing.has(row.uid)) kicks.push(deps.kick(row.uid));
+    for (const [uid, t] of [...tracked]) {
+      if (deps.stopped()) return;
+      if (!runtime.isRunning(t.runtimeId)) {
+        kick(uid, kicks);
         continue;
       }
-      const maxIdle = Number(row.max_idle_ms);
-      const idle = activity.idleMs(row, at);
-      const maxRunning = Number(row.max_running_ms);
-      const ran = row.start_time ? at - row.start_time.getTime() : 0;
-      if (maxRunning > 0 && ran >= maxRunning) {
-        if (await terminate(row, "terminating a sandbox that reached its running limit", { ranMs: ran }))
-          kicks.push(deps.kick(row.uid));
+      const ran = t.startTime === undefined ? 0 : at - t.startTime;
+      if (t.maxRunningMs > 0 && ran >= t.maxRunningMs) {
+        if (await terminate(uid, "terminating a sandbox that reached its running limit", { ranMs: ran }))
+          kicks.push(deps.kick(uid));
         continue;
       }
-      if (maxIdle > 0 && idle >= maxIdle) {
-        if (await terminate(row, "terminating an idle sandbox", { idleMs: idle })) kicks.push(deps.kick(row.uid));
+      const idle = activity.idleMs({ uid, state: RUNNING, last_activity: new Date(t.storedActivity) }, at);
+      if (t.maxIdleMs > 0 && idle >= t.maxIdleMs) {
+        if (await terminate(uid, "terminating an idle sandbox", { idleMs: idle })) kicks.push(deps.kick(uid));
         continue;
       }
-      const effective = activity.latest(row.uid, at);
-      if (effective !== undefined && effective - row.last_activity.getTime() > ACTIVITY_WRITE_MS) {
+      const effective = activity.latest(uid, at);
+      if (effective !== undefined && effective - t.storedActivity > ACTIVITY_WRITE_MS) {
         await db()
           .updateTable("sandbox_engines")
           .set({ last_activity: new Date(effective) })
-          .where("uid", "=", row.uid)
+          .where("uid", "=", uid)
           .execute();
+        t.storedActivity = effective;
       }
     }
+  }
+
+  async function tick(): Promise<Promise<void>[]> {
+    const kicks: Promise<void>[] = [];
+    await kickUnsettled(kicks);
+    await syncPage(kicks);
+    await checkRunning(kicks);
     return kicks;
   }
 
   let timer: NodeJS.Timeout | undefined;
-  let sweeping: Promise<void> | undefined;
+  let ticking: Promise<void> | undefined;
   function schedule(intervalMs: number): void {
     if (deps.stopped()) return;
     timer = setTimeout(() => {
-      sweeping = sweep()
+      ticking = tick()
         .then(() => undefined)
         .catch((err: unknown) =>
           logger.error("sandbox sweep failed", { error: err instanceof Error ? err.message : String(err) }),
         )
         .finally(() => {
-          sweeping = undefined;
+          ticking = undefined;
           schedule(intervalMs);
         });
     }, intervalMs);
@@ -135,11 +194,20 @@ export function createSweep(deps: SweepDeps): Sweep {
   }
 
   return {
-    sweep,
+    async sweepAll() {
+      const kicks: Promise<void>[] = [];
+      await kickUnsettled(kicks);
+      cursor = undefined;
+      while (!deps.stopped() && !(await syncPage(kicks))) {}
+      await checkRunning(kicks);
+      return kicks;
+    },
     schedule,
     async stop() {
       if (timer) clearTimeout(timer);
-      await sweeping;
+      await ticking;
     },
+    track,
+    untrack: (uid) => tracked.delete(uid),
   };
 }

@@ -10,7 +10,8 @@
  * under a transaction-scoped advisory lock and is refused while another relay holds an unexpired
  * lease, so replicas cannot overtake each other. The publish itself happens outside any
  * transaction (on PGlite a transaction would block every other query of the process). The claim
- * is in outbox-claim.ts, the publishing of a claimed batch in outbox-publish.ts.
+ * is in outbox-claim.ts, the publishing of a claimed batch in outbox-publish.ts, the rounds and
+ * flush in outbox-rounds.ts, the loop in outbox-relay-loop.ts.
  */
 import { randomUUID } from "node:crypto";
 import type { AnyDatabase } from "../db/index.js";
@@ -20,18 +21,17 @@ import {
   DEFAULT_BACKOFF,
   InvalidEventError,
   SUBJECT_ROOT,
-  backoffDelay,
   checkUserHeaders,
   consoleLogger,
-  errorFields,
   isLiteralSubject,
-  sleep,
   type EventBus,
   type EventBusLogger,
 } from "./event-bus.js";
 import { traceContextRecord } from "../observability/trace-context.js";
 import { createOutboxClaim } from "./outbox-claim.js";
-import { publishClaimed } from "./outbox-publish.js";
+import { runRelayLoop, type RelayLoopOptions } from "./outbox-relay-loop.js";
+import { createSerialRound, flushOutbox } from "./outbox-rounds.js";
+import { createOutboxWaker } from "./outbox-waker.js";
 
 export const OUTBOX_TABLE = "outbox";
 
@@ -208,114 +208,38 @@ const PGLITE_WAKE_DELAY = 10;
 
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { database, bus } = options;
-  const pollInterval = options.pollInterval ?? 250;
   const batchSize = options.batchSize ?? 100;
-  const lease = options.lease ?? 30_000;
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const retention = options.retention ?? 24 * 3600_000;
-  const cleanupInterval = options.cleanupInterval ?? 10 * 60_000;
   const logger = options.logger ?? consoleLogger;
-  const wakeDelay = options.wakeDelay ?? (database.kind === "pglite" ? PGLITE_WAKE_DELAY : 0);
-  let wakeTimer: NodeJS.Timeout | undefined;
   const owner = randomUUID();
+  const claim = createOutboxClaim({ database, owner, lease: options.lease ?? 30_000, batchSize });
+  const serialRound = createSerialRound({ database, bus, logger, owner }, claim);
+  const waker = createOutboxWaker(options.wakeDelay ?? (database.kind === "pglite" ? PGLITE_WAKE_DELAY : 0));
+  const loopOptions: RelayLoopOptions = {
+    database,
+    serialRound,
+    waker,
+    logger,
+    pollInterval: options.pollInterval ?? 250,
+    batchSize,
+    backoff: options.backoff ?? DEFAULT_BACKOFF,
+    retention: options.retention ?? 24 * 3600_000,
+    cleanupInterval: options.cleanupInterval ?? 10 * 60_000,
+  };
   let running: Promise<void> | undefined;
   let stopper = new AbortController();
-  let waker = new AbortController();
-  let lastCleanup = 0;
-  const claim = createOutboxClaim({ database, owner, lease, batchSize });
-
-  /** One round: claim, publish in order, record the outcome. Returns rows published; throws when the bus fails. */
-  async function round(known = false, tally?: { claimed: number }): Promise<number> {
-    const rows = await claim(known);
-    if (tally) tally.claimed = rows.length;
-    if (rows.length === 0) return 0;
-    return publishClaimed({ database, bus, logger, owner }, rows);
-  }
-
-  // One relay's rounds run one at a time, so a flush and the loop never publish the same batch.
-  let lastRound: Promise<unknown> = Promise.resolve();
-  function serialRound(known = false, tally?: { claimed: number }): Promise<number> {
-    const next = lastRound.then(
-      () => round(known, tally),
-      () => round(known, tally),
-    );
-    lastRound = next.catch(() => {});
-    return next;
-  }
-
-  /** The newest row waiting to be published, if any. */
-  async function newestPending(): Promise<bigint | undefined> {
-    const r = await sql<{
-      seq: string | null;
-    }>`select max(seq)::text as seq from outbox where published_at is null and failed_at is null`.execute(database.db);
-    const seq = r.rows[0]?.seq;
-    return seq == null ? undefined : BigInt(seq);
-  }
-
-  async function cleanup(): Promise<void> {
-    const now = Date.now();
-    if (now - lastCleanup < cleanupInterval) return;
-    lastCleanup = now;
-    await sql`delete from outbox where published_at < ${new Date(now - retention)}`.execute(database.db);
-  }
-
-  async function loop(signal: AbortSignal): Promise<void> {
-    let failures = 0;
-    let woken = false;
-    while (!signal.aborted) {
-      let published = 0;
-      try {
-        published = await serialRound(woken);
-        woken = false;
-        if (failures > 0) logger.warn("outbox relay publishing again", { after: failures });
-        failures = 0;
-        await cleanup();
-      } catch (err) {
-        failures++;
-        if (failures === 1 || failures % 20 === 0)
-          logger.warn("outbox relay cannot publish; retrying", { failures, ...errorFields(err) });
-        await sleep(backoffDelay(backoff, failures), signal);
-        continue;
-      }
-      // A full batch means more may be waiting: go again at once.
-      if (published >= batchSize) continue;
-      if (waker.signal.aborted) {
-        // Woken during the round: the new rows may have committed after our claim, so look again.
-        waker = new AbortController();
-        woken = true;
-        continue;
-      }
-      await sleep(pollInterval, AbortSignal.any([signal, waker.signal]));
-      // A wake that ended the sleep is answered by the round that follows (its claim comes after
-      // the commit that woke it): a fresh waker, or the same wake would call for a second round.
-      woken = waker.signal.aborted;
-      if (woken) waker = new AbortController();
-    }
-  }
-
   return {
     start() {
       if (running) return;
       stopper = new AbortController();
-      running = loop(stopper.signal);
+      running = runRelayLoop(loopOptions, stopper.signal);
     },
     async stop() {
-      clearTimeout(wakeTimer);
-      wakeTimer = undefined;
+      waker.cancel();
       stopper.abort();
       await running;
       running = undefined;
     },
-    wake() {
-      if (wakeDelay <= 0) {
-        waker.abort();
-        return;
-      }
-      wakeTimer ??= setTimeout(() => {
-        wakeTimer = undefined;
-        waker.abort();
-      }, wakeDelay).unref();
-    },
+    wake: () => waker.wake(),
     async publishCommitted() {
       // The round's claim comes after the caller's commit (rounds run one at a time, and this one
       // is queued now), so it sees the caller's rows unless another relay holds them. A claim
@@ -324,24 +248,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       await serialRound(true, tally);
       if (tally.claimed > 0 && tally.claimed < batchSize) return;
       // Nothing claimed (published already, or another relay's claim) or a full batch: the sure way.
-      await this.flush();
+      await flushOutbox(database, batchSize, serialRound);
     },
-    async flush() {
-      const target = await newestPending();
-      let total = 0;
-      if (target === undefined) return total;
-      for (;;) {
-        const n = await serialRound();
-        total += n;
-        if (n >= batchSize) continue;
-        const left = await sql<{ x: number }>`
-          select 1 as x from outbox where published_at is null and failed_at is null and seq <= ${target.toString()} limit 1`.execute(
-          database.db,
-        );
-        if (left.rows.length === 0) return total;
-        // Another relay holds the claim: wait for its round (or its lease) to end.
-        await sleep(10);
-      }
-    },
+    flush: () => flushOutbox(database, batchSize, serialRound),
   };
 }

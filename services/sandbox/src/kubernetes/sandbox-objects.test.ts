@@ -1,0 +1,135 @@
+import { create } from "@bufbuild/protobuf";
+import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { describe, expect, it } from "vitest";
+import { labelValue, portRoute, portService, sandboxPod, sandboxService } from "./sandbox-objects.js";
+import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
+
+const uid = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d";
+const engine = create(SandboxEngineSchema, {
+  name: "workspaces/8cf6b17d/sandboxEngines/s1",
+  uid,
+  creator: "users/5e7f",
+  creatorDisplayName: "Alice",
+  sandboxEngineImageInfo: { image: "registry.example/sandbox:1", imagePullPolicy: 3, imagePullSecrets: ["regcred"] },
+  sandboxEngineTemplateInfo: {
+    milliCpuRequest: 100,
+    milliCpuLimit: 200,
+    memoryBytesRequest: 10n << 20n,
+    memoryBytesLimit: 20n << 20n,
+    storageBytes: 10n << 20n,
+    gpu: 1,
+    gpuResource: "amd.com/gpu",
+    yamlPodTemplateSpec: [
+      "metadata:",
+      "  labels: { team: ml }",
+      "spec:",
+      "  nodeSelector: { pool: sandboxes }",
+      "  containers:",
+      "    - name: sandbox",
+      "      env: [{ name: POD_TEMPLATE_TEST_VAR, value: custom-test-value }]",
+    ].join("\n"),
+  },
+});
+const agent = { image: "registry.example/aiem-agent:1", config: '{"listen":"tcp"}' };
+
+describe("a sandbox's objects", () => {
+  it("run the sandbox image in one container with the agent copied in by an init container", () => {
+    const pod = sandboxPod(sandboxPodSpecOf(engine), "ns", agent, {
+      kind: "Service",
+      name: `engine-${uid}`,
+      uid: "s-1",
+    });
+    expect(pod.metadata).toMatchObject({
+      name: `engine-${uid}`,
+      namespace: "ns",
+      labels: {
+        "app.kubernetes.io/name": "sandbox-engine",
+        "app.kubernetes.io/instance": uid,
+        "app.kubernetes.io/managed-by": "engine-operator",
+        "app.kubernetes.io/created-by": "engine-operator",
+        "cloud.h2o.ai/creator": "5e7f",
+        "cloud.h2o.ai/owner": "5e7f",
+        team: "ml",
+      },
+      annotations: {
+        "cloud.h2o.ai/resource": "//engine-manager/workspaces/8cf6b17d/sandboxEngines/s1",
+        "cloud.h2o.ai/workspace-id": "8cf6b17d",
+        "cloud.h2o.ai/creator": "users/5e7f",
+        "cloud.h2o.ai/creator-display-name": "Alice",
+      },
+      ownerReferences: [{ kind: "Service", name: `engine-${uid}`, uid: "s-1", blockOwnerDeletion: true }],
+    });
+    const spec = pod.spec!;
+    expect(spec.restartPolicy).toBe("Never");
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(spec.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    expect(spec.nodeSelector).toEqual({ pool: "sandboxes" });
+    expect(spec.containers).toHaveLength(1);
+    const [container] = spec.containers;
+    expect(container).toMatchObject({
+      name: "sandbox",
+      image: "registry.example/sandbox:1",
+      imagePullPolicy: "IfNotPresent",
+      command: ["/.aiem/agent"],
+      ports: [{ name: "grpc", containerPort: 50051, protocol: "TCP" }],
+      resources: {
+        requests: { cpu: "100m", memory: "10485760" },
+        limits: { cpu: "200m", memory: "20971520", "ephemeral-storage": "10485760", "amd.com/gpu": "1" },
+      },
+    });
+    expect(container?.env).toEqual([
+      { name: "AIEM_AGENT_CONFIG", value: agent.config },
+      { name: "POD_TEMPLATE_TEST_VAR", value: "custom-test-value" },
+    ]);
+    expect(spec.initContainers?.[0]).toMatchObject({
+      image: agent.image,
+      command: ["cp", "/aiem/agent", "/.aiem/agent"],
+      volumeMounts: [{ name: "aiem-agent", mountPath: "/.aiem" }],
+    });
+    expect(container?.volumeMounts).toEqual([{ name: "aiem-agent", mountPath: "/.aiem", readOnly: true }]);
+  });
+
+  it("reach the agent through a Service on port 80 and each port through one of its own", () => {
+    expect(sandboxService(uid, "ns").spec).toEqual({
+      type: "ClusterIP",
+      selector: { "app.kubernetes.io/instance": uid },
+      ports: [{ name: "grpc", port: 80, targetPort: 50051, protocol: "TCP" }],
+    });
+    const service = portService(uid, 8080, "ns");
+    expect(service.metadata?.name).toBe(`engine-${uid}-port-8080`);
+    expect(service.metadata?.labels?.["engine.h2o.ai/port-id"]).toBe("8080");
+    expect(service.spec?.ports).toEqual([{ name: "http", port: 8080, targetPort: 8080, protocol: "TCP" }]);
+  });
+
+  it("route a public port's URL to its Service, stripping the URL's path", () => {
+    const route = portRoute(uid, 9090, "ns", {
+      publicUrl: `https://example.com/sandboxes/${uid}/public/9090/`,
+      gateway: { name: "public", namespace: "gateways" },
+    });
+    expect(route.metadata.name).toBe(`engine-${uid}-port-9090`);
+    expect(route.spec).toEqual({
+      parentRefs: [{ name: "public", namespace: "gateways" }],
+      hostnames: ["example.com"],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: `/sandboxes/${uid}/public/9090` } }],
+          filters: [
+            { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "" } } },
+          ],
+          backendRefs: [{ name: `engine-${uid}-port-9090`, port: 9090 }],
+        },
+      ],
+    });
+  });
+
+  it("make label values of principals' names", () => {
+    expect(labelValue("users/5e7f-aa")).toBe("5e7f-aa");
+    expect(labelValue("users/someone@example.com")).toBe("someone_example.com");
+    expect(labelValue(`users/${"x".repeat(80)}`)).toHaveLength(63);
+  });
+});
