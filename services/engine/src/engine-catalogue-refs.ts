@@ -34,6 +34,7 @@ const VERSION_PATTERNS: Record<EngineKind["type"], ResourcePattern<string>> = {
 export type VersionLike = DAIEngineVersion | NotebookEngineImage;
 
 /** A stored engine resource, read by the field names its kind descriptor holds. */
+// biome-ignore lint/suspicious/noExplicitAny: an engine of any kind, its fields read by name from the kind descriptor
 export type StoredEngine = AnyEngine & Record<string, any>;
 
 /** The profile named in a request: it must exist, be enabled and be assigned to the caller. */

@@ -34,14 +34,15 @@ export interface EngineModuleParts {
 
 export async function startEngineModule(parts: EngineModuleParts): Promise<void> {
   const { deps, settings, logger, state } = parts;
-  const store = (parts.store = await openServiceStore({
+  const store = await openServiceStore({
     deps,
     schema: ENGINE_SCHEMA,
     migrations: engineMigrations,
     pageTokenKey: settings.pageTokenKey,
     logger,
     outboxPollInterval: deps.outboxPollInterval,
-  }));
+  });
+  parts.store = store;
   const catalogue = await openCatalogue(deps, logger);
   let runtime = deps.runtime;
   if (!runtime) {
@@ -62,7 +63,7 @@ export async function startEngineModule(parts: EngineModuleParts): Promise<void>
   });
   await state.replicas.start();
   parts.activity.start();
-  const reconciler = (parts.reconciler = createReconciler({
+  const reconciler = createReconciler({
     database: store.database,
     runtime,
     logger,
@@ -73,7 +74,8 @@ export async function startEngineModule(parts: EngineModuleParts): Promise<void>
     context: parts.context.presentContext,
     pendingActivity: parts.activity.latest,
     onEvents: () => store.relay.wake(),
-  }));
+  });
+  parts.reconciler = reconciler;
   await reconciler.start();
   parts.removeGauges = registerEngineGauges(deps.metrics, store.database, reconciler);
   state.afterWrite = () => {
