@@ -1,7 +1,8 @@
 import { getOption } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { http } from "@aiem/proto/google/api/annotations_pb.js";
-import { apiPackages, buildApiReference, commentHtml } from "./api-reference.js";
+import { commentHtml } from "./api-comment-html.js";
+import { apiPackages, buildApiReference } from "./api-reference.js";
 import { createSampler } from "./api-samples.js";
 import { loadDescriptorRegistry } from "./proto-descriptors.js";
 

@@ -5,7 +5,7 @@ import type { EventBus } from "@aiem/kit/events";
 import { createLogger, type Logger } from "@aiem/kit/logger";
 import {
   createMetrics,
-  MetricsPortInUse,
+  MetricsPortInUseError,
   startMetricsServer,
   type Metrics,
   type MetricsServer,
@@ -170,7 +170,7 @@ async function startHostMetrics(
   try {
     return await startMetricsServer({ metrics, port: wanted.port, host: wanted.host ?? defaultHost });
   } catch (err) {
-    if (!(err instanceof MetricsPortInUse) || wanted.required !== false) throw err;
+    if (!(err instanceof MetricsPortInUseError) || wanted.required !== false) throw err;
     logger.warn(
       "metrics are off in this process: the default metrics port is taken by another; set AIEM_METRICS_PORT to a port of its own",
       {

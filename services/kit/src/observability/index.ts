@@ -1,6 +1,6 @@
 export { createMetrics } from "./metrics.js";
 export type { Metrics } from "./metrics.js";
-export { MetricsPortInUse, startMetricsServer } from "./metrics-server.js";
+export { MetricsPortInUseError, startMetricsServer } from "./metrics-server.js";
 export type { MetricsServer } from "./metrics-server.js";
 export { codeLabel, createObservabilityInterceptor } from "./rpc-interceptor.js";
 export type { RequestTraceHolder } from "./rpc-interceptor.js";

@@ -38,7 +38,7 @@ export async function startMetricsServer(options: {
     const onError = (err: NodeJS.ErrnoException) => {
       reject(
         err.code === "EADDRINUSE"
-          ? new MetricsPortInUse(
+          ? new MetricsPortInUseError(
               `AIEM_METRICS_PORT ${options.port} on ${options.host} is in use by another process; give each process its own metrics port, or 0 to turn metrics off`,
             )
           : err,
@@ -62,6 +62,6 @@ export async function startMetricsServer(options: {
   };
 }
 
-export class MetricsPortInUse extends Error {
-  override readonly name = "MetricsPortInUse";
+export class MetricsPortInUseError extends Error {
+  override readonly name = "MetricsPortInUseError";
 }
