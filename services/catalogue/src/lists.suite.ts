@@ -1,5 +1,6 @@
 // Lists of every catalogue kind: filter, order_by and page tokens through the kit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAllPages } from "@aiem/kit/testing";
 import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
 import { fieldTableOf } from "./store.js";
 import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
@@ -108,16 +109,12 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   });
 
   async function all(req: Record<string, unknown>, pageSize: number): Promise<string[]> {
-    const names: string[] = [];
-    let pageToken = "";
-    for (let guard = 0; guard < 50; guard++) {
+    const { items } = await listAllPages(async (pageToken) => {
       const page = await kindApi(h.as(reader), d).list(ws, { ...req, pageSize, pageToken });
       expect(page.items.length).toBeLessThanOrEqual(pageSize === 0 ? 50 : Math.min(pageSize, 1000));
-      names.push(...page.items.map((r: any) => r.name));
-      if (!page.nextPageToken) return names;
-      pageToken = page.nextPageToken;
-    }
-    throw new Error("paging did not end");
+      return page;
+    }, 50);
+    return items.map((r) => r.name);
   }
 
   it("lists in the real service's order by default, page by page", async () => {

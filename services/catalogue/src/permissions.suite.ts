@@ -209,11 +209,11 @@ describe("secrets", () => {
   });
 
   it("keeps members of one workspace out of another's secrets", async () => {
-    const bob = await h.asUser("bob");
-    await expectCode(bob.secrets.listSecrets({ parent: `workspaces/${ws}` }), Code.PermissionDenied);
-    await bob.secrets.createSecret({ parent: "workspaces/team-b", secretId: "bobs" });
+    const erin = await h.asUser("erin");
+    await expectCode(erin.secrets.listSecrets({ parent: `workspaces/${ws}` }), Code.PermissionDenied);
+    await erin.secrets.createSecret({ parent: "workspaces/team-b", secretId: "erins" });
     await expectCode(
-      h.as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/bobs" }),
+      h.as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/erins" }),
       Code.PermissionDenied,
     );
   });

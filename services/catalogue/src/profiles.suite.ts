@@ -2,6 +2,7 @@
 // update masks, copy and ListAssigned.
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAllPages } from "@aiem/kit/testing";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import {
   createCatalogueHarness,
@@ -448,15 +449,14 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
 
     it("pages through the same order", async () => {
       const ds = kindApi(await h.asUser("scientist", { roles: ["ds"] }), d);
-      const names: string[] = [];
-      let pageToken = "";
-      do {
+      const { items } = await listAllPages(async (pageToken) => {
         const page = await ds.listAssigned(aws, { pageSize: 2, pageToken });
         expect(page.items.length).toBeLessThanOrEqual(2);
-        names.push(...page.items.map((p: any) => p.name));
-        pageToken = page.nextPageToken;
-      } while (pageToken);
-      expect(names).toEqual(["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName));
+        return page;
+      });
+      expect(items.map((p) => p.name)).toEqual(
+        ["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName),
+      );
       await expectInvalid(ds.listAssigned(aws, { pageToken: "forged.token" }), "page_token");
       await expectInvalid(ds.listAssigned(aws, { pageSize: -1 }), "page_size");
     });

@@ -4,7 +4,7 @@
 // member, a viewer, a non-member and an anonymous caller. Runs the real host of `npm start`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, expectError, listAllPages, ok, type Reply, restCall } from "@aiem/kit/testing";
 import { startTestHost, type TestHost } from "../../../edge/src/testing/test-host.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import { createCatalogueModule, type CatalogueModule } from "./module.js";
@@ -59,14 +59,11 @@ const tokens = new Map<string, Promise<string>>();
 function tokenOf(user: string, roles: string[] = []): Promise<string> {
   const key = `${user}|${roles.join(",")}`;
   let token = tokens.get(key);
-  if (!token) tokens.set(key, (token = t.token(user, { roles })));
+  if (!token) {
+    token = t.token(user, { roles });
+    tokens.set(key, token);
+  }
   return token;
-}
-
-interface Reply {
-  readonly status: number;
-  readonly body: any;
-  readonly text: string;
 }
 
 async function rest(
@@ -75,49 +72,9 @@ async function rest(
   options: { who?: Who; user?: string; roles?: string[]; body?: unknown } = {},
 ): Promise<Reply> {
   const who = options.who ?? "admin";
-  const headers: Record<string, string> = {};
   const user = options.user ?? (who === "anonymous" ? undefined : USERS[who]);
-  if (user) headers.authorization = `Bearer ${await tokenOf(user, options.roles)}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${t.url}${path}`, {
-    method,
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
-}
-
-const ok = (r: Reply): any => {
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-};
-
-const CODES = {
-  INVALID_ARGUMENT: [400, 3],
-  NOT_FOUND: [404, 5],
-  ALREADY_EXISTS: [409, 6],
-  PERMISSION_DENIED: [403, 7],
-  UNAUTHENTICATED: [401, 16],
-} as const;
-
-/** Checks the HTTP status, the Status code, and that the message names `field` (`field: ...`). */
-function expectError(r: Reply, code: keyof typeof CODES, field?: string): void {
-  const [http, grpc] = CODES[code];
-  expect(r.status, r.text).toBe(http);
-  expect(r.body.code, r.text).toBe(grpc);
-  expect(Array.isArray(r.body.details), r.text).toBe(true);
-  if (field !== undefined) {
-    if (code === "INVALID_ARGUMENT") {
-      expect(
-        r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)),
-        `message names ${field}: ${r.body.message}`,
-      ).toBe(true);
-      expect(r.body.details[0].fieldViolations.map((v: { field: string }) => v.field)).toContain(field);
-    } else {
-      expect(r.body.message, r.text).toContain(field);
-    }
-  }
+  const token = user ? await tokenOf(user, options.roles) : undefined;
+  return restCall(t.url, method, path, { ...(token ? { token } : {}), body: options.body });
 }
 
 // ---- per-kind data ------------------------------------------------------------------------------
@@ -312,9 +269,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
     const lws = `rest-list-${kind.toLowerCase().slice(0, 20)}`;
     const names: string[] = [];
     for (let i = 0; i < 5; i++) names.push(await fixture(d, lws));
-    const seen: string[] = [];
-    let pageToken = "";
-    do {
+    const { items } = await listAllPages(async (pageToken) => {
       const page = ok(
         await rest(
           "GET",
@@ -323,9 +278,9 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s over REST", (kind,
         ),
       );
       expect(page[d.pluralLocal].length).toBeLessThanOrEqual(2);
-      seen.push(...page[d.pluralLocal].map((r: { name: string }) => r.name));
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+      return { items: page[d.pluralLocal] as { name: string }[], nextPageToken: page.nextPageToken ?? "" };
+    });
+    const seen = items.map((r) => r.name);
     expect(seen).toEqual([...names].sort().reverse());
     // Default order, as the real service lists: profiles (all of priority 1 here) by name;
     // versions newest version first (the fixtures' numbers grow); the rest newest first.
@@ -510,19 +465,19 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s over REST", (kind, 
     await make("nobody", { enabled: true, priority: 0, assignedOidcRolesEnabled: true, assignedOidcRoles: [] });
     await make("ml-only", { enabled: true, priority: 3, assignedOidcRolesEnabled: true, assignedOidcRoles: ["ml"] });
     const names = (r: Reply) => ok(r)[d.pluralLocal].map((p: { name: string }) => p.name.split("/").pop());
-    expect(names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin" }))).toEqual([
+    expect(names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "bob" }))).toEqual([
       "first-a",
       "first-b",
       "second",
     ]);
     expect(
-      names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "erin", roles: ["ml"] })),
+      names(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned`, { user: "bob", roles: ["ml"] })),
     ).toEqual(["first-a", "first-b", "second", "ml-only"]);
-    const page = ok(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1`, { user: "erin" }));
+    const page = ok(await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1`, { user: "bob" }));
     expect(page[d.pluralLocal]).toHaveLength(1);
     const next = ok(
       await rest("GET", `/v1/workspaces/${aws}/${kind}:listAssigned?pageSize=1&pageToken=${page.nextPageToken}`, {
-        user: "erin",
+        user: "bob",
       }),
     );
     expect(next[d.pluralLocal][0].name.split("/").pop()).toBe("first-b");

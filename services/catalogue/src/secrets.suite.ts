@@ -78,16 +78,16 @@ describe("secrets", () => {
 
   it("lets only the creator or an administrator delete a secret or add versions to it", async () => {
     const alice = h.as("member");
-    const erin = await h.asUser("erin");
+    const bob = await h.asUser("bob");
     const parent = `workspaces/${ws}/secrets/owned`;
     await alice.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "owned" });
     const add = (c: typeof alice) =>
       c.secretVersions.addSecretVersion({ parent, secretVersion: { value: bytes("v") } });
     // Another member sees it exists (metadata is a workspace read) but cannot change or delete it.
-    expect((await erin.secrets.getSecret({ name: parent })).secret?.creator).toBe("users/alice");
-    const denied = await expectCode(add(erin), Code.PermissionDenied, parent);
+    expect((await bob.secrets.getSecret({ name: parent })).secret?.creator).toBe("users/alice");
+    const denied = await expectCode(add(bob), Code.PermissionDenied, parent);
     expect(denied.rawMessage).toContain("only the secret's creator or an administrator");
-    await expectCode(erin.secrets.deleteSecret({ name: parent }), Code.PermissionDenied, parent);
+    await expectCode(bob.secrets.deleteSecret({ name: parent }), Code.PermissionDenied, parent);
     await expectCode(h.as("viewer").secrets.deleteSecret({ name: parent }), Code.PermissionDenied);
     expect((await alice.secretVersions.listSecretVersions({ parent })).secretVersions).toEqual([]);
     // The owner and an administrator can.
@@ -95,10 +95,10 @@ describe("secrets", () => {
     expect((await add(h.as("admin"))).secretVersion?.name).toBe(`${parent}/versions/2`);
     await h.as("admin").secrets.deleteSecret({ name: parent });
     await expectCode(alice.secrets.getSecret({ name: parent }), Code.NotFound);
-    // erin's own secret is erin's.
-    await erin.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "erins" });
-    await expectCode(alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/erins` }), Code.PermissionDenied);
-    await erin.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/erins` });
+    // bob's own secret is bob's.
+    await bob.secrets.createSecret({ parent: `workspaces/${ws}`, secretId: "bobs" });
+    await expectCode(alice.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/bobs` }), Code.PermissionDenied);
+    await bob.secrets.deleteSecret({ name: `workspaces/${ws}/secrets/bobs` });
   });
 
   it.each([
@@ -237,7 +237,7 @@ const TO_FILE: SecretReveal = {
   target: SecretVersionRevealed_Target.FILE,
   destination: "/workspace/key",
 };
-const ERIN: Principal = { name: "users/erin", subject: "erin", displayName: "Erin", roles: [], admin: false };
+const BOB: Principal = { name: "users/bob", subject: "bob", displayName: "Bob", roles: [], admin: false };
 const reveal = (principal: Principal, name: string, to: SecretReveal = TO_FILE) =>
   h.module.resolveSecretValue(principal, name, to);
 
@@ -277,11 +277,11 @@ describe("resolveSecretValue (internal)", () => {
   it("is for the secret's owner and administrators: not a viewer, another member or a stranger", async () => {
     const err = await expectCode(reveal(h.principal("viewer"), `${parent}/versions/1`), Code.PermissionDenied);
     expect(err.rawMessage).toContain(`lacks actions/enginemanager/secretVersions/ACCESS on workspaces/${ws}`);
-    const other = await expectCode(reveal(ERIN, `${parent}/versions/1`), Code.PermissionDenied);
+    const other = await expectCode(reveal(BOB, `${parent}/versions/1`), Code.PermissionDenied);
     expect(other.rawMessage).toContain("only the secret's creator or an administrator");
     await expectCode(reveal(h.principal("stranger"), `${parent}/versions/1`), Code.PermissionDenied);
     // A missing version of someone else's secret is still theirs: refused, not NOT_FOUND.
-    await expectCode(reveal(ERIN, `${parent}/versions/9`), Code.PermissionDenied);
+    await expectCode(reveal(BOB, `${parent}/versions/9`), Code.PermissionDenied);
   });
 
   it("records every reveal as an audit event before handing out the value, and nothing for a refusal", async () => {
@@ -292,7 +292,7 @@ describe("resolveSecretValue (internal)", () => {
       destination: "API_KEY",
       process: `workspaces/${ws}/sandboxEngines/box/processes/p1`,
     });
-    await expectCode(reveal(ERIN, `${parent}/versions/1`), Code.PermissionDenied);
+    await expectCode(reveal(BOB, `${parent}/versions/1`), Code.PermissionDenied);
     const after = await revealEvents();
     expect(after).toHaveLength(before.length + 1);
     const { subject, event } = after.at(-1)!;

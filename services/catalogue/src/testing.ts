@@ -1,8 +1,8 @@
 // Test support (not part of the service): a started catalogue module on a throw-away schema and
 // event bus (PGlite and the in-process bus, or PostgreSQL and NATS when DATABASE_URL / NATS_URL
 // are set), Connect clients in memory behind the real auth interceptor, and tokens for an
-// administrator, a member, a viewer and a stranger of workspace `team-a` (erin, a second member,
-// has no fixed client: asUser("erin")).
+// administrator, a member, a viewer and a stranger of workspace `team-a` (bob, a second member,
+// has no fixed client: asUser("bob")).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -23,7 +23,7 @@ import { createTestEventBus, type TestEventBus } from "@aiem/kit/events/testing"
 import { createAuthenticator, loadOrCreateSigningKey, mintEmbeddedToken, type Principal } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
 import { createAuthInterceptor } from "@aiem/kit/server";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, TEST_POLICY } from "@aiem/kit/testing";
 import { DAIEngineProfileService } from "@aiem/proto/enginemanager/v1/dai_engine_profile_service_pb.js";
 import { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine_version_service_pb.js";
 import { H2OEngineProfileService } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_service_pb.js";
@@ -36,17 +36,7 @@ import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
 import { createCatalogueModule, type CatalogueModule } from "./module.js";
 
-export const TEST_WORKSPACE = "team-a";
-
-export const TEST_POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice, users/erin]
-    viewers: [users/carol]
-  team-b:
-    members: [users/bob]
-`;
+export { TEST_POLICY, TEST_WORKSPACE } from "@aiem/kit/testing";
 
 /** The callers of the permission tests. */
 export type Who = "admin" | "member" | "viewer" | "stranger" | "anonymous";

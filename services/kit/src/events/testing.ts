@@ -40,19 +40,7 @@ export async function createTestEventBus(suite: string, options: TestEventBusOpt
   if (!url) throw new Error("a NATS test bus needs NATS_URL");
   return createNatsEventBus({ ...settings, ...nats, url });
 }
-
-/** Polls `check` every 10 ms until it holds; throws after `timeout` ms. */
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  timeout = 5_000,
-  what = "condition",
-): Promise<void> {
-  const until = Date.now() + timeout;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor } from "../testing/wait-for.js";
 
 export interface TcpProxy {
   /** `nats://127.0.0.1:<port>`: where clients connect instead of the real server. */

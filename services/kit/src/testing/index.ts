@@ -14,3 +14,18 @@ export {
   type TestNode,
 } from "./test-cluster.js";
 export { type KubeletFault, kubeletFaultAnnotation } from "./test-cluster-stages.js";
+export { listAllPages, type Page } from "./list-pages.js";
+export {
+  CODES,
+  type ErrorCode,
+  expectError,
+  ok,
+  type Reply,
+  replyOf,
+  type RestCallOptions,
+  type RestJson,
+  resourceOf,
+  restCall,
+} from "./rest-assertions.js";
+export { TEST_POLICY, TEST_USERS, TEST_WORKSPACE, UUID_WORKSPACE } from "./test-policy.js";
+export { type Held, type WaitOptions, waitFor } from "./wait-for.js";
