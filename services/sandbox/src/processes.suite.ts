@@ -244,10 +244,21 @@ describe("processes: create, start, get, list, delete", () => {
 
 describe("processes: wait and signals", () => {
   it("waits until the process ends, with all its output readable; the exit code stays", async () => {
-    const p = await create({ command: "sh", args: ["-c", "sleep 0.5; echo done"] });
-    const t0 = Date.now();
-    const done = await wait(p.name);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+    // The process ends only once the test says so: the wait must still be open then.
+    const gate = "/workspace/wait-gate";
+    const p = await create({ command: "sh", args: ["-c", `while [ ! -e ${gate} ]; do sleep 0.02; done; echo done`] });
+    let answered = false;
+    const waiting = wait(p.name).finally(() => {
+      answered = true;
+    });
+    expect(ok(await h.rest("GET", `/v1/${p.name}`)).process.state).toBe("STATE_RUNNING");
+    expect(answered).toBe(false);
+    ok(
+      await h.rest("POST", `/v1/${sb.name}/filesystem:writeFile`, {
+        body: { path: gate, content: Buffer.from("go").toString("base64") },
+      }),
+    );
+    const done = await waiting;
     expect(done).toMatchObject({ state: "STATE_SUCCEEDED", exitCode: 0 });
     expect((await output(p.name)).text).toBe("done\n");
     // Answers for an ended process too (it has nothing left to wait for), and the exit code outlives it.
