@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Layout, RouteInfo, SearchDoc, SidebarItem, TocItem } from "../src/site-types.js";
 import { SEARCH_TAG } from "../src/site-types.js";
-import { buildApiReference, eventPackages } from "./api-reference.js";
+import { buildApiReference, eventPackages, type ApiReference, type ApiReferenceOptions } from "./api-reference.js";
 import { createMarkdownRenderer } from "./markdown.js";
 import { loadDescriptorRegistry } from "./proto-descriptors.js";
 import { buildPythonReference, findPythonPackage, readPythonPackage } from "./py-reference.js";
@@ -55,6 +55,13 @@ export interface SiteModelOptions {
   pythonPackage?: string | null;
 }
 
+/** How the model reads and renders the guides, and the internal links their pages hold. */
+interface SiteSources {
+  read(file: string): string;
+  readonly render: ReturnType<typeof createMarkdownRenderer>;
+  readonly links: { from: string; to: string }[];
+}
+
 export function buildSiteModel(options: SiteModelOptions): SiteModel {
   const { webRoot, repoRoot, base } = options;
   const contentDir = join(webRoot, "content");
@@ -64,69 +71,16 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
     inputs.push(path);
     return readFileSync(path, "utf8");
   };
-  const render = createMarkdownRenderer({ base, readInclude: read });
-  const links: { from: string; to: string }[] = [];
-  const pages: SitePage[] = [];
-
-  for (const g of guidePages) {
-    const page = render(read(g.file), g.file);
-    links.push(
-      ...page.links.map((to) => ({ from: g.file, to: to.startsWith(g.file) ? g.route + to.slice(g.file.length) : to })),
-    );
-    pages.push({
-      route: g.route,
-      title: page.title,
-      description: page.description,
-      layout: g.layout,
-      html: page.html,
-      toc: page.toc,
-    });
-  }
-
-  const intro = render(read(API_INTRO_FILE), API_INTRO_FILE);
-  links.push(
-    ...intro.links.map((to) => ({
-      from: API_INTRO_FILE,
-      to: to.startsWith(API_INTRO_FILE) ? API_ROUTE + to.slice(API_INTRO_FILE.length) : to,
-    })),
-  );
-  const api = buildApiReference(loadDescriptorRegistry(), {
-    introHtml: intro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
-    introToc: intro.toc,
-    route: API_ROUTE,
-  });
-  pages.push({
-    route: API_ROUTE,
-    title: api.title,
-    description: intro.description,
-    layout: "api",
-    html: api.html,
-    toc: api.toc,
-  });
-
-  const eventsIntro = render(read(EVENTS_INTRO_FILE), EVENTS_INTRO_FILE);
-  links.push(
-    ...eventsIntro.links.map((to) => ({
-      from: EVENTS_INTRO_FILE,
-      to: to.startsWith(EVENTS_INTRO_FILE) ? EVENTS_ROUTE + to.slice(EVENTS_INTRO_FILE.length) : to,
-    })),
-  );
-  const events = buildApiReference(loadDescriptorRegistry(), {
-    introHtml: eventsIntro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
-    introToc: eventsIntro.toc,
+  const sources: SiteSources = { read, render: createMarkdownRenderer({ base, readInclude: read }), links: [] };
+  const pages: SitePage[] = guidePages.map((g) => guidePage(sources, g));
+  const api = referencePage(sources, API_INTRO_FILE, { route: API_ROUTE });
+  pages.push(api.page);
+  const events = referencePage(sources, EVENTS_INTRO_FILE, {
     route: EVENTS_ROUTE,
     packages: eventPackages,
     title: "Events",
   });
-  pages.push({
-    route: EVENTS_ROUTE,
-    title: events.title,
-    description: eventsIntro.description,
-    layout: "api",
-    html: events.html,
-    toc: events.toc,
-  });
-
+  pages.push(events.page);
   const pyDir = options.pythonPackage === null ? undefined : (options.pythonPackage ?? findPythonPackage(repoRoot));
   const py = buildPythonReference(pyDir ? readPythonPackage(pyDir) : undefined, {
     prefix: PY_REFERENCE_ROUTE,
@@ -144,7 +98,7 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
   const downloads = openApiDownloads(repoRoot);
   inputs.push(...downloads.map((d) => join(repoRoot, OPENAPI_DIR, d.fileName)));
   checkLinks(
-    links,
+    sources.links,
     pages,
     routes,
     downloads.map((d) => d.fileName),
@@ -154,10 +108,10 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
     ...pages
       .filter((p) => p.layout !== "api" && !p.route.startsWith(PY_REFERENCE_ROUTE))
       .flatMap((p) => sectionDocs(p.route, p.title, p.html)),
-    ...sectionDocs(API_ROUTE, "API reference", intro.html),
-    ...api.searchDocs,
-    ...sectionDocs(EVENTS_ROUTE, "Events", eventsIntro.html),
-    ...events.searchDocs,
+    ...sectionDocs(API_ROUTE, "API reference", api.introHtml),
+    ...api.reference.searchDocs,
+    ...sectionDocs(EVENTS_ROUTE, "Events", events.introHtml),
+    ...events.reference.searchDocs,
     ...py.searchDocs,
   ].filter((d) => d.tags.includes(SEARCH_TAG));
 
@@ -166,10 +120,55 @@ export function buildSiteModel(options: SiteModelOptions): SiteModel {
     routes,
     sidebar: createSidebar(py.sidebar),
     searchDocs,
-    apiServiceModules: api.serviceModules,
+    apiServiceModules: api.reference.serviceModules,
     downloads,
     inputs,
   };
+}
+
+/** A guide's page, its links recorded under the file they are in (anchors under its route). */
+function guidePage(sources: SiteSources, g: (typeof guidePages)[number]): SitePage {
+  const page = sources.render(sources.read(g.file), g.file);
+  sources.links.push(
+    ...page.links.map((to) => ({ from: g.file, to: to.startsWith(g.file) ? g.route + to.slice(g.file.length) : to })),
+  );
+  return {
+    route: g.route,
+    title: page.title,
+    description: page.description,
+    layout: g.layout,
+    html: page.html,
+    toc: page.toc,
+  };
+}
+
+/** A page built from the proto descriptors (the API reference, the events), after its Markdown intro. */
+function referencePage(
+  sources: SiteSources,
+  introFile: string,
+  reference: Omit<ApiReferenceOptions, "introHtml" | "introToc">,
+): { page: SitePage; introHtml: string; reference: ApiReference } {
+  const intro = sources.render(sources.read(introFile), introFile);
+  sources.links.push(
+    ...intro.links.map((to) => ({
+      from: introFile,
+      to: to.startsWith(introFile) ? reference.route + to.slice(introFile.length) : to,
+    })),
+  );
+  const built = buildApiReference(loadDescriptorRegistry(), {
+    introHtml: intro.html.replace(/^<h1>[\s\S]*?<\/h1>\n?/, ""),
+    introToc: intro.toc,
+    ...reference,
+  });
+  const page: SitePage = {
+    route: reference.route,
+    title: built.title,
+    description: intro.description,
+    layout: "api",
+    html: built.html,
+    toc: built.toc,
+  };
+  return { page, introHtml: intro.html, reference: built };
 }
 
 // What `npm run gen` wrote from the protos (scripts/openapi/generate.ts).

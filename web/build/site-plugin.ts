@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
-import type { Plugin, ResolvedConfig } from "vite";
+import type { Plugin, ResolvedConfig, Rolldown, ViteDevServer } from "vite";
 import { createBootScript } from "../src/boot-script.js";
 import { buildSearchIndex } from "./search-index.js";
 import { buildSiteModel, type SiteModel, type SiteModelOptions } from "./site-model.js";
@@ -54,60 +54,20 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
     },
     load(id) {
       if (!id.startsWith("\0virtual:aiem/")) return undefined;
-      const site = current();
-      const name = id.slice(1);
-      if (name === ROUTES_ID) {
-        const loaders = site.pages
-          .map((p) => `  ${JSON.stringify(p.route)}: () => import(${JSON.stringify(PAGE_PREFIX + p.route)}),`)
-          .join("\n");
-        return [
-          `export const routes = ${JSON.stringify(site.routes)};`,
-          `export const sidebar = ${JSON.stringify(site.sidebar)};`,
-          `export const searchIndexUrl = ${JSON.stringify(config.base + indexFile)};`,
-          `export const loaders = {\n${loaders}\n};`,
-        ].join("\n");
-      }
-      if (name === SERVICES_ID) {
-        const imports = site.apiServiceModules.map((m, i) => `import * as m${i} from ${JSON.stringify(m)};`);
-        const list = site.apiServiceModules.map((_, i) => `m${i}`).join(", ");
-        return `${imports.join("\n")}\nexport const services = [${list}].flatMap((m) => Object.values(m)).filter((d) => d && d.kind === "service");\n`;
-      }
-      if (name.startsWith(PAGE_PREFIX)) {
-        const route = name.slice(PAGE_PREFIX.length);
-        const page = site.pages.find((p) => p.route === route);
-        if (!page) return undefined;
-        const { title, description, html, toc } = page;
-        return `export const page = ${JSON.stringify({ title, description, html, toc })};`;
-      }
-      return undefined;
+      return virtualModuleSource(current(), id.slice(1), config.base + indexFile);
     },
     transformIndexHtml() {
       return [{ tag: "script", children: createBootScript(), injectTo: "head-prepend" }];
     },
     configureServer(server) {
-      // The dev server serves the search index from memory at the URL the build would give it.
-      server.middlewares.use((req, res, next) => {
-        if (model && req.url === config.base + indexFile) {
-          res.setHeader("Content-Type", "application/json");
-          res.end(indexJson);
-          return;
-        }
-        const download = model?.downloads.find((d) => req.url === config.base + d.fileName);
-        if (download) {
-          res.setHeader("Content-Type", download.fileName.endsWith(".yaml") ? "application/yaml" : "application/json");
-          res.end(download.source);
-          return;
-        }
-        next();
-      });
-      server.watcher.on("change", (file) => {
-        if (model?.inputs.includes(file)) {
+      serveFromMemory(server, {
+        base: () => config.base,
+        model: () => model,
+        indexFile: () => indexFile,
+        indexJson: () => indexJson,
+        drop: () => {
           model = undefined;
-          server.ws.send({ type: "full-reload" });
-          for (const mod of server.moduleGraph.idToModuleMap.values()) {
-            if (mod.id?.startsWith("\0virtual:aiem/")) server.moduleGraph.invalidateModule(mod);
-          }
-        }
+        },
       });
     },
     generateBundle(_, bundle) {
@@ -115,26 +75,99 @@ export function createSitePlugin(options: Omit<SiteModelOptions, "base"> & { ver
       this.emitFile({ type: "asset", fileName: indexFile, source: indexJson });
       for (const download of site.downloads)
         this.emitFile({ type: "asset", fileName: download.fileName, source: download.source });
-      const chunks = new Map<string, string>();
-      for (const item of Object.values(bundle)) {
-        if (item.type === "chunk" && item.facadeModuleId?.startsWith(`\0${PAGE_PREFIX}`)) {
-          chunks.set(item.facadeModuleId.slice(PAGE_PREFIX.length + 1), item.fileName);
-        }
-      }
-      const manifest: RoutesManifest = {
-        version: options.version,
-        routes: site.routes.map((r) => ({
-          path: r.path,
-          title: r.title,
-          ...(chunks.has(r.path) ? { chunk: chunks.get(r.path)! } : {}),
-        })),
-      };
+      const manifest = routesManifest(site, options.version, bundle);
       this.emitFile({ type: "asset", fileName: "routes.json", source: JSON.stringify(manifest, null, 2) });
     },
     closeBundle() {
       if (config.command !== "build") return;
       compressDirectory(resolve(config.root, config.build.outDir));
     },
+  };
+}
+
+/** The source of one of the plugin's virtual modules (`name` without its \0), if it is one. */
+function virtualModuleSource(site: SiteModel, name: string, searchIndexUrl: string): string | undefined {
+  if (name === ROUTES_ID) {
+    const loaders = site.pages
+      .map((p) => `  ${JSON.stringify(p.route)}: () => import(${JSON.stringify(PAGE_PREFIX + p.route)}),`)
+      .join("\n");
+    return [
+      `export const routes = ${JSON.stringify(site.routes)};`,
+      `export const sidebar = ${JSON.stringify(site.sidebar)};`,
+      `export const searchIndexUrl = ${JSON.stringify(searchIndexUrl)};`,
+      `export const loaders = {\n${loaders}\n};`,
+    ].join("\n");
+  }
+  if (name === SERVICES_ID) {
+    const imports = site.apiServiceModules.map((m, i) => `import * as m${i} from ${JSON.stringify(m)};`);
+    const list = site.apiServiceModules.map((_, i) => `m${i}`).join(", ");
+    return `${imports.join("\n")}\nexport const services = [${list}].flatMap((m) => Object.values(m)).filter((d) => d && d.kind === "service");\n`;
+  }
+  if (name.startsWith(PAGE_PREFIX)) {
+    const route = name.slice(PAGE_PREFIX.length);
+    const page = site.pages.find((p) => p.route === route);
+    if (!page) return undefined;
+    const { title, description, html, toc } = page;
+    return `export const page = ${JSON.stringify({ title, description, html, toc })};`;
+  }
+  return undefined;
+}
+
+/** What the dev server reads of the plugin's state, and how it drops a stale model. */
+interface DevState {
+  base(): string;
+  model(): SiteModel | undefined;
+  indexFile(): string;
+  indexJson(): string;
+  drop(): void;
+}
+
+/**
+ * The dev server serves the search index and the downloads from memory at the URLs the build would
+ * give them, and reloads the pages when a source of the model changes.
+ */
+function serveFromMemory(server: ViteDevServer, state: DevState): void {
+  server.middlewares.use((req, res, next) => {
+    const model = state.model();
+    if (model && req.url === state.base() + state.indexFile()) {
+      res.setHeader("Content-Type", "application/json");
+      res.end(state.indexJson());
+      return;
+    }
+    const download = model?.downloads.find((d) => req.url === state.base() + d.fileName);
+    if (download) {
+      res.setHeader("Content-Type", download.fileName.endsWith(".yaml") ? "application/yaml" : "application/json");
+      res.end(download.source);
+      return;
+    }
+    next();
+  });
+  server.watcher.on("change", (file) => {
+    if (state.model()?.inputs.includes(file)) {
+      state.drop();
+      server.ws.send({ type: "full-reload" });
+      for (const mod of server.moduleGraph.idToModuleMap.values()) {
+        if (mod.id?.startsWith("\0virtual:aiem/")) server.moduleGraph.invalidateModule(mod);
+      }
+    }
+  });
+}
+
+/** routes.json: every route, with the chunk of its page where it has one. */
+function routesManifest(site: SiteModel, version: string, bundle: Rolldown.OutputBundle): RoutesManifest {
+  const chunks = new Map<string, string>();
+  for (const item of Object.values(bundle)) {
+    if (item.type === "chunk" && item.facadeModuleId?.startsWith(`\0${PAGE_PREFIX}`)) {
+      chunks.set(item.facadeModuleId.slice(PAGE_PREFIX.length + 1), item.fileName);
+    }
+  }
+  return {
+    version,
+    routes: site.routes.map((r) => ({
+      path: r.path,
+      title: r.title,
+      ...(chunks.has(r.path) ? { chunk: chunks.get(r.path)! } : {}),
+    })),
   };
 }
 

@@ -110,39 +110,10 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
   let ready = false;
 
   async function start(): Promise<void> {
-    const { config, catalogueConfig } = deps;
-    const secretsKey = await loadSecretKey({
-      variable: "AIEM_SECRETS_KEY",
-      value: catalogueConfig.secretsKey,
-      dataDir: config.dataDir,
-      name: "secrets",
-    });
-    cipher = createSecretCipher(secretsKey);
-    internalKey = await loadSecretKey({
-      variable: "AIEM_INTERNAL_KEY",
-      value: catalogueConfig.internalKey,
-      dataDir: config.dataDir,
-      name: "internal",
-    });
-    store = await openServiceStore({
-      deps,
-      schema: CATALOGUE_SCHEMA,
-      migrations: catalogueMigrations,
-      pageTokenKey: catalogueConfig.pageTokenKey,
-      logger,
-      outboxPollInterval: deps.outboxPollInterval,
-      async prepare(db) {
-        if (deps.bus.kind === "memory") {
-          const replayed = await db.db.transaction().execute((trx) => republishAll(trx, new Date()));
-          if (replayed > 0) logger.info("republished the catalogue onto the in-process bus", { resources: replayed });
-        }
-        if (catalogueConfig.seedDemo) {
-          const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
-          if (seeded)
-            logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
-        }
-      },
-    });
+    const keys = await loadCatalogueKeys(deps);
+    cipher = createSecretCipher(keys.secretsKey);
+    internalKey = keys.internalKey;
+    store = await openCatalogueStore(deps, logger);
     const opened = store;
     state.tokens = opened.tokens;
     state.afterWrite = () => publishWritten(opened.relay, deps.publishWait ?? PUBLISH_WAIT, logger);
@@ -186,4 +157,51 @@ export function createCatalogueModule(deps: CatalogueModuleDeps): CatalogueModul
       return store ? store.relay.flush() : 0;
     },
   };
+}
+
+/** The secrets key (values at rest) and the internal key (the secret resolver's callers). */
+async function loadCatalogueKeys(
+  deps: CatalogueModuleDeps,
+): Promise<{ secretsKey: Uint8Array; internalKey: Uint8Array }> {
+  const { config, catalogueConfig } = deps;
+  const secretsKey = await loadSecretKey({
+    variable: "AIEM_SECRETS_KEY",
+    value: catalogueConfig.secretsKey,
+    dataDir: config.dataDir,
+    name: "secrets",
+  });
+  const internalKey = await loadSecretKey({
+    variable: "AIEM_INTERNAL_KEY",
+    value: catalogueConfig.internalKey,
+    dataDir: config.dataDir,
+    name: "internal",
+  });
+  return { secretsKey, internalKey };
+}
+
+/**
+ * The catalogue's schema, migrated, with its outbox relay; on the in-process bus every resource is
+ * republished (the bus starts empty), and the demo catalogue is made when asked for.
+ */
+function openCatalogueStore(deps: CatalogueModuleDeps, logger: Logger): Promise<ServiceStore> {
+  const { catalogueConfig } = deps;
+  return openServiceStore({
+    deps,
+    schema: CATALOGUE_SCHEMA,
+    migrations: catalogueMigrations,
+    pageTokenKey: catalogueConfig.pageTokenKey,
+    logger,
+    outboxPollInterval: deps.outboxPollInterval,
+    async prepare(db) {
+      if (deps.bus.kind === "memory") {
+        const replayed = await db.db.transaction().execute((trx) => republishAll(trx, new Date()));
+        if (replayed > 0) logger.info("republished the catalogue onto the in-process bus", { resources: replayed });
+      }
+      if (catalogueConfig.seedDemo) {
+        const seeded = await db.db.transaction().execute((trx) => seedDemo(trx, new Date()));
+        if (seeded)
+          logger.info("created the demo catalogue in workspaces/global (AIEM_SEED_DEMO=false turns this off)");
+      }
+    },
+  });
 }

@@ -26,6 +26,8 @@ import {
   type EventBusLogger,
   type ConsumerLag,
   type EventStreamKind,
+  type PublishOptions,
+  type PublishResult,
 } from "./event-bus.js";
 import type { NatsBusCore } from "./nats-core.js";
 import { startNatsConsumer } from "./nats-consumer.js";
@@ -57,6 +59,60 @@ export interface NatsEventBus extends EventBus {
  * forever (also the first time), so a service can start before NATS is up and survives outages.
  */
 export async function createNatsEventBus(options: NatsEventBusOptions): Promise<NatsEventBus> {
+  const { core, nc, publishTimeout } = await openNatsCore(options);
+  const { names, jsm } = core;
+  let closed = false;
+  const assertOpen = () => {
+    if (closed) throw new Error("event bus is closed");
+  };
+  const bus: NatsEventBus = {
+    kind: "nats",
+    streams: names,
+    connection: nc,
+    async publish(subject, data, publishOptions) {
+      assertOpen();
+      return publish(core, publishTimeout, subject, data, publishOptions);
+    },
+    async consume(name, consumeOptions, handler) {
+      assertOpen();
+      return startNatsConsumer(core, name, consumeOptions, handler);
+    },
+    replay(replayOptions, handler) {
+      assertOpen();
+      return startNatsReplay(core, replayOptions, handler);
+    },
+    async lastSequence(kind) {
+      assertOpen();
+      return (await jsm.streams.info(names[kind])).state.last_seq;
+    },
+    lag: () => lagOf(core),
+    async deleteConsumer(kind: EventStreamKind, name) {
+      validateConsumerName(name);
+      try {
+        await jsm.consumers.delete(names[kind], name);
+      } catch (err) {
+        if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
+      }
+    },
+    async destroy() {
+      await stopAll(core);
+      await deleteStreams(core);
+      await bus.close();
+    },
+    async close() {
+      if (closed) return;
+      await stopAll(core);
+      closed = true;
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+  return bus;
+}
+
+/** Connects, then makes sure both streams exist with the wanted configuration. */
+async function openNatsCore(
+  options: NatsEventBusOptions,
+): Promise<{ core: NatsBusCore; nc: NatsConnection; publishTimeout: number }> {
   const prefix = validatePrefix(options.prefix);
   const names = streamNames(prefix);
   const domains = options.eventDomains ?? DEFAULT_EVENT_DOMAINS;
@@ -64,7 +120,6 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
   const publishTimeout = options.publishTimeout ?? 5_000;
   const toWire = (subject: string) => (prefix ? `${prefix}.${subject}` : subject);
   const fromWire = (subject: string) => (prefix ? subject.slice(prefix.length + 1) : subject);
-
   const nc = await connectNats(options, logger);
   let jsm: JetStreamManager;
   let js: JetStreamClient;
@@ -76,7 +131,6 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
     await nc.close().catch(() => {});
     throw err;
   }
-
   const core: NatsBusCore = {
     js,
     jsm,
@@ -89,91 +143,54 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
     replays: new Set(),
     lagSources: new Map(),
   };
-  let closed = false;
-  const assertOpen = () => {
-    if (closed) throw new Error("event bus is closed");
-  };
+  return { core, nc, publishTimeout };
+}
 
-  const stopAll = async () => {
-    await Promise.allSettled([...core.subscriptions].map((s) => s.stop()));
-    await Promise.allSettled([...core.replays].map((r) => r.stop()));
-  };
+async function publish(
+  core: NatsBusCore,
+  publishTimeout: number,
+  subject: string,
+  data: Uint8Array,
+  publishOptions: PublishOptions,
+): Promise<PublishResult> {
+  checkPublish(subject, publishOptions, core.domains);
+  const h: MsgHdrs = natsHeaders();
+  for (const [k, v] of Object.entries(publishOptions.headers ?? {})) h.set(k, v);
+  if (publishOptions.tombstone) h.set(TOMBSTONE_HEADER, "true");
+  const ack = await core.js.publish(core.toWire(subject), data, {
+    msgID: publishOptions.id,
+    headers: h,
+    timeout: publishTimeout,
+  });
+  return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+}
 
-  const bus: NatsEventBus = {
-    kind: "nats",
-    streams: names,
-    connection: nc,
+/** Each consumer's and replay's lag; one that takes over 2 s to answer is left out. */
+async function lagOf(core: NatsBusCore): Promise<ConsumerLag[]> {
+  const found = await Promise.all(
+    [...core.lagSources.values()].map((source) =>
+      Promise.race([
+        source().catch(() => undefined),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2_000).unref()),
+      ]),
+    ),
+  );
+  return found.filter((x): x is ConsumerLag => x !== undefined);
+}
 
-    async publish(subject, data, publishOptions) {
-      assertOpen();
-      checkPublish(subject, publishOptions, domains);
-      const h: MsgHdrs = natsHeaders();
-      for (const [k, v] of Object.entries(publishOptions.headers ?? {})) h.set(k, v);
-      if (publishOptions.tombstone) h.set(TOMBSTONE_HEADER, "true");
-      const ack = await js.publish(toWire(subject), data, {
-        msgID: publishOptions.id,
-        headers: h,
-        timeout: publishTimeout,
-      });
-      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
-    },
+async function stopAll(core: NatsBusCore): Promise<void> {
+  await Promise.allSettled([...core.subscriptions].map((s) => s.stop()));
+  await Promise.allSettled([...core.replays].map((r) => r.stop()));
+}
 
-    async consume(name, consumeOptions, handler) {
-      assertOpen();
-      return startNatsConsumer(core, name, consumeOptions, handler);
-    },
-
-    replay(replayOptions, handler) {
-      assertOpen();
-      return startNatsReplay(core, replayOptions, handler);
-    },
-
-    async lastSequence(kind) {
-      assertOpen();
-      return (await jsm.streams.info(names[kind])).state.last_seq;
-    },
-
-    async lag() {
-      const found = await Promise.all(
-        [...core.lagSources.values()].map((source) =>
-          Promise.race([
-            source().catch(() => undefined),
-            new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2_000).unref()),
-          ]),
-        ),
-      );
-      return found.filter((x): x is ConsumerLag => x !== undefined);
-    },
-
-    async deleteConsumer(kind: EventStreamKind, name) {
-      validateConsumerName(name);
-      try {
-        await jsm.consumers.delete(names[kind], name);
-      } catch (err) {
-        if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
-      }
-    },
-
-    async destroy() {
-      await stopAll();
-      for (const name of Object.values(names)) {
-        try {
-          await jsm.streams.delete(name);
-        } catch (err) {
-          if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
-        }
-      }
-      await bus.close();
-    },
-
-    async close() {
-      if (closed) return;
-      await stopAll();
-      closed = true;
-      await nc.drain().catch(() => nc.close());
-    },
-  };
-  return bus;
+async function deleteStreams(core: NatsBusCore): Promise<void> {
+  for (const name of Object.values(core.names)) {
+    try {
+      await core.jsm.streams.delete(name);
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    }
+  }
 }
 
 /** A connection that retries forever, logging when it is lost and restored. */
