@@ -13,7 +13,7 @@ import {
   SecretVersionRevealed_Target,
   type SecretVersionRevealed,
 } from "@aiem/proto/enginemanager/events/v1/secret_events_pb.js";
-import { b64, expectError, ok, sharedHarness, unb64, WS, type SandboxHarness } from "./testing.js";
+import { b64, expectError, ok, sharedHarness, unb64, WS, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

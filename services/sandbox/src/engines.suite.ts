@@ -9,7 +9,7 @@ import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_p
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import { SEEN_RUNNING_GRACE_MS } from "./store.js";
-import { b64, expectError, ok, sharedHarness, sleep, UUID_WS, WS, type SandboxHarness } from "./testing.js";
+import { b64, expectError, ok, sharedHarness, sleep, UUID_WS, WS, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
 let n = 0;

@@ -9,7 +9,7 @@ import {
   FilesystemService,
   type WriteFileStreamRequestSchema,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { WS, ok, sharedHarness, type SandboxHarness } from "./testing.js";
+import { WS, ok, sharedHarness, type SandboxHarness } from "./testing/index.js";
 import { READ_STREAM_MESSAGE_BYTES } from "./file-stream-handlers.js";
 
 let h: SandboxHarness;

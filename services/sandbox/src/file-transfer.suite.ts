@@ -21,7 +21,7 @@ import {
   type ExtraModule,
   type Reply,
   type SandboxHarness,
-} from "./testing.js";
+} from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

@@ -4,7 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { b64, expectError, ok, sharedHarness, unb64, type SandboxHarness } from "./testing.js";
+import { b64, expectError, ok, sharedHarness, unb64, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

@@ -25,7 +25,7 @@ import {
   WS,
   type ExtraClients,
   type SandboxHarness,
-} from "./testing.js";
+} from "./testing/index.js";
 
 let h: SandboxHarness;
 

@@ -2,7 +2,7 @@
 // per-sandbox socket lies beneath it, so the runtime binds and connects them through a descriptor
 // of their directory. Through the REST edge, on both stacks.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandboxHarness, type SandboxHarness } from "./testing.js";
+import { startSandboxHarness, type SandboxHarness } from "./testing/index.js";
 
 const LONG = `${"a-long-directory-name-".repeat(4)}/${"and-another-one-".repeat(4)}/data`;
 

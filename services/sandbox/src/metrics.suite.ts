@@ -15,7 +15,7 @@ import {
   startExtraModule,
   WS,
   type SandboxHarness,
-} from "./testing.js";
+} from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

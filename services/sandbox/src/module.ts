@@ -7,16 +7,15 @@ import { hostname } from "node:os";
 import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { sql } from "kysely";
-import { createContentUrls, loadSessionKey, replicaUrlOf } from "@aiem/kit/config";
+import { loadSessionKey, replicaUrlOf } from "@aiem/kit/config";
 import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
+import type { Logger } from "@aiem/kit/logger";
 import {
   createReplicaRegistry,
   createServiceCore,
   createStartOnce,
   detachBytesField,
   openServiceStore,
-  registerGuarded,
   type ServiceCoreState,
   type ServiceDeps,
   type ServiceModule,
@@ -35,21 +34,14 @@ import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_ser
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import { SecureStoreService } from "@aiem/proto/enginemanager/sandbox/v1/secure_store_service_pb.js";
 import type { SandboxSettings } from "./config.js";
-import { createDriveHandlers } from "./drive-handlers.js";
-import { createFilesystemHandlers } from "./filesystem-handlers.js";
+import { createFileTransferRoute } from "./file-transfer.js";
 import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
 import { sandboxMigrations } from "./migrations.js";
-import { createFileStreamHandlers } from "./file-stream-handlers.js";
-import { createFileTransferRoute } from "./file-transfer.js";
 import { createPortProxy } from "./port-proxy.js";
-import { createPortHandlers } from "./port-handlers.js";
-import { createPortUrls } from "./port-urls.js";
-import { createProcessHandlers } from "./process-handlers.js";
 import type { SecretResolver } from "./process-definition.js";
-import { createMetricsHandlers } from "./metrics-handlers.js";
-import { createSecureStoreHandlers } from "./secure-store-handlers.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
-import { createSandboxEngineHandlers } from "./sandbox-engine-handlers.js";
+import { addSandboxGauges } from "./sandbox-gauges.js";
+import { createSandboxHandlers, registerSandboxHandlers } from "./sandbox-handlers.js";
 
 export const SANDBOX_SCHEMA = "sandbox";
 
@@ -97,22 +89,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const context = createServiceCore({ label: "sandbox service", policy: deps.policy, logger, state });
   const hub = createChangeHub();
   let lifecycle: Lifecycle | undefined;
-  const runtime =
-    deps.runtime ??
-    createLocalSandboxRuntime({
-      dataDir: deps.config.dataDir,
-      unconfined: settings.unconfined,
-      ...(settings.bwrapPath ? { bwrapPath: settings.bwrapPath } : {}),
-      cacheDir: settings.agentCacheDir ?? path.join(deps.config.dataDir, "agent-cache"),
-      outputLimitBytes: settings.outputLimitBytes,
-      keepAliveMs: settings.keepAliveMs ?? 5_000,
-      // Confined sandboxes outlive the service and are adopted by its next start; unconfined
-      // ones cannot (the runtime ignores the option for them; see docs/adr/0076).
-      keepRunning: true,
-      ...(settings.maxTotalStorageBytes !== undefined ? { maxTotalStorageBytes: settings.maxTotalStorageBytes } : {}),
-      ...(settings.maxTotalProcesses !== undefined ? { maxTotalProcesses: settings.maxTotalProcesses } : {}),
-      onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
-    });
+  const runtime = deps.runtime ?? createRuntime(deps, (runtimeId) => lifecycle?.agentEnded(runtimeId));
   let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
   // The runtime's data directory is this host's, so it names the replica (and stays its name
   // across restarts, which is how a replica finds its sandboxes again).
@@ -135,11 +112,6 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   });
   lifecycle = life;
   let catalogue: CatalogueReadModel | undefined;
-  const access = { context, lifecycle: life };
-  const publicUrl = () => {
-    const value = typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl;
-    return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
-  };
   let sessionKey: Promise<Uint8Array> | undefined;
   const proxy = createPortProxy({
     context,
@@ -148,27 +120,20 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     logger,
     sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
   });
-  const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
-  const processes = createProcessHandlers({
-    ...access,
+  const fileTransfer = createFileTransferRoute({ context, lifecycle: life, authenticator: deps.authenticator, logger });
+  const handlers = createSandboxHandlers({
+    context,
+    lifecycle: life,
+    runtime,
     hub,
+    settings,
+    config: deps.config,
     secrets: deps.secrets,
-    keepAliveMs: settings.keepAliveMs ?? 5_000,
+    catalogue: () => catalogue,
+    publicUrl: () => publicUrlOf(deps),
+    closeConnections: proxy.closeConnections,
   });
-  const handlers = {
-    sandboxEngines: createSandboxEngineHandlers({ context, lifecycle: life, runtime, hub, catalogue: () => catalogue }),
-    filesystem: { ...createFilesystemHandlers(access), ...createFileStreamHandlers(access) },
-    processes: processes.service,
-    ports: createPortHandlers({
-      ...access,
-      urls: createPortUrls(createContentUrls(deps.config, publicUrl)),
-      closeConnections: proxy.closeConnections,
-    }),
-    drive: createDriveHandlers({ ...access, driveDir: settings.driveDir }),
-    secureStore: createSecureStoreHandlers({ ...access, secrets: deps.secrets }),
-    metrics: createMetricsHandlers(access),
-  };
-  followRunning = processes.followRunning;
+  followRunning = handlers.followRunning;
 
   let store: ServiceStore | undefined;
   let ready = false;
@@ -180,74 +145,13 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     // sandboxes for its own. The second stops with a clear error instead.
     await fs.promises.mkdir(runtime.dataDir, { recursive: true });
     placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
-    store = await openServiceStore({
-      deps,
-      schema: SANDBOX_SCHEMA,
-      migrations: sandboxMigrations,
-      pageTokenKey: settings.pageTokenKey,
-      logger,
-      outboxPollInterval: deps.outboxPollInterval,
-    });
-    const opened = store;
-    const db = opened.database;
-    state.tokens = opened.tokens;
-    state.afterWrite = () => opened.relay.wake();
-    state.database = db;
-    catalogue = createCatalogueReadModel({
-      name: "sandbox-catalogue-view",
-      bus: deps.bus,
-      kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
-      logger,
-    });
+    store = await openSandboxStore(deps, state, logger);
+    const db = store.database;
+    catalogue = createCatalogueView(deps, logger);
     await catalogue.ready;
-    if (runtime.capabilities.isolation === "unavailable") {
-      logger.warn(
-        "sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)",
-      );
-    } else {
-      if (runtime.capabilities.isolation === "unconfined")
-        logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
-      // Bundling the agent takes a moment; do it now rather than in the first create. Whatever
-      // then keeps every sandbox from starting is said once, here, and on each sandbox it fails.
-      runtime.prepare().then(
-        () => {
-          const blocker = runtime.startBlocker();
-          if (blocker) logger.warn(`sandboxes cannot start: ${blocker}`);
-        },
-        (err: unknown) =>
-          logger.error("could not prepare the sandbox agent", {
-            error: err instanceof Error ? err.message : String(err),
-          }),
-      );
-    }
+    prepareRuntime(runtime, logger);
     await life.start();
-    removeGauges = [
-      deps.metrics?.gauge({
-        name: "aiem_sandboxes",
-        help: "Sandbox engines by state (the whole deployment's, as every sandbox replica sees the same database)",
-        labelNames: ["state"] as const,
-        async collect(set) {
-          const r = await sql<{ state: string; n: string | number }>`
-            select state, count(*) as n from sandbox_engines group by state`.execute(db.db);
-          for (const row of r.rows) set({ state: row.state }, Number(row.n));
-        },
-      }),
-      deps.metrics?.gauge({
-        name: "aiem_sandbox_warm_pool",
-        help: "Warm sandboxes of this process: ready to be claimed, or starting",
-        labelNames: ["status"] as const,
-        collect(set) {
-          const { ready, filling } = life.warmPool();
-          set({ status: "ready" }, ready);
-          set({ status: "starting" }, filling);
-        },
-      }),
-      deps.metrics?.gauge({
-        name: "aiem_sandbox_reconciler_queued",
-        help: "Sandboxes of this process with a reconcile pass queued or under way",
-        collect: (set) => set({}, life.reconciling),
-      }),
-    ];
+    removeGauges = addSandboxGauges(deps.metrics, db, life);
     // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).
     await replicas.start();
     ready = true;
@@ -255,22 +159,12 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   }
 
   const once = createStartOnce(start);
-  const services: Array<[DescService, Record<string, unknown>]> = [
-    [SandboxEngineService, handlers.sandboxEngines],
-    [FilesystemService, handlers.filesystem],
-    [ProcessService, handlers.processes],
-    [PortService, handlers.ports],
-    [DriveService, handlers.drive],
-    [SecureStoreService, handlers.secureStore],
-    [MetricsService, handlers.metrics],
-  ];
-
   return {
     name: "sandbox",
     services: SANDBOX_SERVICES,
     httpRoutes: [proxy.route, fileTransfer],
     register(router: ConnectRouter) {
-      for (const [service, impl] of services) registerGuarded(router, service, impl, { logger, label: "sandbox" });
+      registerSandboxHandlers(router, handlers, { logger, label: "sandbox" });
       // File contents go out as they are over binary framings (kit/server/detached-bytes.ts).
       detachBytesField(router, FilesystemService.method.readFile, ReadFileResponseSchema.field.content);
       detachBytesField(router, FilesystemService.method.readFileStream, ReadFileStreamResponseSchema.field.data);
@@ -306,4 +200,86 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       return store ? store.relay.flush() : 0;
     },
   };
+}
+
+/** Opens the module's schema and outbox, and hands them to the service core (`state`). */
+async function openSandboxStore(
+  deps: SandboxModuleDeps,
+  state: ServiceCoreState,
+  logger: Logger,
+): Promise<ServiceStore> {
+  const opened = await openServiceStore({
+    deps,
+    schema: SANDBOX_SCHEMA,
+    migrations: sandboxMigrations,
+    pageTokenKey: deps.sandboxConfig.pageTokenKey,
+    logger,
+    outboxPollInterval: deps.outboxPollInterval,
+  });
+  state.tokens = opened.tokens;
+  state.afterWrite = () => opened.relay.wake();
+  state.database = opened.database;
+  return opened;
+}
+
+/** The local copy of the catalogue's sandbox images and templates (`ready` once it caught up). */
+function createCatalogueView(deps: SandboxModuleDeps, logger: Logger): CatalogueReadModel {
+  return createCatalogueReadModel({
+    name: "sandbox-catalogue-view",
+    bus: deps.bus,
+    kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
+    logger,
+  });
+}
+
+/** The runtime that runs this module's sandboxes: the local one, under the data directory. */
+function createRuntime(deps: SandboxModuleDeps, onExit: (runtimeId: string) => void): LocalSandboxRuntime {
+  const settings = deps.sandboxConfig;
+  return createLocalSandboxRuntime({
+    dataDir: deps.config.dataDir,
+    unconfined: settings.unconfined,
+    ...(settings.bwrapPath ? { bwrapPath: settings.bwrapPath } : {}),
+    cacheDir: settings.agentCacheDir ?? path.join(deps.config.dataDir, "agent-cache"),
+    outputLimitBytes: settings.outputLimitBytes,
+    keepAliveMs: settings.keepAliveMs ?? 5_000,
+    // Confined sandboxes outlive the service and are adopted by its next start; unconfined
+    // ones cannot (the runtime ignores the option for them; see docs/adr/0076).
+    keepRunning: true,
+    ...(settings.maxTotalStorageBytes !== undefined ? { maxTotalStorageBytes: settings.maxTotalStorageBytes } : {}),
+    ...(settings.maxTotalProcesses !== undefined ? { maxTotalProcesses: settings.maxTotalProcesses } : {}),
+    onExit,
+  });
+}
+
+/**
+ * Says what keeps sandboxes from being created or isolated, and bundles the agent now rather
+ * than in the first create. Whatever then keeps every sandbox from starting is said once, here,
+ * and on each sandbox it fails.
+ */
+function prepareRuntime(runtime: LocalSandboxRuntime, logger: Logger): void {
+  if (runtime.capabilities.isolation === "unavailable") {
+    logger.warn(
+      "sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)",
+    );
+    return;
+  }
+  if (runtime.capabilities.isolation === "unconfined")
+    logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
+  runtime.prepare().then(
+    () => {
+      const blocker = runtime.startBlocker();
+      if (blocker) logger.warn(`sandboxes cannot start: ${blocker}`);
+    },
+    (err: unknown) =>
+      logger.error("could not prepare the sandbox agent", {
+        error: err instanceof Error ? err.message : String(err),
+      }),
+  );
+}
+
+/** The service's public base URL (without a trailing slash): the configured one, or its own address. */
+function publicUrlOf(deps: SandboxModuleDeps): string {
+  const settings = deps.sandboxConfig;
+  const value = typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl;
+  return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
 }

@@ -4,7 +4,7 @@
 // creator alone, administrators included out. To another member the sandbox does not exist: every
 // refusal is the NOT_FOUND of a missing sandbox, so names cannot be probed.
 import { beforeAll, describe, expect, it } from "vitest";
-import { b64, expectError, ok, sharedHarness, WS, type Reply, type SandboxHarness, type Who } from "./testing.js";
+import { b64, expectError, ok, sharedHarness, WS, type Reply, type SandboxHarness, type Who } from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

@@ -3,7 +3,7 @@
 // cookie), public URLs only while public; every sandbox has its own loopback, so two sandboxes
 // serve the same port without colliding.
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectError, ok, sharedHarness, sleep, type SandboxHarness } from "./testing.js";
+import { expectError, ok, sharedHarness, sleep, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
 let a: any;

@@ -16,7 +16,7 @@ import {
   unb64,
   until,
   type SandboxHarness,
-} from "./testing.js";
+} from "./testing/index.js";
 
 let h: SandboxHarness;
 let sb: any;

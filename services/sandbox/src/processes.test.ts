@@ -2,7 +2,7 @@
 // suites are grouped into a few files). The lifecycle suite restarts the service's module, so it
 // comes last.
 import { afterAll } from "vitest";
-import { stopSharedHarness } from "./testing.js";
+import { stopSharedHarness } from "./testing/index.js";
 import "./processes.suite.js";
 import "./ports.suite.js";
 import "./lifecycle.suite.js";

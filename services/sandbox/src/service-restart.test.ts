@@ -19,7 +19,7 @@ import { createTestDatabase } from "@aiem/kit/testing";
 import { findBwrap } from "./runtime/bwrap.js";
 import { detectLimitSupport, runtimeCgroupName } from "./runtime/limits.js";
 import { destroyLeftSandboxes } from "./runtime/index.js";
-import { readNdjson } from "./testing.js";
+import { readNdjson } from "./testing/index.js";
 
 const MAIN = new URL("../../../edge/src/main.ts", import.meta.url).pathname;
 const PART = new URL("../../../edge/src/start-service.ts", import.meta.url).pathname;
