@@ -23,7 +23,11 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { unavailable } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
 import { ServedElsewhere, type ReplicaRegistry } from "@aiem/kit/server";
-import { SandboxEngineSchema, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import {
+  type SandboxEngine,
+  SandboxEngineSchema,
+  SandboxEngine_State,
+} from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import {
   SandboxRuntimeError,
   type LocalSandboxRuntime,
@@ -107,6 +111,11 @@ export interface LifecycleOptions {
    * for the next start of the service to adopt. Default false.
    */
   readonly stopSandboxesOnStop?: boolean;
+  /**
+   * Whether a create starts its sandbox before writing its row (startEarly). Default true; off
+   * for a runtime that makes a sandbox from its stored resource (Kubernetes).
+   */
+  readonly earlyStart?: boolean;
 }
 
 export interface Lifecycle {
@@ -143,8 +152,8 @@ export interface Lifecycle {
   startEarly(uid: string, runtimeId: string, limits: SandboxLimits): Promise<void>;
   /** The row of a sandbox started early was not written: its agent is stopped and removed. */
   discardEarly(uid: string, runtimeId: string): void;
-  /** The runtime's report of an agent that ended without being stopped. */
-  agentEnded(runtimeId: string): void;
+  /** The runtime's report of an agent that ended without being stopped, with why when it knows. */
+  agentEnded(runtimeId: string, reason?: string): void;
   /** Warm sandboxes ready to be claimed and being started, over every limit set. */
   warmPool(): { ready: number; filling: number };
   /** Sandboxes with a reconcile pass queued or under way. */
@@ -328,7 +337,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
   // ---- reconciling ------------------------------------------------------------------------------
 
-  function agentEnded(runtimeId: string): void {
+  function agentEnded(runtimeId: string, reason?: string): void {
     for (const entry of pool.values()) {
       const i = entry.ready.indexOf(runtimeId);
       if (i >= 0) entry.ready.splice(i, 1);
@@ -341,7 +350,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       .write(async (trx) => {
         const at = now();
         const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, {
-          failureReason: "the sandbox's agent ended unexpectedly",
+          failureReason: reason ?? "the sandbox's agent ended unexpectedly",
         });
         if (moved) await failLiveProcesses(trx, moved.row, at);
         return moved;
@@ -357,12 +366,32 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
 
   type Started =
     | { ok: true; adopted: boolean }
-    | { ok: false; reason: string; agentGone: boolean; unverifiable?: boolean };
+    | { ok: false; reason: string; agentGone: boolean; unverifiable?: boolean; interrupted?: boolean };
 
-  function startRuntime(uid: string, runtimeId: string, limits: SandboxLimits): Promise<Started> {
-    return runtime.start(runtimeId, { limits, onLaunched: () => launched.add(uid) }).then(
-      (handle): Started => ({ ok: true, adopted: handle.adopted }),
+  /** Starts under way, by sandbox uid: a kick (terminate, delete) interrupts the wait for one to run. */
+  const starting = new Map<string, AbortController>();
+
+  function startRuntime(
+    uid: string,
+    runtimeId: string,
+    limits: SandboxLimits,
+    engine?: SandboxEngine,
+  ): Promise<Started> {
+    const controller = new AbortController();
+    starting.set(uid, controller);
+    const settle = () => {
+      if (starting.get(uid) === controller) starting.delete(uid);
+    };
+    const signal = controller.signal;
+    return runtime.start(runtimeId, { limits, engine, signal, onLaunched: () => launched.add(uid) }).then(
+      (handle): Started => {
+        settle();
+        return { ok: true, adopted: handle.adopted };
+      },
       (err: unknown): Started => {
+        settle();
+        // Interrupted by a kick: the pass records nothing and runs again to see what is wanted now.
+        if (signal.aborted) return { ok: false, reason: "interrupted", agentGone: false, interrupted: true };
         // Either way its processes are gone and a new start runs it afresh: its agent ended, or
         // it was started by an earlier version whose agent cannot be checked (so it was ended).
         const agentGone =
@@ -377,19 +406,16 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     const begun = early.get(row.runtime_id);
     early.delete(row.runtime_id);
     // The limits come from the template as it was when the sandbox was created.
+    const engine = fromBinary(SandboxEngineSchema, row.resource);
     const started =
       (await begun) ??
-      (await startRuntime(
-        row.uid,
-        row.runtime_id,
-        limitsOf(fromBinary(SandboxEngineSchema, row.resource).sandboxEngineTemplateInfo ?? {}),
-      ));
+      (await startRuntime(row.uid, row.runtime_id, limitsOf(engine.sandboxEngineTemplateInfo ?? {}), engine));
     if (started.ok) owners.set(row.runtime_id, row.uid);
     return started;
   }
 
   async function startEarly(uid: string, runtimeId: string, limits: SandboxLimits): Promise<void> {
-    if (stopped || early.has(runtimeId)) return;
+    if (stopped || early.has(runtimeId) || options.earlyStart === false) return;
     early.set(runtimeId, startRuntime(uid, runtimeId, limits));
     // The start runs synchronously from here to the launcher (a few awaits of settled work, then
     // the files, cgroup and arguments): one turn of the event loop lets it get there before the
@@ -473,6 +499,11 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       // Its agent was started by a service that died before recording it running, and has ended
       // since: no process ran in it yet, so nothing is lost by starting it afresh.
       if (!started.ok && started.agentGone) started = await startAgent(row);
+      if (!started.ok && started.interrupted) {
+        launched.delete(uid);
+        queueAgain(uid);
+        return;
+      }
       const moved = await context
         .write(async (trx) =>
           started.ok
@@ -497,6 +528,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       // lost. Only an agent that was never meant to outlive the service (unconfined, or started
       // by a version without adoption) is started again on the same files.
       const started = await startAgent(row);
+      if (!started.ok && started.interrupted) {
+        queueAgain(uid);
+        return;
+      }
       if (started.ok && started.adopted) {
         touch(uid);
         logger.info("adopted a sandbox's agent left running by an earlier process of the service", {
@@ -563,6 +598,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     const existing = queues.get(uid);
     if (existing) {
       existing.again = true;
+      starting.get(uid)?.abort();
       return existing.done;
     }
     const entry = { again: true, done: Promise.resolve() };
@@ -726,7 +762,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     },
     enter,
     leave,
-    startPhase: (uid) => (launched.has(uid) ? "launched" : "creating"),
+    startPhase: (uid) => runtime.pending?.(uid) ?? (launched.has(uid) ? "launched" : "creating"),
     idleMs,
     claimRuntimeId,
     startEarly,

@@ -2,6 +2,7 @@
 // ports, drive and secure-store transfers and metrics, in its own schema `sandbox`; its
 // sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, and
 // their ports are served under `/sandboxes/` beside the RPCs.
+import { createHmac } from "node:crypto";
 import * as fs from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
@@ -45,8 +46,10 @@ import { createPortProxy } from "./port-proxy.js";
 import { createPortHandlers, createPortUrls } from "./port-service.js";
 import { createProcessHandlers, type SecretResolver } from "./process-service.js";
 import { createMetricsHandlers } from "./metrics-service.js";
-import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import { createLocalSandboxRuntime, type LocalSandboxRuntime, type SandboxExit } from "./runtime/index.js";
 import { createSandboxEngineHandlers } from "./sandbox-engine-service.js";
+import { createPodSandboxRuntime } from "./kubernetes/pod-sandbox-runtime.js";
+import type { SandboxKubernetesSettings } from "./config.js";
 
 export const SANDBOX_SCHEMA = "sandbox";
 
@@ -70,7 +73,10 @@ export interface SandboxModuleDeps extends ServiceDeps {
   readonly secrets?: SecretResolver;
   /** Outbox poll interval in ms (default 250); tests use less. */
   readonly outboxPollInterval?: number;
-  /** A runtime made by the caller (tests); otherwise the local runtime under the data directory. */
+  /**
+   * A runtime made by the caller (tests); otherwise, by `sandboxConfig.runtime`, pods in a cluster
+   * or the local runtime under the data directory.
+   */
   readonly runtime?: LocalSandboxRuntime;
 }
 
@@ -94,8 +100,25 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const context = createServiceCore({ label: "sandbox service", policy: deps.policy, logger, state });
   const hub = createChangeHub();
   let lifecycle: Lifecycle | undefined;
+  let sessionKey: Promise<Uint8Array> | undefined;
+  const internalKey = () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey));
+  // Derived, not stored: every replica (sharing AIEM_INTERNAL_KEY) computes the same one.
+  const agentToken = async (uid: string) =>
+    createHmac("sha256", await internalKey())
+      .update(`sandbox-agent:${uid}`)
+      .digest("base64url");
+  const onExit = (runtimeId: string, exit: SandboxExit) => lifecycle?.agentEnded(runtimeId, exit.reason);
+  const kubernetes = !deps.runtime && settings.runtime === "kubernetes" ? settings.kubernetes : undefined;
+  const pods = kubernetes
+    ? createPodSandboxRuntime(() => connectCluster(kubernetes, settings.outputLimitBytes, agentToken), {
+        dataDir: deps.config.dataDir,
+        onExit,
+        agentToken,
+      })
+    : undefined;
   const runtime =
     deps.runtime ??
+    pods ??
     createLocalSandboxRuntime({
       dataDir: deps.config.dataDir,
       unconfined: settings.unconfined,
@@ -108,14 +131,15 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       keepRunning: true,
       ...(settings.maxTotalStorageBytes !== undefined ? { maxTotalStorageBytes: settings.maxTotalStorageBytes } : {}),
       ...(settings.maxTotalProcesses !== undefined ? { maxTotalProcesses: settings.maxTotalProcesses } : {}),
-      onExit: (runtimeId) => lifecycle?.agentEnded(runtimeId),
+      onExit,
     });
   let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
   // The runtime's data directory is this host's, so it names the replica (and stays its name
-  // across restarts, which is how a replica finds its sandboxes again).
+  // across restarts, which is how a replica finds its sandboxes again). On Kubernetes every
+  // replica sees every pod: they share one placement, and none is pinned to a replica.
   const replicas = createReplicaRegistry({
     database: () => state.database,
-    id: `local:${hostname()}:${runtime.dataDir}`,
+    id: kubernetes ? `kubernetes:${kubernetes.namespace}` : `local:${hostname()}:${runtime.dataDir}`,
     url: () => replicaUrlOf(deps.config),
     logger,
   });
@@ -126,7 +150,9 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     hub,
     replicas,
     intervalMs: settings.reconcileIntervalMs ?? 1_000,
-    warmPoolSize: settings.warmPoolSize,
+    // A warm pod would need its image before the create names it.
+    warmPoolSize: kubernetes ? 0 : settings.warmPoolSize,
+    earlyStart: !kubernetes,
     stopSandboxesOnStop: settings.stopWithService === true,
     onAdopted: (uid) => followRunning?.(uid),
   });
@@ -137,13 +163,12 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     const value = typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl;
     return (value ?? `http://${deps.config.host}:${deps.config.port}`).replace(/\/+$/, "");
   };
-  let sessionKey: Promise<Uint8Array> | undefined;
   const proxy = createPortProxy({
     context,
     lifecycle: life,
     authenticator: deps.authenticator,
     logger,
-    sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
+    sessionKey: internalKey,
   });
   const fileTransfer = createFileTransferRoute({ ...access, authenticator: deps.authenticator, logger });
   const handlers = {
@@ -159,6 +184,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       ...access,
       urls: createPortUrls(createContentUrls(deps.config, publicUrl)),
       closeConnections: proxy.closeConnections,
+      ...(pods ? { objects: pods.ports } : {}),
+      logger,
     }),
     ...createDriveHandlers({ ...access, driveDir: settings.driveDir, secrets: deps.secrets }),
     metrics: createMetricsHandlers(access),
@@ -172,9 +199,11 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
 
   async function start(): Promise<void> {
     // Two replicas in one data directory would be one placement: each would take the other's
-    // sandboxes for its own. The second stops with a clear error instead.
-    await fs.promises.mkdir(runtime.dataDir, { recursive: true });
-    placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
+    // sandboxes for its own. The second stops with a clear error instead. (Pods keep nothing here.)
+    if (!kubernetes) {
+      await fs.promises.mkdir(runtime.dataDir, { recursive: true });
+      placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
+    }
     const opened = (store = await openServiceStore({
       deps,
       schema: SANDBOX_SCHEMA,
@@ -194,7 +223,10 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       logger,
     });
     await catalogue.ready;
-    if (runtime.capabilities.isolation === "unavailable") {
+    if (kubernetes) {
+      // The informers' first lists: the lifecycle's first sweep must see the cluster as it is.
+      await runtime.prepare();
+    } else if (runtime.capabilities.isolation === "unavailable") {
       logger.warn(
         "sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)",
       );
@@ -300,4 +332,29 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       return store ? store.relay.flush() : 0;
     },
   };
+}
+
+/** The Kubernetes runtime of sandboxes, its client loaded only here: it costs every other process memory. */
+async function connectCluster(
+  settings: SandboxKubernetesSettings,
+  outputLimitBytes: number,
+  agentToken: (uid: string) => Promise<string>,
+) {
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { createKubernetesSandboxRuntime } = await import("./kubernetes/kubernetes-sandbox-runtime.js");
+  const config = new KubeConfig();
+  if (settings.kubeconfigPath) config.loadFromFile(settings.kubeconfigPath);
+  else config.loadFromDefault();
+  return createKubernetesSandboxRuntime({
+    config,
+    namespace: settings.namespace,
+    agent: {
+      image: settings.agentImage,
+      imagePullPolicy: settings.agentImagePullPolicy,
+      // The agent serves on the pod's port (docs/adr/0245); its processes run as the pod's user.
+      config: JSON.stringify({ listen: ":50051", outputLimitBytes }),
+    },
+    gateway: settings.gateway,
+    agentToken,
+  });
 }

@@ -18,6 +18,7 @@ import {
 } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import type { ContentUrls } from "@aiem/kit/config";
+import type { Logger } from "@aiem/kit/logger";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
 import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import type {
@@ -28,6 +29,7 @@ import type {
   UpdatePortRequest,
 } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import type { PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox } from "./access.js";
 import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow, type SandboxRow } from "./store.js";
 
@@ -74,6 +76,12 @@ export interface PortDeps extends AccessDeps {
   readonly urls: PortUrls;
   /** Cuts forwarded connections of a port: all of them, or only those through its public URL. */
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
+  /**
+   * On Kubernetes, each port's objects (a Service, an HTTPRoute while public): made or changed
+   * after the port's row, and READY once they exist.
+   */
+  readonly objects?: PortObjects;
+  readonly logger?: Logger;
 }
 
 const portTable: FieldTable = {
@@ -90,8 +98,27 @@ export function createPortHandlers(deps: PortDeps) {
     port.public = row.public;
     port.internalUrl = deps.urls.internal(row.sandbox_uid, row.port);
     port.publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : "";
-    Object.assign(port, portState(call.row, justCreated));
+    const state = portState(call.row, justCreated);
+    const objects = deps.objects;
+    if (objects && state.state === Port_State.READY && !objects.ready(row.sandbox_uid, row.port, row.public)) {
+      // Not made yet, or made before a change this replica missed: made now, READY once there.
+      syncObjects(row);
+      state.state = Port_State.PENDING;
+    }
+    Object.assign(port, state);
     return port;
+  }
+
+  /** Makes (or changes) a port's objects in the background; the port reads PENDING until they exist. */
+  function syncObjects(row: Pick<PortRow, "sandbox_uid" | "port" | "public">): void {
+    const publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : undefined;
+    deps.objects?.ensure(row.sandbox_uid, row.port, publicUrl).catch((error: unknown) =>
+      deps.logger?.warn("could not make a port's objects in the cluster", {
+        sandbox: row.sandbox_uid,
+        port: row.port,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
   }
 
   async function openPort(ctx: HandlerContext, name: string, field: string, action: Action) {
@@ -148,6 +175,7 @@ export function createPortHandlers(deps: PortDeps) {
         .returning("port")
         .executeTakeFirst();
       if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
+      syncObjects(row);
       return { port: present(call, row, true) };
     },
 
@@ -216,6 +244,7 @@ export function createPortHandlers(deps: PortDeps) {
         return next;
       });
       if (!updated.public) deps.closeConnections(call.row.uid, number, true);
+      syncObjects(updated);
       return { port: present(call, updated) };
     },
 
@@ -229,6 +258,7 @@ export function createPortHandlers(deps: PortDeps) {
         .executeTakeFirst();
       if (!deleted) throw notFound(req.name, PORT_RESOURCE_TYPE);
       deps.closeConnections(call.row.uid, number, false);
+      await deps.objects?.remove(call.row.uid, number);
       return {};
     },
   };
