@@ -390,8 +390,10 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       },
       (err: unknown): Started => {
         settle();
-        // Interrupted by a kick: the pass records nothing and runs again to see what is wanted now.
-        if (signal.aborted) return { ok: false, reason: "interrupted", agentGone: false, interrupted: true };
+        // Interrupted by a kick, or by the runtime (a pod deleted while it started): the pass
+        // records nothing and runs again to see what is wanted now.
+        if (signal.aborted || (err instanceof SandboxRuntimeError && err.code === "stopping"))
+          return { ok: false, reason: "interrupted", agentGone: false, interrupted: true };
         // Either way its processes are gone and a new start runs it afresh: its agent ended, or
         // it was started by an earlier version whose agent cannot be checked (so it was ended).
         const agentGone =

@@ -115,6 +115,20 @@ describe.skipIf(unavailable !== undefined)("the sandbox service on Kubernetes", 
     );
     expect(seen?.state).toBe("STATE_STARTING");
     expect(seen?.pendingMessage).toMatch(/Insufficient amd\.com\/gpu/);
+    // Its pod deleted while it waits: a new one is made, and it waits on.
+    const name = `engine-${created.uid}`;
+    const first = await k8s.core.readNamespacedPod({ namespace, name });
+    await k8s.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
+    await waitFor(
+      () =>
+        k8s.core.readNamespacedPod({ namespace, name }).then(
+          (pod) => pod.metadata?.uid !== first.metadata?.uid && !pod.metadata?.deletionTimestamp,
+          () => false,
+        ),
+      60_000,
+      "a new pod",
+    );
+    expect(ok(await h.rest("GET", `/v1/${created.name}`)).sandboxEngine.state).toBe("STATE_STARTING");
     // Deleting it interrupts its wait for a node.
     ok(await h.rest("DELETE", `/v1/${created.name}`));
     await waitFor(async () => (await h.rest("GET", `/v1/${created.name}`, { who: "admin" })).status === 404, 60_000);

@@ -14,6 +14,7 @@ import {
   SandboxRuntimeError,
 } from "../runtime/index.js";
 import type { KubernetesSandboxRuntime } from "./kubernetes-sandbox-runtime.js";
+import type { SandboxPodSpec } from "./sandbox-objects.js";
 import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
 import type { SandboxPodStatus } from "./sandbox-status.js";
 
@@ -129,16 +130,21 @@ export function createPodSandboxRuntime(
     });
   }
 
-  /** Until the pod runs or failed; a pod deleted meanwhile (the sandbox too, by another replica) interrupts. */
+  /**
+   * Until the pod runs or failed. A pod deleted meanwhile (by someone else, or with the sandbox
+   * through another replica) ends the wait with `stopping`: the lifecycle's next pass sees what is
+   * wanted now and, for a sandbox still wanted, makes the pod again.
+   */
   function untilSettled(
     kube: KubernetesSandboxRuntime,
-    uid: string,
+    spec: SandboxPodSpec,
     signal: AbortSignal | undefined,
   ): Promise<SandboxPodStatus> {
+    const uid = spec.uid;
     return new Promise((resolve, reject) => {
       const check = () => {
         const status = kube.status(uid);
-        if (status.state === "lost" || status.state === "absent") return aborted();
+        if (status.state === "absent" || status.state === "lost") return aborted();
         if (status.state !== "running" && status.state !== "failed") return;
         finish();
         resolve(status);
@@ -188,9 +194,10 @@ export function createPodSandboxRuntime(
       // A pod already running is one this process did not start (the service restarted): its
       // agent, processes and files run on.
       const adopted = kube.status(uid).state === "running";
-      await kube.start(sandboxPodSpecOf(startOptions.engine));
+      const spec = sandboxPodSpecOf(startOptions.engine);
+      await kube.start(spec);
       startOptions.onLaunched?.();
-      const status = await untilSettled(kube, uid, startOptions.signal);
+      const status = await untilSettled(kube, spec, startOptions.signal);
       if (status.state === "failed")
         throw new SandboxRuntimeError("start-failed", status.failure ?? "the sandbox's pod failed");
       return makeHandle(kube, uid, started, adopted, await options.agentToken?.(uid));
