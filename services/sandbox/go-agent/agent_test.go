@@ -36,7 +36,7 @@ func startTestAgent(t *testing.T) *testAgent {
 	}
 	opts := config{Root: root, Version: "test", KeepAliveMs: 100, DrainTimeoutMs: 200}.options()
 	a := newAgent(opts)
-	server := newServer(a)
+	server := newServer(a, "")
 	go func() { _ = server.Serve(listener) }()
 	t.Cleanup(func() {
 		a.processes.forward(9)
@@ -419,5 +419,44 @@ func TestReadUsageCountsTheAgent(t *testing.T) {
 	r := ta.ok("ReadUsage", nil)
 	if r.int64(1) <= 0 || r.int64(3) <= 0 {
 		t.Fatalf("usage %v", r)
+	}
+}
+
+// An agent serving TCP (a sandbox's pod) answers only requests carrying its token.
+func TestTokenGuardsEveryRequest(t *testing.T) {
+	a := newAgent(config{Root: t.TempDir(), Version: "test"}.options())
+	server := newServer(a, "s3cret")
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = server.Serve(listener) }()
+	t.Cleanup(func() {
+		server.Close()
+		a.processes.close()
+	})
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}}
+	status := func(token string) int {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+listener.Addr().String()+filesPrefix+"probe", nil)
+		if token != "" {
+			req.Header.Set("aiem-agent-token", token)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := status(""); got != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d, want 401", got)
+	}
+	if got := status("wrong"); got != http.StatusUnauthorized {
+		t.Fatalf("with another token: %d, want 401", got)
+	}
+	if got := status("s3cret"); got != http.StatusNoContent {
+		t.Fatalf("with the token: %d, want 204", got)
 	}
 }

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -29,8 +30,12 @@ import (
 var version = ""
 
 type config struct {
-	SocketFd              *int   `json:"socketFd"`
-	Socket                string `json:"socket"`
+	SocketFd *int   `json:"socketFd"`
+	Socket   string `json:"socket"`
+	// Listen is a TCP address (":50051") to serve on instead of a socket: a sandbox in a pod of a
+	// cluster, reached over the pod network. It needs Token, which every request must carry.
+	Listen                string `json:"listen"`
+	Token                 string `json:"token"`
 	EnsureDirs            bool   `json:"ensureDirs"`
 	Root                  string `json:"root"`
 	Version               string `json:"version"`
@@ -132,7 +137,7 @@ func socketListener(fd int) (net.Listener, error) {
 	return net.FileListener(file)
 }
 
-func newServer(a *agent) *http.Server {
+func newServer(a *agent, token string) *http.Server {
 	methods := a.methods()
 	maxBytes := a.opts.maxMessageBytes
 	var protocols http.Protocols
@@ -146,6 +151,11 @@ func newServer(a *agent) *http.Server {
 			MaxConcurrentStreams:          10_000,
 		},
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Over TCP anyone on the network could call: only the service knows the token.
+			if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("aiem-agent-token")), []byte(token)) != 1 {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
 			if strings.HasPrefix(r.URL.Path, filesPrefix) {
 				a.serveFiles(w, r)
 				return
@@ -234,6 +244,10 @@ func run(dropCaps bool) error {
 	case c.Socket != "":
 		_ = os.Remove(c.Socket)
 		listener, err = net.Listen("unix", c.Socket)
+	case c.Listen != "" && c.Token == "":
+		err = fmt.Errorf("listening on %s needs a token", c.Listen)
+	case c.Listen != "":
+		listener, err = net.Listen("tcp", c.Listen)
 	default:
 		err = fmt.Errorf("the configuration names no socket")
 	}
@@ -242,7 +256,11 @@ func run(dropCaps bool) error {
 	}
 	a := newAgent(c.options())
 	handleSignals(a)
-	server := newServer(a)
+	token := ""
+	if c.SocketFd == nil && c.Socket == "" {
+		token = c.Token
+	}
+	server := newServer(a, token)
 	go func() {
 		_ = server.Serve(listener)
 	}()

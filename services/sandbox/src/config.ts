@@ -61,6 +61,27 @@ export interface SandboxSettings {
   readonly maxTotalProcesses?: number | undefined;
   /** The bwrap binary (tests point it at a missing file); found on PATH when unset. */
   readonly bwrapPath?: string;
+  /**
+   * AIEM_SANDBOX_RUNTIME (or AIEM_RUNTIME, the switch for every service): where sandboxes run.
+   * `local` (the default) runs them on this machine; `kubernetes` runs each as a pod in a cluster
+   * (kubeconfig from `KUBECONFIG`, or in-cluster; docs/adr/0245).
+   */
+  readonly runtime?: "local" | "kubernetes";
+  /** On Kubernetes: where sandboxes' objects live, what puts the agent in their pods, and where public ports attach. */
+  readonly kubernetes?: SandboxKubernetesSettings;
+}
+
+export interface SandboxKubernetesSettings {
+  /** AIEM_KUBERNETES_NAMESPACE (default `default`). */
+  readonly namespace: string;
+  /** AIEM_SANDBOX_AGENT_IMAGE: an image with the static agent at /aiem/agent and a `cp`. */
+  readonly agentImage: string;
+  /** AIEM_SANDBOX_AGENT_IMAGE_PULL_POLICY: `Always`, `IfNotPresent` or `Never`; the cluster's default when unset. */
+  readonly agentImagePullPolicy?: string | undefined;
+  /** AIEM_KUBERNETES_GATEWAY: `[namespace/]name` of the Gateway public ports' HTTPRoutes attach to. */
+  readonly gateway?: { readonly name: string; readonly namespace?: string | undefined } | undefined;
+  /** A kubeconfig file to use instead of `KUBECONFIG` or the in-cluster account (tests). */
+  readonly kubeconfigPath?: string | undefined;
 }
 
 export type SandboxConfig = CommonConfig & SandboxSettings;
@@ -96,6 +117,40 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
     maxTotalStorageBytes: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_STORAGE_BYTES", { optional: true, min: 0 }),
     maxTotalProcesses: readInt(env, "AIEM_SANDBOX_MAX_TOTAL_PROCESSES", { optional: true, min: 0, max: 1 << 22 }),
     ...optionalCacheDir(env),
+    ...runtimeSettings(env),
+  };
+}
+
+function runtimeSettings(env: Env): Pick<SandboxSettings, "runtime" | "kubernetes"> {
+  // The sandbox service's own switch wins over the general one.
+  const variable =
+    env["AIEM_SANDBOX_RUNTIME"] === undefined && env["AIEM_RUNTIME"] !== undefined
+      ? "AIEM_RUNTIME"
+      : "AIEM_SANDBOX_RUNTIME";
+  const runtime = readString(env, variable, { default: "local" });
+  if (runtime !== "local" && runtime !== "kubernetes")
+    throw new ConfigError(variable, `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);
+  if (runtime === "local") return { runtime };
+  const agentImage = readString(env, "AIEM_SANDBOX_AGENT_IMAGE", { optional: true });
+  if (!agentImage) {
+    throw new ConfigError(
+      "AIEM_SANDBOX_AGENT_IMAGE",
+      "is required with the kubernetes runtime: the image whose /aiem/agent is copied into every sandbox's pod",
+    );
+  }
+  const pullPolicy = readString(env, "AIEM_SANDBOX_AGENT_IMAGE_PULL_POLICY", { optional: true });
+  if (pullPolicy !== undefined && !["Always", "IfNotPresent", "Never"].includes(pullPolicy))
+    throw new ConfigError("AIEM_SANDBOX_AGENT_IMAGE_PULL_POLICY", "must be Always, IfNotPresent or Never");
+  const gateway = readString(env, "AIEM_KUBERNETES_GATEWAY", { optional: true });
+  const [first, second] = gateway?.split("/") ?? [];
+  return {
+    runtime,
+    kubernetes: {
+      namespace: readString(env, "AIEM_KUBERNETES_NAMESPACE", { default: "default" }),
+      agentImage,
+      agentImagePullPolicy: pullPolicy,
+      gateway: first ? (second ? { namespace: first, name: second } : { name: first }) : undefined,
+    },
   };
 }
 

@@ -54,6 +54,11 @@ export interface LifecycleOptions {
    * for the next start of the service to adopt. Default false.
    */
   readonly stopSandboxesOnStop?: boolean;
+  /**
+   * Whether a create starts its sandbox before writing its row (startEarly). Default true; off
+   * for a runtime that makes a sandbox from its stored resource (Kubernetes).
+   */
+  readonly earlyStart?: boolean;
 }
 
 export interface Lifecycle {
@@ -90,8 +95,8 @@ export interface Lifecycle {
   startEarly(uid: string, runtimeId: string, limits: SandboxLimits): Promise<void>;
   /** The row of a sandbox started early was not written: its agent is stopped and removed. */
   discardEarly(uid: string, runtimeId: string): void;
-  /** The runtime's report of an agent that ended without being stopped. */
-  agentEnded(runtimeId: string): void;
+  /** The runtime's report of an agent that ended without being stopped, with why when it knows. */
+  agentEnded(runtimeId: string, reason?: string): void;
   /** Warm sandboxes ready to be claimed and being started, over every limit set. */
   warmPool(): { ready: number; filling: number };
   /** Sandboxes with a reconcile pass queued or under way. */
@@ -108,7 +113,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   const db = () => context.database().db;
   const activity = createSandboxActivity();
   const pool = createWarmPool({ runtime, logger, db, size: options.warmPoolSize });
-  const starts = createAgentStarts(runtime, () => stopped);
+  const starts = createAgentStarts(runtime, () => stopped, { early: options.earlyStart !== false });
   const common = { context, runtime, logger, hub, placement, starts, activity, failing };
   const reconcile = createReconcilePass({
     ...common,
@@ -117,7 +122,7 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     onProcessesEnded: options.onProcessesEnded,
     onAdopted: options.onAdopted,
   });
-  const queue = createReconcileQueue(logger, () => stopped, reconcile);
+  const queue = createReconcileQueue(logger, () => stopped, reconcile, starts.interrupt);
   const sweep = createSweep({
     ...common,
     queued: (uid) => queue.has(uid),
@@ -169,9 +174,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     claimRuntimeId: pool.claim,
     startEarly: starts.startEarly,
     discardEarly: starts.discardEarly,
-    agentEnded(runtimeId) {
+    agentEnded(runtimeId, reason) {
       pool.forget(runtimeId);
-      recordEnded(runtimeId);
+      recordEnded(runtimeId, reason);
     },
   };
 }

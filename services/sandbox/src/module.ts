@@ -1,9 +1,8 @@
 // The sandbox service as a ServiceModule: sandbox engines and, inside them, files, processes,
 // ports, drive and secure-store transfers and metrics, in its own schema `sandbox`; its
-// sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, and
-// their ports are served under `/sandboxes/` beside the RPCs.
+// sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, or as
+// pods in a cluster, and their ports are served under `/sandboxes/` beside the RPCs.
 import * as fs from "node:fs";
-import { hostname } from "node:os";
 import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -39,9 +38,10 @@ import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js
 import { sandboxMigrations } from "./migrations.js";
 import { createPortProxy } from "./port-proxy.js";
 import type { SecretResolver } from "./process-definition.js";
-import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
+import type { LocalSandboxRuntime } from "./runtime/index.js";
 import { addSandboxGauges } from "./sandbox-gauges.js";
 import { createSandboxHandlers, registerSandboxHandlers } from "./sandbox-handlers.js";
+import { chooseSandboxRuntime } from "./sandbox-runtime-choice.js";
 
 export const SANDBOX_SCHEMA = "sandbox";
 
@@ -65,7 +65,10 @@ export interface SandboxModuleDeps extends ServiceDeps {
   readonly secrets?: SecretResolver;
   /** Outbox poll interval in ms (default 250); tests use less. */
   readonly outboxPollInterval?: number;
-  /** A runtime made by the caller (tests); otherwise the local runtime under the data directory. */
+  /**
+   * A runtime made by the caller (tests); otherwise, by `sandboxConfig.runtime`, pods in a cluster
+   * or the local runtime under the data directory.
+   */
   readonly runtime?: LocalSandboxRuntime;
 }
 
@@ -89,13 +92,14 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   const context = createServiceCore({ label: "sandbox service", policy: deps.policy, logger, state });
   const hub = createChangeHub();
   let lifecycle: Lifecycle | undefined;
-  const runtime = deps.runtime ?? createRuntime(deps, (runtimeId) => lifecycle?.agentEnded(runtimeId));
+  let sessionKey: Promise<Uint8Array> | undefined;
+  const internalKey = () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey));
+  const chosen = chooseSandboxRuntime(deps, (id, exit) => lifecycle?.agentEnded(id, exit.reason), internalKey);
+  const { runtime, kubernetes } = chosen;
   let followRunning: ((sandboxUid: string) => Promise<void>) | undefined;
-  // The runtime's data directory is this host's, so it names the replica (and stays its name
-  // across restarts, which is how a replica finds its sandboxes again).
   const replicas = createReplicaRegistry({
     database: () => state.database,
-    id: `local:${hostname()}:${runtime.dataDir}`,
+    id: chosen.placement,
     url: () => replicaUrlOf(deps.config),
     logger,
   });
@@ -106,19 +110,20 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     hub,
     replicas,
     intervalMs: settings.reconcileIntervalMs ?? 1_000,
-    warmPoolSize: settings.warmPoolSize,
+    // A warm pod would need its image before the create names it.
+    warmPoolSize: kubernetes ? 0 : settings.warmPoolSize,
+    earlyStart: !kubernetes,
     stopSandboxesOnStop: settings.stopWithService === true,
     onAdopted: (uid) => followRunning?.(uid),
   });
   lifecycle = life;
   let catalogue: CatalogueReadModel | undefined;
-  let sessionKey: Promise<Uint8Array> | undefined;
   const proxy = createPortProxy({
     context,
     lifecycle: life,
     authenticator: deps.authenticator,
     logger,
-    sessionKey: () => (sessionKey ??= loadSessionKey(deps.config.dataDir, settings.internalKey)),
+    sessionKey: internalKey,
   });
   const fileTransfer = createFileTransferRoute({ context, lifecycle: life, authenticator: deps.authenticator, logger });
   const handlers = createSandboxHandlers({
@@ -132,6 +137,8 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     catalogue: () => catalogue,
     publicUrl: () => publicUrlOf(deps),
     closeConnections: proxy.closeConnections,
+    portObjects: chosen.portObjects,
+    logger,
   });
   followRunning = handlers.followRunning;
 
@@ -142,14 +149,18 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
 
   async function start(): Promise<void> {
     // Two replicas in one data directory would be one placement: each would take the other's
-    // sandboxes for its own. The second stops with a clear error instead.
-    await fs.promises.mkdir(runtime.dataDir, { recursive: true });
-    placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
+    // sandboxes for its own. The second stops with a clear error instead. (Pods keep nothing here.)
+    if (!kubernetes) {
+      await fs.promises.mkdir(runtime.dataDir, { recursive: true });
+      placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
+    }
     store = await openSandboxStore(deps, state, logger);
     const db = store.database;
     catalogue = createCatalogueView(deps, logger);
     await catalogue.ready;
-    prepareRuntime(runtime, logger);
+    // On Kubernetes, the informers' first lists: the lifecycle's first sweep must see the cluster as it is.
+    if (kubernetes) await runtime.prepare();
+    else prepareRuntime(runtime, logger);
     await life.start();
     removeGauges = addSandboxGauges(deps.metrics, db, life);
     // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).
@@ -229,25 +240,6 @@ function createCatalogueView(deps: SandboxModuleDeps, logger: Logger): Catalogue
     bus: deps.bus,
     kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
     logger,
-  });
-}
-
-/** The runtime that runs this module's sandboxes: the local one, under the data directory. */
-function createRuntime(deps: SandboxModuleDeps, onExit: (runtimeId: string) => void): LocalSandboxRuntime {
-  const settings = deps.sandboxConfig;
-  return createLocalSandboxRuntime({
-    dataDir: deps.config.dataDir,
-    unconfined: settings.unconfined,
-    ...(settings.bwrapPath ? { bwrapPath: settings.bwrapPath } : {}),
-    cacheDir: settings.agentCacheDir ?? path.join(deps.config.dataDir, "agent-cache"),
-    outputLimitBytes: settings.outputLimitBytes,
-    keepAliveMs: settings.keepAliveMs ?? 5_000,
-    // Confined sandboxes outlive the service and are adopted by its next start; unconfined
-    // ones cannot (the runtime ignores the option for them; see docs/adr/0076).
-    keepRunning: true,
-    ...(settings.maxTotalStorageBytes !== undefined ? { maxTotalStorageBytes: settings.maxTotalStorageBytes } : {}),
-    ...(settings.maxTotalProcesses !== undefined ? { maxTotalProcesses: settings.maxTotalProcesses } : {}),
-    onExit,
   });
 }
 

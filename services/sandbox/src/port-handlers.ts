@@ -16,10 +16,12 @@ import {
 } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
-import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import type { Logger } from "@aiem/kit/logger";
+import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import type { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox } from "./access.js";
+import type { PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
 import { portState } from "./port-state.js";
 import type { PortUrls } from "./port-urls.js";
 import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow } from "./store.js";
@@ -31,6 +33,12 @@ export interface PortDeps extends AccessDeps {
   readonly urls: PortUrls;
   /** Cuts forwarded connections of a port: all of them, or only those through its public URL. */
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
+  /**
+   * On Kubernetes, each port's objects (a Service, an HTTPRoute while public): made or changed
+   * after the port's row, and READY once they exist.
+   */
+  readonly objects?: PortObjects | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 const portTable: FieldTable = {
@@ -45,8 +53,27 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
   const { context } = deps;
   const db = () => context.database().db;
 
-  const present = (call: SandboxCall, row: PortRow, justCreated = false) =>
-    presentPort(deps.urls, call, row, justCreated);
+  const present = (call: SandboxCall, row: PortRow, justCreated = false) => {
+    const port = presentPort(deps.urls, call, row, justCreated);
+    if (deps.objects && port.state === Port_State.READY && !deps.objects.ready(row.sandbox_uid, row.port, row.public)) {
+      // Not made yet, or made before a change this replica missed: made now, READY once there.
+      syncObjects(row);
+      port.state = Port_State.PENDING;
+    }
+    return port;
+  };
+
+  /** Makes (or changes) a port's objects in the background; the port reads PENDING until they exist. */
+  function syncObjects(row: Pick<PortRow, "sandbox_uid" | "port" | "public">): void {
+    const publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : undefined;
+    deps.objects?.ensure(row.sandbox_uid, row.port, publicUrl).catch((error: unknown) =>
+      deps.logger?.warn("could not make a port's objects in the cluster", {
+        sandbox: row.sandbox_uid,
+        port: row.port,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
+  }
 
   return {
     async createPort(req, ctx) {
@@ -89,6 +116,7 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
         .returning("port")
         .executeTakeFirst();
       if (!inserted) throw alreadyExists(port.name, PORT_RESOURCE_TYPE);
+      syncObjects(row);
       return { port: present(call, row, true) };
     },
 
@@ -123,6 +151,7 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
       if (paths.includes("display_name")) checkField("port.display_name", req.port.displayName, validateDisplayName);
       const updated = await updatePortRow(deps, call, number, req.port, paths);
       if (!updated.public) deps.closeConnections(call.row.uid, number, true);
+      syncObjects(updated);
       return { port: present(call, updated) };
     },
 
@@ -136,6 +165,7 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
         .executeTakeFirst();
       if (!deleted) throw notFound(req.name, PORT_RESOURCE_TYPE);
       deps.closeConnections(call.row.uid, number, false);
+      await deps.objects?.remove(call.row.uid, number);
       return {};
     },
   };

@@ -106,6 +106,11 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
     // Its agent was started by a service that died before recording it running, and has ended
     // since: no process ran in it yet, so nothing is lost by starting it afresh.
     if (!started.ok && started.agentGone) started = await starts.start(row);
+    if (!started.ok && started.interrupted) {
+      starts.settled(uid);
+      deps.queueAgain(uid);
+      return;
+    }
     const moved = await context
       .write(async (trx) =>
         started.ok
@@ -133,6 +138,10 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
    */
   async function takeOverLeftRunning(row: SandboxRow): Promise<void> {
     const started = await starts.start(row);
+    if (!started.ok && started.interrupted) {
+      deps.queueAgain(row.uid);
+      return;
+    }
     if (started.ok && started.adopted) {
       deps.running.track(row);
       return adopted(row);
@@ -225,9 +234,9 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
  */
 export function createAgentEnded(
   deps: Pick<ReconcileDeps, "context" | "logger" | "hub" | "starts" | "failing" | "onProcessesEnded">,
-): (runtimeId: string) => void {
+): (runtimeId: string, reason?: string) => void {
   const { context, logger, hub, failing } = deps;
-  return (runtimeId) => {
+  return (runtimeId, reason) => {
     const uid = deps.starts.disown(runtimeId);
     if (uid === undefined) return;
     failing.add(uid);
@@ -235,7 +244,7 @@ export function createAgentEnded(
       .write(async (trx) => {
         const at = context.now();
         const moved = await transitionSandbox(trx, uid, [S.RUNNING], S.FAILED, at, {
-          failureReason: "the sandbox's agent ended unexpectedly",
+          failureReason: reason ?? "the sandbox's agent ended unexpectedly",
         });
         if (moved) await failLiveProcesses(trx, moved.row, at);
         return moved;

@@ -18,6 +18,8 @@ export function createReconcileQueue(
   logger: Logger,
   stopped: () => boolean,
   reconcile: (uid: string) => Promise<void>,
+  /** Told when a kick finds a pass under way: what it waits for may no longer be wanted. */
+  onKickDuringPass: (uid: string) => void = () => undefined,
 ): ReconcileQueue {
   const queues = new Map<string, { again: boolean; done: Promise<void> }>();
   return {
@@ -25,6 +27,7 @@ export function createReconcileQueue(
       const existing = queues.get(uid);
       if (existing) {
         existing.again = true;
+        onKickDuringPass(uid);
         return existing.done;
       }
       const entry = { again: true, done: Promise.resolve() };

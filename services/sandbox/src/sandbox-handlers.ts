@@ -1,6 +1,7 @@
 // Every RPC handler of the sandbox service, each map typed by its service, and their registration.
 import type { ConnectRouter } from "@connectrpc/connect";
 import { createContentUrls } from "@aiem/kit/config";
+import type { Logger } from "@aiem/kit/logger";
 import { type GuardOptions, registerGuarded, type ServiceDeps } from "@aiem/kit/server";
 import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
@@ -14,6 +15,7 @@ import type { SandboxSettings } from "./config.js";
 import { createDriveHandlers } from "./drive-handlers.js";
 import { createFileStreamHandlers } from "./file-stream-handlers.js";
 import { createFilesystemHandlers } from "./filesystem-handlers.js";
+import type { PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
 import type { ChangeHub, Lifecycle } from "./lifecycle.js";
 import { createMetricsHandlers } from "./metrics-handlers.js";
 import { createPortHandlers } from "./port-handlers.js";
@@ -39,6 +41,9 @@ export interface SandboxHandlerDeps {
   publicUrl(): string;
   /** Cuts forwarded connections of a port (the port proxy's). */
   closeConnections(sandboxUid: string, port: number, onlyPublic: boolean): void;
+  /** On Kubernetes, each port's Service and HTTPRoute. */
+  readonly portObjects?: PortObjects | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 export type SandboxHandlers = ReturnType<typeof createSandboxHandlers>;
@@ -65,6 +70,8 @@ export function createSandboxHandlers(deps: SandboxHandlerDeps) {
       ...access,
       urls: createPortUrls(createContentUrls(deps.config, deps.publicUrl)),
       closeConnections: deps.closeConnections,
+      objects: deps.portObjects,
+      logger: deps.logger,
     }),
     drive: createDriveHandlers({ ...access, driveDir: settings.driveDir }),
     secureStore: createSecureStoreHandlers({ ...access, secrets: deps.secrets }),

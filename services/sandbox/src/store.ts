@@ -119,8 +119,14 @@ export const PROCESS_STATE_NAMES: readonly string[] = Object.values(PROCESS_STAT
 
 // ---- sandbox engines ----------------------------------------------------------------------------
 
-/** How far a starting sandbox has got; the runtime reports the launch, the rest is the state. */
-export type StartPhase = "creating" | "launched";
+/**
+ * How far a starting sandbox has got; the runtime reports the launch, or (on Kubernetes) what it
+ * waits for in the API's own words; the rest is the state.
+ */
+export type StartPhase =
+  | "creating"
+  | "launched"
+  | { readonly reason: SandboxEngine_PendingReason; readonly message: string };
 
 const PENDING: Partial<Record<SandboxEngine_State, [SandboxEngine_PendingReason, string]>> = {
   [SandboxEngine_State.STARTING]: [
@@ -146,10 +152,13 @@ export function presentSandbox(row: SandboxRow, idleMs: number, phase: StartPhas
   const engine = fromBinary(SandboxEngineSchema, row.resource);
   engine.state = sandboxStateOf(row.state);
   engine.currentIdleDuration = durationFromMs(Math.max(0, Math.floor(idleMs)));
+  const starting = engine.state === SandboxEngine_State.STARTING;
   const pending =
-    engine.state === SandboxEngine_State.STARTING && phase === "launched"
-      ? ([SandboxEngine_PendingReason.WAITING_READINESS, "waiting for the sandbox's agent to answer"] as const)
-      : PENDING[engine.state];
+    starting && typeof phase === "object"
+      ? ([phase.reason, phase.message] as const)
+      : starting && phase === "launched"
+        ? ([SandboxEngine_PendingReason.WAITING_READINESS, "waiting for the sandbox's agent to answer"] as const)
+        : PENDING[engine.state];
   engine.pendingReason = pending?.[0] ?? SandboxEngine_PendingReason.UNSPECIFIED;
   engine.pendingMessage = pending?.[1] ?? "";
   engine.failureReason = engine.state === SandboxEngine_State.FAILED ? (row.failure_reason ?? "") : "";

@@ -48,6 +48,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes sandbox runtime", () 
       namespace,
       agent: { image: "example.invalid/aiem-agent:1", config: "{}" },
       gateway: { name: "public", namespace: "gateways" },
+      agentToken: async (uid) => `token-of-${uid}`,
     });
   }, 180_000);
   afterAll(async () => {
@@ -70,6 +71,9 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes sandbox runtime", () 
       "cloud.h2o.ai/creator": "alice",
     });
     expect(runtime.endpoint(uid)).toEqual({ host: pod.status?.podIP, port: 50051 });
+    // The agent serves TCP in the pod and answers only the service, which knows its token.
+    const config = pod.spec?.containers[0]?.env?.find((e) => e.name === "AIEM_AGENT_CONFIG")?.value;
+    expect(JSON.parse(config ?? "{}")).toEqual({ token: `token-of-${uid}` });
     const service = await k8s.core.readNamespacedService({ namespace, name: `engine-${uid}` });
     expect(service.spec?.ports?.[0]).toMatchObject({ name: "grpc", port: 80, targetPort: 50051 });
     // The Service owns the pod, so the garbage collector takes the pod with it.

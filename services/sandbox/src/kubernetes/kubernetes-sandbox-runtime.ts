@@ -35,6 +35,8 @@ export interface KubernetesSandboxRuntimeOptions {
   /** Where sandboxes' objects live (`AIEM_KUBERNETES_NAMESPACE`). */
   readonly namespace: string;
   readonly agent: AgentInjection;
+  /** The secret each sandbox's agent asks of every request (it serves TCP in the pod), by sandbox uid. */
+  readonly agentToken?: (uid: string) => Promise<string>;
   /** The Gateway public ports' HTTPRoutes attach to (`AIEM_KUBERNETES_GATEWAY`); none when unset. */
   readonly gateway?: PortRouteOptions["gateway"];
 }
@@ -198,11 +200,13 @@ export async function createKubernetesSandboxRuntime(
       const phase = existing?.status?.phase;
       if (existing && !existing.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded") return;
       const owner = await owningService(spec.uid);
+      const token = await options.agentToken?.(spec.uid);
+      const injected = token ? { ...agent, config: JSON.stringify({ ...JSON.parse(agent.config), token }) } : agent;
       if (existing && !existing.metadata?.deletionTimestamp)
         await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
       await gone("pod", name);
       await createOrRead(() =>
-        core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, agent, owner) }),
+        core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, injected, owner) }),
       );
       await seen("pod", name);
     },

@@ -34,6 +34,8 @@ export interface AgentConnectionOptions {
    * (tests of the agent alone).
    */
   readonly agent?: { readonly identity: AgentIdentity; readonly read: ReadPeerCredentials } | undefined;
+  /** Sent with every request (`aiem-agent-token`): an agent reached over TCP answers nothing else. */
+  readonly token?: string | undefined;
 }
 
 // sun_path holds 108 bytes. A longer socket path is reached through an open descriptor of its
@@ -59,8 +61,9 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
 
   constructor(
     authority: string,
-    private readonly target: string,
+    private readonly target: string | AgentAddress,
     private readonly agent: AgentConnectionOptions["agent"],
+    private readonly token?: string,
   ) {
     this.authority = authority;
   }
@@ -68,7 +71,9 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
   /** A connection to the socket, checked to be the agent's before it is used. */
   #open(): Promise<net.Socket> {
     return new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.createConnection(this.target);
+      const target = this.target;
+      const socket = typeof target === "string" ? net.createConnection(target) : net.createConnection(target);
+      if (typeof target !== "string") socket.setNoDelay(true);
       socket.once("error", (error) => {
         reject(new ConnectError(`cannot reach the sandbox agent: ${error.message}`, Code.Unavailable));
       });
@@ -138,7 +143,8 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
     for (;;) {
       const session = await this.#connect();
       try {
-        return session.request({ ...headers, ":method": method, ":path": path }, options);
+        const token = this.token === undefined ? {} : { "aiem-agent-token": this.token };
+        return session.request({ ...headers, ...token, ":method": method, ":path": path }, options);
       } catch (error) {
         // A connection that went away between connect and request: make a new one.
         if (session.closed || session.destroyed) {
@@ -162,16 +168,22 @@ class AgentSessionManager implements NodeHttp2ClientSessionManager {
   }
 }
 
-export function connectAgent(socketPath: string, options: AgentConnectionOptions = {}): AgentConnection {
+/** An agent reached over TCP (a sandbox's pod in a cluster) rather than its unix socket. */
+export interface AgentAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export function connectAgent(socketPath: string | AgentAddress, options: AgentConnectionOptions = {}): AgentConnection {
   let dirFd: number | undefined;
   let target = socketPath;
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+  if (typeof socketPath === "string" && Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
     dirFd = fs.openSync(path.dirname(socketPath), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     target = `/proc/self/fd/${dirFd}/${path.basename(socketPath)}`;
   }
   const maxMessageBytes = options.maxMessageBytes ?? 256 << 20;
   const baseUrl = "http://agent.sandbox.invalid";
-  const sessionManager = new AgentSessionManager(baseUrl, target, options.agent);
+  const sessionManager = new AgentSessionManager(baseUrl, target, options.agent, options.token);
   const transport = createGrpcTransport({
     baseUrl,
     sessionManager,

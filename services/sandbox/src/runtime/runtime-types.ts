@@ -2,13 +2,18 @@
 // capabilities and limits it reports, and the errors it throws.
 import type { Duplex } from "node:stream";
 import type { CallOptions } from "@connectrpc/connect";
+import type {
+  SandboxEngine,
+  SandboxEngine_PendingReason,
+} from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { AgentArtifacts } from "./agent-artifacts.js";
 import type { AgentClient } from "./agent-client.js";
 import type { AgentFiles } from "./agent-files.js";
 import type { IsolationLayers } from "./bwrap.js";
 import type { AppliedLimit, AppliedLimits, CgroupUsage, SandboxLimits } from "./limits.js";
 
-export type IsolationMode = "bwrap" | "unconfined";
+/** `pod`: a pod of a Kubernetes cluster, isolated by its container runtime (docs/adr/0245). */
+export type IsolationMode = "bwrap" | "unconfined" | "pod";
 
 export type SandboxRuntimeErrorCode =
   | "isolation-unavailable"
@@ -119,6 +124,10 @@ export interface SandboxStartOptions {
   readonly limits?: SandboxLimits;
   /** Called once the sandbox's processes were launched, before the agent answers. */
   readonly onLaunched?: () => void;
+  /** The sandbox's resource (image and template snapshots), which a runtime on Kubernetes makes its pod of. */
+  readonly engine?: SandboxEngine;
+  /** Ends the wait for the sandbox to run (a start may wait long for a node): the start then fails with `stopping`. */
+  readonly signal?: AbortSignal;
 }
 
 export interface SandboxExit {
@@ -126,6 +135,8 @@ export interface SandboxExit {
   readonly signal: NodeJS.Signals | null;
   /** Whether stop() (or destroy/close) ended it. */
   readonly requested: boolean;
+  /** Why it ended, in words, when the runtime knows more than a code or a signal. */
+  readonly reason?: string;
 }
 
 export interface SandboxHandle {
@@ -203,6 +214,11 @@ export interface LocalSandboxRuntime {
    * maxTotalProcesses). A sandbox that has its storage image already counts as holding it.
    */
   checkCapacity(limits: SandboxLimits, sandboxId?: string): void;
+  /**
+   * While a sandbox starts, what it waits for, when the runtime knows (a node, an image); the
+   * pending reason clients see. Runtimes that cannot tell leave it out.
+   */
+  pending?(sandboxId: string): { readonly reason: SandboxEngine_PendingReason; readonly message: string } | undefined;
   /** Stops the sandbox's agent and every process in it; its files stay. No-op when not running. */
   stop(sandboxId: string): Promise<void>;
   /** Stops the sandbox and deletes its files. */

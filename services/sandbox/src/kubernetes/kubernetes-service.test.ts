@@ -1,0 +1,136 @@
+// The sandbox service with AIEM_RUNTIME=kubernetes against a real control plane with kwok nodes:
+// through the REST API, a sandbox becomes a pod and RUNNING, its ports Services (and routes), a
+// pod deleted by someone else is made again, and deleting the sandbox removes every object. kwok
+// runs no containers, so no call reaches the agent here (docs/adr/0245).
+import { waitFor } from "@aiem/kit/events/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  kubernetesSkipReason,
+  type SandboxClusterFixture,
+  startSandboxCluster,
+} from "../testing/kubernetes-cluster.js";
+import { ok, type SandboxHarness, startSandboxHarness } from "../testing/index.js";
+
+const unavailable = kubernetesSkipReason("kubernetes-service.test.ts");
+const namespace = "sandboxes";
+const group = "gateway.networking.k8s.io";
+
+describe.skipIf(unavailable !== undefined)("the sandbox service on Kubernetes", () => {
+  let k8s: SandboxClusterFixture;
+  let h: SandboxHarness;
+
+  beforeAll(async () => {
+    k8s = await startSandboxCluster(namespace);
+    h = await startSandboxHarness({
+      settings: {
+        runtime: "kubernetes",
+        kubernetes: {
+          namespace,
+          agentImage: "example.invalid/aiem-agent:1",
+          kubeconfigPath: k8s.cluster.kubeconfigPath,
+        },
+      },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await h?.stop();
+    await k8s?.stop();
+  });
+
+  const notFound = { code: 404 };
+  const readRoute = (name: string) =>
+    k8s.custom.getNamespacedCustomObject({ group, version: "v1", namespace, plural: "httproutes", name });
+  const portState = async (name: string) => ok(await h.rest("GET", `/v1/${name}`)).port.state as string;
+
+  it("runs a sandbox as a pod, its ports as Services and routes, and deletes them with it", async () => {
+    const sandbox = await h.createSandbox("k8s-one");
+    const pod = await k8s.core.readNamespacedPod({ namespace, name: `engine-${sandbox.uid}` });
+    expect(pod.metadata?.annotations?.["cloud.h2o.ai/resource"]).toBe(`//engine-manager/${sandbox.name}`);
+    expect(pod.spec?.containers[0]?.image).toBe("python:3.12-slim");
+
+    const created = ok(
+      await h.rest("POST", `/v1/${sandbox.name}/ports?portId=9090`, { body: { displayName: "web", public: true } }),
+    ).port;
+    expect(created.state).toBe("STATE_PENDING");
+    await waitFor(async () => (await portState(created.name)) === "STATE_READY", 30_000, "the port to be ready");
+    const service = await k8s.core.readNamespacedService({ namespace, name: `engine-${sandbox.uid}-port-9090` });
+    expect(service.metadata?.labels?.["engine.h2o.ai/port-id"]).toBe("9090");
+    await readRoute(`engine-${sandbox.uid}-port-9090`);
+
+    // Private again: the route goes, the Service stays.
+    ok(await h.rest("PATCH", `/v1/${created.name}?updateMask=public`, { body: { name: created.name, public: false } }));
+    await waitFor(
+      () =>
+        readRoute(`engine-${sandbox.uid}-port-9090`).then(
+          () => false,
+          (e) => e.code === 404,
+        ),
+      30_000,
+      "the route to go",
+    );
+
+    ok(await h.rest("DELETE", `/v1/${sandbox.name}`));
+    await waitFor(async () => (await h.rest("GET", `/v1/${sandbox.name}`, { who: "admin" })).status === 404, 60_000);
+    await expect(k8s.core.readNamespacedPod({ namespace, name: `engine-${sandbox.uid}` })).rejects.toMatchObject(
+      notFound,
+    );
+    for (const name of [`engine-${sandbox.uid}`, `engine-${sandbox.uid}-port-9090`]) {
+      await expect(k8s.core.readNamespacedService({ namespace, name })).rejects.toMatchObject(notFound);
+    }
+  }, 120_000);
+
+  it("makes again the pod of a running sandbox that someone else deleted", async () => {
+    const sandbox = await h.createSandbox("k8s-two");
+    const name = `engine-${sandbox.uid}`;
+    const first = await k8s.core.readNamespacedPod({ namespace, name });
+    await k8s.core.deleteNamespacedPod({ namespace, name });
+    await waitFor(
+      () =>
+        k8s.core.readNamespacedPod({ namespace, name }).then(
+          (pod) => pod.metadata?.uid !== first.metadata?.uid && pod.status?.phase === "Running",
+          () => false,
+        ),
+      60_000,
+      "a new pod",
+    );
+    expect((await h.waitState(sandbox.name, "STATE_RUNNING")).state).toBe("STATE_RUNNING");
+    ok(await h.rest("DELETE", `/v1/${sandbox.name}`));
+  }, 120_000);
+
+  it("says why a sandbox waits while no node fits it", async () => {
+    const { template } = await h.catalogueFixture("k8s-gpu", { gpu: 1, gpuResource: "amd.com/gpu" });
+    const created = ok(
+      await h.rest("POST", `/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=k8s-gpu`, {
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: template },
+      }),
+    ).sandboxEngine;
+    let seen: { state: string; pendingReason: string; pendingMessage: string } | undefined;
+    await waitFor(
+      async () => {
+        seen = ok(await h.rest("GET", `/v1/${created.name}`)).sandboxEngine;
+        return seen?.pendingReason === "PENDING_REASON_SCHEDULING" && seen.pendingMessage.startsWith("Unschedulable");
+      },
+      30_000,
+      "the scheduler's reason",
+    );
+    expect(seen?.state).toBe("STATE_STARTING");
+    expect(seen?.pendingMessage).toMatch(/Insufficient amd\.com\/gpu/);
+    // Its pod deleted while it waits: a new one is made, and it waits on.
+    const name = `engine-${created.uid}`;
+    const first = await k8s.core.readNamespacedPod({ namespace, name });
+    await k8s.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
+    await waitFor(
+      () =>
+        k8s.core.readNamespacedPod({ namespace, name }).then(
+          (pod) => pod.metadata?.uid !== first.metadata?.uid && !pod.metadata?.deletionTimestamp,
+          () => false,
+        ),
+      60_000,
+      "a new pod",
+    );
+    expect(ok(await h.rest("GET", `/v1/${created.name}`)).sandboxEngine.state).toBe("STATE_STARTING");
+    // Deleting it interrupts its wait for a node.
+    ok(await h.rest("DELETE", `/v1/${created.name}`));
+    await waitFor(async () => (await h.rest("GET", `/v1/${created.name}`, { who: "admin" })).status === 404, 60_000);
+  }, 120_000);
+});
