@@ -209,7 +209,7 @@ async function listRatio(): Promise<void> {
     await catalogue.ready;
     const settings = engineSettings();
     const activity = createActivityTracker({ database: () => database, flushMs: 1000, logger: silentLogger });
-    const ctx = createServiceContext({
+    const context = createServiceContext({
       policy: embeddedPolicy(),
       logger: silentLogger,
       settings,
@@ -217,8 +217,8 @@ async function listRatio(): Promise<void> {
       state: { database, tokens, catalogue },
       defaultPublicUrl: "http://127.0.0.1:8080",
     });
-    const handlers = createDAIEngineHandlers(ctx);
-    const hctx = {
+    const handlers = createDAIEngineHandlers(context);
+    const ctx = {
       values: createContextValues().set(principalKey, {
         name: "users/root",
         subject: "root",
@@ -230,7 +230,7 @@ async function listRatio(): Promise<void> {
     const handlerPage = () =>
       handlers.listDAIEngines(
         create(ListDAIEnginesRequestSchema, { parent: "workspaces/bench", pageSize: 50, filter }),
-        hctx,
+        ctx,
       ) as Promise<{ daiEngines: unknown[]; totalSize: number }>;
     const servicePage = () =>
       paginate(

@@ -67,7 +67,7 @@ export function createServiceContext(options: {
     return (url ?? options.defaultPublicUrl).replace(/\/+$/, "");
   };
   const content = createContentUrls(options.content ?? {}, publicUrl);
-  const ctx: ServiceContext = {
+  const context: ServiceContext = {
     ...createServiceCore({ label: "engine service", policy: options.policy, logger: options.logger, state }),
     settings: options.settings,
     activity: options.activity,
@@ -92,7 +92,7 @@ export function createServiceContext(options: {
       return url;
     },
     async requireServedHere(row) {
-      const url = await ctx.servedAt(row);
+      const url = await context.servedAt(row);
       if (url) throw new ServedElsewhere(url, row.name);
     },
     presentContext: () => ({
@@ -103,5 +103,5 @@ export function createServiceContext(options: {
       pendingActivity: options.activity.latest,
     }),
   };
-  return ctx;
+  return context;
 }

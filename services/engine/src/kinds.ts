@@ -8,7 +8,7 @@ import type { CatalogueKind } from "@aiem/kit/authz";
 import { failedPrecondition, quote } from "@aiem/kit/errors";
 import { DAIEngine_StateSchema, DAIEngineSchema, type DAIEngine } from "@aiem/proto/enginemanager/v1/dai_engine_pb.js";
 import { DAIEngineService } from "@aiem/proto/enginemanager/v1/dai_engine_service_pb.js";
-import { Engine_StateSchema, Engine_Type } from "@aiem/proto/enginemanager/v1/engine_pb.js";
+import { type Engine_State, Engine_StateSchema, Engine_Type } from "@aiem/proto/enginemanager/v1/engine_pb.js";
 import { H2OEngine_StateSchema, H2OEngineSchema, type H2OEngine } from "@aiem/proto/enginemanager/v1/h2o_engine_pb.js";
 import { H2OEngineService } from "@aiem/proto/enginemanager/v1/h2o_engine_service_pb.js";
 import {
@@ -29,7 +29,13 @@ export interface EngineServices {
   readonly notebookEngines: typeof NotebookEngineService;
 }
 
-/** State names, as stored and as filters spell them (the same text in every kind's enum). */
+/** What a state is called in every kind's enum: `STATE_` and its member's name in the mixed `Engine.State`. */
+type StateNames = { readonly [K in Exclude<keyof typeof Engine_State, "UNSPECIFIED">]: `STATE_${K}` };
+
+/**
+ * State names, as stored and as filters spell them (the same text in every kind's enum, whose
+ * numbers differ: docs/adr/0231), checked against the mixed enum by the compiler.
+ */
 export const S = {
   STARTING: "STATE_STARTING",
   RUNNING: "STATE_RUNNING",
@@ -40,7 +46,7 @@ export const S = {
   CONNECTING: "STATE_CONNECTING",
   TERMINATING: "STATE_TERMINATING",
   TERMINATED: "STATE_TERMINATED",
-} as const;
+} as const satisfies StateNames;
 export type StateName = (typeof S)[keyof typeof S];
 
 /** What the caller asked for; the reconciler drives the observed state towards it. */

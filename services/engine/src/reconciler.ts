@@ -53,119 +53,130 @@ export interface Reconciler {
   readonly inFlight: number;
 }
 
+/** The loop's state: what it claims with, what it works on, and how it is woken. */
+interface Loop {
+  readonly scope: QueueScope;
+  readonly step: StepContext;
+  readonly logger: Logger;
+  readonly concurrency: number;
+  readonly intervalMs: number;
+  readonly pokes: Set<string>;
+  readonly inFlight: Set<Promise<void>>;
+  stopped: boolean;
+  wakeUp: (() => void) | undefined;
+}
+
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const { runtime, logger } = options;
+  const { runtime } = options;
   const owner = `${runtime.placement}#${randomUUID()}`;
-  const scope: QueueScope = {
-    database: options.database,
-    placement: runtime.placement,
-    owner,
-    leaseMs: options.leaseMs ?? 60_000,
+  const loop: Loop = {
+    scope: { database: options.database, placement: runtime.placement, owner, leaseMs: options.leaseMs ?? 60_000 },
+    step: {
+      ...options,
+      commit: createCommit({ database: options.database, owner, context: options.context, onEvents: options.onEvents }),
+      diskCheckedAt: new Map(),
+    },
+    logger: options.logger,
+    concurrency: options.concurrency ?? 32,
+    intervalMs: options.intervalMs,
+    pokes: new Set(),
+    inFlight: new Set(),
+    stopped: true,
+    wakeUp: undefined,
   };
-  const concurrency = options.concurrency ?? 32;
-  const step: StepContext = {
-    ...options,
-    commit: createCommit({ database: options.database, owner, context: options.context, onEvents: options.onEvents }),
-    diskCheckedAt: new Map(),
-  };
-  const pokes = new Set<string>();
-  const inFlight = new Set<Promise<void>>();
-  let stopped = true;
-  let loop: Promise<void> | undefined;
-  let wakeUp: (() => void) | undefined;
+  let running: Promise<void> | undefined;
   let unwatch: (() => void) | undefined;
-
-  const wake = () => {
-    const w = wakeUp;
-    wakeUp = undefined;
-    w?.();
-  };
   const poke = (uid: string) => {
-    pokes.add(uid);
-    wake();
+    loop.pokes.add(uid);
+    wake(loop);
   };
-
-  async function work(row: EngineRow): Promise<void> {
-    try {
-      await stepEngine(step, row);
-    } catch (err) {
-      logger.error("reconcile step failed; retrying", {
-        engine: row.name,
-        error: err instanceof Error ? err.message : String(err),
-      });
-      // A failed release leaves the lease to run out, after which the engine is claimed again.
-      await retryLater(scope, row.uid, later(1_000)).catch(() => {});
-    }
-  }
-
-  /** Claims what is due and starts its steps; true when it should look again at once. */
-  async function round(): Promise<boolean> {
-    if (pokes.size > 0) {
-      const uids = [...pokes];
-      pokes.clear();
-      await makeDueNow(scope, uids);
-    }
-    const free = concurrency - inFlight.size;
-    const rows = free > 0 ? await claimDue(scope, free) : [];
-    for (const row of rows) {
-      const p = work(row).finally(() => {
-        inFlight.delete(p);
-        wake();
-      });
-      inFlight.add(p);
-    }
-    return rows.length > 0 && inFlight.size < concurrency;
-  }
-
-  /** Sleeps until the earliest due time, at most the interval, or until woken. */
-  async function idle(): Promise<void> {
-    const wait =
-      inFlight.size >= concurrency
-        ? options.intervalMs
-        : Math.min(options.intervalMs, Math.max(0, await msUntilNextDue(scope)));
-    if (wait <= 0 || stopped || pokes.size > 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    wakeUp = undefined;
-  }
-
-  async function run(): Promise<void> {
-    while (!stopped) {
-      try {
-        if (await round()) continue;
-        await idle();
-      } catch (err) {
-        if (stopped) break;
-        logger.error("reconciler round failed", { error: err instanceof Error ? err.message : String(err) });
-        await new Promise((r) => setTimeout(r, Math.min(1_000, options.intervalMs)));
-      }
-    }
-  }
-
   return {
     get inFlight() {
-      return inFlight.size;
+      return loop.inFlight.size;
     },
     async start() {
-      await resumeQueue(scope, runtime.shared === true);
+      await resumeQueue(loop.scope, runtime.shared === true);
       unwatch = runtime.watch(poke);
-      stopped = false;
-      loop = run();
+      loop.stopped = false;
+      running = run(loop);
     },
     async stop() {
-      stopped = true;
+      loop.stopped = true;
       unwatch?.();
       unwatch = undefined;
-      wake();
-      await loop;
-      await Promise.allSettled([...inFlight]);
+      wake(loop);
+      await running;
+      await Promise.allSettled([...loop.inFlight]);
     },
-    wake,
+    wake: () => wake(loop),
     poke,
   };
+}
+
+function wake(loop: Loop): void {
+  const wakeUp = loop.wakeUp;
+  loop.wakeUp = undefined;
+  wakeUp?.();
+}
+
+async function run(loop: Loop): Promise<void> {
+  while (!loop.stopped) {
+    try {
+      if (await round(loop)) continue;
+      await idle(loop);
+    } catch (err) {
+      if (loop.stopped) break;
+      loop.logger.error("reconciler round failed", { error: err instanceof Error ? err.message : String(err) });
+      await new Promise((r) => setTimeout(r, Math.min(1_000, loop.intervalMs)));
+    }
+  }
+}
+
+/** Claims what is due and starts its steps; true when it should look again at once. */
+async function round(loop: Loop): Promise<boolean> {
+  if (loop.pokes.size > 0) {
+    const uids = [...loop.pokes];
+    loop.pokes.clear();
+    await makeDueNow(loop.scope, uids);
+  }
+  const free = loop.concurrency - loop.inFlight.size;
+  const rows = free > 0 ? await claimDue(loop.scope, free) : [];
+  for (const row of rows) {
+    const p = work(loop, row).finally(() => {
+      loop.inFlight.delete(p);
+      wake(loop);
+    });
+    loop.inFlight.add(p);
+  }
+  return rows.length > 0 && loop.inFlight.size < loop.concurrency;
+}
+
+async function work(loop: Loop, row: EngineRow): Promise<void> {
+  try {
+    await stepEngine(loop.step, row);
+  } catch (err) {
+    loop.logger.error("reconcile step failed; retrying", {
+      engine: row.name,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    // A failed release leaves the lease to run out, after which the engine is claimed again.
+    await retryLater(loop.scope, row.uid, later(1_000)).catch(() => {});
+  }
+}
+
+/** Sleeps until the earliest due time, at most the interval, or until woken. */
+async function idle(loop: Loop): Promise<void> {
+  const wait =
+    loop.inFlight.size >= loop.concurrency
+      ? loop.intervalMs
+      : Math.min(loop.intervalMs, Math.max(0, await msUntilNextDue(loop.scope)));
+  if (wait <= 0 || loop.stopped || loop.pokes.size > 0) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, wait);
+    loop.wakeUp = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  loop.wakeUp = undefined;
 }

@@ -17,8 +17,8 @@ import {
 } from "./store.js";
 
 /** The DAI and H2O versions and notebook images the catalogue holds now, for the list's fields. */
-export function catalogueVersions(ctx: ServiceContext): CatalogueVersions {
-  const catalogue = ctx.catalogue();
+export function catalogueVersions(context: ServiceContext): CatalogueVersions {
+  const catalogue = context.catalogue();
   const versions = [...catalogue.list("daiEngineVersions"), ...catalogue.list("h2oEngineVersions")];
   return {
     deprecated: versions.filter((v) => v.deprecated).map((v) => v.name),
@@ -26,15 +26,15 @@ export function catalogueVersions(ctx: ServiceContext): CatalogueVersions {
   };
 }
 
-export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeof EngineService> {
-  const { policy } = ctx;
+export function createEngineListHandlers(context: ServiceContext): ServiceImpl<typeof EngineService> {
+  const { policy } = context;
   return {
-    async listEngines(req, hctx: HandlerContext) {
-      const principal = principalOf(hctx);
+    async listEngines(req, ctx: HandlerContext) {
+      const principal = principalOf(ctx);
       const { workspace } = workspacePattern.parse(req.parent, "parent", { allowWildcard: ["workspace"] });
       const all = workspace === "-";
       policy.check(principal, all ? Action.LIST_ALL : Action.LIST, "engines", workspace);
-      let query = ctx.database().db.selectFrom(ENGINES).selectAll();
+      let query = context.database().db.selectFrom(ENGINES).selectAll();
       if (!all) query = query.where("workspace", "=", workspace);
       const visible = visibleRows(policy, principal);
       if (visible) query = query.where(visible);
@@ -44,15 +44,15 @@ export function createEngineListHandlers(ctx: ServiceContext): ServiceImpl<typeo
         pageToken: req.pageToken,
         filter: req.filter,
         orderBy: req.orderBy,
-        table: mixedFieldTable(catalogueVersions(ctx)),
+        table: mixedFieldTable(catalogueVersions(context)),
         tiebreaker: nameTiebreaker,
-        tokens: ctx.tokens(),
+        tokens: context.tokens(),
         scope: "engines",
         totalSize: true,
       });
-      const pctx = ctx.presentContext();
+      const presentContext = context.presentContext();
       return {
-        engines: page.rows.map((row) => presentMixed(row as EngineRow, pctx, principal)),
+        engines: page.rows.map((row) => presentMixed(row as EngineRow, presentContext, principal)),
         nextPageToken: page.nextPageToken,
         totalSize: page.totalSize ?? 0,
       };

@@ -7,8 +7,8 @@ import type { DAILicenseService } from "@aiem/proto/enginemanager/v1/dai_license
 
 export function createDAILicenseHandlers(): ServiceImpl<typeof DAILicenseService> {
   return {
-    async getDAILicenseMetadata(_req, hctx: HandlerContext) {
-      principalOf(hctx); // any signed-in user may read it
+    async getDAILicenseMetadata(_req, ctx: HandlerContext) {
+      principalOf(ctx); // any signed-in user may read it
       return {};
     },
   };
