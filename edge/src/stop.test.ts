@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runningEngines } from "@aiem/engine";
 import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
 import { destroyLeftSandboxes, runningSandboxes } from "@aiem/sandbox/runtime";
 
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
@@ -120,7 +120,7 @@ describe.skipIf(!confined)(`npm run stop -- --all (${real ? "PostgreSQL and NATS
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) as RestJson };
     };
 
     const sandbox = await call("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=kept", {

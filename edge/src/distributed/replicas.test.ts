@@ -55,7 +55,6 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
   let bus: EventBus;
   let replay: Replay;
   const events: StateEvent[] = [];
-  let messages = 0;
 
   beforeAll(async () => {
     cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
@@ -63,7 +62,6 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
     api = createRestClient(cluster.edge.url, token);
     bus = await createEventBus({ natsUrl, prefix: `c${cluster.suffix}` });
     replay = bus.replay({ subjects: "enginemanager.engines.>" }, async (msg) => {
-      messages++;
       const event = fromBinary(EventSchema, msg.data);
       if (event.payload.case !== "engineStateChanged") return;
       const p = event.payload.value;
@@ -147,10 +145,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
         }
       });
       socket.on("error", reject);
-      setTimeout(
-        () => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))),
-        15_000,
-      ).unref();
+      setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`));
+      }, 15_000).unref();
     });
   }
 
@@ -229,7 +227,12 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
       createConnectTransport({
         baseUrl: cluster.edge.url,
         httpVersion: "2",
-        interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))],
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${token}`);
+            return next(req);
+          },
+        ],
       }),
     );
     for (const [i, s] of sandboxes.entries()) {
