@@ -5,7 +5,7 @@
 // stand-in server); stop() kills whatever is left.
 import path from "node:path";
 import { sql } from "kysely";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type Reply, type RestJson, restCall, TEST_POLICY, waitFor } from "@aiem/kit/testing";
 import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
 import { startTestHost, type TestHost } from "../../../edge/src/testing/test-host.js";
 import { engineSettings, type EngineSettings } from "./config.js";
@@ -15,17 +15,7 @@ import { h2oServerOf } from "./runtime/h2o-server.js";
 import { createLocalRuntime, killEngineProcesses, type LocalRuntime } from "./runtime/local-runtime.js";
 import type { EngineRunSpec, EngineRuntime, EngineStatus } from "./runtime/runtime.js";
 
-export const TEST_WORKSPACE = "team-a";
-
-export const TEST_POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    members: [users/erin]
-`;
+export { TEST_POLICY, TEST_WORKSPACE } from "@aiem/kit/testing";
 
 /** The fixed callers: an administrator, two members, a viewer, a stranger, and nobody. */
 export type Who = "admin" | "alice" | "bob" | "viewer" | "stranger" | "erin" | "anonymous";
@@ -54,12 +44,7 @@ export function testEngineSettings(overrides: Partial<EngineSettings> = {}): Eng
   });
 }
 
-export interface Reply {
-  readonly status: number;
-  readonly body: any;
-  readonly text: string;
-  readonly headers: Headers;
-}
+export type { Reply } from "@aiem/kit/testing";
 
 export interface CallOptions {
   readonly who?: Who;
@@ -175,9 +160,9 @@ export interface EngineTestHost {
   token(user: string, roles?: readonly string[]): Promise<string>;
   rest(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Waits until the engine read model holds `name` of `kind` and `check` holds for it. */
-  syncCatalogue(kind: string, name: string, check?: (r: any) => boolean): Promise<void>;
+  syncCatalogue(kind: string, name: string, check?: (r: RestJson) => boolean): Promise<void>;
   /** Polls GET until the engine is in `state` (a full enum name); returns it. */
-  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<any>;
+  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<RestJson>;
   /** Polls GET until the engine is gone (404). */
   waitForGone(name: string, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -190,8 +175,6 @@ export interface EngineTestHostOptions {
   /** Runs engines on this runtime (gated) instead of the local one; the host closes it when it stops. */
   readonly runtime?: EngineRuntime;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startEngineTestHost(options: EngineTestHostOptions = {}): Promise<EngineTestHost> {
   let url = "";
@@ -243,30 +226,23 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
   const token = (user: string, roles: readonly string[] = []) => {
     const key = `${user}|${roles.join(",")}`;
     let p = tokens.get(key);
-    if (!p) tokens.set(key, (p = t.token(user, { roles: [...roles] })));
+    if (!p) {
+      p = t.token(user, { roles: [...roles] });
+      tokens.set(key, p);
+    }
     return p;
   };
 
   async function rest(method: string, p: string, o: CallOptions = {}): Promise<Reply> {
     const who = o.who ?? "admin";
-    const headers: Record<string, string> = { ...o.headers };
     const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
-    if (user) headers.authorization = `Bearer ${await token(user, o.roles)}`;
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${url}${p}`, {
-      method,
-      headers,
-      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    const bearer = user ? await token(user, o.roles) : undefined;
+    return restCall(url, method, p, {
+      ...(bearer ? { token: bearer } : {}),
+      body: o.body,
+      ...(o.headers ? { headers: o.headers } : {}),
       redirect: "manual",
     });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, text, body, headers: res.headers };
   }
 
   return {
@@ -281,36 +257,37 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
     rest,
     async syncCatalogue(kind, name, check = () => true) {
       await catalogue.flushEvents();
-      const until = Date.now() + 10_000;
-      for (;;) {
-        const r = engine.catalogue?.get(kind as never, name);
-        if (r && check(r)) return;
-        if (Date.now() > until) throw new Error(`the engine service did not see ${name}`);
-        await sleep(10);
-      }
+      await waitFor(
+        () => {
+          const r = engine.catalogue?.get(kind as never, name);
+          return r !== undefined && check(r);
+        },
+        { timeoutMs: 10_000, intervalMs: 10, what: `the engine service to see ${name}` },
+      );
     },
     async waitForState(name, state, timeoutMs = 20_000) {
       const wanted = typeof state === "string" ? [state] : state;
-      const until = Date.now() + timeoutMs;
-      let last: any;
-      for (;;) {
-        const r = await rest("GET", `/v1/${name}`);
-        const resource = r.body ? Object.values(r.body)[0] : undefined;
-        last = resource ?? r.text;
-        if (r.status === 200 && wanted.includes((resource as { state?: string }).state ?? "")) return resource;
-        if (Date.now() > until)
-          throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
-        await sleep(25);
-      }
+      let last: unknown;
+      return waitFor(
+        async () => {
+          const r = await rest("GET", `/v1/${name}`);
+          const resource: RestJson = r.body ? Object.values(r.body)[0] : undefined;
+          last = resource ?? r.text;
+          return r.status === 200 && wanted.includes(resource.state ?? "") && resource;
+        },
+        { timeoutMs, intervalMs: 25, what: () => `${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}` },
+      );
     },
     async waitForGone(name, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const r = await rest("GET", `/v1/${name}`);
-        if (r.status === 404) return;
-        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to disappear: ${r.text}`);
-        await sleep(25);
-      }
+      let last = "";
+      await waitFor(
+        async () => {
+          const r = await rest("GET", `/v1/${name}`);
+          last = r.text;
+          return r.status === 404;
+        },
+        { timeoutMs, intervalMs: 25, what: () => `${name} to disappear: ${last}` },
+      );
     },
     async stop() {
       const root = path.join(t.dataDir, "engines");
@@ -348,7 +325,7 @@ export async function catalogueFixture(
   id: string,
   body: Record<string, unknown>,
   workspace = "global",
-): Promise<any> {
+): Promise<RestJson> {
   const idParam = {
     daiEngineProfiles: "daiEngineProfileId",
     h2oEngineProfiles: "h2oEngineProfileId",
@@ -370,7 +347,7 @@ export async function updateCatalogue(
   name: string,
   body: Record<string, unknown>,
   mask: string,
-): Promise<any> {
+): Promise<RestJson> {
   const r = await h.rest("PATCH", `/v1/${name}?updateMask=${mask}`, { body });
   if (r.status !== 200) throw new Error(`could not update ${name}: ${r.text}`);
   const resource = Object.values(r.body)[0] as { name: string; updateTime: string };

@@ -15,7 +15,7 @@ import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
 import { findBwrap } from "./runtime/bwrap.js";
 import { detectLimitSupport, runtimeCgroupName } from "./runtime/limits.js";
 import { destroyLeftSandboxes } from "./runtime/index.js";
@@ -43,7 +43,13 @@ afterAll(async () => {
   await Promise.all(
     children
       .filter((c) => c.exitCode === null && c.signalCode === null)
-      .map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))),
+      .map(
+        (c) =>
+          new Promise((r) => {
+            c.once("exit", r);
+            c.kill("SIGTERM");
+          }),
+      ),
   );
   for (const dir of dataDirs) {
     await destroyLeftSandboxes(dir);
@@ -130,7 +136,7 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as RestJson };
   };
   const ok = async (method: string, p: string, body?: unknown) => {
     const r = await rest(method, p, body);

@@ -5,12 +5,11 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
-import { expect } from "vitest";
 import { sql } from "kysely";
 import type { EventBus, Replay } from "@aiem/kit/events";
 import { createLogger } from "@aiem/kit/logger";
 import type { ServiceDeps } from "@aiem/kit/server";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, ok, type Reply, type RestJson, restCall, TEST_POLICY, waitFor } from "@aiem/kit/testing";
 import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
 import { EventSchema, type Event } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { startTestHost, type TestHost } from "../../../edge/src/testing/test-host.js";
@@ -24,24 +23,7 @@ import type { SandboxSettings } from "./config.js";
 import { createSandboxModule, type SandboxModule, type SandboxModuleDeps } from "./module.js";
 import { destroyLeftSandboxes } from "./runtime/index.js";
 
-export const TEST_POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    members: [users/bob]
-  team-c:
-    viewers: [users/alice]
-  list-ws:
-    members: [users/alice, users/bob]
-  8cf6b17d-c018-48f0-8d05-cdd5fba22893:
-    members: [users/alice, users/bob]
-`;
-
-/** A workspace named, as many are, by a UUID: its id starts with a digit. */
-export const UUID_WS = "8cf6b17d-c018-48f0-8d05-cdd5fba22893";
+export { TEST_POLICY, UUID_WORKSPACE as UUID_WS } from "@aiem/kit/testing";
 
 export type Who = "creator" | "member" | "admin" | "viewer" | "anonymous";
 export const USERS: Record<Exclude<Who, "anonymous">, string> = {
@@ -54,11 +36,7 @@ export const WS = "team-a";
 /** Shared by every test run on this machine: the agent is bundled and the helper compiled once. */
 export const AGENT_CACHE = path.join(os.tmpdir(), "aiem-agent-cache-test");
 
-export interface Reply {
-  readonly status: number;
-  readonly body: any;
-  readonly text: string;
-}
+export type { Reply } from "@aiem/kit/testing";
 
 export interface SandboxHarness {
   readonly t: TestHost;
@@ -94,54 +72,20 @@ export interface SandboxHarness {
   createSandbox(
     id: string,
     options?: { who?: Who; template?: string; body?: Record<string, unknown>; workspace?: string },
-  ): Promise<any>;
+  ): Promise<RestJson>;
   /** Waits until the sandbox reaches `state`. */
-  waitState(name: string, state: string, timeoutMs?: number): Promise<any>;
+  waitState(name: string, state: string, timeoutMs?: number): Promise<RestJson>;
   /** Runs a command to its end in a sandbox (as the creator); returns the process and its combined output. */
   run(
     sandbox: string,
     command: string,
     args?: string[],
     process?: Record<string, unknown>,
-  ): Promise<{ process: any; output: string }>;
+  ): Promise<{ process: RestJson; output: string }>;
   stop(): Promise<void>;
 }
 
-export const ok = (r: Reply): any => {
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-};
-
-export const CODES = {
-  INVALID_ARGUMENT: [400, 3],
-  NOT_FOUND: [404, 5],
-  ALREADY_EXISTS: [409, 6],
-  PERMISSION_DENIED: [403, 7],
-  RESOURCE_EXHAUSTED: [429, 8],
-  FAILED_PRECONDITION: [400, 9],
-  ABORTED: [409, 10],
-  OUT_OF_RANGE: [400, 11],
-  UNAVAILABLE: [503, 14],
-  UNAUTHENTICATED: [401, 16],
-  CANCELLED: [499, 1],
-} as const;
-
-/** Checks the HTTP status, the Status code, and that the message names `field` (`field: ...`) or contains `text`. */
-export function expectError(r: Reply, code: keyof typeof CODES, field?: string): void {
-  const [http, grpc] = CODES[code];
-  expect(r.status, r.text).toBe(http);
-  expect(r.body?.code, r.text).toBe(grpc);
-  if (field !== undefined) {
-    if (code === "INVALID_ARGUMENT") {
-      expect(
-        r.body.message.split("; ").some((p: string) => p.startsWith(`${field}: `)),
-        `message names ${field}: ${r.body.message}`,
-      ).toBe(true);
-    } else {
-      expect(r.body.message, r.text).toContain(field);
-    }
-  }
-}
+export { CODES, expectError, ok } from "@aiem/kit/testing";
 
 export const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
 export const unb64 = (s: string) => Buffer.from(s ?? "", "base64");
@@ -179,7 +123,7 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
         create: (deps) => {
           bus = deps.bus;
           sandboxDeps = { ...deps, logger: logger.child({ service: "sandbox" }) };
-          return (sandbox = createSandboxModule({
+          sandbox = createSandboxModule({
             ...deps,
             logger: logger.child({ service: "sandbox" }),
             outboxPollInterval: 20,
@@ -198,7 +142,8 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
               agentCacheDir: AGENT_CACHE,
               ...options.settings,
             },
-          }));
+          });
+          return sandbox;
         },
       },
     ],
@@ -213,30 +158,24 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
   const tokens = new Map<string, Promise<string>>();
   const token = (user: string) => {
     let p = tokens.get(user);
-    if (!p) tokens.set(user, (p = host.token(user, { admin: user === "root" })));
+    if (!p) {
+      p = host.token(user, { admin: user === "root" });
+      tokens.set(user, p);
+    }
     return p;
   };
 
   const rest: SandboxHarness["rest"] = async (method, p, o = {}) => {
-    const headers: Record<string, string> = { ...o.headers };
     const user =
       o.user ?? (o.who === "anonymous" ? undefined : USERS[(o.who ?? "creator") as Exclude<Who, "anonymous">]);
-    if (user) headers.authorization = `Bearer ${await token(user)}`;
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${host.url}${p}`, {
-      method,
-      headers,
-      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    const bearer = user ? await token(user) : undefined;
+    const reply = await restCall(host.url, method, p, {
+      ...(bearer ? { token: bearer } : {}),
+      body: o.body,
+      ...(o.headers ? { headers: o.headers } : {}),
     });
-    const text = await res.text();
-    responses.push(text);
-    let body: any;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, text, body };
+    responses.push(reply.text);
+    return reply;
   };
 
   async function catalogueFixture(
@@ -265,7 +204,6 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
       }),
     ).sandboxEngineTemplate.name as string;
     await catalogue!.flushEvents();
-    const until = Date.now() + 10_000;
     const want = (
       name: string,
       kind: "sandboxEngineImages" | "sandboxEngineTemplates",
@@ -274,23 +212,26 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
       const r = sandbox!.catalogue?.get(kind, name) as { enabled?: boolean } | undefined;
       return r !== undefined && r.enabled === (body.enabled ?? true);
     };
-    while (!(want(img, "sandboxEngineImages", image) && want(tpl, "sandboxEngineTemplates", template))) {
-      if (Date.now() > until) throw new Error("the sandbox service did not see the catalogue fixture");
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(() => want(img, "sandboxEngineImages", image) && want(tpl, "sandboxEngineTemplates", template), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: "the sandbox service to see the catalogue fixture",
+    });
     return { image: img, template: tpl };
   }
 
   const base = await catalogueFixture("base");
 
   async function waitState(name: string, state: string, timeoutMs = 15_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await rest("GET", `/v1/${name}`, { who: "admin" });
-      if (r.status === 200 && r.body.sandboxEngine.state === state) return r.body.sandboxEngine;
-      if (Date.now() > until) throw new Error(`${name} did not reach ${state}: ${r.text}`);
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    let last = "";
+    return waitFor(
+      async () => {
+        const r = await rest("GET", `/v1/${name}`, { who: "admin" });
+        last = r.text;
+        return r.status === 200 && r.body.sandboxEngine.state === state && r.body.sandboxEngine;
+      },
+      { timeoutMs, what: () => `${name} to reach ${state}: ${last}` },
+    );
   }
 
   const harness: SandboxHarness = {
@@ -360,8 +301,11 @@ export async function stopSharedHarness(): Promise<void> {
 }
 
 /** Reads an NDJSON stream response until it ends or `until` says stop; returns the parsed lines. */
-export async function readNdjson(res: Response, until?: (line: any, all: any[]) => boolean): Promise<any[]> {
-  const lines: any[] = [];
+export async function readNdjson(
+  res: Response,
+  until?: (line: RestJson, all: RestJson[]) => boolean,
+): Promise<RestJson[]> {
+  const lines: RestJson[] = [];
   const reader = res.body!.getReader();
   let pending = "";
   const decoder = new TextDecoder();
@@ -369,8 +313,7 @@ export async function readNdjson(res: Response, until?: (line: any, all: any[]) 
     const { value, done } = await reader.read();
     if (done) break;
     pending += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
+    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
       const line = pending.slice(0, nl).trim();
       pending = pending.slice(nl + 1);
       if (!line) continue;
@@ -392,9 +335,7 @@ export async function sleep(ms: number): Promise<void> {
 
 /** Polls `check` until it holds; fails after `timeoutMs`. */
 export async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(20)) {
-    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${check.toString()}`);
-  }
+  await waitFor(check, { timeoutMs, what: () => check.toString() });
 }
 
 /** Polls a measure that may still grow until two reads 200 ms apart agree, and returns it. */
