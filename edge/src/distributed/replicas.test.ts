@@ -3,6 +3,7 @@
 // taken twice), calls about an engine or sandbox reach the replica running it, and when a
 // replica of each service is SIGKILLed the others carry on; back, it finds its work again.
 import { access } from "node:fs/promises";
+import { TEST_POLICY } from "@aiem/kit/testing";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -27,13 +28,6 @@ import {
 const databaseUrl = process.env.DATABASE_URL;
 const natsUrl = process.env.NATS_URL;
 
-const POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice]
-`;
-
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -57,7 +51,7 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
   const events: StateEvent[] = [];
 
   beforeAll(async () => {
-    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
+    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: TEST_POLICY });
     token = await cluster.token("root", true);
     api = createRestClient(cluster.edge.url, token);
     bus = await createEventBus({ natsUrl, prefix: `c${cluster.suffix}` });

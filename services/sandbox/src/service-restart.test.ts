@@ -15,7 +15,7 @@ import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, TEST_POLICY } from "@aiem/kit/testing";
 import { findBwrap } from "./runtime/bwrap.js";
 import { detectLimitSupport, runtimeCgroupName } from "./runtime/limits.js";
 import { destroyLeftSandboxes } from "./runtime/index.js";
@@ -23,7 +23,6 @@ import { readNdjson } from "./testing.js";
 
 const MAIN = new URL("../../../edge/src/main.ts", import.meta.url).pathname;
 const PART = new URL("../../../edge/src/start-service.ts", import.meta.url).pathname;
-const POLICY = "admins: [users/root]\nworkspaces:\n  team-a:\n    members: [users/alice]\n";
 const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 const confined = Boolean(findBwrap()) && process.getuid?.() === 0;
 /** Lines read from each counter before the service is killed. */
@@ -243,7 +242,7 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
 
 function baseEnv(dataDir: string): Record<string, string> {
   const policyFile = path.join(dataDir, "policy.yaml");
-  fs.writeFileSync(policyFile, POLICY);
+  fs.writeFileSync(policyFile, TEST_POLICY);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AIEM_")) env[k] = v;
   return {
