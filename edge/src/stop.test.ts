@@ -12,12 +12,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runningEngines } from "@aiem/engine";
 import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, TEST_POLICY } from "@aiem/kit/testing";
 import { destroyLeftSandboxes, runningSandboxes } from "@aiem/sandbox/runtime";
 
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const STOP = new URL("./stop.ts", import.meta.url).pathname;
-const POLICY = "admins: [users/root]\nworkspaces:\n  team-a:\n    members: [users/alice]\n";
 const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 // Sandboxes outlive the service only when confined (bubblewrap, as root).
 const confined = process.getuid?.() === 0 && fs.existsSync("/usr/bin/bwrap");
@@ -47,7 +46,7 @@ function environment(dataDir: string): Record<string, string> {
     if (v !== undefined && !k.startsWith("AIEM_") && k !== "DATABASE_URL" && k !== "NATS_URL") env[k] = v;
   }
   const policyFile = path.join(dataDir, "policy.yaml");
-  fs.writeFileSync(policyFile, POLICY);
+  fs.writeFileSync(policyFile, TEST_POLICY);
   return {
     ...env,
     AIEM_DATA_DIR: dataDir,
@@ -120,7 +119,7 @@ describe.skipIf(!confined)(`npm run stop -- --all (${real ? "PostgreSQL and NATS
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) as RestJson };
     };
 
     const sandbox = await call("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=kept", {

@@ -4,6 +4,7 @@
 // the smoke test of every part, a sandbox running a process, /metrics. With PostgreSQL and NATS,
 // the compiled parts also run as processes of their own behind a compiled edge.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import type { RestJson } from "@aiem/kit/testing";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -123,7 +124,7 @@ describe("the compiled all-in-one server", () => {
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      const json = (await res.json()) as any;
+      const json = (await res.json()) as RestJson;
       expect(res.status, JSON.stringify(json)).toBe(200);
       return json;
     };

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { RestJson } from "@aiem/kit/testing";
 import { createRequire } from "node:module";
 import { hasOption } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
@@ -81,7 +82,7 @@ function generated(): Parameters<typeof shapeOpenApi>[0] {
 
 describe("shapeOpenApi", () => {
   // Reached into by known paths; the shapes are checked by the expectations.
-  const shaped = shapeOpenApi(generated(), { registry, version: "1.2.3" }) as Record<string, any>;
+  const shaped = shapeOpenApi(generated(), { registry, version: "1.2.3" }) as Record<string, RestJson>;
 
   it("marks the timestamp and duration fields nullable, as the edge sends them unset, and nothing else", () => {
     const props = shaped.definitions["enginemanager.v1.DAIEngine"].properties as Record<

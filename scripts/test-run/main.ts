@@ -1,5 +1,5 @@
-// `npm test`: the setup step, the type check, then every suite in turn, stopping at the first
-// that fails, and a closing line that counts the tests of all of them.
+// `npm test`: the setup step, the type check, the format and lint checks, then every suite in turn,
+// stopping at the first that fails, and a closing line that counts the tests of all of them.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,6 +56,7 @@ async function main(): Promise<number> {
     { name: "setup", command: ["npm", "run", "-s", "setup"] },
     { name: "typecheck", command: ["npm", "run", "-s", "typecheck"] },
     { name: "format", command: ["npm", "run", "-s", "format:check"] },
+    { name: "lint", command: ["npm", "run", "-s", "lint:check"] },
     {
       name: "vitest",
       command: ["npx", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestReport}`],

@@ -128,5 +128,5 @@ function exportsHtml({ site, module, toc }: PyModulePage): string {
       return `<li>${target ? `<a href="${escapeHtml(target)}">${name}</a>` : name} <span class="py-from">from <code>${escapeHtml(i.module)}</code></span></li>`;
     })
     .join("");
-  return headingHtml(2, "exports", "Exports") + `<ul class="py-exports">${items}</ul>`;
+  return `${headingHtml(2, "exports", "Exports")}<ul class="py-exports">${items}</ul>`;
 }

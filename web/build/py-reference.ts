@@ -173,7 +173,7 @@ export function buildPythonReference(pkg: PyPackage | undefined, options: PyRefe
     definitions,
     linkerFor,
     children: (name) =>
-      modules.filter((m) => m.name.startsWith(name + ".") && !m.name.slice(name.length + 1).includes(".")),
+      modules.filter((m) => m.name.startsWith(`${name}.`) && !m.name.slice(name.length + 1).includes(".")),
     searchDocs: [],
   };
   const pages = modules.map((module) => modulePage(site, module));

@@ -7,6 +7,7 @@
 // every replica's copy of the catalogue agrees with the database, every process's output reads
 // back, and no engine runs twice.
 import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { TEST_POLICY } from "@aiem/kit/testing";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCatalogueCopies } from "./catalogue-copies.js";
@@ -18,13 +19,6 @@ import type { FaultReport } from "./fault-report.js";
 import { startWorkload } from "./fault-workload.js";
 import { startPrivateNats, startPrivatePostgres, type PrivateServer } from "./private-servers.js";
 import { createRestClient } from "./rest-client.js";
-
-const POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice]
-`;
 
 export interface FaultSuiteOptions {
   /** Every service replica killed in turn (true), or one replica of each part (false, the short run). */
@@ -50,7 +44,7 @@ export async function runFaultSuite(options: FaultSuiteOptions): Promise<FaultRe
     servers.push(pg);
     const nats = await startPrivateNats(join(root, "nats"));
     servers.push(nats);
-    cluster = await createCluster({ databaseUrl: pg.url, natsUrl: nats.url, policy: POLICY });
+    cluster = await createCluster({ databaseUrl: pg.url, natsUrl: nats.url, policy: TEST_POLICY });
     log(`cluster up: ${cluster.replicas.map((r) => `${r.name} ${r.url}`).join(", ")}, edge ${cluster.edge.url}`);
     return await exercise(cluster, pg, nats, options, log, started);
   } finally {

@@ -4,7 +4,7 @@
 // new engines), and the pods of the running ones are left alone. Needs the real stack and the
 // Kubernetes binaries (`npm run setup -- --kubernetes`); skipped, saying why, without them.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { kubernetesUnavailable, startTestCluster, type TestCluster } from "@aiem/kit/testing";
+import { kubernetesUnavailable, startTestCluster, type TestCluster, TEST_POLICY } from "@aiem/kit/testing";
 import { createCluster, type Cluster, type Replica } from "./cluster.js";
 import { createRestClient, DAI_PROFILE, DAI_VERSION, type RestClient } from "./rest-client.js";
 
@@ -14,13 +14,6 @@ const unavailable = !databaseUrl || !natsUrl ? "DATABASE_URL and NATS_URL are no
 if (unavailable) console.warn(`kubernetes-replicas.test.ts: skipped, ${unavailable}`);
 
 const namespace = "engines";
-
-const POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice]
-`;
 
 interface PodSummary {
   readonly name: string;
@@ -39,7 +32,7 @@ describe.skipIf(unavailable !== undefined)("engine replicas on the Kubernetes ru
     cluster = await createCluster({
       databaseUrl: databaseUrl!,
       natsUrl: natsUrl!,
-      policy: POLICY,
+      policy: TEST_POLICY,
       // The general switch: the engine service reads it; sandboxes stay local.
       env: { AIEM_RUNTIME: "kubernetes", KUBECONFIG: k8s.kubeconfigPath, AIEM_KUBERNETES_NAMESPACE: namespace },
     });

@@ -7,6 +7,7 @@
 // replicas of each service behind one edge, which spreads the calls over the replicas.
 // AIEM_RYW_ROUNDS sets the rounds of each (default 200).
 import { randomBytes } from "node:crypto";
+import { TEST_POLICY } from "@aiem/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createModuleFactories } from "../host/modules.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
@@ -18,13 +19,6 @@ const ROUNDS = Number(process.env.AIEM_RYW_ROUNDS ?? 200);
 const WORKERS = 4;
 const databaseUrl = process.env.DATABASE_URL;
 const natsUrl = process.env.NATS_URL;
-
-const POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice]
-`;
 
 const GLOBAL = "/v1/workspaces/global";
 /** Sandboxes small enough that the host-wide storage bound never counts against the rounds. */
@@ -158,7 +152,7 @@ describe("read-your-writes in one process", () => {
   let api: RestClient;
 
   beforeAll(async () => {
-    t = await startTestHost({ modules: createModuleFactories(), policy: POLICY });
+    t = await startTestHost({ modules: createModuleFactories(), policy: TEST_POLICY });
     api = createRestClient(t.url, await t.token("root", { admin: true }));
   }, 120_000);
 
@@ -182,7 +176,7 @@ describe.skipIf(!databaseUrl || !natsUrl)("read-your-writes across two replicas 
   let api: RestClient;
 
   beforeAll(async () => {
-    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
+    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: TEST_POLICY });
     api = createRestClient(cluster.edge.url, await cluster.token("root", true));
   }, 240_000);
 

@@ -3,6 +3,7 @@
 // taken twice), calls about an engine or sandbox reach the replica running it, and when a
 // replica of each service is SIGKILLed the others carry on; back, it finds its work again.
 import { access } from "node:fs/promises";
+import { TEST_POLICY } from "@aiem/kit/testing";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -27,13 +28,6 @@ import {
 const databaseUrl = process.env.DATABASE_URL;
 const natsUrl = process.env.NATS_URL;
 
-const POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice]
-`;
-
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -55,15 +49,13 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
   let bus: EventBus;
   let replay: Replay;
   const events: StateEvent[] = [];
-  let messages = 0;
 
   beforeAll(async () => {
-    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: POLICY });
+    cluster = await createCluster({ databaseUrl: databaseUrl!, natsUrl: natsUrl!, policy: TEST_POLICY });
     token = await cluster.token("root", true);
     api = createRestClient(cluster.edge.url, token);
     bus = await createEventBus({ natsUrl, prefix: `c${cluster.suffix}` });
     replay = bus.replay({ subjects: "enginemanager.engines.>" }, async (msg) => {
-      messages++;
       const event = fromBinary(EventSchema, msg.data);
       if (event.payload.case !== "engineStateChanged") return;
       const p = event.payload.value;
@@ -147,10 +139,10 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
         }
       });
       socket.on("error", reject);
-      setTimeout(
-        () => (socket.destroy(), reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`))),
-        15_000,
-      ).unref();
+      setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no echo from ${base}${path}: ${seen.slice(0, 200)}`));
+      }, 15_000).unref();
     });
   }
 
@@ -229,7 +221,12 @@ describe.skipIf(!databaseUrl || !natsUrl)("two replicas of each service", () => 
       createConnectTransport({
         baseUrl: cluster.edge.url,
         httpVersion: "2",
-        interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))],
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${token}`);
+            return next(req);
+          },
+        ],
       }),
     );
     for (const [i, s] of sandboxes.entries()) {

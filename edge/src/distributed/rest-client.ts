@@ -1,17 +1,18 @@
 // A small REST client for the distributed tests: JSON in and out, a bearer token, and waits on
 // resource states that read the API (never sleeps standing in for a state).
+import type { RestJson } from "@aiem/kit/testing";
 
 export interface Answer {
   readonly status: number;
-  readonly body: any;
+  readonly body: RestJson;
 }
 
 export interface RestClient {
   call(method: string, path: string, body?: unknown): Promise<Answer>;
   /** The body of a 200 answer; anything else throws with the answer in the message. */
-  ok(method: string, path: string, body?: unknown): Promise<any>;
+  ok(method: string, path: string, body?: unknown): Promise<RestJson>;
   /** Reads `name` until `field` of its answer is one of `states`; throws after `timeoutMs`. */
-  waitFor(name: string, field: string, states: readonly string[], timeoutMs: number): Promise<any>;
+  waitFor(name: string, field: string, states: readonly string[], timeoutMs: number): Promise<RestJson>;
 }
 
 export const DAI_PROFILE = "workspaces/global/daiEngineProfiles/default";
@@ -38,7 +39,7 @@ export function createRestClient(baseUrl: string, token: string): RestClient {
     }
     return { status: res.status, body: parsed };
   }
-  async function ok(method: string, path: string, body?: unknown): Promise<any> {
+  async function ok(method: string, path: string, body?: unknown): Promise<RestJson> {
     const answer = await call(method, path, body);
     if (answer.status !== 200) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body;

@@ -2,6 +2,7 @@
 // `{uid}.engines.localhost:<port>`, sandbox ports at `{port}-{uid}.sandboxes.localhost:<port>`;
 // nothing else at those origins, no user content for browsers at the API's; WebSockets at both.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { createLogger } from "@aiem/kit/logger";
 import { startTestHost } from "../testing/test-host.js";
 import { echo, hostOf, hostRequest, upgradeRequest } from "../testing/content-client.js";
@@ -96,8 +97,8 @@ describe("the path-URL opt-in", () => {
 
 describe("content origins through the all-in-one server", () => {
   let f: ContentFixture;
-  let a: any;
-  let b: any;
+  let a: RestJson;
+  let b: RestJson;
   const bearer = () => ({ authorization: `Bearer ${f.token}` });
 
   beforeAll(async () => {

@@ -2,6 +2,7 @@
 // NATS and their APIs, pass the same smoke test as the all-in-one server. Needs DATABASE_URL
 // and NATS_URL, as separate processes cannot share the embedded database or bus.
 import { randomBytes } from "node:crypto";
+import type { RestJson } from "@aiem/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Action, createPolicy, Kind } from "@aiem/kit/authz";
 import { ConnectError } from "@aiem/kit/errors";
@@ -58,9 +59,9 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
         headers: { authorization: `Bearer ${tokens[who]}`, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) as RestJson };
     };
-    const ok = (r: { status: number; body: any }) => {
+    const ok = (r: { status: number; body: RestJson }) => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body;
     };
@@ -125,7 +126,7 @@ describe.skipIf(!real)("separate processes against PostgreSQL and NATS", () => {
         headers: { ...bearer, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      const json = (await res.json()) as any;
+      const json = (await res.json()) as RestJson;
       expect(res.status, JSON.stringify(json)).toBe(200);
       return json;
     };

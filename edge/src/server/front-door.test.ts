@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import type { RestJson } from "@aiem/kit/testing";
 import { connect as http2Connect } from "node:http2";
 import { connect as netConnect } from "node:net";
 import { createRequire } from "node:module";
@@ -55,7 +56,7 @@ afterAll(async () => {
 });
 
 // The fixture service is dynamic, so its client is untyped here.
-type AnyClient = Record<string, (input: object, options?: object) => any>;
+type AnyClient = Record<string, (input: object, options?: object) => RestJson>;
 
 function grpcUnary(
   url: string,
@@ -66,7 +67,7 @@ function grpcUnary(
   metadata = new grpc.Metadata(),
 ) {
   const client = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
-  return new Promise<any>((resolve, reject) => {
+  return new Promise<RestJson>((resolve, reject) => {
     client.makeUnaryRequest(
       `/edgetest.v1.LibraryService/${method}`,
       (m: object) => Buffer.from(toBinary(input, create(input, m as never))),
@@ -82,12 +83,12 @@ function grpcUnary(
   });
 }
 
-function grpcServerStream(url: string, message: object): Promise<any[]> {
+function grpcServerStream(url: string, message: object): Promise<RestJson[]> {
   const input = fixture.message("edgetest.v1.StreamBooksRequest");
   const output = fixture.message("edgetest.v1.Book");
   const client = new grpc.Client(url.replace("http://", ""), grpc.credentials.createInsecure());
   return new Promise((resolve, reject) => {
-    const out: any[] = [];
+    const out: RestJson[] = [];
     const call = client.makeServerStreamRequest(
       "/edgetest.v1.LibraryService/StreamBooks",
       (m: object) => Buffer.from(toBinary(input, create(input, m as never))),

@@ -3,6 +3,7 @@
 // servers echo WebSockets) and a sandbox whose program serves a page, a redirect and a
 // WebSocket echo on port 8080, made reachable.
 import { createModuleFactories } from "../host/modules.js";
+import type { RestJson } from "@aiem/kit/testing";
 import type { NodeHandler } from "../transcoder/transcoder.js";
 import { hostRequest } from "./content-client.js";
 import { freePort } from "./free-port.js";
@@ -32,15 +33,15 @@ export interface ContentFixture {
   readonly t: TestHost;
   readonly token: string;
   /** Two running DAI engines as the server returns them (loginUrl, apiUrl, uid). */
-  readonly engines: readonly [any, any];
+  readonly engines: readonly [RestJson, RestJson];
   /** A running notebook engine (the stand-in server). */
-  readonly notebook: any;
+  readonly notebook: RestJson;
   /** A running H2O engine (the stand-in server), `workspaces/content/h2oEngines/h`. */
-  readonly h2o: any;
-  readonly sandbox: any;
+  readonly h2o: RestJson;
+  readonly sandbox: RestJson;
   /** The port as the server returns it (internalUrl). */
-  readonly port: any;
-  rest(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
+  readonly port: RestJson;
+  rest(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: RestJson }>;
   stop(): Promise<void>;
 }
 
@@ -67,9 +68,9 @@ export async function startContentFixture(options: {
       headers: { authorization: `Bearer ${as}` },
       ...(body === undefined ? {} : { body }),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as RestJson };
   };
-  const ok = async (p: Promise<{ status: number; body: any }>) => {
+  const ok = async (p: Promise<{ status: number; body: RestJson }>) => {
     const r = await p;
     if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(r.body)}`);
     return r.body;
@@ -104,7 +105,7 @@ export async function startContentFixture(options: {
   );
   const engines = (await Promise.all(
     made.map((m) => until(`/v1/${m.daiEngine.name}`, "daiEngine", "STATE_RUNNING")),
-  )) as [any, any];
+  )) as [RestJson, RestJson];
   const h2o = await until(`/v1/${h2oMade.h2oEngine.name}`, "h2oEngine", "STATE_RUNNING");
   const notebook = await until(`/v1/${nb.notebookEngine.name}`, "notebookEngine", "STATE_RUNNING");
   const created = await ok(

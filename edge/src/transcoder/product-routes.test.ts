@@ -2,6 +2,7 @@
 // google.api.http rule loads without clashes, and representative spec routes reach the right
 // method with the right request.
 import { createServer, type Server } from "node:http";
+import type { RestJson } from "@aiem/kit/testing";
 import type { AddressInfo } from "node:net";
 import { create, toJson, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import type { Transport } from "@connectrpc/connect";
@@ -15,8 +16,8 @@ for (const file of registry.files) {
   if (file.proto.package.startsWith("enginemanager.")) services.push(...file.services);
 }
 
-const calls: Array<{ method: string; message: any; request: unknown }> = [];
-const record = (method: DescMethod, message: any) => {
+const calls: Array<{ method: string; message: RestJson; request: unknown }> = [];
+const record = (method: DescMethod, message: RestJson) => {
   let request: unknown;
   try {
     request = toJson(method.input, message as never);

@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import type { RestJson } from "@aiem/kit/testing";
 import type { AddressInfo } from "node:net";
 import { createRouterTransport, type Interceptor, type Transport } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,7 +42,7 @@ interface Reply {
   status: number;
   headers: Headers;
   text: string;
-  json: any;
+  json: RestJson;
 }
 
 async function call(
@@ -64,7 +65,7 @@ async function call(
   return { status: res.status, headers: res.headers, text, json };
 }
 
-const last = (method: string) => fixture.lastRequest.get(method) as any;
+const last = (method: string) => fixture.lastRequest.get(method) as RestJson;
 
 // The same rules through a transport that serialises (as to a remote service) and through the
 // direct in-process one the all-in-one edge uses.

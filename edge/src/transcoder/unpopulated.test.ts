@@ -68,7 +68,7 @@ describe("fillUnpopulated", () => {
       toJson(ListDAIEnginesResponseSchema, list, write) as JsonObject,
     );
     const engines = json.daiEngines as JsonObject[];
-    const cpu = (engines[0]?.profileInfo as JsonObject).cpuConstraint;
+    const cpu = (engines[0]!.profileInfo as JsonObject).cpuConstraint;
     expect(cpu).toEqual({ min: "1", default: "2" });
     const idle = create(DAIEngineProfileSchema, {
       maxIdleDurationConstraint: { min: { seconds: 0n }, default: { seconds: 60n } },

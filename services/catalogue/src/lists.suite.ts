@@ -1,6 +1,6 @@
 // Lists of every catalogue kind: filter, order_by and page tokens through the kit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listAllPages } from "@aiem/kit/testing";
+import { listAllPages, type RestJson } from "@aiem/kit/testing";
 import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
 import { fieldTableOf } from "./store.js";
 import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
@@ -39,15 +39,15 @@ function bodyOf(d: KindDescriptor, i: number): Record<string, unknown> {
   }
 }
 
-const nanos = (r: any) => r.createTime.seconds * 1_000_000_000n + BigInt(r.createTime.nanos);
-const byName = (a: any, b: any) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const nanos = (r: RestJson) => r.createTime.seconds * 1_000_000_000n + BigInt(r.createTime.nanos);
+const byName = (a: RestJson, b: RestJson) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 /** The version number of a version resource, as numbers. */
-const numbers = (r: any) =>
+const numbers = (r: RestJson) =>
   (r.name as string)
     .slice(r.name.lastIndexOf("/") + 1)
     .split(".")
     .map(Number);
-const byVersion = (a: any, b: any) => {
+const byVersion = (a: RestJson, b: RestJson) => {
   const [x, y] = [numbers(a), numbers(b)];
   for (let i = 0; i < Math.max(x.length, y.length); i++)
     if ((x[i] ?? -1) !== (y[i] ?? -1)) return (x[i] ?? -1) - (y[i] ?? -1);
@@ -58,7 +58,7 @@ const byVersion = (a: any, b: any) => {
  * The default order, as the real service lists: profiles by priority then name; versions newest
  * version first; images and templates newest first (create_time desc, then name desc).
  */
-function defaultOrder(d: KindDescriptor, rows: any[]): any[] {
+function defaultOrder(d: KindDescriptor, rows: RestJson[]): RestJson[] {
   switch (d.family) {
     case "profile":
       return [...rows].sort((a, b) => a.priority - b.priority || byName(a, b));
@@ -73,7 +73,7 @@ function defaultOrder(d: KindDescriptor, rows: any[]): any[] {
 const idOf = (d: KindDescriptor, i: number) => (d.family === "version" ? `1.${(i * 5) % 11}.0` : `item-${i}`);
 
 /** Filters per family with the same predicate in JavaScript. */
-const FILTERS: Record<string, Array<[string, (r: any) => boolean]>> = {
+const FILTERS: Record<string, Array<[string, (r: RestJson) => boolean]>> = {
   profile: [
     ["enabled = true AND priority < 2", (r) => r.enabled && r.priority < 2],
     ['display_name = "Item*"', (r) => r.displayName.startsWith("Item")],
@@ -99,7 +99,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   // Every profile is for administrators to list; the rest any reader lists.
   const reader = d.family === "profile" ? "admin" : "viewer";
   let api: KindApi;
-  const created: any[] = [];
+  const created: RestJson[] = [];
 
   beforeAll(async () => {
     api = kindApi(h.as("admin"), d);

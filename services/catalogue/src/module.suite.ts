@@ -207,7 +207,7 @@ describe("migrations", () => {
       const h = await createCatalogueHarness("migrated", { database, seedDemo: false });
       try {
         const { items } = await kindApi(h.as("member"), KIND_DESCRIPTORS.daiEngineVersions as never).list("old");
-        expect(items.map((v: any) => v.name.split("/").pop())).toEqual(["1.11.10", "1.11.4.1", "1.9.0"]);
+        expect(items.map((v) => v.name.split("/").pop())).toEqual(["1.11.10", "1.11.4.1", "1.9.0"]);
       } finally {
         await h.close();
       }
@@ -240,7 +240,7 @@ describe("demo catalogue", () => {
         "workspaces/global/h2oEngineVersions/3.46.0",
       );
       // Usable right away: assigned to anyone, enabled.
-      expect((await kindApi(viewer, ALL_KINDS[0]!).listAssigned("global")).items.map((p: any) => p.name)).toEqual([
+      expect((await kindApi(viewer, ALL_KINDS[0]!).listAssigned("global")).items.map((p) => p.name)).toEqual([
         "workspaces/global/daiEngineProfiles/default",
       ]);
       await kindApi(first.as("admin"), ALL_KINDS[0]!).delete("workspaces/global/daiEngineProfiles/default");

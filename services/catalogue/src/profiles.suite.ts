@@ -2,7 +2,7 @@
 // update masks, copy and ListAssigned.
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listAllPages } from "@aiem/kit/testing";
+import { listAllPages, type RestJson } from "@aiem/kit/testing";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import {
   createCatalogueHarness,
@@ -129,11 +129,11 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     await admin(d).create(lws, "b", { ...on, priority: 1 });
     await admin(d).create(lws, "a", { ...on, priority: 1 });
     const order = ["a", "b", "p2", "p1"].map(lname);
-    expect((await admin(d).list(lws)).items.map((p: any) => p.name)).toEqual(order);
+    expect((await admin(d).list(lws)).items.map((p) => p.name)).toEqual(order);
     const first = await admin(d).list(lws, { pageSize: 3 });
-    expect(first.items.map((p: any) => p.name)).toEqual(order.slice(0, 3));
+    expect(first.items.map((p) => p.name)).toEqual(order.slice(0, 3));
     const next = await admin(d).list(lws, { pageSize: 3, pageToken: first.nextPageToken });
-    expect(next.items.map((p: any) => p.name)).toEqual(order.slice(3));
+    expect(next.items.map((p) => p.name)).toEqual(order.slice(3));
     expect(next.nextPageToken).toBe("");
     // Everyone else: 403 naming the permission, even with the role the restricted one asks for.
     const holder = await h.asUser("ds-holder", { roles: ["ds"] });
@@ -141,9 +141,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       const err = await expectCode(kindApi(who, d).list(lws), Code.PermissionDenied, `${kind}/LIST`);
       expect(err.rawMessage).toContain(":listAssigned");
     }
-    expect((await kindApi(h.as("member"), d).listAssigned(lws)).items.map((p: any) => p.name)).toEqual(
-      order.slice(0, 3),
-    );
+    expect((await kindApi(h.as("member"), d).listAssigned(lws)).items.map((p) => p.name)).toEqual(order.slice(0, 3));
   });
 
   it("fills unset constraints with the documented defaults", async () => {
@@ -246,7 +244,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     ["parent", { parent: "workspaces/Team" }],
     ["parent", { parent: "" }],
   ])("rejects a bad %s", async (field, req) => {
-    const c = h.as("admin")[clientKey(d)] as any;
+    const c = h.as("admin")[clientKey(d)] as RestJson;
     await expectInvalid(c[`create${d.singular}`]({ [d.resourceLocal]: {}, [d.idLocal]: "x", ...req }), field);
   });
 
@@ -343,7 +341,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
         admin(d).update({ name: "nonsense", displayName: "x" }, ["display_name"]),
         `${d.resourceField}.name`,
       );
-      const c = h.as("admin")[clientKey(d)] as any;
+      const c = h.as("admin")[clientKey(d)] as RestJson;
       await expectInvalid(c[`update${d.singular}`]({ updateMask: { paths: ["display_name"] } }), d.resourceField);
     });
   });
@@ -364,7 +362,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       expect(copy.creator).toBe("users/ops");
       expect(copy.updater).toBe("");
       expect(copy.updateTime).toBeUndefined();
-      const strip = (r: any) => {
+      const strip = (r: RestJson) => {
         const {
           name: _n,
           createTime: _c,
@@ -428,23 +426,21 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     it("lists the enabled profiles the caller may use, by priority then name", async () => {
       const plain = await h.asUser("plain");
       const { items } = await kindApi(plain, d).listAssigned(aws);
-      expect(items.map((p: any) => p.name)).toEqual(
-        ["negative", "high-a", "high-b", "roles-off", "low"].map(assignedName),
-      );
+      expect(items.map((p) => p.name)).toEqual(["negative", "high-a", "high-b", "roles-off", "low"].map(assignedName));
     });
 
     it("includes role-restricted profiles for holders of one of their roles", async () => {
       const ds = await h.asUser("scientist", { roles: ["ml"] });
       const { items } = await kindApi(ds, d).listAssigned(aws);
-      expect(items.map((p: any) => p.name)).toEqual(
+      expect(items.map((p) => p.name)).toEqual(
         ["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName),
       );
     });
 
     it("applies the role rule to administrators too", async () => {
       const { items } = await admin(d).listAssigned(aws);
-      expect(items.map((p: any) => p.name)).not.toContain(assignedName("nobody"));
-      expect(items.map((p: any) => p.name)).not.toContain(assignedName("for-ds"));
+      expect(items.map((p) => p.name)).not.toContain(assignedName("nobody"));
+      expect(items.map((p) => p.name)).not.toContain(assignedName("for-ds"));
     });
 
     it("pages through the same order", async () => {

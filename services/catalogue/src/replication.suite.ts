@@ -5,7 +5,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogueSubject, type EventMessage } from "@aiem/kit/events";
 import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import {
@@ -105,7 +105,7 @@ describe("events", () => {
         const v1 = lastOn(s1);
         return (
           v1 !== undefined &&
-          (fromBinary(EventSchema, v1.data).payload.value as any).resource.value.aliases.length === 0
+          (fromBinary(EventSchema, v1.data).payload.value as RestJson).resource.value.aliases.length === 0
         );
       },
       2000,

@@ -4,7 +4,15 @@
 // member, a viewer, a non-member and an anonymous caller. Runs the real host of `npm start`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
-import { createTestDatabase, expectError, listAllPages, ok, type Reply, restCall } from "@aiem/kit/testing";
+import {
+  createTestDatabase,
+  expectError,
+  listAllPages,
+  ok,
+  type Reply,
+  type RestJson,
+  restCall,
+} from "@aiem/kit/testing";
 import { startTestHost, type TestHost } from "../../../edge/src/testing/test-host.js";
 import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import { createCatalogueModule, type CatalogueModule } from "./module.js";
@@ -547,7 +555,7 @@ describe.each(
     await createAs(d, "admin", "3.0.0", bodyOf(d), aws).then(ok);
     await createAs(d, "admin", "2.0.0", bodyOf(d), `${aws}-other`).then(ok);
     const aliasesOf = (r: Reply) =>
-      Object.fromEntries(ok(r)[d.pluralLocal].map((v: any) => [v.name.split("/").pop(), v.aliases]));
+      Object.fromEntries(ok(r)[d.pluralLocal].map((v: RestJson) => [v.name.split("/").pop(), v.aliases]));
     expect(
       aliasesOf(
         await rest("POST", `/v1/workspaces/${aws}/${kind}/2.0.0:assignAliases`, {

@@ -23,7 +23,7 @@ import { createTestEventBus, type TestEventBus } from "@aiem/kit/events/testing"
 import { createAuthenticator, loadOrCreateSigningKey, mintEmbeddedToken, type Principal } from "@aiem/kit/identity";
 import { silentLogger, type Logger } from "@aiem/kit/logger";
 import { createAuthInterceptor } from "@aiem/kit/server";
-import { createTestDatabase, TEST_POLICY } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, TEST_POLICY } from "@aiem/kit/testing";
 import { DAIEngineProfileService } from "@aiem/proto/enginemanager/v1/dai_engine_profile_service_pb.js";
 import { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine_version_service_pb.js";
 import { H2OEngineProfileService } from "@aiem/proto/enginemanager/v1/h2o_engine_profile_service_pb.js";
@@ -154,7 +154,10 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
     interceptor,
     as(who) {
       let c = fixed.get(who);
-      if (!c) fixed.set(who, (c = clientsFor(who === "anonymous" ? undefined : tokens[who])));
+      if (!c) {
+        c = clientsFor(who === "anonymous" ? undefined : tokens[who]);
+        fixed.set(who, c);
+      }
       return c;
     },
     async asUser(user, o = {}) {
@@ -221,18 +224,18 @@ const CLIENT_OF_KIND: Record<string, keyof Clients> = {
 
 /** One kind's calls with plain objects, so tests can loop over kinds. */
 export interface KindApi {
-  create(workspace: string, id: string, body?: Record<string, unknown>): Promise<any>;
-  get(name: string): Promise<any>;
-  list(workspace: string, req?: Record<string, unknown>): Promise<{ items: any[]; nextPageToken: string }>;
-  update(resource: Record<string, unknown>, paths?: string[]): Promise<any>;
+  create(workspace: string, id: string, body?: Record<string, unknown>): Promise<RestJson>;
+  get(name: string): Promise<RestJson>;
+  list(workspace: string, req?: Record<string, unknown>): Promise<{ items: RestJson[]; nextPageToken: string }>;
+  update(resource: Record<string, unknown>, paths?: string[]): Promise<RestJson>;
   delete(name: string): Promise<void>;
-  copy(name: string, workspace: string, id: string): Promise<any>;
-  listAssigned(workspace: string, req?: Record<string, unknown>): Promise<{ items: any[]; nextPageToken: string }>;
-  assignAliases(name: string, aliases: string[]): Promise<any[]>;
+  copy(name: string, workspace: string, id: string): Promise<RestJson>;
+  listAssigned(workspace: string, req?: Record<string, unknown>): Promise<{ items: RestJson[]; nextPageToken: string }>;
+  assignAliases(name: string, aliases: string[]): Promise<RestJson[]>;
 }
 
 export function kindApi(clients: Clients, d: import("./kinds.js").KindDescriptor): KindApi {
-  const c = clients[CLIENT_OF_KIND[d.kind]!] as unknown as Record<string, (req: unknown) => Promise<any>>;
+  const c = clients[CLIENT_OF_KIND[d.kind]!] as unknown as Record<string, (req: unknown) => Promise<RestJson>>;
   const s = d.singular;
   return {
     create: async (workspace, id, body = {}) =>

@@ -1,5 +1,6 @@
 // DAI and H2O versions through Connect: semver ids, image, pull settings, and aliases.
 import { Code } from "@connectrpc/connect";
+import type { RestJson } from "@aiem/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
 import {
@@ -154,26 +155,26 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
       await admin().create(ows, id, image(id));
     const newestFirst = ["2", "1.11.10", "1.11.4.1", "1.11.4", "1.11.3", "1.9.0"].map((id) => nameOf(id, ows));
     const member = kindApi(h.as("member"), d);
-    expect((await member.list(ows)).items.map((v: any) => v.name)).toEqual(newestFirst);
-    expect((await member.list(ows, { orderBy: "version" })).items.map((v: any) => v.name)).toEqual(
+    expect((await member.list(ows)).items.map((v) => v.name)).toEqual(newestFirst);
+    expect((await member.list(ows, { orderBy: "version" })).items.map((v) => v.name)).toEqual(
       [...newestFirst].reverse(),
     );
     await expectInvalid(member.list(ows, { filter: 'version = "2"' }), "filter");
     // A page token carries on after the versions of the previous page, even once one is deleted.
     const first = await member.list(ows, { pageSize: 2 });
-    expect(first.items.map((v: any) => v.name)).toEqual(newestFirst.slice(0, 2));
+    expect(first.items.map((v) => v.name)).toEqual(newestFirst.slice(0, 2));
     await admin().delete(newestFirst[2]!);
     const rest = await member.list(ows, { pageSize: 10, pageToken: first.nextPageToken });
-    expect(rest.items.map((v: any) => v.name)).toEqual(newestFirst.slice(3));
+    expect(rest.items.map((v) => v.name)).toEqual(newestFirst.slice(3));
     expect(rest.nextPageToken).toBe("");
     const all = await admin().assignAliases(nameOf("1.9.0", ows), ["oldest"]);
-    expect(all.map((v: any) => v.name)).toEqual(newestFirst.filter((_, i) => i !== 2));
+    expect(all.map((v) => v.name)).toEqual(newestFirst.filter((_, i) => i !== 2));
   });
 
   describe("aliases", () => {
     const aws = `aliases-${kind.slice(0, 3)}`;
     const vname = (id: string) => nameOf(id, aws);
-    const aliasesOf = (all: any[]) => Object.fromEntries(all.map((v) => [v.name.split("/").pop(), v.aliases]));
+    const aliasesOf = (all: RestJson[]) => Object.fromEntries(all.map((v) => [v.name.split("/").pop(), v.aliases]));
 
     beforeAll(async () => {
       for (const id of ["1.0.0", "1.1.0", "1.2.0"]) await admin().create(aws, id, image(id));

@@ -2,6 +2,7 @@
 // and 5): get, list with filters, order and totalSize, update, delete, the actions, logs, notebook
 // access, the mixed Engine list and the H2O size calculations.
 import { describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import {
   bodyOf,
   deleteAllEngines,
@@ -477,7 +478,7 @@ describe.concurrent("actions", () => {
     const health = await fetch(`${running.apiUrl}/api/health`, {
       headers: { authorization: `Bearer ${await h().token("alice")}` },
     });
-    expect(((await health.json()) as any).version).toBe("1.10.6");
+    expect(((await health.json()) as RestJson).version).toBe("1.10.6");
   });
 
   it("migrates a DAI engine's creator (administrators only)", async () => {
@@ -539,7 +540,7 @@ describe("the mixed Engine list", () => {
     await h().waitForState(nb, "STATE_RUNNING");
     const all = ok(await get(`/v1/workspaces/${ws}/engines`));
     expect(all.totalSize).toBe(3);
-    const byName = new Map<string, any>(all.engines.map((e: { name: string }) => [e.name, e]));
+    const byName = new Map<string, RestJson>(all.engines.map((e: { name: string }) => [e.name, e]));
     expect(byName.get(dai)).toMatchObject({
       type: "TYPE_DRIVERLESS_AI",
       state: "STATE_RUNNING",

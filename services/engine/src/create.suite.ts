@@ -1,6 +1,7 @@
 // Creation rules (issue 6, part 2) over REST: required fields, profile, version and image checks,
 // defaults and constraints from the profile, quotas, DAI configuration, validate_only and ids.
 import { describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import {
   bodyOf,
   deleteAllEngines,
@@ -359,7 +360,7 @@ describe.concurrent("DAI configuration", () => {
       headers: { authorization: `Bearer ${await h().token("alice")}` },
     });
     // The host runs with AIEM_DAI_CORE_CONFIG {"b": "core", "max_cores": "99"} (see rest.test.ts).
-    expect((await page.json()) as any).toEqual({ a: "override", b: "core", c: "engine", d: "base" });
+    expect((await page.json()) as RestJson).toEqual({ a: "override", b: "core", c: "engine", d: "base" });
   });
 
   it("re-checks the configuration when a profile changes and follows profile changes for new engines", async () => {

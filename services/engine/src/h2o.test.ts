@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { silentLogger } from "@aiem/kit/logger";
 import { defaultH2OJar } from "./runtime/h2o-server.js";
 import { createLocalRuntime, findOnPath } from "./runtime/local-runtime.js";
@@ -136,7 +137,7 @@ h2o.connect(config=config, verbose=False, telemetry=False)
 print("RESULT " + json.dumps({"context_path": config["context_path"], "nodes": h2o.cluster().cloud_size, "frames": len(h2o.ls())}), flush=True)
 `;
 
-const resultOf = (stdout: string): any => {
+const resultOf = (stdout: string): RestJson => {
   // h2o prints its own lines too (it closes the connection at exit).
   const line = stdout.split("\n").find((l) => l.startsWith("RESULT ")) ?? "";
   return JSON.parse(line.slice("RESULT ".length));
@@ -226,7 +227,7 @@ describe.skipIf(missing.length > 0)("an H2O engine on real H2O-3", () => {
   afterAll(async () => h?.stop());
 
   /** An engine of alice's with `nodeCount` nodes of `heapMiB` each, once RUNNING. */
-  async function runningCluster(id: string, heapMiB: number, nodeCount = 2): Promise<{ name: string; e: any }> {
+  async function runningCluster(id: string, heapMiB: number, nodeCount = 2): Promise<{ name: string; e: RestJson }> {
     const name = `workspaces/team-a/h2oEngines/${id}`;
     const created = await h.rest("POST", `/v1/workspaces/team-a/h2oEngines?h2oEngineId=${id}`, {
       who: "alice",

@@ -6,6 +6,7 @@ import { createServer, request, type IncomingMessage } from "node:http";
 import { connect as connectH2 } from "node:http2";
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import type { EngineHttpRoute } from "./proxy.js";
 import { deleteAllEngines, expectError, get, h, ok, post, res, runningEngine } from "./testing/rest-suite.js";
 
@@ -42,7 +43,7 @@ describe("the engine proxy", () => {
       expect(forged.status).toBe(401);
       const echo = (await (
         await fetch(`${h().url}${first.headers.get("location")}`, { headers: { cookie: `${pair}; theirs=1` } })
-      ).json()) as any;
+      ).json()) as RestJson;
       expect(echo.url).toBe(`/engines/${uid}/api/echo?x=1`);
       // The engine sees neither the token nor our cookie, but keeps its own cookies and the host.
       expect(echo.headers.authorization).toBeUndefined();
@@ -66,7 +67,7 @@ describe("the engine proxy", () => {
           cookie: "aiem_port_token=p; theirs=1; __Host-aiem_session=s; __Secure-aiem_x=y",
         },
       });
-      const echo = (await answer.json()) as any;
+      const echo = (await answer.json()) as RestJson;
       expect(echo.headers.authorization).toBeUndefined();
       expect(echo.headers.cookie).toBe("theirs=1");
       expect(answer.headers.getSetCookie()).toEqual(["theirs=1; Path=/", "wide=2; path=/; HttpOnly"]);
@@ -78,7 +79,7 @@ describe("the engine proxy", () => {
         headers: { ...(await bearer()), "content-type": "text/plain" },
         body: "hello",
       });
-      expect(((await posted.json()) as any).method).toBe("POST");
+      expect(((await posted.json()) as RestJson).method).toBe("POST");
       const missing = await fetch(`${base}no/such/page`, { headers: await bearer() });
       expect(missing.status).toBe(404);
       const bare = await fetch(`${h().url}/engines/${uid}`, { headers: await bearer(), redirect: "manual" });
@@ -91,7 +92,7 @@ describe("the engine proxy", () => {
         headers: await bearer(),
       });
       expect(unknown.status).toBe(404);
-      expect(((await unknown.json()) as any).code).toBe(5);
+      expect(((await unknown.json()) as RestJson).code).toBe(5);
       expect((await fetch(`${h().url}/engines/not-a-uid/`, { headers: await bearer() })).status).toBe(404);
       const other = await runningEngine("notebook");
       const otherUid = res(await get(`/v1/${other}`, { who: "alice" })).uid;
@@ -99,14 +100,14 @@ describe("the engine proxy", () => {
       await h().waitForState(other, "STATE_PAUSED");
       const paused = await fetch(`${h().url}/engines/${otherUid}/`, { headers: await bearer() });
       expect(paused.status).toBe(400);
-      const body = (await paused.json()) as any;
+      const body = (await paused.json()) as RestJson;
       expect(body.code).toBe(9);
       expect(body.message).toContain("STATE_PAUSED");
       h().runtime.hold(other, "ready");
       ok(await post(`/v1/${other}:resume`, { who: "alice" }));
       const starting = await fetch(`${h().url}/engines/${otherUid}/`, { headers: await bearer() });
       expect(starting.status).toBe(503);
-      expect(((await starting.json()) as any).message).toMatch(/STATE_STARTING; retry shortly/);
+      expect(((await starting.json()) as RestJson).message).toMatch(/STATE_STARTING; retry shortly/);
       h().runtime.release(other, "ready");
       await h().waitForState(other, "STATE_RUNNING");
     });

@@ -13,7 +13,7 @@ import { sql } from "kysely";
 import { afterAll, expect, it } from "vitest";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
 import { killEngineProcesses } from "./runtime/local-runtime.js";
 import { TEST_POLICY } from "./testing/index.js";
 
@@ -106,7 +106,7 @@ it("resumes every engine's intent after the service is killed mid-start", { time
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
+    return { status: res.status, body: (await res.json().catch(() => undefined)) as RestJson };
   };
   const bodies = {
     daiEngines: {

@@ -7,6 +7,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { waitFor as waitForCondition } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { Engine_State } from "@aiem/proto/enginemanager/v1/engine_pb.js";
 import { DAI, H2O, NOTEBOOK, type EngineAction, type EngineKind } from "./kinds.js";
@@ -316,13 +317,8 @@ describe("transitions", () => {
   });
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = (check: () => Promise<boolean>, timeoutMs = 15_000) =>
+  waitForCondition(check, { timeoutMs, intervalMs: 25 });
 
 describe("after the suite", () => {
   it("deletes every engine it made", deleteAllEngines, 90_000);

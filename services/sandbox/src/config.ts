@@ -124,9 +124,7 @@ export function readSandboxEnv(env: Env = process.env): SandboxConfig {
 function runtimeSettings(env: Env): Pick<SandboxSettings, "runtime" | "kubernetes"> {
   // The sandbox service's own switch wins over the general one.
   const variable =
-    env["AIEM_SANDBOX_RUNTIME"] === undefined && env["AIEM_RUNTIME"] !== undefined
-      ? "AIEM_RUNTIME"
-      : "AIEM_SANDBOX_RUNTIME";
+    env.AIEM_SANDBOX_RUNTIME === undefined && env.AIEM_RUNTIME !== undefined ? "AIEM_RUNTIME" : "AIEM_SANDBOX_RUNTIME";
   const runtime = readString(env, variable, { default: "local" });
   if (runtime !== "local" && runtime !== "kubernetes")
     throw new ConfigError(variable, `must be "local" or "kubernetes", got ${JSON.stringify(runtime)}`);

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import {
   SecretVersionRevealed_Target,
@@ -16,7 +17,7 @@ import {
 import { b64, expectError, ok, sharedHarness, unb64, WS, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 let driveDir: string;
 
 beforeAll(async () => {

@@ -2,6 +2,7 @@
 // and their events; the rules of section 5 (ids, display names, annotations, required and
 // immutable image and template); the catalogue snapshots; idle termination.
 import { beforeAll, describe, expect, it } from "vitest";
+import { type RestJson, waitFor as waitForCondition } from "@aiem/kit/testing";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
@@ -28,16 +29,16 @@ const stateEvents = (name: string) =>
       return [SandboxEngine_State[v.previousState], SandboxEngine_State[v.state], v.snapshot !== undefined] as const;
     });
 
-async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error("timed out");
-    await h.sandbox.flushEvents();
-    await sleep(20);
-  }
-}
+/** Waits for `check`, letting the module publish its events between two looks. */
+const eventually = <T>(check: () => T, timeoutMs = 5_000) =>
+  waitForCondition(
+    async () => {
+      const value = check();
+      if (!value) await h.sandbox.flushEvents();
+      return value;
+    },
+    { timeoutMs },
+  );
 
 describe("sandbox engines: create and get", () => {
   it("returns STATE_STARTING at once, then runs; keeps the image and template as they were", async () => {
@@ -103,7 +104,7 @@ describe("sandbox engines: create and get", () => {
     await h.catalogue.flushEvents();
     await eventually(
       () =>
-        (h.sandbox.catalogue?.get("sandboxEngineTemplates", h.template) as { displayName: string }).displayName ===
+        (h.sandbox.catalogue!.get("sandboxEngineTemplates", h.template) as { displayName: string }).displayName ===
         "Renamed",
     );
     const again = ok(await h.rest("GET", `/v1/${r.name}`)).sandboxEngine;
@@ -260,7 +261,7 @@ describe("sandbox engines: workspaces named by UUIDs", () => {
       }),
     );
     const listed = ok(await h.rest("GET", `/v1/workspaces/${UUID_WS}/sandboxEngines`)).sandboxEngines;
-    expect(listed.map((s: any) => s.name)).toContain(sb.name);
+    expect(listed.map((s: RestJson) => s.name)).toContain(sb.name);
     expect(ok(await h.rest("POST", `/v1/${sb.name}/ports?portId=8080`, { body: {} })).port.name).toBe(
       `${sb.name}/ports/8080`,
     );

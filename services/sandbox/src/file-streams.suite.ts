@@ -2,6 +2,7 @@
 // gRPC client sends a file larger than one request may be.
 import { createHash, randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor, type RestJson } from "@aiem/kit/testing";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -13,7 +14,7 @@ import { WS, ok, sharedHarness, type SandboxHarness } from "./testing/index.js";
 import { READ_STREAM_MESSAGE_BYTES } from "./file-stream-handlers.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 let files: Client<typeof FilesystemService>;
 
 type WriteMessage = MessageInitShape<typeof WriteFileStreamRequestSchema>;
@@ -242,19 +243,22 @@ describe("files as message streams (Connect)", () => {
       }
     }
     const call = files.writeFileStream(endless(), { signal: abort.signal }).catch((e: unknown) => ConnectError.from(e));
-    let names: string[] = [];
-    for (let i = 0; i < 200 && !names.some((n) => n.startsWith(".aiem-tmp-")); i++) {
-      names = await listing();
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(
-      names.some((n) => n.startsWith(".aiem-tmp-")),
-      "the agent writes a temporary file",
-    ).toBe(true);
+    await waitFor(async () => (await listing()).some((n) => n.startsWith(".aiem-tmp-")), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: "the agent to write a temporary file",
+    });
     abort.abort();
     release();
     expect(((await call) as ConnectError).code).toBe(Code.Canceled);
-    for (let i = 0; i < 200 && (names = await listing()).length > 1; i++) await new Promise((r) => setTimeout(r, 50));
+    let names: string[] = [];
+    await waitFor(
+      async () => {
+        names = await listing();
+        return names.length <= 1;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
     expect(names).toEqual(["placeholder"]);
   });
 

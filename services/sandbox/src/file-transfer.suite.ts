@@ -5,7 +5,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { binaryContent as binary } from "@aiem/kit/testing";
+import { binaryContent as binary, replyOf as reply, type RestJson } from "@aiem/kit/testing";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime } from "./runtime/local-runtime.js";
 import {
@@ -24,28 +24,21 @@ import {
 } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
-
-async function reply(res: Response): Promise<Reply> {
-  const text = await res.text();
-  let body: any;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, text, body };
-}
 
 /** Sends `content` in 64 KiB pieces as a stream, as a client sending a large file would. */
 function streamed(content: Buffer): ReadableStream<Uint8Array> {
   let at = 0;
   return new ReadableStream({
     pull(controller) {
-      if (at >= content.length) return controller.close();
-      controller.enqueue(content.subarray(at, (at += 64 << 10)));
+      if (at >= content.length) {
+        controller.close();
+        return;
+      }
+      controller.enqueue(content.subarray(at, at + (64 << 10)));
+      at += 64 << 10;
     },
   });
 }

@@ -4,10 +4,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { b64, expectError, ok, sharedHarness, unb64, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 const fsCall = (call: string) => `/v1/${sb.name}/filesystem:${call}`;
 const write = (p: string, content: string | Buffer, extra: Record<string, unknown> = {}) =>
   h.rest("POST", fsCall("writeFile"), { body: { path: p, content: b64(content), ...extra } });
@@ -112,7 +113,7 @@ describe("filesystem calls", () => {
       "mkdir -p /workspace/ls/zdir && echo hi > /workspace/ls/b.txt && ln -s b.txt /workspace/ls/a-link && chmod 751 /workspace/ls/zdir",
     );
     const entries = ok(await list("/workspace/ls")).files;
-    expect(entries.map((e: any) => [e.path, e.type, e.mode])).toEqual([
+    expect(entries.map((e: RestJson) => [e.path, e.type, e.mode])).toEqual([
       ["/workspace/ls/a-link", "FILE_TYPE_SYMLINK", "0777"],
       ["/workspace/ls/b.txt", "FILE_TYPE_REGULAR", "0644"],
       ["/workspace/ls/zdir", "FILE_TYPE_DIRECTORY", "0751"],
@@ -121,7 +122,7 @@ describe("filesystem calls", () => {
     expectError(await list("/workspace/ls/b.txt"), "FAILED_PRECONDITION", "not a directory");
     expectError(await list("/workspace/nothing"), "NOT_FOUND");
     // The agent's own directory is not listed.
-    expect(ok(await list("/")).files.map((e: any) => e.path)).not.toContain("/.aiem");
+    expect(ok(await list("/")).files.map((e: RestJson) => e.path)).not.toContain("/.aiem");
   });
 
   it("stats files, directories and links (links themselves)", async () => {
@@ -289,7 +290,7 @@ describe("escape suite: nothing outside the sandbox is ever read or written", ()
     expectError(await stat("/workspace/agent/agent.mjs"), "PERMISSION_DENIED");
     expectError(await read("/workspace/loop1"), "FAILED_PRECONDITION", "symbolic links");
     // Through /workspace/rootlink, "/" is the sandbox's own root.
-    expect(ok(await list("/workspace/rootlink/workspace")).files.map((e: any) => e.path)).toContain(
+    expect(ok(await list("/workspace/rootlink/workspace")).files.map((e: RestJson) => e.path)).toContain(
       "/workspace/rootlink/workspace/abs",
     );
     // Writing through links lands inside the sandbox, never in the host directory.

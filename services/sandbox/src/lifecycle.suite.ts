@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor as waitForCondition } from "@aiem/kit/testing";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import {
   SandboxEngine_PendingReason,
@@ -42,15 +43,8 @@ async function failure(call: Promise<unknown>): Promise<ConnectError> {
   throw new Error("expected the call to fail");
 }
 
-async function waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error("timed out");
-    await sleep(25);
-  }
-}
+const waitFor = <T>(check: () => Promise<T>, timeoutMs = 15_000) =>
+  waitForCondition(check, { timeoutMs, intervalMs: 25 });
 
 async function createVia(c: ExtraClients, id: string) {
   const res = await c.engines.createSandboxEngine({

@@ -4,6 +4,7 @@
 import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import {
@@ -18,7 +19,7 @@ import {
 } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 const MiB = 1 << 20;
 
 beforeAll(async () => {

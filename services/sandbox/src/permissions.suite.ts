@@ -4,10 +4,11 @@
 // creator alone, administrators included out. To another member the sandbox does not exist: every
 // refusal is the NOT_FOUND of a missing sandbox, so names cannot be probed.
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { b64, expectError, ok, sharedHarness, WS, type Reply, type SandboxHarness, type Who } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 let secretVersion: string;
 let n = 0;
 const fresh = (p: string) => `${p}${++n}`;
@@ -318,7 +319,7 @@ describe("sandbox permissions over REST", () => {
     const names = (who: Who) =>
       h
         .rest("GET", `/v1/workspaces/${WS}/sandboxEngines?pageSize=1000`, as(who))
-        .then((r) => ok(r).sandboxEngines.map((s: any) => s.creator as string));
+        .then((r) => ok(r).sandboxEngines.map((s: RestJson) => s.creator as string));
     expect(new Set(await names("member"))).toEqual(new Set(["users/bob"]));
     expect(await names("viewer")).toEqual([]);
     expect(new Set(await names("admin"))).toEqual(new Set(["users/alice", "users/bob", "users/root"]));

@@ -34,7 +34,10 @@ export function createPortConnections(lifecycle: Lifecycle): PortConnections {
         },
       };
       let set = open.get(key);
-      if (!set) open.set(key, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        open.set(key, set);
+      }
       set.add(entry);
       const finish = () => {
         if (state.finished) return;

@@ -3,11 +3,12 @@
 // cookie), public URLs only while public; every sandbox has its own loopback, so two sandboxes
 // serve the same port without colliding.
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { expectError, ok, sharedHarness, sleep, type SandboxHarness } from "./testing/index.js";
 
 let h: SandboxHarness;
-let a: any;
-let b: any;
+let a: RestJson;
+let b: RestJson;
 
 const SERVER = `
 const http = require("http");
@@ -31,7 +32,7 @@ http.createServer((q, s) => {
   });
 }).listen(Number(process.argv[2]), "127.0.0.1");`;
 
-async function serve(sandbox: any, who: string, port = 8080) {
+async function serve(sandbox: RestJson, who: string, port = 8080) {
   ok(
     await h.rest("POST", `/v1/${sandbox.name}/processes?autoRun=true`, {
       body: { command: "node", args: ["-e", SERVER, who, String(port)] },
@@ -95,7 +96,7 @@ describe("ports: the resource", () => {
 
   it("gets, lists by port number, updates display_name and public, and deletes", async () => {
     expect(ok(await h.rest("GET", `/v1/${a.name}/ports/8080`)).port.displayName).toBe("web");
-    const list = ok(await h.rest("GET", `/v1/${a.name}/ports`)).ports.map((p: any) => p.name.split("/").pop());
+    const list = ok(await h.rest("GET", `/v1/${a.name}/ports`)).ports.map((p: RestJson) => p.name.split("/").pop());
     expect(list).toEqual(["1024", "8080", "65535"]);
     const page = ok(await h.rest("GET", `/v1/${a.name}/ports?pageSize=2`));
     expect(page.ports).toHaveLength(2);
@@ -145,13 +146,13 @@ describe("ports: state", () => {
       failureReason: "",
     });
     const empty = await fetch(created.internalUrl, { headers: await bearer("alice") });
-    expect([empty.status, ((await empty.json()) as any).message]).toEqual([
+    expect([empty.status, ((await empty.json()) as RestJson).message]).toEqual([
       502,
       "nothing accepts connections on port 8081 in the sandbox",
     ]);
     await serve(c, "S", 8081);
     ok(await h.rest("POST", `/v1/${c.name}/ports?portId=8082`, { body: {} }));
-    const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: any) => [
+    const states = ok(await h.rest("GET", `/v1/${c.name}/ports`)).ports.map((p: RestJson) => [
       p.name.split("/").pop(),
       p.state,
     ]);
@@ -180,7 +181,7 @@ describe("ports: traffic through the edge", () => {
     const url = `${h.t.url}/sandboxes/${a.uid}/ports/8080/api/items?x=1`;
     const res = await untilServing(url, await bearer("alice"));
     expect(res.status).toBe(200);
-    const seen: any = await res.json();
+    const seen: RestJson = await res.json();
     expect(seen).toMatchObject({ who: "A", method: "GET", url: "/api/items?x=1" });
     expect(seen.headers.authorization).toBeUndefined();
     expect(seen.headers.host).toBe("localhost:8080");
@@ -190,7 +191,7 @@ describe("ports: traffic through the edge", () => {
       headers: { ...(await bearer("alice")), "content-type": "text/plain" },
       body: "payload",
     });
-    expect((await post.json()) as any).toMatchObject({ method: "POST", body: "payload" });
+    expect((await post.json()) as RestJson).toMatchObject({ method: "POST", body: "payload" });
   });
 
   it("refuses everyone else on the internal URL: no token 401, another member 404 as if missing, an administrator 403", async () => {
@@ -226,7 +227,7 @@ describe("ports: traffic through the edge", () => {
     const forged = await fetch(`${base}/page`, { headers: { cookie: `aiem_session=${token}` } });
     expect(forged.status).toBe(401);
     const res = await fetch(`${base}/page?keep=1`, { headers: { cookie: `${jar}; app=1` } });
-    const seen: any = await res.json();
+    const seen: RestJson = await res.json();
     expect(seen.url).toBe("/page?keep=1");
     expect(seen.headers.cookie).toBe("app=1");
     // Without the trailing slash, the browser is sent to the port's root.
@@ -245,7 +246,7 @@ describe("ports: traffic through the edge", () => {
     ok(await h.rest("PATCH", `/v1/${a.name}/ports/8080?updateMask=public`, { body: { public: true } }));
     const open = await fetch(pub);
     expect(open.status).toBe(200);
-    expect(((await open.json()) as any).url).toBe("/hello");
+    expect(((await open.json()) as RestJson).url).toBe("/hello");
     ok(await h.rest("PATCH", `/v1/${a.name}/ports/8080?updateMask=public`, { body: { public: false } }));
     expect((await fetch(pub)).status).toBe(404);
     // The internal URL still needs the token while public.
@@ -263,7 +264,7 @@ describe("ports: traffic through the edge", () => {
         },
       });
       expect(res.status).toBe(200);
-      const seen: any = await res.json();
+      const seen: RestJson = await res.json();
       expect(seen.headers.authorization).toBeUndefined();
       expect(seen.headers["proxy-authorization"]).toBeUndefined();
       expect(seen.headers.cookie).toBe("app=1; other=2");
@@ -275,10 +276,10 @@ describe("ports: traffic through the edge", () => {
 
   it("gives each sandbox its own loopback: the same port in two sandboxes reaches two programs", async () => {
     ok(await h.rest("POST", `/v1/${b.name}/ports?portId=8080`, { body: {} }));
-    const fromA: any = await (
+    const fromA: RestJson = await (
       await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/8080/`, { headers: await bearer("alice") })
     ).json();
-    const fromB: any = await (
+    const fromB: RestJson = await (
       await untilServing(`${h.t.url}/sandboxes/${b.uid}/ports/8080/`, await bearer("alice"))
     ).json();
     expect([fromA.who, fromB.who]).toEqual(["A", "B"]);
@@ -293,7 +294,7 @@ describe("ports: traffic through the edge", () => {
     ok(await h.rest("POST", `/v1/${a.name}/ports?portId=7777`, { body: {} }));
     const nobody = await fetch(`${h.t.url}/sandboxes/${a.uid}/ports/7777/`, { headers: await bearer("alice") });
     expect(nobody.status).toBe(502);
-    expect(((await nobody.json()) as any).message).toContain("nothing accepts connections on port 7777");
+    expect(((await nobody.json()) as RestJson).message).toContain("nothing accepts connections on port 7777");
     expect(
       (
         await fetch(`${h.t.url}/sandboxes/00000000-0000-0000-0000-000000000000/ports/8080/`, {

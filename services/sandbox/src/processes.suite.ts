@@ -4,6 +4,7 @@
 // directories and environments, and output that stays bounded whatever a process writes.
 import * as fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RestJson } from "@aiem/kit/testing";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { OUT_OF_MEMORY } from "./process-watcher.js";
 import {
@@ -19,7 +20,7 @@ import {
 } from "./testing/index.js";
 
 let h: SandboxHarness;
-let sb: any;
+let sb: RestJson;
 
 beforeAll(async () => {
   h = await sharedHarness();
@@ -33,7 +34,7 @@ const output = async (name: string, stream = "OUTPUT_STREAM_COMBINED") => {
   const r = ok(await h.rest("GET", `/v1/${name}:readOutput?outputStream=${stream}`));
   return { text: unb64(r.data).toString(), dropped: BigInt(r.droppedBytes) };
 };
-const stream = async (name: string, query = "", until?: (line: any, all: any[]) => boolean) => {
+const stream = async (name: string, query = "", until?: (line: RestJson, all: RestJson[]) => boolean) => {
   const res = await fetch(`${h.t.url}/v1/${name}:streamOutput${query}`, {
     headers: { authorization: `Bearer ${await h.token("alice")}` },
   });
@@ -172,9 +173,9 @@ describe("processes: create, start, get, list, delete", () => {
     await wait(names[0]!);
     await wait(names[1]!);
     const list = async (query: string) => ok(await h.rest("GET", `/v1/${other.name}/processes?${query}`));
-    expect((await list("")).processes.map((p: any) => p.name)).toEqual([...names].reverse());
+    expect((await list("")).processes.map((p: RestJson) => p.name)).toEqual([...names].reverse());
     const state = async (f: string) =>
-      (await list(`filter=${encodeURIComponent(f)}`)).processes.map((p: any) => p.name);
+      (await list(`filter=${encodeURIComponent(f)}`)).processes.map((p: RestJson) => p.name);
     expect(await state("state = STATE_RUNNING")).toEqual([names[2]]);
     expect(await state("state = STATE_PENDING")).toEqual([names[3]]);
     expect(await state("state = STATE_SUCCEEDED OR state = STATE_FAILED")).toEqual([names[1], names[0]]);
@@ -182,7 +183,7 @@ describe("processes: create, start, get, list, delete", () => {
     const first = await list("pageSize=3");
     expect(first.processes).toHaveLength(3);
     const second = await list(`pageSize=3&pageToken=${first.nextPageToken}`);
-    expect(second.processes.map((p: any) => p.name)).toEqual([names[0]]);
+    expect(second.processes.map((p: RestJson) => p.name)).toEqual([names[0]]);
     expect(second.nextPageToken).toBe("");
     expectError(
       await h.rest("GET", `/v1/${other.name}/processes?filter=${encodeURIComponent('command = "x"')}`),
@@ -382,7 +383,7 @@ describe("processes: wait and signals", () => {
 });
 
 describe("processes: output", () => {
-  let mixed: any;
+  let mixed: RestJson;
   const script = "echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three; sleep 0.05; echo four >&2";
 
   beforeAll(async () => {
@@ -400,7 +401,7 @@ describe("processes: output", () => {
 
   it("reads the output as frames: each chunk with its stream and offset, joining to the combined output", async () => {
     const frames = ok(await h.rest("GET", `/v1/${mixed.name}:readOutputFrames`)).frames;
-    expect(frames.map((f: any) => [f.stream, unb64(f.data).toString(), Number(f.offset)])).toEqual([
+    expect(frames.map((f: RestJson) => [f.stream, unb64(f.data).toString(), Number(f.offset)])).toEqual([
       ["OUTPUT_STREAM_STDOUT", "one\n", 0],
       ["OUTPUT_STREAM_STDERR", "two\n", 4],
       ["OUTPUT_STREAM_STDOUT", "three\n", 8],
@@ -563,7 +564,7 @@ describe("processes: output", () => {
 });
 
 let runtimeIds = new Map<string, string>();
-function runtimeIdOf(sandbox: any): string {
+function runtimeIdOf(sandbox: RestJson): string {
   return runtimeIds.get(sandbox.uid) ?? sandbox.uid;
 }
 

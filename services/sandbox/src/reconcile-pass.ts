@@ -4,6 +4,7 @@
 // whose agent this process of the service does not hold was left by an earlier one, and its agent
 // is adopted, or the sandbox FAILED or started again (see takeOverLeftRunning).
 import type { Kysely } from "kysely";
+import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { AgentStarts, Started } from "./agent-starts.js";
@@ -46,7 +47,7 @@ export interface ReconcileDeps {
 export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promise<void> {
   const { context, runtime, logger, hub, placement, starts, activity } = deps;
   const now = () => context.now();
-  const db = (): Kysely<any> => context.database().db;
+  const db = (): Kysely<AnyDatabase> => context.database().db;
 
   /** The sandbox's agent and processes ended: those waiting on it are told. */
   function ended(uid: string): void {
@@ -73,7 +74,7 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
     await runtime.destroy(row.runtime_id);
     await context.write(async (trx) => {
       const current = await loadSandboxByUid(trx, uid, true);
-      if (!current || current.desired !== "deleted") return;
+      if (current?.desired !== "deleted") return;
       await trx.deleteFrom("processes").where("sandbox_uid", "=", uid).execute();
       await trx.deleteFrom("ports").where("sandbox_uid", "=", uid).execute();
       await trx.deleteFrom("sandbox_engines").where("uid", "=", uid).execute();

@@ -15,7 +15,7 @@ import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestEventBus } from "@aiem/kit/events/testing";
 import { loadOrCreateSigningKey, mintEmbeddedToken } from "@aiem/kit/identity";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, TEST_POLICY } from "@aiem/kit/testing";
 import { findBwrap } from "./runtime/bwrap.js";
 import { detectLimitSupport, runtimeCgroupName } from "./runtime/limits.js";
 import { destroyLeftSandboxes } from "./runtime/index.js";
@@ -23,7 +23,6 @@ import { readNdjson } from "./testing/index.js";
 
 const MAIN = new URL("../../../edge/src/main.ts", import.meta.url).pathname;
 const PART = new URL("../../../edge/src/start-service.ts", import.meta.url).pathname;
-const POLICY = "admins: [users/root]\nworkspaces:\n  team-a:\n    members: [users/alice]\n";
 const real = Boolean(process.env.DATABASE_URL && process.env.NATS_URL);
 const confined = Boolean(findBwrap()) && process.getuid?.() === 0;
 /** Lines read from each counter before the service is killed. */
@@ -43,7 +42,13 @@ afterAll(async () => {
   await Promise.all(
     children
       .filter((c) => c.exitCode === null && c.signalCode === null)
-      .map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))),
+      .map(
+        (c) =>
+          new Promise((r) => {
+            c.once("exit", r);
+            c.kill("SIGTERM");
+          }),
+      ),
   );
   for (const dir of dataDirs) {
     await destroyLeftSandboxes(dir);
@@ -130,7 +135,7 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as RestJson };
   };
   const ok = async (method: string, p: string, body?: unknown) => {
     const r = await rest(method, p, body);
@@ -237,7 +242,7 @@ async function survivesRestart(dataDir: string, url: () => string, outage: () =>
 
 function baseEnv(dataDir: string): Record<string, string> {
   const policyFile = path.join(dataDir, "policy.yaml");
-  fs.writeFileSync(policyFile, POLICY);
+  fs.writeFileSync(policyFile, TEST_POLICY);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("AIEM_")) env[k] = v;
   return {

@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
+import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { LocalSandboxRuntime, SandboxLimits } from "./runtime/index.js";
@@ -41,7 +42,7 @@ function limitsKey(limits: SandboxLimits): string {
 export interface WarmPoolOptions {
   readonly runtime: LocalSandboxRuntime;
   readonly logger: Logger;
-  readonly db: () => Kysely<any>;
+  readonly db: () => Kysely<AnyDatabase>;
   /** Warm sandboxes kept for each limit set; 0 keeps none. */
   readonly size: number;
 }
@@ -172,7 +173,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
  * Removes the sandboxes that no sandbox engine owns, left by an earlier run: warm ones, and a
  * cold start begun (startEarly) by a create whose row was never written.
  */
-export async function removeUnownedSandboxes(runtime: LocalSandboxRuntime, db: Kysely<any>): Promise<void> {
+export async function removeUnownedSandboxes(runtime: LocalSandboxRuntime, db: Kysely<AnyDatabase>): Promise<void> {
   const dir = path.join(runtime.dataDir, "sandboxes");
   let names: string[];
   try {

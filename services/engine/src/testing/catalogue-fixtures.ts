@@ -1,4 +1,5 @@
 // Catalogue fixtures made through the API, and fresh ids for them and for engines.
+import type { RestJson } from "@aiem/kit/testing";
 import type { EngineTestHost } from "./engine-test-host.js";
 
 let counter = 0;
@@ -20,7 +21,7 @@ export async function catalogueFixture(
   id: string,
   body: Record<string, unknown>,
   workspace = "global",
-): Promise<any> {
+): Promise<RestJson> {
   const idParam = {
     daiEngineProfiles: "daiEngineProfileId",
     h2oEngineProfiles: "h2oEngineProfileId",
@@ -42,7 +43,7 @@ export async function updateCatalogue(
   name: string,
   body: Record<string, unknown>,
   mask: string,
-): Promise<any> {
+): Promise<RestJson> {
   const r = await h.rest("PATCH", `/v1/${name}?updateMask=${mask}`, { body });
   if (r.status !== 200) throw new Error(`could not update ${name}: ${r.text}`);
   const resource = Object.values(r.body)[0] as { name: string; updateTime: string };

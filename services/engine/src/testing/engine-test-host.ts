@@ -5,7 +5,7 @@
 // is left.
 import path from "node:path";
 import { sql } from "kysely";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, waitFor } from "@aiem/kit/testing";
 import type { EventBus } from "@aiem/kit/events";
 import type { ServiceDeps } from "@aiem/kit/server";
 import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
@@ -32,9 +32,9 @@ export interface EngineTestHost {
   token(user: string, roles?: readonly string[]): Promise<string>;
   rest(method: string, path: string, options?: CallOptions): Promise<Reply>;
   /** Waits until the engine read model holds `name` of `kind` and `check` holds for it. */
-  syncCatalogue(kind: string, name: string, check?: (r: any) => boolean): Promise<void>;
+  syncCatalogue(kind: string, name: string, check?: (r: RestJson) => boolean): Promise<void>;
   /** Polls GET until the engine is in `state` (a full enum name); returns it. */
-  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<any>;
+  waitForState(name: string, state: string | readonly string[], timeoutMs?: number): Promise<RestJson>;
   /** Polls GET until the engine is gone (404). */
   waitForGone(name: string, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -47,8 +47,6 @@ export interface EngineTestHostOptions {
   /** Runs engines on this runtime (gated) instead of the local one; the host closes it when it stops. */
   readonly runtime?: EngineRuntime;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startEngineTestHost(options: EngineTestHostOptions = {}): Promise<EngineTestHost> {
   let url = "";
@@ -84,7 +82,10 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
   const token = (user: string, roles: readonly string[] = []) => {
     const key = `${user}|${roles.join(",")}`;
     let p = tokens.get(key);
-    if (!p) tokens.set(key, (p = t.token(user, { roles: [...roles] })));
+    if (!p) {
+      p = t.token(user, { roles: [...roles] });
+      tokens.set(key, p);
+    }
     return p;
   };
   const rest = createRestClient(() => url, token);
@@ -128,36 +129,37 @@ function createWaits(
   return {
     async syncCatalogue(kind, name, check = () => true) {
       await catalogue.flushEvents();
-      const until = Date.now() + 10_000;
-      for (;;) {
-        const r = engine.catalogue?.get(kind as never, name);
-        if (r && check(r)) return;
-        if (Date.now() > until) throw new Error(`the engine service did not see ${name}`);
-        await sleep(10);
-      }
+      await waitFor(
+        () => {
+          const r = engine.catalogue?.get(kind as never, name);
+          return r !== undefined && check(r);
+        },
+        { timeoutMs: 10_000, intervalMs: 10, what: `the engine service to see ${name}` },
+      );
     },
     async waitForState(name, state, timeoutMs = 20_000) {
       const wanted = typeof state === "string" ? [state] : state;
-      const until = Date.now() + timeoutMs;
-      let last: any;
-      for (;;) {
-        const r = await rest("GET", `/v1/${name}`);
-        const resource = r.body ? Object.values(r.body)[0] : undefined;
-        last = resource ?? r.text;
-        if (r.status === 200 && wanted.includes((resource as { state?: string }).state ?? "")) return resource;
-        if (Date.now() > until)
-          throw new Error(`timed out waiting for ${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}`);
-        await sleep(25);
-      }
+      let last: unknown;
+      return waitFor(
+        async () => {
+          const r = await rest("GET", `/v1/${name}`);
+          const resource: RestJson = r.body ? Object.values(r.body)[0] : undefined;
+          last = resource ?? r.text;
+          return r.status === 200 && wanted.includes(resource.state ?? "") && resource;
+        },
+        { timeoutMs, intervalMs: 25, what: () => `${name} to be ${wanted.join(" or ")}: ${JSON.stringify(last)}` },
+      );
     },
     async waitForGone(name, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const r = await rest("GET", `/v1/${name}`);
-        if (r.status === 404) return;
-        if (Date.now() > until) throw new Error(`timed out waiting for ${name} to disappear: ${r.text}`);
-        await sleep(25);
-      }
+      let last = "";
+      await waitFor(
+        async () => {
+          const r = await rest("GET", `/v1/${name}`);
+          last = r.text;
+          return r.status === 404;
+        },
+        { timeoutMs, intervalMs: 25, what: () => `${name} to disappear: ${last}` },
+      );
     },
   };
 }

@@ -1,12 +1,8 @@
 // REST calls against a test host as one of the test policy's fixed callers.
+import { type Reply, restCall } from "@aiem/kit/testing";
 import { USERS, type Who } from "./test-policy.js";
 
-export interface Reply {
-  readonly status: number;
-  readonly body: any;
-  readonly text: string;
-  readonly headers: Headers;
-}
+export type { Reply } from "@aiem/kit/testing";
 
 export interface CallOptions {
   readonly who?: Who;
@@ -23,23 +19,13 @@ export function createRestClient(
 ): (method: string, path: string, options?: CallOptions) => Promise<Reply> {
   return async (method, p, o = {}) => {
     const who = o.who ?? "admin";
-    const headers: Record<string, string> = { ...o.headers };
     const user = o.user ?? (who === "anonymous" ? undefined : USERS[who]);
-    if (user) headers.authorization = `Bearer ${await token(user, o.roles)}`;
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${url()}${p}`, {
-      method,
-      headers,
-      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    const bearer = user ? await token(user, o.roles) : undefined;
+    return restCall(url(), method, p, {
+      ...(bearer ? { token: bearer } : {}),
+      body: o.body,
+      ...(o.headers ? { headers: o.headers } : {}),
       redirect: "manual",
     });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, text, body, headers: res.headers };
   };
 }

@@ -1,6 +1,7 @@
 // Shared by the REST suites gathered in rest.test.ts: one host for all of them (each PGlite costs
 // seconds), a standard catalogue, request bodies per engine kind, and status assertions.
 import { expect } from "vitest";
+import { ok, waitFor } from "@aiem/kit/testing";
 import { catalogueFixture, freshId, type CallOptions, type EngineTestHost, type Reply, type Who } from "./index.js";
 
 export const WS = "team-a";
@@ -161,43 +162,7 @@ export async function runningEngine(kind: KindKey, o: Parameters<typeof createEn
   return r.name;
 }
 
-export function ok(r: Reply): any {
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-}
-
-/** The resource of a single-resource response. */
-export const res = (r: Reply): any => Object.values(ok(r))[0];
-
-export const CODES = {
-  INVALID_ARGUMENT: [400, 3],
-  NOT_FOUND: [404, 5],
-  ALREADY_EXISTS: [409, 6],
-  PERMISSION_DENIED: [403, 7],
-  RESOURCE_EXHAUSTED: [429, 8],
-  FAILED_PRECONDITION: [400, 9],
-  UNAVAILABLE: [503, 14],
-  UNAUTHENTICATED: [401, 16],
-} as const;
-
-/**
- * Checks the HTTP status, the Status code and the message: for INVALID_ARGUMENT that a violation
- * names `field` (`field: ...`), otherwise that the message contains `text`.
- */
-export function expectError(r: Reply, code: keyof typeof CODES, fieldOrText?: string): void {
-  const [http, grpc] = CODES[code];
-  expect(r.status, r.text).toBe(http);
-  expect(r.body?.code, r.text).toBe(grpc);
-  if (fieldOrText === undefined) return;
-  if (code === "INVALID_ARGUMENT" && /^[a-z_.[\]"0-9-]+$/.test(fieldOrText)) {
-    expect(
-      r.body.message.split("; ").some((p: string) => p.startsWith(`${fieldOrText}: `)),
-      `message names ${fieldOrText}: ${r.body.message}`,
-    ).toBe(true);
-  } else {
-    expect(r.body.message, r.text).toContain(fieldOrText);
-  }
-}
+export { CODES, expectError, ok, resourceOf as res } from "@aiem/kit/testing";
 
 export const post = (path: string, o: CallOptions = {}) => h().rest("POST", path, { body: {}, ...o });
 export const get = (path: string, o: CallOptions = {}) => h().rest("GET", path, o);
@@ -214,11 +179,12 @@ export async function deleteAllEngines(): Promise<void> {
       .filter((e: { state: string }) => e.state !== "STATE_DELETING")
       .map((e: { name: string }) => h().rest("DELETE", `/v1/${e.name}`)),
   );
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const left = ok(await get("/v1/workspaces/-/engines?pageSize=1")).totalSize;
-    if (left === 0) return;
-    if (Date.now() > until) throw new Error(`${left} engines are still there`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let left = 0;
+  await waitFor(
+    async () => {
+      left = ok(await get("/v1/workspaces/-/engines?pageSize=1")).totalSize;
+      return left === 0;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: () => `the engines to go (${left} still there)` },
+  );
 }

@@ -1,17 +1,7 @@
 // The test policy and its fixed callers, and fast engine settings for tests.
 import { engineSettings, type EngineSettings } from "../config.js";
 
-export const TEST_WORKSPACE = "team-a";
-
-export const TEST_POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    members: [users/erin]
-`;
+export { TEST_POLICY, TEST_WORKSPACE } from "@aiem/kit/testing";
 
 /** The fixed callers: an administrator, two members, a viewer, a stranger, and nobody. */
 export type Who = "admin" | "alice" | "bob" | "viewer" | "stranger" | "erin" | "anonymous";

@@ -139,7 +139,6 @@ describe.each(targets)("database on %s", (_kind, target) => {
   });
 
   it("rolls back a failed transaction and hides uncommitted rows from others", async () => {
-    let seenOutside: unknown[] | undefined;
     let release!: () => void;
     const inside = new Promise<void>((r) => (release = r));
     const trx = database.db.transaction().execute(async (t) => {
@@ -149,7 +148,7 @@ describe.each(targets)("database on %s", (_kind, target) => {
       throw new Error("boom");
     });
     await inside;
-    seenOutside = await database.db.selectFrom("counter").select("id").where("id", "=", "uncommitted").execute();
+    const seenOutside = await database.db.selectFrom("counter").select("id").where("id", "=", "uncommitted").execute();
     await expect(trx).rejects.toThrow("boom");
     expect(seenOutside).toEqual([]);
     const after = await database.db.selectFrom("counter").select("id").where("id", "=", "uncommitted").execute();

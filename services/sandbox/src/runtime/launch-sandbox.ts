@@ -4,7 +4,6 @@
 // the next runtime.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { AgentArtifacts } from "./agent-artifacts.js";
 import { type AgentConnection, openTunnel } from "./agent-client.js";
 import { agentConfig } from "./agent-config.js";
 import { connectTo, peerReader } from "./agent-connect.js";
@@ -125,7 +124,6 @@ interface AgentReached {
 /** Waits for the agent's "ready", finds its host process, and connects once it answers Health. */
 async function reachAgent(
   state: RuntimeState,
-  art: AgentArtifacts,
   launched: Launched,
   command: LaunchCommand,
   dirs: LaunchDirs,
@@ -200,7 +198,7 @@ export async function launch(
   startOptions.onLaunched?.();
   const launched = watchExit(state, sandboxId, dir, child, limits);
   const fail = (reason: string) => failStart(launched, sandboxId, confined, dirs.logPath, reason);
-  const { connection, identity } = await reachAgent(state, art, launched, command, dirs, fail);
+  const { connection, identity } = await reachAgent(state, launched, command, dirs, fail);
   const handle: SandboxHandle = {
     sandboxId,
     client: connection.client,

@@ -1,4 +1,5 @@
 // Catalogue images and templates for the tests, made as root through the REST API.
+import { waitFor } from "@aiem/kit/testing";
 import type { CatalogueModule } from "@aiem/catalogue";
 import type { SandboxModule } from "../module.js";
 import { ok } from "./rest-assertions.js";
@@ -38,7 +39,6 @@ export function createCatalogueFixture(
       }),
     ).sandboxEngineTemplate.name as string;
     await catalogue.flushEvents();
-    const until = Date.now() + 10_000;
     const want = (
       name: string,
       kind: "sandboxEngineImages" | "sandboxEngineTemplates",
@@ -47,10 +47,11 @@ export function createCatalogueFixture(
       const r = sandbox.catalogue?.get(kind, name) as { enabled?: boolean } | undefined;
       return r !== undefined && r.enabled === (body.enabled ?? true);
     };
-    while (!(want(img, "sandboxEngineImages", image) && want(tpl, "sandboxEngineTemplates", template))) {
-      if (Date.now() > until) throw new Error("the sandbox service did not see the catalogue fixture");
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(() => want(img, "sandboxEngineImages", image) && want(tpl, "sandboxEngineTemplates", template), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+      what: "the sandbox service to see the catalogue fixture",
+    });
     return { image: img, template: tpl };
   };
 }

@@ -2,24 +2,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 
-export const TEST_POLICY = `
-admins: [users/root]
-workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    members: [users/bob]
-  team-c:
-    viewers: [users/alice]
-  list-ws:
-    members: [users/alice, users/bob]
-  8cf6b17d-c018-48f0-8d05-cdd5fba22893:
-    members: [users/alice, users/bob]
-`;
-
-/** A workspace named, as many are, by a UUID: its id starts with a digit. */
-export const UUID_WS = "8cf6b17d-c018-48f0-8d05-cdd5fba22893";
+export { TEST_POLICY, UUID_WORKSPACE as UUID_WS } from "@aiem/kit/testing";
 
 export type Who = "creator" | "member" | "admin" | "viewer" | "anonymous";
 export const USERS: Record<Exclude<Who, "anonymous">, string> = {

@@ -1,7 +1,7 @@
 // Calls to the harness's host as its REST clients make them, as one of the test users.
 import type { TestHost } from "../../../../edge/src/testing/test-host.js";
 import { USERS, type Who } from "./fixtures.js";
-import type { Reply } from "./rest-assertions.js";
+import { type Reply, restCall } from "@aiem/kit/testing";
 
 export type RestCall = (
   method: string,
@@ -20,29 +20,23 @@ export function createRestClient(host: TestHost, responses: string[]): RestClien
   const tokens = new Map<string, Promise<string>>();
   const token = (user: string) => {
     let p = tokens.get(user);
-    if (!p) tokens.set(user, (p = host.token(user, { admin: user === "root" })));
+    if (!p) {
+      p = host.token(user, { admin: user === "root" });
+      tokens.set(user, p);
+    }
     return p;
   };
   const rest: RestCall = async (method, p, o = {}) => {
-    const headers: Record<string, string> = { ...o.headers };
     const user =
       o.user ?? (o.who === "anonymous" ? undefined : USERS[(o.who ?? "creator") as Exclude<Who, "anonymous">]);
-    if (user) headers.authorization = `Bearer ${await token(user)}`;
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${host.url}${p}`, {
-      method,
-      headers,
-      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    const bearer = user ? await token(user) : undefined;
+    const reply = await restCall(host.url, method, p, {
+      ...(bearer ? { token: bearer } : {}),
+      body: o.body,
+      ...(o.headers ? { headers: o.headers } : {}),
     });
-    const text = await res.text();
-    responses.push(text);
-    let body: any;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, text, body };
+    responses.push(reply.text);
+    return reply;
   };
   return { rest, token };
 }

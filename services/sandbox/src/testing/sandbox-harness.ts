@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import type { EventBus, Replay } from "@aiem/kit/events";
 import { createLogger } from "@aiem/kit/logger";
 import type { ServiceDeps } from "@aiem/kit/server";
-import { createTestDatabase } from "@aiem/kit/testing";
+import { createTestDatabase, type RestJson, waitFor } from "@aiem/kit/testing";
 import { createCatalogueModule, type CatalogueModule } from "@aiem/catalogue";
 import { EventSchema, type Event } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import { startTestHost, type TestHost } from "../../../../edge/src/testing/test-host.js";
@@ -46,16 +46,16 @@ export interface SandboxHarness {
   createSandbox(
     id: string,
     options?: { who?: Who; template?: string; body?: Record<string, unknown>; workspace?: string },
-  ): Promise<any>;
+  ): Promise<RestJson>;
   /** Waits until the sandbox reaches `state`. */
-  waitState(name: string, state: string, timeoutMs?: number): Promise<any>;
+  waitState(name: string, state: string, timeoutMs?: number): Promise<RestJson>;
   /** Runs a command to its end in a sandbox (as the creator); returns the process and its combined output. */
   run(
     sandbox: string,
     command: string,
     args?: string[],
     process?: Record<string, unknown>,
-  ): Promise<{ process: any; output: string }>;
+  ): Promise<{ process: RestJson; output: string }>;
   stop(): Promise<void>;
 }
 
@@ -79,13 +79,15 @@ export async function startSandboxHarness(options: HarnessOptions = {}): Promise
   const base = await catalogueFixture("base");
 
   async function waitState(name: string, state: string, timeoutMs = 15_000) {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await rest("GET", `/v1/${name}`, { who: "admin" });
-      if (r.status === 200 && r.body.sandboxEngine.state === state) return r.body.sandboxEngine;
-      if (Date.now() > until) throw new Error(`${name} did not reach ${state}: ${r.text}`);
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    let last = "";
+    return waitFor(
+      async () => {
+        const r = await rest("GET", `/v1/${name}`, { who: "admin" });
+        last = r.text;
+        return r.status === 200 && r.body.sandboxEngine.state === state && r.body.sandboxEngine;
+      },
+      { timeoutMs, what: () => `${name} to reach ${state}: ${last}` },
+    );
   }
 
   const harness: SandboxHarness = {
@@ -157,7 +159,7 @@ async function startHarnessHost(options: HarnessOptions, logs: string[]) {
         create: (deps) => {
           bus = deps.bus;
           sandboxDeps = { ...deps, logger: logger.child({ service: "sandbox" }) };
-          return (sandbox = createSandboxModule({
+          sandbox = createSandboxModule({
             ...deps,
             logger: logger.child({ service: "sandbox" }),
             outboxPollInterval: 20,
@@ -176,7 +178,8 @@ async function startHarnessHost(options: HarnessOptions, logs: string[]) {
               agentCacheDir: AGENT_CACHE,
               ...options.settings,
             },
-          }));
+          });
+          return sandbox;
         },
       },
     ],

@@ -1,8 +1,12 @@
 // Reading streamed answers, and waiting for what the service does in its own time.
+import { type RestJson, waitFor } from "@aiem/kit/testing";
 
 /** Reads an NDJSON stream response until it ends or `until` says stop; returns the parsed lines. */
-export async function readNdjson(res: Response, until?: (line: any, all: any[]) => boolean): Promise<any[]> {
-  const lines: any[] = [];
+export async function readNdjson(
+  res: Response,
+  until?: (line: RestJson, all: RestJson[]) => boolean,
+): Promise<RestJson[]> {
+  const lines: RestJson[] = [];
   const reader = res.body!.getReader();
   let pending = "";
   const decoder = new TextDecoder();
@@ -10,8 +14,7 @@ export async function readNdjson(res: Response, until?: (line: any, all: any[]) 
     const { value, done } = await reader.read();
     if (done) break;
     pending += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
+    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
       const line = pending.slice(0, nl).trim();
       pending = pending.slice(nl + 1);
       if (!line) continue;
@@ -33,9 +36,7 @@ export async function sleep(ms: number): Promise<void> {
 
 /** Polls `check` until it holds; fails after `timeoutMs`. */
 export async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(20)) {
-    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${check.toString()}`);
-  }
+  await waitFor(check, { timeoutMs, what: () => check.toString() });
 }
 
 /** Polls a measure that may still grow until two reads 200 ms apart agree, and returns it. */
