@@ -2,17 +2,14 @@
 // ports, drive and secure-store transfers and metrics, in its own schema `sandbox`; its
 // sandboxes run in the local runtime (one bubblewrap-isolated agent each) on this machine, or as
 // pods in a cluster, and their ports are served under `/sandboxes/` beside the RPCs.
-import * as fs from "node:fs";
-import * as path from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { loadSessionKey, replicaUrlOf } from "@aiem/kit/config";
-import { acquireDirectoryLock, type Database, type DirectoryLock } from "@aiem/kit/db";
+import type { Database } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import {
   createReplicaRegistry,
   createServiceCore,
-  createStartOnce,
   detachBytesField,
   openServiceStore,
   type ServiceCoreState,
@@ -20,7 +17,7 @@ import {
   type ServiceModule,
   type ServiceStore,
 } from "@aiem/kit/server";
-import { createCatalogueReadModel, type CatalogueReadModel } from "@aiem/kit/catalogue-view";
+import type { CatalogueReadModel } from "@aiem/kit/catalogue-view";
 import { DriveService } from "@aiem/proto/enginemanager/sandbox/v1/drive_service_pb.js";
 import {
   FilesystemService,
@@ -36,10 +33,10 @@ import type { SandboxSettings } from "./config.js";
 import { createFileTransferRoute } from "./file-transfer.js";
 import { createChangeHub, createLifecycle, type Lifecycle } from "./lifecycle.js";
 import { sandboxMigrations } from "./migrations.js";
+import { createModuleRun } from "./module-run.js";
 import { createPortProxy } from "./port-proxy.js";
 import type { SecretResolver } from "./process-definition.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
-import { addSandboxGauges } from "./sandbox-gauges.js";
 import { createSandboxHandlers, registerSandboxHandlers } from "./sandbox-handlers.js";
 import { chooseSandboxRuntime } from "./sandbox-runtime-choice.js";
 
@@ -117,7 +114,6 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     onAdopted: (uid) => followRunning?.(uid),
   });
   lifecycle = life;
-  let catalogue: CatalogueReadModel | undefined;
   const proxy = createPortProxy({
     context,
     lifecycle: life,
@@ -134,7 +130,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     settings,
     config: deps.config,
     secrets: deps.secrets,
-    catalogue: () => catalogue,
+    catalogue: () => run.catalogue,
     publicUrl: () => publicUrlOf(deps),
     closeConnections: proxy.closeConnections,
     portObjects: chosen.portObjects,
@@ -142,34 +138,16 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
   });
   followRunning = handlers.followRunning;
 
-  let store: ServiceStore | undefined;
-  let ready = false;
-  let placementLock: DirectoryLock | undefined;
-  let removeGauges: Array<(() => void) | undefined> = [];
-
-  async function start(): Promise<void> {
-    // Two replicas in one data directory would be one placement: each would take the other's
-    // sandboxes for its own. The second stops with a clear error instead. (Pods keep nothing here.)
-    if (!kubernetes) {
-      await fs.promises.mkdir(runtime.dataDir, { recursive: true });
-      placementLock = acquireDirectoryLock(path.join(runtime.dataDir, "sandboxes"), "the sandboxes of this directory");
-    }
-    store = await openSandboxStore(deps, state, logger);
-    const db = store.database;
-    catalogue = createCatalogueView(deps, logger);
-    await catalogue.ready;
-    // On Kubernetes, the informers' first lists: the lifecycle's first sweep must see the cluster as it is.
-    if (kubernetes) await runtime.prepare();
-    else prepareRuntime(runtime, logger);
-    await life.start();
-    removeGauges = addSandboxGauges(deps.metrics, db, life);
-    // Known to the other replicas once its sandboxes run again (until then they answer UNAVAILABLE).
-    await replicas.start();
-    ready = true;
-    logger.info("sandbox service started", { schema: db.schema, isolation: runtime.capabilities.isolation });
-  }
-
-  const once = createStartOnce(start);
+  const run = createModuleRun({
+    deps,
+    state,
+    logger,
+    runtime,
+    kubernetes: kubernetes !== undefined,
+    life,
+    replicas,
+    openStore: () => openSandboxStore(deps, state, logger),
+  });
   return {
     name: "sandbox",
     services: SANDBOX_SERVICES,
@@ -180,35 +158,19 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
       detachBytesField(router, FilesystemService.method.readFile, ReadFileResponseSchema.field.content);
       detachBytesField(router, FilesystemService.method.readFileStream, ReadFileStreamResponseSchema.field.data);
     },
-    start: once.start,
-    async stop() {
-      ready = false;
-      for (const remove of removeGauges) remove?.();
-      removeGauges = [];
-      await life.stop();
-      await replicas.stop();
-      placementLock?.release();
-      placementLock = undefined;
-      state.database = undefined;
-      state.afterWrite = undefined;
-      await catalogue?.stop();
-      catalogue = undefined;
-      once.reset();
-      const closing = store;
-      store = undefined;
-      await closing?.close();
-    },
-    isReady: () => ready,
+    start: run.start,
+    stop: run.stop,
+    isReady: () => run.ready,
     get database() {
       return state.database;
     },
     runtime,
     get catalogue() {
-      return catalogue;
+      return run.catalogue;
     },
     reconcile: (uid) => life.kick(uid),
     async flushEvents() {
-      return store ? store.relay.flush() : 0;
+      return run.store ? run.store.relay.flush() : 0;
     },
   };
 }
@@ -231,42 +193,6 @@ async function openSandboxStore(
   state.afterWrite = () => opened.relay.wake();
   state.database = opened.database;
   return opened;
-}
-
-/** The local copy of the catalogue's sandbox images and templates (`ready` once it caught up). */
-function createCatalogueView(deps: SandboxModuleDeps, logger: Logger): CatalogueReadModel {
-  return createCatalogueReadModel({
-    name: "sandbox-catalogue-view",
-    bus: deps.bus,
-    kinds: ["sandboxEngineImages", "sandboxEngineTemplates"],
-    logger,
-  });
-}
-
-/**
- * Says what keeps sandboxes from being created or isolated, and bundles the agent now rather
- * than in the first create. Whatever then keeps every sandbox from starting is said once, here,
- * and on each sandbox it fails.
- */
-function prepareRuntime(runtime: LocalSandboxRuntime, logger: Logger): void {
-  if (runtime.capabilities.isolation === "unavailable") {
-    logger.warn(
-      "sandboxes cannot be created: bubblewrap is missing (install the Debian package bubblewrap, or set AIEM_SANDBOX_UNCONFINED=true to run them without isolation)",
-    );
-    return;
-  }
-  if (runtime.capabilities.isolation === "unconfined")
-    logger.warn("sandboxes run UNCONFINED, as plain host processes (AIEM_SANDBOX_UNCONFINED=true)");
-  runtime.prepare().then(
-    () => {
-      const blocker = runtime.startBlocker();
-      if (blocker) logger.warn(`sandboxes cannot start: ${blocker}`);
-    },
-    (err: unknown) =>
-      logger.error("could not prepare the sandbox agent", {
-        error: err instanceof Error ? err.message : String(err),
-      }),
-  );
 }
 
 /** The service's public base URL (without a trailing slash): the configured one, or its own address. */

@@ -17,12 +17,12 @@ import {
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, quote, requiredField } from "@aiem/kit/errors";
 import type { Logger } from "@aiem/kit/logger";
-import { type Port, PortSchema, Port_State } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
+import { type Port, PortSchema } from "@aiem/proto/enginemanager/sandbox/v1/port_pb.js";
 import type { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { type AccessDeps, type SandboxCall, authorizeSandbox } from "./access.js";
 import type { PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
-import { portState } from "./port-state.js";
+import { createPortPresenter } from "./port-presentation.js";
 import type { PortUrls } from "./port-urls.js";
 import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow } from "./store.js";
 
@@ -53,27 +53,7 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
   const { context } = deps;
   const db = () => context.database().db;
 
-  const present = (call: SandboxCall, row: PortRow, justCreated = false) => {
-    const port = presentPort(deps.urls, call, row, justCreated);
-    if (deps.objects && port.state === Port_State.READY && !deps.objects.ready(row.sandbox_uid, row.port, row.public)) {
-      // Not made yet, or made before a change this replica missed: made now, READY once there.
-      syncObjects(row);
-      port.state = Port_State.PENDING;
-    }
-    return port;
-  };
-
-  /** Makes (or changes) a port's objects in the background; the port reads PENDING until they exist. */
-  function syncObjects(row: Pick<PortRow, "sandbox_uid" | "port" | "public">): void {
-    const publicUrl = row.public ? deps.urls.public(row.sandbox_uid, row.port) : undefined;
-    deps.objects?.ensure(row.sandbox_uid, row.port, publicUrl).catch((error: unknown) =>
-      deps.logger?.warn("could not make a port's objects in the cluster", {
-        sandbox: row.sandbox_uid,
-        port: row.port,
-        error: error instanceof Error ? error.message : String(error),
-      }),
-    );
-  }
+  const { present, syncObjects } = createPortPresenter(deps);
 
   return {
     async createPort(req, ctx) {
@@ -191,16 +171,6 @@ function rejectOutputOnly(paths: readonly string[]): void {
       throw invalidArgument("update_mask", `${quote(path)} is set by the server and cannot be updated`);
     }
   }
-}
-
-/** A port as answered: its URLs and its state as its sandbox is now. */
-function presentPort(urls: PortUrls, call: SandboxCall, row: PortRow, justCreated = false): Port {
-  const port = decodePort(row);
-  port.public = row.public;
-  port.internalUrl = urls.internal(row.sandbox_uid, row.port);
-  port.publicUrl = row.public ? urls.public(row.sandbox_uid, row.port) : "";
-  Object.assign(port, portState(call.row, justCreated));
-  return port;
 }
 
 /** Parses a port's name and checks the caller's access to its sandbox. */

@@ -2,23 +2,22 @@
 // for. Deletes and terminates stop its agent; a starting sandbox's agent is started (or a start
 // its create began is taken over) and the sandbox recorded RUNNING or FAILED; a RUNNING sandbox
 // whose agent this process of the service does not hold was left by an earlier one, and its agent
-// is adopted, or the sandbox FAILED or started again (see takeOverLeftRunning).
+// is adopted, or the sandbox FAILED or started again (see reconcile-take-over.ts).
 import type { Kysely } from "kysely";
-import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import type { AgentStarts, Started } from "./agent-starts.js";
+import type { AgentStarts } from "./agent-starts.js";
 import { type ChangeHub, sandboxKey } from "./change-hub.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
 import type { SandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
+import { createStopSteps } from "./reconcile-stop.js";
+import { createTakeOverLeftRunning } from "./reconcile-take-over.js";
 import type { Sweep } from "./sweep.js";
 import {
-  enqueueSandboxState,
   failLiveProcesses,
   loadSandboxByUid,
   recordSandboxRunning,
-  sandboxStateName,
   sandboxStateOf,
   transitionSandbox,
   type SandboxRow,
@@ -47,7 +46,7 @@ export interface ReconcileDeps {
 export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promise<void> {
   const { context, runtime, logger, hub, placement, starts, activity } = deps;
   const now = () => context.now();
-  const db = (): Kysely<AnyDatabase> => context.database().db;
+  const db = (): Kysely<any> => context.database().db;
 
   /** The sandbox's agent and processes ended: those waiting on it are told. */
   function ended(uid: string): void {
@@ -66,39 +65,6 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
       .where("placement", "is", null)
       .executeTakeFirst();
     return taken.numUpdatedRows > 0n;
-  }
-
-  async function removeDeleted(row: SandboxRow): Promise<void> {
-    const { uid } = row;
-    starts.release(row.runtime_id);
-    await runtime.destroy(row.runtime_id);
-    await context.write(async (trx) => {
-      const current = await loadSandboxByUid(trx, uid, true);
-      if (current?.desired !== "deleted") return;
-      await trx.deleteFrom("processes").where("sandbox_uid", "=", uid).execute();
-      await trx.deleteFrom("ports").where("sandbox_uid", "=", uid).execute();
-      await trx.deleteFrom("sandbox_engines").where("uid", "=", uid).execute();
-      await enqueueSandboxState(trx, current, sandboxStateOf(current.state), now(), 0, true);
-    });
-    activity.forget(uid);
-    ended(uid);
-  }
-
-  async function terminate(row: SandboxRow): Promise<void> {
-    starts.release(row.runtime_id);
-    await runtime.destroy(row.runtime_id);
-    await context.write(async (trx) => {
-      const at = now();
-      const moved = await transitionSandbox(
-        trx,
-        row.uid,
-        [S.TERMINATING, S.STARTING, S.RUNNING, S.FAILED],
-        S.TERMINATED,
-        at,
-      );
-      if (moved) await failLiveProcesses(trx, moved.row, at);
-    });
-    ended(row.uid);
   }
 
   async function startStarting(row: SandboxRow): Promise<void> {
@@ -130,78 +96,8 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
     hub.notify(sandboxKey(uid));
   }
 
-  /**
-   * A RUNNING sandbox this process of the service does not hold: an earlier one left it. Its
-   * agent is adopted when it runs on (confined sandboxes outlive the service), with its processes
-   * and their output; one whose agent ended meanwhile is FAILED, not started again with its
-   * processes lost. Only an agent that was never meant to outlive the service (unconfined, or
-   * started by a version without adoption) is started again on the same files.
-   */
-  async function takeOverLeftRunning(row: SandboxRow): Promise<void> {
-    const started = await starts.start(row);
-    if (!started.ok && started.interrupted) {
-      deps.queueAgain(row.uid);
-      return;
-    }
-    if (started.ok && started.adopted) {
-      deps.running.track(row);
-      return adopted(row);
-    }
-    const reason =
-      !started.ok && started.agentGone && !started.unverifiable
-        ? "the sandbox's agent ended while the service was not running; its processes ended with it"
-        : !started.ok
-          ? started.reason
-          : undefined;
-    const kept = await context.write(async (trx) => {
-      const at = now();
-      const current = await loadSandboxByUid(trx, row.uid, true);
-      if (!current || current.state !== sandboxStateName(S.RUNNING) || current.desired !== "running") return false;
-      await failLiveProcesses(trx, current, at);
-      if (reason !== undefined)
-        await transitionSandbox(trx, row.uid, [S.RUNNING], S.FAILED, at, { failureReason: reason });
-      else await trx.updateTable("sandbox_engines").set({ last_activity: at }).where("uid", "=", row.uid).execute();
-      return started.ok;
-    });
-    if (started.ok && !kept) {
-      // It changed meanwhile (failed, terminated, deleted): the agent just started is not wanted.
-      starts.disown(row.runtime_id);
-      await runtime.stop(row.runtime_id);
-      deps.queueAgain(row.uid);
-      return;
-    }
-    if (started.ok) deps.running.track(row);
-    else deps.running.untrack(row.uid);
-    logRestart(row, started, reason);
-    ended(row.uid);
-  }
-
-  async function adopted(row: SandboxRow): Promise<void> {
-    activity.touch(row.uid);
-    logger.info("adopted a sandbox's agent left running by an earlier process of the service", {
-      sandbox: row.name,
-    });
-    try {
-      await deps.onAdopted?.(row.uid);
-    } catch (err) {
-      logger.error("could not follow an adopted sandbox's processes", { sandbox: row.name, error: String(err) });
-    }
-    hub.notify(sandboxKey(row.uid));
-  }
-
-  function logRestart(row: SandboxRow, started: Started, reason: string | undefined): void {
-    if (started.ok) {
-      activity.touch(row.uid);
-      logger.info("restarted a sandbox whose agent was gone", { sandbox: row.name });
-      return;
-    }
-    logger.warn(
-      started.agentGone
-        ? "a sandbox's agent ended while the service was not running"
-        : "a sandbox could not be restarted",
-      { sandbox: row.name, reason },
-    );
-  }
+  const { removeDeleted, terminate } = createStopSteps(deps, ended);
+  const takeOverLeftRunning = createTakeOverLeftRunning(deps, ended);
 
   return async function reconcile(uid: string): Promise<void> {
     const row = await loadSandboxByUid(db(), uid);

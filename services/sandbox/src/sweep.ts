@@ -8,18 +8,16 @@
 // anything that changed behind its back. Passes that see a sandbox RUNNING, or no longer RUNNING,
 // tell it at once (track, untrack), so that limits hold from the start.
 import type { Kysely } from "kysely";
-import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import { type ChangeHub, sandboxKey } from "./change-hub.js";
+import type { ChangeHub } from "./change-hub.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
 import type { SandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
-import { type SandboxRow, sandboxStateName, transitionSandbox } from "./store.js";
+import { type SandboxRow, sandboxStateName } from "./store.js";
+import { createRunningCheck, type Tracked } from "./sweep-running-check.js";
 
 const S = SandboxEngine_State;
-/** Activity is written to the database when it is this much newer than what is stored. */
-const ACTIVITY_WRITE_MS = 2_000;
 /** Running sandboxes re-read from the database in one tick. */
 const SYNC_PAGE = 100;
 const RUNNING = sandboxStateName(S.RUNNING);
@@ -45,15 +43,6 @@ export type RunningRow = Pick<
   "uid" | "desired" | "runtime_id" | "max_idle_ms" | "max_running_ms" | "start_time" | "last_activity"
 >;
 
-interface Tracked {
-  runtimeId: string;
-  maxIdleMs: number;
-  maxRunningMs: number;
-  startTime: number | undefined;
-  /** The activity the database holds. */
-  storedActivity: number;
-}
-
 export interface Sweep {
   /** Looks at every live sandbox of this replica, reading all of them; returns the passes it started. */
   sweepAll(): Promise<Promise<void>[]>;
@@ -68,8 +57,8 @@ export interface Sweep {
 }
 
 export function createSweep(deps: SweepDeps): Sweep {
-  const { context, runtime, logger, hub, placement, activity } = deps;
-  const db = (): Kysely<AnyDatabase> => context.database().db;
+  const { context, logger, placement } = deps;
+  const db = (): Kysely<any> => context.database().db;
   const tracked = new Map<string, Tracked>();
   /** The last uid of the page of running sandboxes read last; undefined: start from the first. */
   let cursor: string | undefined;
@@ -88,7 +77,6 @@ export function createSweep(deps: SweepDeps): Sweep {
     if (!deps.queued(uid) && !deps.failing.has(uid)) kicks.push(deps.kick(uid));
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: a query over any sandbox table's rows, each with a placement
   const ours = (q: any) => q.where((eb: any) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]));
 
   /** Kicks the sandboxes on their way somewhere: starting, terminating, deleting. */
@@ -125,49 +113,7 @@ export function createSweep(deps: SweepDeps): Sweep {
     return last;
   }
 
-  /** Moves a sandbox past a limit to TERMINATING; the pass kicked then stops it. */
-  async function terminate(uid: string, message: string, detail: Record<string, number>): Promise<boolean> {
-    const moved = await context.write((trx) =>
-      transitionSandbox(trx, uid, [S.RUNNING], S.TERMINATING, context.now(), { desired: "terminated" }),
-    );
-    tracked.delete(uid);
-    if (!moved) return false;
-    logger.info(message, { sandbox: moved.row.name, ...detail });
-    hub.notify(sandboxKey(uid));
-    return true;
-  }
-
-  /** Checks the running sandboxes from memory: their agents, their limits, their activity. */
-  async function checkRunning(kicks: Promise<void>[]): Promise<void> {
-    const at = Date.now();
-    for (const [uid, t] of [...tracked]) {
-      if (deps.stopped()) return;
-      if (!runtime.isRunning(t.runtimeId)) {
-        kick(uid, kicks);
-        continue;
-      }
-      const ran = t.startTime === undefined ? 0 : at - t.startTime;
-      if (t.maxRunningMs > 0 && ran >= t.maxRunningMs) {
-        if (await terminate(uid, "terminating a sandbox that reached its running limit", { ranMs: ran }))
-          kicks.push(deps.kick(uid));
-        continue;
-      }
-      const idle = activity.idleMs({ uid, state: RUNNING, last_activity: new Date(t.storedActivity) }, at);
-      if (t.maxIdleMs > 0 && idle >= t.maxIdleMs) {
-        if (await terminate(uid, "terminating an idle sandbox", { idleMs: idle })) kicks.push(deps.kick(uid));
-        continue;
-      }
-      const effective = activity.latest(uid, at);
-      if (effective !== undefined && effective - t.storedActivity > ACTIVITY_WRITE_MS) {
-        await db()
-          .updateTable("sandbox_engines")
-          .set({ last_activity: new Date(effective) })
-          .where("uid", "=", uid)
-          .execute();
-        t.storedActivity = effective;
-      }
-    }
-  }
+  const checkRunning = createRunningCheck(deps, tracked, kick);
 
   async function tick(): Promise<Promise<void>[]> {
     const kicks: Promise<void>[] = [];
