@@ -4,6 +4,7 @@
 // whose agent this process of the service does not hold was left by an earlier one, and its agent
 // is adopted, or the sandbox FAILED or started again (see reconcile-take-over.ts).
 import type { Kysely } from "kysely";
+import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { AgentStarts } from "./agent-starts.js";
@@ -46,7 +47,7 @@ export interface ReconcileDeps {
 export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promise<void> {
   const { context, runtime, logger, hub, placement, starts, activity } = deps;
   const now = () => context.now();
-  const db = (): Kysely<any> => context.database().db;
+  const db = (): Kysely<AnyDatabase> => context.database().db;
 
   /** The sandbox's agent and processes ended: those waiting on it are told. */
   function ended(uid: string): void {

@@ -31,7 +31,7 @@ export function createStopSteps(
     await runtime.destroy(row.runtime_id);
     await context.write(async (trx) => {
       const current = await loadSandboxByUid(trx, uid, true);
-      if (!current || current.desired !== "deleted") return;
+      if (current?.desired !== "deleted") return;
       await trx.deleteFrom("processes").where("sandbox_uid", "=", uid).execute();
       await trx.deleteFrom("ports").where("sandbox_uid", "=", uid).execute();
       await trx.deleteFrom("sandbox_engines").where("uid", "=", uid).execute();

@@ -8,6 +8,7 @@
 // anything that changed behind its back. Passes that see a sandbox RUNNING, or no longer RUNNING,
 // tell it at once (track, untrack), so that limits hold from the start.
 import type { Kysely } from "kysely";
+import type { AnyDatabase } from "@aiem/kit/db";
 import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { ChangeHub } from "./change-hub.js";
@@ -58,7 +59,7 @@ export interface Sweep {
 
 export function createSweep(deps: SweepDeps): Sweep {
   const { context, logger, placement } = deps;
-  const db = (): Kysely<any> => context.database().db;
+  const db = (): Kysely<AnyDatabase> => context.database().db;
   const tracked = new Map<string, Tracked>();
   /** The last uid of the page of running sandboxes read last; undefined: start from the first. */
   let cursor: string | undefined;
@@ -77,6 +78,7 @@ export function createSweep(deps: SweepDeps): Sweep {
     if (!deps.queued(uid) && !deps.failing.has(uid)) kicks.push(deps.kick(uid));
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: a query over any sandbox table's rows, each with a placement
   const ours = (q: any) => q.where((eb: any) => eb.or([eb("placement", "=", placement), eb("placement", "is", null)]));
 
   /** Kicks the sandboxes on their way somewhere: starting, terminating, deleting. */
