@@ -3,7 +3,14 @@
 import { randomUUID } from "node:crypto";
 import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { checkField, paginate, secretPattern, validateResourceId, workspacePattern } from "@aiem/kit/aip";
+import {
+  checkField,
+  listRequestFields,
+  paginate,
+  secretPattern,
+  validateResourceId,
+  workspacePattern,
+} from "@aiem/kit/aip";
 import { Action, Kind } from "@aiem/kit/authz";
 import { alreadyExists, notFound, requiredField } from "@aiem/kit/errors";
 import { principalOf } from "@aiem/kit/server";
@@ -94,11 +101,7 @@ async function listSecrets(context: ServiceContext, req: ListSecretsRequest, ctx
   context.policy.check(principalOf(ctx), Action.LIST, Kind.secrets, workspace);
   const query = context.database().db.selectFrom("secrets").select("resource").where("workspace", "=", workspace);
   const page = await paginate(query, {
-    parent: req.parent,
-    pageSize: req.pageSize,
-    pageToken: req.pageToken,
-    filter: req.filter,
-    orderBy: req.orderBy,
+    ...listRequestFields(req),
     table: secretFields,
     tiebreaker: nameTiebreaker,
     tokens: context.tokens(),

@@ -6,7 +6,7 @@
 // reconciler carries the intent out. Each kind's service is wired, typed by its generated
 // requests, in dai-engine-handlers.ts, h2o-engine-handlers.ts and notebook-engine-handlers.ts.
 import type { HandlerContext } from "@connectrpc/connect";
-import { checkField, paginate, validateResourceId, workspacePattern } from "@aiem/kit/aip";
+import { checkField, listRequestFields, paginate, validateResourceId, workspacePattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
 import { requiredField } from "@aiem/kit/errors";
 import { principalOf } from "@aiem/kit/server";
@@ -79,11 +79,7 @@ export async function listEngines(calls: EngineCalls, req: ListRequest, ctx: Han
   const visible = visibleRows(policy, principal);
   if (visible) query = query.where(visible);
   const page = await paginate(query, {
-    parent: req.parent,
-    pageSize: req.pageSize,
-    pageToken: req.pageToken,
-    filter: req.filter,
-    orderBy: req.orderBy,
+    ...listRequestFields(req),
     table: calls.fieldTable,
     tiebreaker: uidTiebreaker,
     tokens: context.tokens(),

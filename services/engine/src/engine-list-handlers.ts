@@ -1,7 +1,7 @@
 // The mixed Engine list: DAI, H2O and notebook engines of a workspace in one page, or of every
 // workspace with `workspaces/-` (which needs LIST_ALL on the engine manager).
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { paginate, workspacePattern } from "@aiem/kit/aip";
+import { listRequestFields, paginate, workspacePattern } from "@aiem/kit/aip";
 import { Action } from "@aiem/kit/authz";
 import { principalOf } from "@aiem/kit/server";
 import { visibleRows } from "./access.js";
@@ -39,11 +39,7 @@ export function createEngineListHandlers(context: ServiceContext): ServiceImpl<t
       const visible = visibleRows(policy, principal);
       if (visible) query = query.where(visible);
       const page = await paginate(query, {
-        parent: req.parent,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
-        filter: req.filter,
-        orderBy: req.orderBy,
+        ...listRequestFields(req),
         table: mixedFieldTable(catalogueVersions(context)),
         tiebreaker: nameTiebreaker,
         tokens: context.tokens(),

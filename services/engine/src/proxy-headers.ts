@@ -2,21 +2,9 @@
 // or the hop-by-hop headers, but the Host the caller used and the usual `x-forwarded-*`. Back from
 // it: never a cookie that could pose as ours (user-content.ts in the kit).
 import type { IncomingMessage } from "node:http";
-import { CREDENTIAL_HEADERS, cookiesForUserContent, userSetCookies } from "@aiem/kit/server";
+import { CREDENTIAL_HEADERS, cookiesForUserContent, isHopByHop, userSetCookies } from "@aiem/kit/server";
 import type { AnyRequest, AnyResponse } from "./engine-http-route.js";
 import { ENGINE_ORIGIN_HEADER } from "./proxy-target.js";
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "trailer",
-  "proxy-authorization",
-  "http2-settings",
-]);
 
 /** The request's headers as the engine gets them; `keepUpgrade` for a WebSocket handshake. */
 export function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<string, string | string[]> {
@@ -24,7 +12,7 @@ export function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<st
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || name.startsWith(":")) continue;
     if (CREDENTIAL_HEADERS.has(name) || name === "cookie" || name === "host" || name === ENGINE_ORIGIN_HEADER) continue;
-    if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
+    if (isHopByHop(name, keepUpgrade)) continue;
     out[name] = value as string | string[];
   }
   const cookies = cookiesForUserContent(req.headers.cookie);
@@ -48,7 +36,8 @@ export function requestHeaders(req: AnyRequest, keepUpgrade: boolean): Record<st
 export function answerHeaders(answer: IncomingMessage, res: AnyResponse): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(answer.headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name) && name !== "set-cookie") headers[name] = value;
+    if (value === undefined || isHopByHop(name) || name === "proxy-authorization" || name === "set-cookie") continue;
+    headers[name] = value;
   }
   const existing = res.getHeader("set-cookie");
   const cookies = [

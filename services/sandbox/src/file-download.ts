@@ -1,30 +1,19 @@
 // `GET …/filesystem:download?path=`: a file of the sandbox as the answer's body, streamed from the
 // agent's raw file route (or, for an agent from before it, read a few MiB at a time).
 import { pipeline } from "node:stream/promises";
-import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { Code, ConnectError } from "@aiem/kit/errors";
 import { drained } from "@aiem/kit/server";
-import { agentError, authorizeSandboxFor, requireRunning, viaAgent } from "./access.js";
-import {
-  authenticate,
-  type FileTransferDeps,
-  type NodeRequest,
-  type NodeResponse,
-  pathParameter,
-} from "./file-transfer-request.js";
+import { agentError, requireRunning, type SandboxCall, viaAgent } from "./access.js";
+import type { FileTransferDeps, NodeResponse } from "./file-transfer-request.js";
 import { readByMessages } from "./read-by-messages.js";
 
 export async function download(
   deps: FileTransferDeps,
-  req: NodeRequest,
   res: NodeResponse,
-  name: string,
-  query: URLSearchParams,
+  call: SandboxCall,
+  path: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const principal = await authenticate(deps, req);
-  const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.GET);
-  const path = pathParameter(query);
   const handle = requireRunning(deps, call);
   const base = path.slice(path.lastIndexOf("/") + 1);
   const head = (size: number) =>

@@ -1,10 +1,11 @@
 // What the file transfer routes share: their path, the caller's token, the query's parameters,
 // and errors as the REST API's JSON Status.
+import { type Action, WorkspaceKind } from "@aiem/kit/authz";
 import { type ConnectError, httpStatusOf, invalidArgument, unauthenticated } from "@aiem/kit/errors";
 import type { Authenticator, Principal } from "@aiem/kit/identity";
 import type { Logger } from "@aiem/kit/logger";
 import type { HttpHandler } from "@aiem/kit/server";
-import { type AccessDeps, sandboxPath } from "./access.js";
+import { type AccessDeps, authorizeSandboxFor, type SandboxCall, sandboxPath } from "./access.js";
 
 export type NodeRequest = Parameters<HttpHandler>[0];
 export type NodeResponse = Parameters<HttpHandler>[1];
@@ -62,4 +63,20 @@ export async function authenticate(deps: FileTransferDeps, req: NodeRequest): Pr
   } catch {
     throw unauthenticated("missing or invalid bearer token");
   }
+}
+
+/**
+ * The sandbox `name` and the file the query's `path` names, once the caller is known and allowed
+ * `action` on it, checked in that order (as ReadFile and WriteFile do).
+ */
+export async function transferTarget(
+  deps: FileTransferDeps,
+  req: NodeRequest,
+  name: string,
+  query: URLSearchParams,
+  action: Action,
+): Promise<{ call: SandboxCall; path: string }> {
+  const principal = await authenticate(deps, req);
+  const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, action);
+  return { call, path: pathParameter(query) };
 }

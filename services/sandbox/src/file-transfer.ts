@@ -7,10 +7,11 @@
 // memory stays a few MiB whatever the file's size. An agent from before those routes gets the
 // body as WriteFileStream messages and is read a few MiB at a time through ReadFile. Errors are
 // the REST API's JSON Status, with the same checks and codes as WriteFile and ReadFile.
+import { Action } from "@aiem/kit/authz";
 import { Code, ConnectError, unavailable } from "@aiem/kit/errors";
 import { forwardHttp, ServedElsewhere, type HttpHandler, type HttpRoute } from "@aiem/kit/server";
 import { download } from "./file-download.js";
-import { FILE_TRANSFER_PATH, type FileTransferDeps, sendError } from "./file-transfer-request.js";
+import { FILE_TRANSFER_PATH, type FileTransferDeps, sendError, transferTarget } from "./file-transfer-request.js";
 import { upload } from "./file-upload.js";
 
 export type { FileTransferDeps } from "./file-transfer-request.js";
@@ -48,10 +49,12 @@ export function createFileTransferRoute(deps: FileTransferDeps): HttpRoute {
       if (!res.writableFinished) abort.abort(new ConnectError("the client went away", Code.Canceled));
     });
     const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
-    const work =
+    const action = verb === "upload" ? Action.UPDATE : Action.GET;
+    const work = transferTarget(deps, req, decodeURIComponent(name), query, action).then(({ call, path }) =>
       verb === "upload"
-        ? upload(deps, req, res, decodeURIComponent(name), query, abort.signal)
-        : download(deps, req, res, decodeURIComponent(name), query, abort.signal);
+        ? upload(deps, req, res, call, path, query, abort.signal)
+        : download(deps, res, call, path, abort.signal),
+    );
     work.catch(async (reason: unknown) => {
       // Checked before the body is read, so an upload goes on whole to the replica running the sandbox.
       if (reason instanceof ServedElsewhere && forwardHttp(req, res, reason.url)) return;

@@ -1,19 +1,11 @@
 // `PUT|POST …/filesystem:upload?path=`: the request's body becomes a file in the sandbox, streamed
 // to the agent's raw file route (or, for an agent from before it, as WriteFileStream messages).
 import { create, type MessageInitShape, toJson } from "@bufbuild/protobuf";
-import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import type { WriteFileStreamRequestSchema } from "@aiem/proto/enginemanager/agent/v1/agent_service_pb.js";
 import { WriteFileResponseSchema } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { authorizeSandboxFor, parentMissing, requireRunning, viaAgent } from "./access.js";
+import { parentMissing, requireRunning, type SandboxCall, viaAgent } from "./access.js";
 import { parseMode } from "./file-mode.js";
-import {
-  authenticate,
-  type FileTransferDeps,
-  flag,
-  type NodeRequest,
-  type NodeResponse,
-  pathParameter,
-} from "./file-transfer-request.js";
+import { type FileTransferDeps, flag, type NodeRequest, type NodeResponse } from "./file-transfer-request.js";
 
 /** Bytes gathered from the request before they go to the agent as one message. */
 const UPLOAD_MESSAGE_BYTES = 512 << 10;
@@ -22,13 +14,11 @@ export async function upload(
   deps: FileTransferDeps,
   req: NodeRequest,
   res: NodeResponse,
-  name: string,
+  call: SandboxCall,
+  path: string,
   query: URLSearchParams,
   signal: AbortSignal,
 ): Promise<void> {
-  const principal = await authenticate(deps, req);
-  const call = await authorizeSandboxFor(deps, principal, name, "name", WorkspaceKind.sandboxEngines, Action.UPDATE);
-  const path = pathParameter(query);
   const mode = parseMode("mode", query.get("mode") ?? "");
   // As WriteFile: an existing file is replaced unless overwrite=false.
   const overwrite = flag(query, ["overwrite"], true);

@@ -1,20 +1,8 @@
 // The headers a forwarded request carries to the program in the sandbox, and those of its answer
 // that go back: hop-by-hop headers, our credentials and cookies never cross.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-import { CREDENTIAL_HEADERS, cookiesForUserContent, userSetCookies } from "@aiem/kit/server";
+import { CREDENTIAL_HEADERS, cookiesForUserContent, isHopByHop, userSetCookies } from "@aiem/kit/server";
 import { type Admitted, CONTENT_ORIGIN_HEADER, type PortRequest } from "./port-admission.js";
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "trailer",
-  "host",
-  "http2-settings",
-]);
 
 /**
  * Headers for the program: ours and the caller's credentials (Authorization, our cookies)
@@ -24,7 +12,7 @@ export function forwardHeaders(req: PortRequest, go: Admitted, keepUpgrade: bool
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
     if (value === undefined || name.startsWith(":") || name === CONTENT_ORIGIN_HEADER) continue;
-    if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === "upgrade" || name === "connection"))) continue;
+    if (name === "host" || isHopByHop(name, keepUpgrade)) continue;
     if (name === "cookie" || CREDENTIAL_HEADERS.has(name)) continue;
     headers[name] = value;
   }
@@ -44,7 +32,7 @@ export function forwardHeaders(req: PortRequest, go: Admitted, keepUpgrade: bool
 export function answerHeaders(answer: IncomingHttpHeaders, prefix: string): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(answer)) {
-    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (value === undefined || name === "host" || isHopByHop(name)) continue;
     if (name === "set-cookie") {
       const cookies = userSetCookies(value);
       if (cookies.length > 0) out[name] = cookies;

@@ -3,7 +3,7 @@
 // lifecycle. Images and templates are checked against the local copy of the catalogue.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { paginate, sandboxEnginePattern, workspacePattern, type FieldTable } from "@aiem/kit/aip";
+import { listRequestFields, paginate, sandboxEnginePattern, workspacePattern, type FieldTable } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { failedPrecondition, notFound } from "@aiem/kit/errors";
 import { principalOf } from "@aiem/kit/server";
@@ -81,11 +81,7 @@ export function createSandboxEngineHandlers(deps: SandboxEngineDeps): SandboxEng
       if (workspace !== "-") query = query.where("workspace", "=", workspace);
       if (!context.policy.isAdmin(principal)) query = query.where("creator", "=", principal.name);
       const page = await paginate(query, {
-        parent: req.parent,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
-        filter: req.filter,
-        orderBy: req.orderBy,
+        ...listRequestFields(req),
         table: sandboxTable,
         tiebreaker: { name: "name", spec: sandboxTable.name! },
         tokens: context.tokens(),

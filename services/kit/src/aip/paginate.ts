@@ -40,6 +40,17 @@ export interface ListRequestFields {
   readonly orderBy?: string;
 }
 
+/** The paging fields of a standard List request (AIP-132) and nothing else, for ListOptions. */
+export function listRequestFields(req: ListRequestFields): ListRequestFields {
+  return {
+    parent: req.parent,
+    pageSize: req.pageSize,
+    pageToken: req.pageToken,
+    filter: req.filter,
+    orderBy: req.orderBy,
+  };
+}
+
 export interface ListOptions extends ListRequestFields {
   /** Fields a client may filter and sort on. */
   readonly table: FieldTable;

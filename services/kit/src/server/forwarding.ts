@@ -17,6 +17,7 @@ import {
 } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { traceContextInterceptor } from "../observability/trace-context.js";
+import { isHopByHop } from "./hop-by-hop.js";
 import type { HttpHandler } from "./service-module.js";
 
 /** Header marking a call one replica forwarded to another. */
@@ -193,16 +194,6 @@ async function* forwardStream(
   }
 }
 
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "trailer",
-]);
-
 /**
  * Sends a plain HTTP request (a sandbox's port, a file transfer) on to the replica at `url` as it
  * is, and its answer back. The browser's Host goes along: the owner serves the same origin (its
@@ -214,7 +205,7 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
   const target = new URL(url);
   const headers: Record<string, string | string[]> = { [FORWARDED_HEADER]: "1" };
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && !name.startsWith(":") && !HOP_BY_HOP.has(name)) headers[name] = value;
+    if (value !== undefined && !name.startsWith(":") && !isHopByHop(name)) headers[name] = value;
   }
   const authority = req.headers[":authority"];
   if (typeof authority === "string") headers.host = authority;
@@ -223,7 +214,7 @@ export function forwardHttp(req: Parameters<HttpHandler>[0], res: Parameters<Htt
     (answer) => {
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers))
-        if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+        if (value !== undefined && !isHopByHop(name)) out[name] = value;
       res.writeHead(answer.statusCode ?? 502, out);
       answer.pipe(res as NodeJS.WritableStream);
     },

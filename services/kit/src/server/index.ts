@@ -17,6 +17,7 @@ export {
   forwardable,
   spliceUpgrade,
 } from "./forwarding.js";
+export { HOP_BY_HOP_HEADERS, isHopByHop } from "./hop-by-hop.js";
 export { createReplicaRegistry, replicasMigration, REPLICAS_TABLE } from "./replica-registry.js";
 export type { ReplicaRegistry, ReplicaRegistryOptions } from "./replica-registry.js";
 export { detachBytesField, detachableBytesField, detachedBytes } from "./detached-bytes.js";
