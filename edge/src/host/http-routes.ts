@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import type { Duplex } from "node:stream";
-import { spliceUpgrade, type HttpRoute } from "@aiem/kit/server";
+import { isHopByHop, spliceUpgrade, type HttpRoute } from "@aiem/kit/server";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../transcoder/transcoder.js";
 import type { PartName } from "./parts.js";
 import { createReplicaPool, type ReplicaPool } from "./replica-pool.js";
@@ -65,7 +65,7 @@ function proxyTo(pool: ReplicaPool): NodeHandler {
     const target = new URL(base);
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || name.startsWith(":") || hopByHop.has(name)) continue;
+      if (value === undefined || name.startsWith(":") || isHopByHop(name)) continue;
       headers[name] = value;
     }
     const authority = req.headers[":authority"];
@@ -75,7 +75,7 @@ function proxyTo(pool: ReplicaPool): NodeHandler {
       (answer) => {
         const out: Record<string, string | string[]> = {};
         for (const [name, value] of Object.entries(answer.headers)) {
-          if (value !== undefined && !hopByHop.has(name)) out[name] = value;
+          if (value !== undefined && !isHopByHop(name)) out[name] = value;
         }
         res.writeHead(answer.statusCode ?? 502, out);
         answer.pipe(res as NodeJS.WritableStream);
@@ -112,13 +112,3 @@ function proxyUpgradeTo(pool: ReplicaPool): (req: IncomingMessage, socket: Duple
     });
   };
 }
-
-const hopByHop = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "transfer-encoding",
-  "upgrade",
-  "te",
-  "trailer",
-]);
