@@ -33,8 +33,8 @@ describe.skipIf(unavailable !== undefined)("engine replicas on the Kubernetes ru
       databaseUrl: databaseUrl!,
       natsUrl: natsUrl!,
       policy: TEST_POLICY,
-      // The general switch: the engine service reads it; sandboxes stay local.
-      env: { AIEM_RUNTIME: "kubernetes", KUBECONFIG: k8s.kubeconfigPath, AIEM_KUBERNETES_NAMESPACE: namespace },
+      // Engines on the cluster; sandboxes stay local (pods would need an agent image).
+      env: { AIEM_ENGINE_RUNTIME: "kubernetes", KUBECONFIG: k8s.kubeconfigPath, AIEM_KUBERNETES_NAMESPACE: namespace },
     });
     api = createRestClient(cluster.edge.url, await cluster.token("root", true));
   }, 300_000);

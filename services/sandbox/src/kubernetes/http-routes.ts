@@ -1,11 +1,14 @@
 // Public ports' HTTPRoutes, through the custom-objects API: the Gateway API's kinds are no part of
 // the typed client, and a cluster without its CRDs answers their calls with 404.
 import { ApiException, CustomObjectsApi, type KubeConfig, type KubernetesListObject } from "@kubernetes/client-node";
-import { gatewayGroup, type HttpRoute } from "./sandbox-objects.js";
+import type { HttpRoute } from "./sandbox-objects.js";
+
+// Written out here, in each call, so that the Role's check (deploy/kubernetes/runtime-api-calls.ts)
+// reads the group and resource of every call from this file.
+const GATEWAY_GROUP = "gateway.networking.k8s.io";
+const HTTPROUTES = "httproutes";
 
 export interface HttpRoutes {
-  /** Where an informer lists and watches them. */
-  readonly path: string;
   list(): Promise<KubernetesListObject<HttpRoute>>;
   create(body: HttpRoute): Promise<unknown>;
   delete(name: string): Promise<unknown>;
@@ -16,14 +19,20 @@ export interface HttpRoutes {
 /** The HTTPRoutes in `namespace` that `labelSelector` selects. */
 export function createHttpRoutes(config: KubeConfig, namespace: string, labelSelector: string): HttpRoutes {
   const custom = config.makeApiClient(CustomObjectsApi);
-  const where = { group: gatewayGroup, version: "v1", namespace, plural: "httproutes" };
   const list = () =>
-    custom.listNamespacedCustomObject({ ...where, labelSelector }) as Promise<KubernetesListObject<HttpRoute>>;
+    custom.listNamespacedCustomObject({
+      group: GATEWAY_GROUP,
+      version: "v1",
+      namespace,
+      plural: HTTPROUTES,
+      labelSelector,
+    }) as Promise<KubernetesListObject<HttpRoute>>;
   return {
-    path: `/apis/${gatewayGroup}/v1/namespaces/${namespace}/httproutes`,
     list,
-    create: (body) => custom.createNamespacedCustomObject({ ...where, body }),
-    delete: (name) => custom.deleteNamespacedCustomObject({ ...where, name }),
+    create: (body) =>
+      custom.createNamespacedCustomObject({ group: GATEWAY_GROUP, version: "v1", namespace, plural: HTTPROUTES, body }),
+    delete: (name) =>
+      custom.deleteNamespacedCustomObject({ group: GATEWAY_GROUP, version: "v1", namespace, plural: HTTPROUTES, name }),
     installed: () =>
       list().then(
         () => true,

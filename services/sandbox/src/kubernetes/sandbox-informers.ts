@@ -58,7 +58,12 @@ export function createSandboxInformers(
     sandboxSelector,
   );
   const routes = httpRoutes
-    ? makeInformer<HttpRoute>(config, httpRoutes.path, httpRoutes.list, sandboxSelector)
+    ? makeInformer<HttpRoute>(
+        config,
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${namespace}/httproutes`,
+        httpRoutes.list,
+        sandboxSelector,
+      )
     : undefined;
   const all: [SandboxObjectKind, CachedInformer<SandboxObject>][] = [
     ["pod", pods as CachedInformer<SandboxObject>],
