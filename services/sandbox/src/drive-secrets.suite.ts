@@ -142,6 +142,8 @@ describe("drive", () => {
   });
 
   it("keeps remote paths inside the drive and reports missing and odd files", async () => {
+    fs.mkdirSync(path.join(driveDir, WS, "datasets"), { recursive: true });
+    ok(await write("/workspace/c.txt", "c"));
     for (const remotePath of ["../team-b/x", "/etc/passwd", "a/../../b", "", "./"]) {
       expectError(await download({ remotePath, localPath: "/workspace/x" }), "INVALID_ARGUMENT", "remote_path");
       expectError(await upload({ remotePath, localPath: "/workspace/c.txt" }), "INVALID_ARGUMENT", "remote_path");
@@ -188,8 +190,11 @@ describe("drive", () => {
 });
 
 describe("secure store and secret environment variables", () => {
+  // api-key holds two versions for the whole block; the test of `latest` resolved at start
+  // rotates a secret of its own, so no test depends on another having run.
   const value = `s3cr3t-${randomBytes(12).toString("hex")}`;
   const later = `l4ter-${randomBytes(12).toString("hex")}`;
+  const rotated = [`r0t1-${randomBytes(12).toString("hex")}`, `r0t2-${randomBytes(12).toString("hex")}`] as const;
   const sha = (s: string) => createHash("sha256").update(s).digest("hex");
   let secret: string;
 
@@ -198,6 +203,7 @@ describe("secure store and secret environment variables", () => {
       await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=api-key`, { body: { displayName: "API key" } }),
     ).secret.name;
     ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(value) } }));
+    ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(later) } }));
   });
 
   const hashOf = (variable: string) => ["sh", ["-c", `printf %s "$${variable}" | sha256sum | cut -d' ' -f1`]] as const;
@@ -208,25 +214,29 @@ describe("secure store and secret environment variables", () => {
       environmentVariables: { API_KEY: "plain", OTHER: "o" },
       secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } },
     });
-    expect(r.output.trim()).toBe(sha(value));
+    expect(r.output.trim()).toBe(sha(later));
     expect(r.process.secretEnvironmentVariables).toEqual({ API_KEY: { secretVersion: `${secret}/versions/latest` } });
     expect(r.process.environmentVariables).toEqual({ API_KEY: "plain", OTHER: "o" });
 
     // A pending process resolves `latest` when it starts, not when it was created.
+    const rotating = ok(
+      await h.rest("POST", `/v1/workspaces/${WS}/secrets?secretId=rotating`, { body: { displayName: "Rotating" } }),
+    ).secret.name;
+    ok(await h.rest("POST", `/v1/${rotating}/versions`, { body: { value: b64(rotated[0]) } }));
     const pending = ok(
       await h.rest("POST", `/v1/${sb.name}/processes`, {
         body: {
           command,
           args,
-          secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/latest` } },
+          secretEnvironmentVariables: { API_KEY: { secretVersion: `${rotating}/versions/latest` } },
         },
       }),
     ).process;
-    ok(await h.rest("POST", `/v1/${secret}/versions`, { body: { value: b64(later) } }));
+    ok(await h.rest("POST", `/v1/${rotating}/versions`, { body: { value: b64(rotated[1]) } }));
     ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }));
     ok(await h.rest("POST", `/v1/${pending.name}:wait`, { body: {} }));
     const out = unb64(ok(await h.rest("GET", `/v1/${pending.name}:readOutput`)).data).toString();
-    expect(out.trim()).toBe(sha(later));
+    expect(out.trim()).toBe(sha(rotated[1]));
     // An explicit version stays that version.
     const v1 = await h.run(sb.name, command, [...args], {
       secretEnvironmentVariables: { API_KEY: { secretVersion: `${secret}/versions/1` } },
@@ -378,8 +388,13 @@ describe("secure store and secret environment variables", () => {
   });
 
   it("never lets a value into a response, an event, a log line or a stored row", async () => {
+    const [command, args] = hashOf("KEY");
+    const r = await h.run(sb.name, command, [...args], {
+      secretEnvironmentVariables: { KEY: { secretVersion: `${secret}/versions/1` } },
+    });
+    expect(r.output.trim()).toBe(sha(value));
     await h.sandbox.flushEvents();
-    for (const v of [value, later]) {
+    for (const v of [value, later, ...rotated]) {
       const forms = [v, b64(v), Buffer.from(v).toString("hex")];
       for (const form of forms) {
         expect(h.responses.filter((r) => r.includes(form))).toEqual([]);
