@@ -33,13 +33,9 @@ const dave = user("dave");
 const POLICY = `
 admins: [users/root]
 workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    viewers: [users/alice]
-  open:
-    viewers: ["users/*"]
+  team-a: { members: [users/alice, users/bob], viewers: [users/carol] }
+  team-b: { viewers: [users/alice] }
+  open: { viewers: ["users/*"] }
 `;
 
 const WORKSPACE_KINDS = Object.values(WorkspaceKind);
