@@ -1,5 +1,5 @@
 import type { NodeHandler } from "../transcoder/transcoder.js";
-import { isRead, pathOf, replyJson } from "./json-reply.js";
+import { isRead, pathOf, replyJson, replyReadOnly } from "./json-reply.js";
 
 /** Where H2O Cloud clients (h2o_discovery) look for an environment's records. */
 export const CLOUD_DISCOVERY_PREFIX = "/.ai.h2o.cloud.discovery/v1/";
@@ -59,14 +59,7 @@ export function createCloudDiscoveryHandler(options: CloudDiscoveryOptions, next
     if (!path.startsWith(CLOUD_DISCOVERY_PREFIX)) return next(req, res);
     const list = lists.get(path.slice(CLOUD_DISCOVERY_PREFIX.length));
     if (!list) return next(req, res);
-    if (!isRead(req))
-      return replyJson(
-        req,
-        res,
-        405,
-        { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] },
-        { allow: "GET, HEAD" },
-      );
+    if (!isRead(req)) return replyReadOnly(req, res, path);
     replyJson(req, res, 200, list(), { "cache-control": "no-store" });
   };
 }

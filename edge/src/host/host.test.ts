@@ -1,30 +1,21 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServiceModule } from "@aiem/kit/server";
 import { principalOf } from "@aiem/kit/server";
-import { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
+import { fakeImageCatalogue } from "../testing/fake-catalogue.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
-import type { ModuleFactory } from "./create-host.js";
 
 // A stand-in catalogue part: one slow GET, a call counter and a readiness switch.
 function fakeCatalogue() {
   const state = { calls: 0, ready: true, delayMs: 0 };
-  const factory: ModuleFactory = {
-    name: "catalogue",
-    create: (): ServiceModule => ({
-      name: "catalogue",
-      services: [NotebookEngineImageService],
-      register(router) {
-        router.service(NotebookEngineImageService, {
-          async getNotebookEngineImage(req, ctx) {
-            state.calls++;
-            await sleep(state.delayMs);
-            return { notebookEngineImage: { name: req.name, creator: principalOf(ctx).name, image: "jupyter:1" } };
-          },
-        });
+  const factory = fakeImageCatalogue(
+    {
+      async getNotebookEngineImage(req, ctx) {
+        state.calls++;
+        await sleep(state.delayMs);
+        return { notebookEngineImage: { name: req.name, creator: principalOf(ctx).name, image: "jupyter:1" } };
       },
-      start: async () => {},
-      stop: async () => {},
+    },
+    {
       isReady: () => state.ready,
       httpRoutes: [
         {
@@ -35,8 +26,8 @@ function fakeCatalogue() {
           },
         },
       ],
-    }),
-  };
+    },
+  );
   return { state, factory };
 }
 

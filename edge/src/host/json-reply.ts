@@ -28,3 +28,9 @@ export function pathOf(req: NodeRequest): string {
 export function isRead(req: NodeRequest): boolean {
   return req.method === "GET" || req.method === "HEAD";
 }
+
+/** Answers 405 to a method other than GET or HEAD on a read-only path (code 12: UNIMPLEMENTED). */
+export function replyReadOnly(req: NodeRequest, res: NodeResponse, path: string): void {
+  const message = `${req.method} is not allowed on ${path}; use GET`;
+  replyJson(req, res, 405, { code: 12, message, details: [] }, { allow: "GET, HEAD" });
+}

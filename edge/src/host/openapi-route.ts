@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { NodeHandler } from "../transcoder/transcoder.js";
-import { isRead, pathOf, replyJson } from "./json-reply.js";
+import { isRead, pathOf, replyReadOnly } from "./json-reply.js";
 
 /** Where the edge serves the REST API's OpenAPI document, and the media type of each. */
 export const OPENAPI_PATHS = {
@@ -28,15 +28,7 @@ export function createOpenApiHandler(
   return (req, res) => {
     const path = pathOf(req);
     if (!(path in OPENAPI_PATHS)) return next(req, res);
-    if (!isRead(req)) {
-      return replyJson(
-        req,
-        res,
-        405,
-        { code: 12, message: `${req.method} is not allowed on ${path}; use GET`, details: [] },
-        { allow: "GET, HEAD" },
-      );
-    }
+    if (!isRead(req)) return replyReadOnly(req, res, path);
     const { file, type } = OPENAPI_PATHS[path as OpenApiPath];
     let body = cache.get(file);
     if (!body) {

@@ -1,33 +1,19 @@
 // A REST caller without valid credentials hears that first, whatever is wrong with its request
 // (found by the API fuzzer: a malformed body without a token was answered 400, not 401).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServiceModule } from "@aiem/kit/server";
-import { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
+import { fakeImageCatalogue } from "../testing/fake-catalogue.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
-import type { ModuleFactory } from "./create-host.js";
 
-const images: ModuleFactory = {
-  name: "catalogue",
-  create: (): ServiceModule => ({
-    name: "catalogue",
-    services: [NotebookEngineImageService],
-    register(router) {
-      router.service(NotebookEngineImageService, {
-        createNotebookEngineImage(req) {
-          return {
-            notebookEngineImage: {
-              image: req.notebookEngineImage?.image ?? "",
-              name: `${req.parent}/notebookEngineImages/${req.notebookEngineImageId}`,
-            },
-          };
-        },
-      });
-    },
-    start: async () => {},
-    stop: async () => {},
-    isReady: () => true,
-  }),
-};
+const images = fakeImageCatalogue({
+  createNotebookEngineImage(req) {
+    return {
+      notebookEngineImage: {
+        image: req.notebookEngineImage?.image ?? "",
+        name: `${req.parent}/notebookEngineImages/${req.notebookEngineImageId}`,
+      },
+    };
+  },
+});
 
 const path = "/v1/workspaces/global/notebookEngineImages?notebookEngineImageId=jupyter";
 const malformed = JSON.stringify({ image: 5 });

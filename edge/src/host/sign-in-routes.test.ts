@@ -3,30 +3,17 @@
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMBEDDED_AUDIENCE, loadOrCreateSigningKey, mintEmbeddedToken, mintRefreshToken } from "@aiem/kit/identity";
-import { principalOf, type ServiceModule } from "@aiem/kit/server";
-import { NotebookEngineImageService } from "@aiem/proto/enginemanager/v1/notebook_engine_image_service_pb.js";
+import { principalOf } from "@aiem/kit/server";
+import { fakeImageCatalogue } from "../testing/fake-catalogue.js";
 import { startTestHost, type TestHost } from "../testing/test-host.js";
-import type { ModuleFactory } from "./create-host.js";
 
 // A stand-in catalogue part that answers with the caller's principal, to see whom a token is for.
-const whoAmI: ModuleFactory = {
-  name: "catalogue",
-  create: (): ServiceModule => ({
-    name: "catalogue",
-    services: [NotebookEngineImageService],
-    register(router) {
-      router.service(NotebookEngineImageService, {
-        getNotebookEngineImage(req, ctx) {
-          const who = principalOf(ctx);
-          return { notebookEngineImage: { name: req.name, creator: who.name, creatorDisplayName: who.displayName } };
-        },
-      });
-    },
-    start: async () => {},
-    stop: async () => {},
-    isReady: () => true,
-  }),
-};
+const whoAmI = fakeImageCatalogue({
+  getNotebookEngineImage(req, ctx) {
+    const who = principalOf(ctx);
+    return { notebookEngineImage: { name: req.name, creator: who.name, creatorDisplayName: who.displayName } };
+  },
+});
 const imagePath = "/v1/workspaces/global/notebookEngineImages/jupyter";
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 

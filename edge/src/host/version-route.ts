@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { NodeHandler } from "../transcoder/transcoder.js";
-import { isRead, pathOf, replyJson } from "./json-reply.js";
+import { isRead, pathOf, replyJson, replyReadOnly } from "./json-reply.js";
 
 /** The product's version: the root package.json's. */
 export function productVersion(): string {
@@ -17,14 +17,7 @@ export function productVersion(): string {
 export function createVersionHandler(version: string, next: NodeHandler): NodeHandler {
   return (req, res) => {
     if (pathOf(req) !== "/version") return next(req, res);
-    if (!isRead(req))
-      return replyJson(
-        req,
-        res,
-        405,
-        { code: 12, message: `${req.method} is not allowed on /version; use GET`, details: [] },
-        { allow: "GET, HEAD" },
-      );
+    if (!isRead(req)) return replyReadOnly(req, res, "/version");
     replyJson(req, res, 200, { version }, { "cache-control": "no-store" });
   };
 }

@@ -40,6 +40,8 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     // A copy: a transport may hand over a message its service still holds.
     return { ...m, [field.localName]: new Uint8Array(0) };
   };
+  const stream = (inputs: AsyncIterable<AnyMessage>, ctx: HandlerContext) =>
+    transport.stream(method, ctx.signal, ctx.timeoutMs(), outgoingHeaders(ctx), inputs, ctx.values);
   switch (desc.methodKind) {
     case "unary":
       return async (input: AnyMessage, ctx: HandlerContext) => {
@@ -62,14 +64,7 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "server_streaming":
       return async function* (input: AnyMessage, ctx: HandlerContext) {
         try {
-          const res = await transport.stream(
-            method,
-            ctx.signal,
-            ctx.timeoutMs(),
-            outgoingHeaders(ctx),
-            createAsyncIterable([input]),
-            ctx.values,
-          );
+          const res = await stream(createAsyncIterable([input]), ctx);
           copyApplicationHeaders(res.header, ctx.responseHeader);
           for await (const message of res.message) yield answer(message, ctx);
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);
@@ -80,14 +75,7 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "client_streaming":
       return async (inputs: AsyncIterable<AnyMessage>, ctx: HandlerContext) => {
         try {
-          const res = await transport.stream(
-            method,
-            ctx.signal,
-            ctx.timeoutMs(),
-            outgoingHeaders(ctx),
-            inputs,
-            ctx.values,
-          );
+          const res = await stream(inputs, ctx);
           copyApplicationHeaders(res.header, ctx.responseHeader);
           let last: unknown;
           for await (const m of res.message) last = m;
@@ -101,14 +89,7 @@ function forwarder(desc: DescMethod, transport: Transport): unknown {
     case "bidi_streaming":
       return async function* (inputs: AsyncIterable<AnyMessage>, ctx: HandlerContext) {
         try {
-          const res = await transport.stream(
-            method,
-            ctx.signal,
-            ctx.timeoutMs(),
-            outgoingHeaders(ctx),
-            inputs,
-            ctx.values,
-          );
+          const res = await stream(inputs, ctx);
           copyApplicationHeaders(res.header, ctx.responseHeader);
           yield* res.message;
           copyApplicationHeaders(res.trailer, ctx.responseTrailer);

@@ -1,7 +1,6 @@
 // The notebook and sandbox engine image kinds.
 import { notebookEngineImagePattern, sandboxEngineImagePattern, validateResourceId } from "@aiem/kit/aip";
 import { CatalogueKind } from "@aiem/kit/authz";
-import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
 import {
   NotebookEngineImageSchema,
   type NotebookEngineImage,
@@ -12,7 +11,7 @@ import {
   type SandboxEngineImage,
 } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_pb.js";
 import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_engine_image_service_pb.js";
-import { type Violations, checkDisplayName, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
+import { type Violations, checkDisplayName, defaultPullPolicy, validateImageSource } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
 
 type AnyImage = NotebookEngineImage | SandboxEngineImage;
@@ -25,16 +24,9 @@ const imageColumns: ColumnSpec<AnyImage>[] = [
 
 const IMAGE_PATHS = ["display_name", "image", "enabled", "image_pull_policy", "image_pull_secrets"];
 
-/** An image without a pull policy pulls only what is missing, as the real service answers. */
-function prepareImage(r: AnyImage): void {
-  if (r.imagePullPolicy === ImagePullPolicy.UNSPECIFIED) r.imagePullPolicy = ImagePullPolicy.IF_NOT_PRESENT;
-}
-
 function validateImage(r: AnyImage, v: Violations): void {
   checkDisplayName(v, "display_name", r.displayName);
-  checkImage(v, "image", r.image);
-  checkEnum(v, "image_pull_policy", ImagePullPolicySchema, r.imagePullPolicy);
-  checkPullSecrets(v, "image_pull_secrets", r.imagePullSecrets);
+  validateImageSource(r, v);
 }
 
 export const notebookEngineImages: KindDescriptor<"notebookEngineImages"> = {
@@ -57,7 +49,7 @@ export const notebookEngineImages: KindDescriptor<"notebookEngineImages"> = {
   eventCase: "notebookEngineImage",
   columns: imageColumns,
   updatable: IMAGE_PATHS,
-  prepare: prepareImage,
+  prepare: defaultPullPolicy,
   validate: validateImage,
 };
 
@@ -81,6 +73,6 @@ export const sandboxEngineImages: KindDescriptor<"sandboxEngineImages"> = {
   eventCase: "sandboxEngineImage",
   columns: imageColumns,
   updatable: IMAGE_PATHS,
-  prepare: prepareImage,
+  prepare: defaultPullPolicy,
   validate: validateImage,
 };

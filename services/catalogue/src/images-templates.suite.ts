@@ -1,33 +1,17 @@
 // Notebook and sandbox images and sandbox templates through Connect.
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import {
-  createCatalogueHarness,
-  expectCode,
-  expectInvalid,
-  kindApi,
-  type CatalogueHarness,
-  type KindApi,
-} from "./testing.js";
+import { describe, expect, it } from "vitest";
+import { descriptorOf } from "./kinds.js";
+import { expectCode, expectInvalid, kindApi, type KindApi, useCatalogueHarness } from "./testing.js";
 
-let h: CatalogueHarness;
-beforeAll(async () => {
-  h = await createCatalogueHarness("images");
-});
-afterAll(async () => {
-  await h?.close();
-});
+const harness = useCatalogueHarness("images");
 
-const IMAGES = [
-  KIND_DESCRIPTORS.notebookEngineImages,
-  KIND_DESCRIPTORS.sandboxEngineImages,
-] as unknown as KindDescriptor[];
+const IMAGES = (["notebookEngineImages", "sandboxEngineImages"] as const).map(descriptorOf);
 const ws = "team-a";
 
 describe.each(IMAGES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   const nameOf = (id: string) => `workspaces/${ws}/${kind}/${id}`;
-  const admin = (): KindApi => kindApi(h.as("admin"), d);
+  const admin = (): KindApi => kindApi(harness().as("admin"), d);
 
   it("creates with every field", async () => {
     const created = await admin().create(ws, "jupyter", {
@@ -117,9 +101,9 @@ describe.each(IMAGES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
 });
 
 describe("sandboxEngineTemplates", () => {
-  const d = KIND_DESCRIPTORS.sandboxEngineTemplates as unknown as KindDescriptor;
+  const d = descriptorOf("sandboxEngineTemplates");
   const nameOf = (id: string) => `workspaces/${ws}/sandboxEngineTemplates/${id}`;
-  const admin = (): KindApi => kindApi(h.as("admin"), d);
+  const admin = (): KindApi => kindApi(harness().as("admin"), d);
   const GiB = 1024n ** 3n;
   const minimal = { memoryBytesLimit: 2n * GiB, maxIdleDuration: { seconds: 600n } };
 

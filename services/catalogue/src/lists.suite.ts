@@ -1,17 +1,11 @@
 // Lists of every catalogue kind: filter, order_by and page tokens through the kit.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { listAllPages, type RestJson } from "@aiem/kit/testing";
 import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
 import { fieldTableOf } from "./store.js";
-import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness, type KindApi } from "./testing.js";
+import { expectInvalid, kindApi, type KindApi, useCatalogueHarness } from "./testing.js";
 
-let h: CatalogueHarness;
-beforeAll(async () => {
-  h = await createCatalogueHarness("lists");
-});
-afterAll(async () => {
-  await h?.close();
-});
+const harness = useCatalogueHarness("lists");
 
 const ws = "lists";
 const GiB = 1024n ** 3n;
@@ -102,7 +96,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   const created: RestJson[] = [];
 
   beforeAll(async () => {
-    api = kindApi(h.as("admin"), d);
+    api = kindApi(harness().as("admin"), d);
     for (let i = 0; i < N; i++) created.push(await api.create(ws, idOf(d, i), bodyOf(d, i)));
     // Another workspace's resources never show up.
     await api.create("lists-other", idOf(d, 0), bodyOf(d, 0));
@@ -110,7 +104,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
 
   async function all(req: Record<string, unknown>, pageSize: number): Promise<string[]> {
     const { items } = await listAllPages(async (pageToken) => {
-      const page = await kindApi(h.as(reader), d).list(ws, { ...req, pageSize, pageToken });
+      const page = await kindApi(harness().as(reader), d).list(ws, { ...req, pageSize, pageToken });
       expect(page.items.length).toBeLessThanOrEqual(pageSize === 0 ? 50 : Math.min(pageSize, 1000));
       return page;
     }, 50);
@@ -155,7 +149,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   );
 
   it("rejects bad list arguments naming the field", async () => {
-    const v = kindApi(h.as(reader), d);
+    const v = kindApi(harness().as(reader), d);
     const err = await expectInvalid(v.list(ws, { filter: "no_such_field = 1" }), "filter");
     expect(err.rawMessage).toContain("position");
     await expectInvalid(v.list(ws, { filter: "name = " }), "filter");

@@ -1,42 +1,22 @@
 // Every call of the catalogue and secret services as an administrator, a member, a viewer, a
 // stranger and an anonymous caller: allowed calls succeed, refused ones change nothing.
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ALL_KINDS, type KindDescriptor } from "./kinds.js";
 import {
-  createCatalogueHarness,
   expectCode,
   kindApi,
   TEST_WORKSPACE,
-  type CatalogueHarness,
   type Clients,
   type Who,
+  minimalBody,
+  useCatalogueHarness,
 } from "./testing.js";
 
-let h: CatalogueHarness;
-beforeAll(async () => {
-  h = await createCatalogueHarness("permissions");
-});
-afterAll(async () => {
-  await h?.close();
-});
+const harness = useCatalogueHarness("permissions");
 
 const ws = TEST_WORKSPACE;
 let counter = 0;
-const GiB = 1024n ** 3n;
-
-function bodyOf(d: KindDescriptor): Record<string, unknown> {
-  switch (d.family) {
-    case "profile":
-      return { displayName: "P", enabled: true };
-    case "version":
-      return { image: "ghcr.io/acme/x:1" };
-    case "image":
-      return { image: "ghcr.io/acme/x:1", displayName: "I" };
-    case "template":
-      return { memoryBytesLimit: GiB, maxIdleDuration: { seconds: 60n } };
-  }
-}
 
 const freshId = (d: KindDescriptor) => (d.family === "version" ? `1.0.${++counter}` : `r${++counter}`);
 
@@ -48,20 +28,20 @@ interface Call {
 }
 
 function kindCalls(d: KindDescriptor): Call[] {
-  const admin = () => kindApi(h.as("admin"), d);
+  const admin = () => kindApi(harness().as("admin"), d);
   const fixture = async () => {
     const id = freshId(d);
-    return (await admin().create(ws, id, bodyOf(d))).name as string;
+    return (await admin().create(ws, id, minimalBody(d))).name as string;
   };
   const calls: Call[] = [
-    { name: `Create${d.singular}`, write: true, run: (c) => kindApi(c, d).create(ws, freshId(d), bodyOf(d)) },
+    { name: `Create${d.singular}`, write: true, run: (c) => kindApi(c, d).create(ws, freshId(d), minimalBody(d)) },
     { name: `Get${d.singular}`, write: false, run: async (c) => kindApi(c, d).get(await fixture()) },
     // Listing every profile is for administrators (members list the ones assigned to them).
     { name: `List${d.singular}s`, write: d.family === "profile", run: (c) => kindApi(c, d).list(ws) },
     {
       name: `Update${d.singular}`,
       write: true,
-      run: async (c) => kindApi(c, d).update({ name: await fixture(), ...bodyOf(d) }, [d.updatable[0]!]),
+      run: async (c) => kindApi(c, d).update({ name: await fixture(), ...minimalBody(d) }, [d.updatable[0]!]),
     },
     {
       name: `Delete${d.singular}`,
@@ -115,7 +95,7 @@ describe.each(ALL_KINDS.map((d) => [d.kind, d] as const))("%s", (_kind, d) => {
   );
   it.each(cases.map((c) => ({ ...c, label: `${c.call.name} as ${c.who}` })))("$label", async ({ call, who }) => {
     const expected = call.write ? CATALOGUE_EXPECTED[who].write : CATALOGUE_EXPECTED[who].read;
-    const result = call.run(h.as(who));
+    const result = call.run(harness().as(who));
     if (expected) {
       await result;
     } else if (who === "anonymous") {
@@ -132,11 +112,15 @@ describe("secrets", () => {
   const secretFixture = async () => {
     const id = `s${++n}`;
     // The member's own secret: this table is about workspace roles; owners are secrets.suite's.
-    await h.as("member").secrets.createSecret({ parent: `workspaces/${ws}`, secretId: id });
-    await h.as("member").secretVersions.addSecretVersion({
-      parent: `workspaces/${ws}/secrets/${id}`,
-      secretVersion: { value: new TextEncoder().encode("v") },
-    });
+    await harness()
+      .as("member")
+      .secrets.createSecret({ parent: `workspaces/${ws}`, secretId: id });
+    await harness()
+      .as("member")
+      .secretVersions.addSecretVersion({
+        parent: `workspaces/${ws}/secrets/${id}`,
+        secretVersion: { value: new TextEncoder().encode("v") },
+      });
     return `workspaces/${ws}/secrets/${id}`;
   };
   const calls: Array<Call & { viewer: boolean }> = [
@@ -167,7 +151,7 @@ describe("secrets", () => {
         try {
           return await c.secrets.deleteSecret({ name });
         } catch (err) {
-          await h.as("admin").secrets.getSecret({ name });
+          await harness().as("admin").secrets.getSecret({ name });
           throw err;
         }
       },
@@ -202,18 +186,18 @@ describe("secrets", () => {
   );
 
   it.each(cases.map((c) => ({ ...c, label: `${c.call.name} as ${c.who}` })))("$label", async ({ call, who }) => {
-    const result = call.run(h.as(who));
+    const result = call.run(harness().as(who));
     if (allowed(who, call)) await result;
     else if (who === "anonymous") await expectCode(result, Code.Unauthenticated);
     else await expectCode(result, Code.PermissionDenied, `on workspaces/${ws}`);
   });
 
   it("keeps members of one workspace out of another's secrets", async () => {
-    const erin = await h.asUser("erin");
+    const erin = await harness().asUser("erin");
     await expectCode(erin.secrets.listSecrets({ parent: `workspaces/${ws}` }), Code.PermissionDenied);
     await erin.secrets.createSecret({ parent: "workspaces/team-b", secretId: "erins" });
     await expectCode(
-      h.as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/erins" }),
+      harness().as("member").secrets.getSecret({ name: "workspaces/team-b/secrets/erins" }),
       Code.PermissionDenied,
     );
   });

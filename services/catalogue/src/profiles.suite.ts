@@ -1,32 +1,15 @@
 // DAI, H2O and notebook engine profiles through Connect: every field, constraint consistency,
 // update masks, copy and ListAssigned.
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { listAllPages, type RestJson } from "@aiem/kit/testing";
-import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import {
-  createCatalogueHarness,
-  expectCode,
-  expectInvalid,
-  kindApi,
-  type CatalogueHarness,
-  type KindApi,
-} from "./testing.js";
+import { descriptorOf, type KindDescriptor } from "./kinds.js";
+import { expectCode, expectInvalid, kindApi, type KindApi, useCatalogueHarness } from "./testing.js";
 
-let h: CatalogueHarness;
-beforeAll(async () => {
-  h = await createCatalogueHarness("profiles");
-});
-afterAll(async () => {
-  await h?.close();
-});
+const harness = useCatalogueHarness("profiles");
 
-const PROFILES = [
-  KIND_DESCRIPTORS.daiEngineProfiles,
-  KIND_DESCRIPTORS.h2oEngineProfiles,
-  KIND_DESCRIPTORS.notebookEngineProfiles,
-] as unknown as KindDescriptor[];
-const admin = (d: KindDescriptor): KindApi => kindApi(h.as("admin"), d);
+const PROFILES = (["daiEngineProfiles", "h2oEngineProfiles", "notebookEngineProfiles"] as const).map(descriptorOf);
+const admin = (d: KindDescriptor): KindApi => kindApi(harness().as("admin"), d);
 const GiB = 1024n ** 3n;
 
 /** A profile body exercising every common field. */
@@ -107,16 +90,16 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     }
     // Restricted to roles a plain user holds none of: hidden (404), as the real service does;
     // a holder of one of the roles reads it.
-    await expectCode(kindApi(h.as("stranger"), d).get(nameOf("full")), Code.NotFound, nameOf("full"));
-    const holder = await h.asUser("holder", { roles: ["admins"] });
+    await expectCode(kindApi(harness().as("stranger"), d).get(nameOf("full")), Code.NotFound, nameOf("full"));
+    const holder = await harness().asUser("holder", { roles: ["admins"] });
     expect(await kindApi(holder, d).get(nameOf("full"))).toEqual(created);
   });
 
   it("hides a role-restricted profile from a member without the role, not from administrators", async () => {
     await admin(d).create(ws, "restricted", { assignedOidcRolesEnabled: true, assignedOidcRoles: ["admin"] });
     await admin(d).create(ws, "open", { assignedOidcRolesEnabled: false, assignedOidcRoles: ["admin"] });
-    await expectCode(kindApi(h.as("stranger"), d).get(nameOf("restricted")), Code.NotFound, "not found");
-    expect((await kindApi(h.as("stranger"), d).get(nameOf("open"))).name).toBe(nameOf("open"));
+    await expectCode(kindApi(harness().as("stranger"), d).get(nameOf("restricted")), Code.NotFound, "not found");
+    expect((await kindApi(harness().as("stranger"), d).get(nameOf("open"))).name).toBe(nameOf("open"));
     expect((await admin(d).get(nameOf("restricted"))).name).toBe(nameOf("restricted"));
   });
 
@@ -136,12 +119,14 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     expect(next.items.map((p) => p.name)).toEqual(order.slice(3));
     expect(next.nextPageToken).toBe("");
     // Everyone else: 403 naming the permission, even with the role the restricted one asks for.
-    const holder = await h.asUser("ds-holder", { roles: ["ds"] });
-    for (const who of [h.as("member"), h.as("viewer"), holder]) {
+    const holder = await harness().asUser("ds-holder", { roles: ["ds"] });
+    for (const who of [harness().as("member"), harness().as("viewer"), holder]) {
       const err = await expectCode(kindApi(who, d).list(lws), Code.PermissionDenied, `${kind}/LIST`);
       expect(err.rawMessage).toContain(":listAssigned");
     }
-    expect((await kindApi(h.as("member"), d).listAssigned(lws)).items.map((p) => p.name)).toEqual(order.slice(0, 3));
+    expect((await kindApi(harness().as("member"), d).listAssigned(lws)).items.map((p) => p.name)).toEqual(
+      order.slice(0, 3),
+    );
   });
 
   it("fills unset constraints with the documented defaults", async () => {
@@ -244,7 +229,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     ["parent", { parent: "workspaces/Team" }],
     ["parent", { parent: "" }],
   ])("rejects a bad %s", async (field, req) => {
-    const c = h.as("admin")[clientKey(d)] as RestJson;
+    const c = harness().as("admin")[clientKey(d)] as RestJson;
     await expectInvalid(c[`create${d.singular}`]({ [d.resourceLocal]: {}, [d.idLocal]: "x", ...req }), field);
   });
 
@@ -262,7 +247,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     it("changes only the masked fields and records the updater", async () => {
       const created = await admin(d).create(ws, "upd", { displayName: "Before", priority: 1, enabled: false });
       await new Promise((r) => setTimeout(r, 5));
-      const member = await h.asUser("ops", { admin: true, displayName: "Ops" });
+      const member = await harness().asUser("ops", { admin: true, displayName: "Ops" });
       const updated = await kindApi(member, d).update(
         { name: nameOf("upd"), displayName: "After", priority: 9, enabled: true, creator: "users/mallory" },
         ["display_name", "enabled"],
@@ -341,7 +326,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
         admin(d).update({ name: "nonsense", displayName: "x" }, ["display_name"]),
         `${d.resourceField}.name`,
       );
-      const c = h.as("admin")[clientKey(d)] as RestJson;
+      const c = harness().as("admin")[clientKey(d)] as RestJson;
       await expectInvalid(c[`update${d.singular}`]({ updateMask: { paths: ["display_name"] } }), d.resourceField);
     });
   });
@@ -356,7 +341,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   describe("copy", () => {
     it("copies every setting under a new id, possibly into another workspace, with fresh audit fields", async () => {
       const source = await admin(d).create(ws, "original", { ...commonBody(), ...KIND_SPECIFIC[kind] });
-      const ops = await h.asUser("ops", { admin: true, displayName: "Ops" });
+      const ops = await harness().asUser("ops", { admin: true, displayName: "Ops" });
       const copy = await kindApi(ops, d).copy(nameOf("original"), "team-b", "the-copy");
       expect(copy.name).toBe(`workspaces/team-b/${kind}/the-copy`);
       expect(copy.creator).toBe("users/ops");
@@ -424,13 +409,13 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     });
 
     it("lists the enabled profiles the caller may use, by priority then name", async () => {
-      const plain = await h.asUser("plain");
+      const plain = await harness().asUser("plain");
       const { items } = await kindApi(plain, d).listAssigned(aws);
       expect(items.map((p) => p.name)).toEqual(["negative", "high-a", "high-b", "roles-off", "low"].map(assignedName));
     });
 
     it("includes role-restricted profiles for holders of one of their roles", async () => {
-      const ds = await h.asUser("scientist", { roles: ["ml"] });
+      const ds = await harness().asUser("scientist", { roles: ["ml"] });
       const { items } = await kindApi(ds, d).listAssigned(aws);
       expect(items.map((p) => p.name)).toEqual(
         ["negative", "high-a", "high-b", "for-ds", "roles-off", "low"].map(assignedName),
@@ -444,7 +429,7 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     });
 
     it("pages through the same order", async () => {
-      const ds = kindApi(await h.asUser("scientist", { roles: ["ds"] }), d);
+      const ds = kindApi(await harness().asUser("scientist", { roles: ["ds"] }), d);
       const { items } = await listAllPages(async (pageToken) => {
         const page = await ds.listAssigned(aws, { pageSize: 2, pageToken });
         expect(page.items.length).toBeLessThanOrEqual(2);
@@ -461,9 +446,9 @@ describe.each(PROFILES.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
 
 describe("profile kind specifics", () => {
   const ws = "team-a";
-  const dai = () => admin(KIND_DESCRIPTORS.daiEngineProfiles as unknown as KindDescriptor);
-  const h2o = () => admin(KIND_DESCRIPTORS.h2oEngineProfiles as unknown as KindDescriptor);
-  const nb = () => admin(KIND_DESCRIPTORS.notebookEngineProfiles as unknown as KindDescriptor);
+  const dai = () => admin(descriptorOf("daiEngineProfiles"));
+  const h2o = () => admin(descriptorOf("h2oEngineProfiles"));
+  const nb = () => admin(descriptorOf("notebookEngineProfiles"));
 
   it.each([
     [

@@ -7,14 +7,14 @@ import { catalogueSubject, type EventMessage } from "@aiem/kit/events";
 import { createTestEventBus, waitFor } from "@aiem/kit/events/testing";
 import { createTestDatabase, type RestJson } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
-import { ALL_KINDS, KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
+import { ALL_KINDS, descriptorOf } from "./kinds.js";
 import {
   createCatalogueReadModel,
   isProfileAssignedTo,
   type CatalogueChange,
   type CatalogueReadModel,
 } from "@aiem/kit/catalogue-view";
-import { createCatalogueHarness, expectInvalid, kindApi, type CatalogueHarness } from "./testing.js";
+import { createCatalogueHarness, expectInvalid, kindApi, minimalBody, type CatalogueHarness } from "./testing.js";
 
 let h: CatalogueHarness;
 let early: CatalogueReadModel;
@@ -32,22 +32,8 @@ afterAll(async () => {
 });
 
 const ws = "team-a";
-const GiB = 1024n ** 3n;
-const dai = KIND_DESCRIPTORS.daiEngineProfiles as unknown as KindDescriptor;
-const daiVersions = KIND_DESCRIPTORS.daiEngineVersions as unknown as KindDescriptor;
-
-function bodyOf(d: KindDescriptor): Record<string, unknown> {
-  switch (d.family) {
-    case "profile":
-      return { displayName: "P", enabled: true };
-    case "version":
-      return { image: "ghcr.io/acme/x:1" };
-    case "image":
-      return { image: "ghcr.io/acme/x:1", displayName: "I" };
-    case "template":
-      return { memoryBytesLimit: GiB, maxIdleDuration: { seconds: 60n } };
-  }
-}
+const dai = descriptorOf("daiEngineProfiles");
+const daiVersions = descriptorOf("daiEngineVersions");
 
 const lastOn = (subject: string) => [...messages].reverse().find((m) => m.subject === subject);
 
@@ -177,8 +163,8 @@ describe("read model", () => {
     for (const d of ALL_KINDS) {
       const api = kindApi(h.as("admin"), d);
       const id = (i: number) => (d.family === "version" ? `7.${i}.0` : `late-${i}`);
-      for (let i = 0; i < 3; i++) await api.create("late", id(i), bodyOf(d));
-      await api.update({ name: `workspaces/late/${d.kind}/${id(1)}`, ...bodyOf(d) }, [d.updatable[0]!]);
+      for (let i = 0; i < 3; i++) await api.create("late", id(i), minimalBody(d));
+      await api.update({ name: `workspaces/late/${d.kind}/${id(1)}`, ...minimalBody(d) }, [d.updatable[0]!]);
       await api.delete(`workspaces/late/${d.kind}/${id(2)}`);
       if (d.family === "version") {
         await api.assignAliases(`workspaces/late/${d.kind}/${id(0)}`, ["latest", "lts"]);

@@ -3,7 +3,15 @@
 // bytes. Every function takes the executor it runs on, so writers pass their transaction.
 import { randomUUID } from "node:crypto";
 import type { AnyDatabase } from "@aiem/kit/db";
-import { create, fromBinary, getOption, toBinary, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import {
+  create,
+  fromBinary,
+  getOption,
+  toBinary,
+  type DescField,
+  type DescMessage,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { FieldSpec, FieldTable, Tiebreaker } from "@aiem/kit/aip";
@@ -226,6 +234,19 @@ export async function deleteResource(
 
 // ---- events -------------------------------------------------------------------------------------
 
+/** Records one event on a resource's replication subject, in the writer's transaction. */
+async function enqueueEvent(
+  trx: Executor,
+  subject: string,
+  now: Date,
+  payload: MessageInitShape<typeof EventSchema>["payload"],
+  tombstone = false,
+): Promise<void> {
+  const id = randomUUID();
+  const event = create(EventSchema, { id, time: timestampFromDate(now), source: EVENT_SOURCE, payload });
+  await enqueue(trx, { id, subject, data: toBinary(EventSchema, event), tombstone });
+}
+
 /** Records the resource's full current state on its replication subject, in the writer's transaction. */
 export async function enqueueChanged(
   trx: Executor,
@@ -235,20 +256,9 @@ export async function enqueueChanged(
   r: CatalogueResource,
   now: Date,
 ): Promise<void> {
-  const eventId = randomUUID();
-  const event = create(EventSchema, {
-    id: eventId,
-    time: timestampFromDate(now),
-    source: EVENT_SOURCE,
-    payload: {
-      case: "catalogueResourceChanged",
-      value: create(CatalogueResourceChangedSchema, { resource: { case: d.eventCase, value: present(d, r) } as never }),
-    },
-  });
-  await enqueue(trx, {
-    id: eventId,
-    subject: catalogueSubject(d.kind, workspace, id),
-    data: toBinary(EventSchema, event),
+  await enqueueEvent(trx, catalogueSubject(d.kind, workspace, id), now, {
+    case: "catalogueResourceChanged",
+    value: create(CatalogueResourceChangedSchema, { resource: { case: d.eventCase, value: present(d, r) } as never }),
   });
 }
 
@@ -261,19 +271,11 @@ export async function enqueueDeleted(
   name: string,
   now: Date,
 ): Promise<void> {
-  const eventId = randomUUID();
-  const event = create(EventSchema, {
-    id: eventId,
-    time: timestampFromDate(now),
-    source: EVENT_SOURCE,
-    payload: { case: "catalogueResourceDeleted", value: create(CatalogueResourceDeletedSchema, { name }) },
-  });
-  await enqueue(trx, {
-    id: eventId,
-    subject: catalogueSubject(d.kind, workspace, id),
-    data: toBinary(EventSchema, event),
-    tombstone: true,
-  });
+  const payload = {
+    case: "catalogueResourceDeleted",
+    value: create(CatalogueResourceDeletedSchema, { name }),
+  } as const;
+  await enqueueEvent(trx, catalogueSubject(d.kind, workspace, id), now, payload, true);
 }
 
 /**

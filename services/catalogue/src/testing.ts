@@ -34,6 +34,8 @@ import { SandboxEngineImageService } from "@aiem/proto/enginemanager/v1/sandbox_
 import { SandboxEngineTemplateService } from "@aiem/proto/enginemanager/v1/sandbox_engine_template_service_pb.js";
 import { SecretService } from "@aiem/proto/enginemanager/v1/secret_service_pb.js";
 import { SecretVersionService } from "@aiem/proto/enginemanager/v1/secret_version_service_pb.js";
+import { afterAll, beforeAll } from "vitest";
+import type { KindDescriptor } from "./kinds.js";
 import { createCatalogueModule, type CatalogueModule } from "./module.js";
 
 export { TEST_POLICY, TEST_WORKSPACE } from "@aiem/kit/testing";
@@ -182,6 +184,40 @@ export async function createCatalogueHarness(suite: string, options: HarnessOpti
   };
 }
 
+/**
+ * A harness started before the calling file's (or describe block's) tests and closed after them;
+ * the returned function hands it to the tests.
+ */
+export function useCatalogueHarness(suite: string, options?: HarnessOptions): () => CatalogueHarness {
+  let harness: CatalogueHarness | undefined;
+  beforeAll(async () => {
+    harness = await createCatalogueHarness(suite, options);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  return () => {
+    if (!harness) throw new Error(`the ${suite} harness is not started (use it inside a test)`);
+    return harness;
+  };
+}
+
+const GiB = 1024n ** 3n;
+
+/** The smallest valid body of a kind, for tests about something other than its fields. */
+export function minimalBody(d: KindDescriptor): Record<string, unknown> {
+  switch (d.family) {
+    case "profile":
+      return { displayName: "P", enabled: true };
+    case "version":
+      return { image: "ghcr.io/acme/x:1" };
+    case "image":
+      return { image: "ghcr.io/acme/x:1", displayName: "I" };
+    case "template":
+      return { memoryBytesLimit: GiB, maxIdleDuration: { seconds: 60n } };
+  }
+}
+
 /** The ConnectError a call fails with (fails the test when it succeeds). */
 export async function failure(call: Promise<unknown>): Promise<ConnectError> {
   try {
@@ -234,7 +270,7 @@ export interface KindApi {
   assignAliases(name: string, aliases: string[]): Promise<RestJson[]>;
 }
 
-export function kindApi(clients: Clients, d: import("./kinds.js").KindDescriptor): KindApi {
+export function kindApi(clients: Clients, d: KindDescriptor): KindApi {
   const c = clients[CLIENT_OF_KIND[d.kind]!] as unknown as Record<string, (req: unknown) => Promise<RestJson>>;
   const s = d.singular;
   return {

@@ -6,6 +6,7 @@ import type { Duration } from "@bufbuild/protobuf/wkt";
 import { validateDisplayName, validateAnnotationKey } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
 import { parse as parseYaml } from "yaml";
+import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
 import type {
   ProfileConstraintDuration,
   ProfileConstraintNumeric,
@@ -100,6 +101,24 @@ export function checkImage(v: Violations, field: string, value: string): void {
   if (!IMAGE.test(value)) {
     v.add(field, `${quote(value)} is not a container image reference such as ghcr.io/acme/image:1.0 (no spaces)`);
   }
+}
+
+/** The fields of an image or a version that say which container image runs and how it is pulled. */
+export interface ImageSource {
+  image: string;
+  imagePullPolicy: ImagePullPolicy;
+  readonly imagePullSecrets: readonly string[];
+}
+
+/** Without a pull policy an image pulls only what is missing, as the real service answers. */
+export function defaultPullPolicy(r: ImageSource): void {
+  if (r.imagePullPolicy === ImagePullPolicy.UNSPECIFIED) r.imagePullPolicy = ImagePullPolicy.IF_NOT_PRESENT;
+}
+
+export function validateImageSource(r: ImageSource, v: Violations): void {
+  checkImage(v, "image", r.image);
+  checkEnum(v, "image_pull_policy", ImagePullPolicySchema, r.imagePullPolicy);
+  checkPullSecrets(v, "image_pull_secrets", r.imagePullSecrets);
 }
 
 const K8S_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;

@@ -5,8 +5,7 @@ import { DAIEngineVersionSchema, type DAIEngineVersion } from "@aiem/proto/engin
 import { DAIEngineVersionService } from "@aiem/proto/enginemanager/v1/dai_engine_version_service_pb.js";
 import { H2OEngineVersionSchema, type H2OEngineVersion } from "@aiem/proto/enginemanager/v1/h2o_engine_version_pb.js";
 import { H2OEngineVersionService } from "@aiem/proto/enginemanager/v1/h2o_engine_version_service_pb.js";
-import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
-import { type Violations, checkEnum, checkImage, checkPullSecrets } from "./validation.js";
+import { defaultPullPolicy, validateImageSource } from "./validation.js";
 import type { ColumnSpec, KindDescriptor } from "./kind-descriptor.js";
 import { versionIdOf, versionSortKey } from "./version-order.js";
 
@@ -20,17 +19,6 @@ const versionColumns: ColumnSpec<AnyVersion>[] = [
 ];
 
 const VERSION_PATHS = ["deprecated", "image", "image_pull_policy", "image_pull_secrets"];
-
-/** A version without a pull policy pulls only what is missing, as the real service answers. */
-function prepareVersion(r: AnyVersion): void {
-  if (r.imagePullPolicy === ImagePullPolicy.UNSPECIFIED) r.imagePullPolicy = ImagePullPolicy.IF_NOT_PRESENT;
-}
-
-function validateVersion(r: AnyVersion, v: Violations): void {
-  checkImage(v, "image", r.image);
-  checkEnum(v, "image_pull_policy", ImagePullPolicySchema, r.imagePullPolicy);
-  checkPullSecrets(v, "image_pull_secrets", r.imagePullSecrets);
-}
 
 export const daiEngineVersions: KindDescriptor<"daiEngineVersions"> = {
   kind: CatalogueKind.daiEngineVersions,
@@ -51,8 +39,8 @@ export const daiEngineVersions: KindDescriptor<"daiEngineVersions"> = {
   eventCase: "daiEngineVersion",
   columns: versionColumns,
   updatable: VERSION_PATHS,
-  prepare: prepareVersion,
-  validate: validateVersion,
+  prepare: defaultPullPolicy,
+  validate: validateImageSource,
 };
 
 export const h2oEngineVersions: KindDescriptor<"h2oEngineVersions"> = {
@@ -74,6 +62,6 @@ export const h2oEngineVersions: KindDescriptor<"h2oEngineVersions"> = {
   eventCase: "h2oEngineVersion",
   columns: versionColumns,
   updatable: VERSION_PATHS,
-  prepare: prepareVersion,
-  validate: validateVersion,
+  prepare: defaultPullPolicy,
+  validate: validateImageSource,
 };

@@ -1,34 +1,18 @@
 // DAI and H2O versions through Connect: semver ids, image, pull settings, and aliases.
 import { Code } from "@connectrpc/connect";
 import type { RestJson } from "@aiem/kit/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KIND_DESCRIPTORS, type KindDescriptor } from "./kinds.js";
-import {
-  createCatalogueHarness,
-  expectCode,
-  expectInvalid,
-  kindApi,
-  type CatalogueHarness,
-  type KindApi,
-} from "./testing.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { descriptorOf } from "./kinds.js";
+import { expectCode, expectInvalid, kindApi, type KindApi, useCatalogueHarness } from "./testing.js";
 
-let h: CatalogueHarness;
-beforeAll(async () => {
-  h = await createCatalogueHarness("versions");
-});
-afterAll(async () => {
-  await h?.close();
-});
+const harness = useCatalogueHarness("versions");
 
-const VERSIONS = [
-  KIND_DESCRIPTORS.daiEngineVersions,
-  KIND_DESCRIPTORS.h2oEngineVersions,
-] as unknown as KindDescriptor[];
+const VERSIONS = (["daiEngineVersions", "h2oEngineVersions"] as const).map(descriptorOf);
 
 describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
   const ws = "team-a";
   const nameOf = (id: string, workspace = ws) => `workspaces/${workspace}/${kind}/${id}`;
-  const admin = (): KindApi => kindApi(h.as("admin"), d);
+  const admin = (): KindApi => kindApi(harness().as("admin"), d);
   const image = (tag: string) => ({ image: `ghcr.io/acme/engine:${tag}` });
 
   it("creates a version with image, pull policy, pull secrets and aliases", async () => {
@@ -154,7 +138,7 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
     for (const id of ["1.11.4", "1.9.0", "1.11.10", "1.11.4.1", "2", "1.11.3"])
       await admin().create(ows, id, image(id));
     const newestFirst = ["2", "1.11.10", "1.11.4.1", "1.11.4", "1.11.3", "1.9.0"].map((id) => nameOf(id, ows));
-    const member = kindApi(h.as("member"), d);
+    const member = kindApi(harness().as("member"), d);
     expect((await member.list(ows)).items.map((v) => v.name)).toEqual(newestFirst);
     expect((await member.list(ows, { orderBy: "version" })).items.map((v) => v.name)).toEqual(
       [...newestFirst].reverse(),
@@ -199,7 +183,7 @@ describe.each(VERSIONS.map((d) => [d.kind, d] as const))("%s", (kind, d) => {
 
     it("lets an alias stand in for the id in get, update, assignAliases and delete", async () => {
       await admin().assignAliases(vname("1.2.0"), ["edge"]);
-      const got = await kindApi(h.as("stranger"), d).get(vname("edge"));
+      const got = await kindApi(harness().as("stranger"), d).get(vname("edge"));
       expect(got.name).toBe(vname("1.2.0"));
       expect(got.aliases).toEqual(["edge"]);
       const updated = await admin().update({ name: vname("edge"), deprecated: true }, ["deprecated"]);

@@ -60,26 +60,13 @@ describe("filter parser", () => {
   });
 
   it("binds OR tighter than AND, and adjacency like AND", () => {
-    expect(shape(parseFilter("a = 1 AND b = 2 OR c = 3"))).toEqual([
-      "and",
-      ["a", "=", "1"],
-      ["or", ["b", "=", "2"], ["c", "=", "3"]],
-    ]);
-    expect(shape(parseFilter("a = 1 OR b = 2 AND c = 3"))).toEqual([
-      "and",
-      ["or", ["a", "=", "1"], ["b", "=", "2"]],
-      ["c", "=", "3"],
-    ]);
-    expect(shape(parseFilter("a = 1 b = 2 OR c = 3"))).toEqual([
-      "and",
-      ["a", "=", "1"],
-      ["or", ["b", "=", "2"], ["c", "=", "3"]],
-    ]);
-    expect(shape(parseFilter("(a = 1 AND b = 2) OR c = 3"))).toEqual([
-      "or",
-      ["and", ["a", "=", "1"], ["b", "=", "2"]],
-      ["c", "=", "3"],
-    ]);
+    const cases: [filter: string, shape: unknown][] = [
+      ["a = 1 AND b = 2 OR c = 3", ["and", ["a", "=", "1"], ["or", ["b", "=", "2"], ["c", "=", "3"]]]],
+      ["a = 1 OR b = 2 AND c = 3", ["and", ["or", ["a", "=", "1"], ["b", "=", "2"]], ["c", "=", "3"]]],
+      ["a = 1 b = 2 OR c = 3", ["and", ["a", "=", "1"], ["or", ["b", "=", "2"], ["c", "=", "3"]]]],
+      ["(a = 1 AND b = 2) OR c = 3", ["or", ["and", ["a", "=", "1"], ["b", "=", "2"]], ["c", "=", "3"]]],
+    ];
+    for (const [filter, expected] of cases) expect(shape(parseFilter(filter)), filter).toEqual(expected);
   });
 
   it("parses NOT, minus and every comparator", () => {

@@ -1,8 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTempDir } from "../testing/temp-dirs.js";
 import type { Principal } from "../identity/principal.js";
 import {
   Action,
@@ -33,13 +33,9 @@ const dave = user("dave");
 const POLICY = `
 admins: [users/root]
 workspaces:
-  team-a:
-    members: [users/alice, users/bob]
-    viewers: [users/carol]
-  team-b:
-    viewers: [users/alice]
-  open:
-    viewers: ["users/*"]
+  team-a: { members: [users/alice, users/bob], viewers: [users/carol] }
+  team-b: { viewers: [users/alice] }
+  open: { viewers: ["users/*"] }
 `;
 
 const WORKSPACE_KINDS = Object.values(WorkspaceKind);
@@ -189,16 +185,10 @@ describe("policy", () => {
   });
 
   describe("createPolicy", () => {
-    let dir: string;
-    beforeAll(async () => {
-      dir = await mkdtemp(path.join(tmpdir(), "aiem-policy-"));
-    });
-    afterAll(async () => {
-      await rm(dir, { recursive: true, force: true });
-    });
+    const dir = useTempDir("aiem-policy-");
 
     it("reads the file once", async () => {
-      const file = path.join(dir, "policy.yaml");
+      const file = path.join(dir(), "policy.yaml");
       await writeFile(file, POLICY);
       const policy = await createPolicy(file);
       expect(policy.source).toBe(file);
@@ -207,7 +197,7 @@ describe("policy", () => {
     });
 
     it("names a missing file", async () => {
-      const file = path.join(dir, "missing.yaml");
+      const file = path.join(dir(), "missing.yaml");
       await expect(createPolicy(file)).rejects.toThrow(`policy file ${file}: cannot be read`);
     });
 

@@ -5,9 +5,9 @@
 // ports are served at paths of one origin, the path) it is good for and an expiry. Another origin's
 // session, or a cookie a page planted, opens nowhere else; the cookie's name is ours, which user
 // content may neither read nor set (user-content.ts in the server kit).
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { Principal } from "../identity/principal.js";
-import { loadSecretKey } from "./secret-key.js";
+import { deriveInternalKey } from "./secret-key.js";
 
 /** The cookie at a content origin that can take a `__Host-` cookie (https, or a `localhost` name). */
 export const SESSION_COOKIE = "__Host-aiem_session";
@@ -22,14 +22,9 @@ interface SessionContents {
   readonly expires: number;
 }
 
-/**
- * The session key: derived from AIEM_INTERNAL_KEY (or the data directory's `keys/internal.key`),
- * which the replicas of a part share, with a derivation of its own: a session is never a ticket
- * and never the internal key.
- */
-export async function loadSessionKey(dataDir: string, internalKey: string | undefined): Promise<Uint8Array> {
-  const root = await loadSecretKey({ variable: "AIEM_INTERNAL_KEY", value: internalKey, dataDir, name: "internal" });
-  return new Uint8Array(hkdfSync("sha256", root, new Uint8Array(0), "aiem content session v1", 32));
+/** The session key, derived from the internal key: a session is never a ticket. */
+export function loadSessionKey(dataDir: string, internalKey: string | undefined): Promise<Uint8Array> {
+  return deriveInternalKey(dataDir, internalKey, "aiem content session v1");
 }
 
 /**

@@ -3,8 +3,8 @@
 // short-lived, for one origin, good once, sealed (AES-256-GCM) so that neither the link nor the
 // browser's history shows the token it stands for. The edge at that origin opens it and answers
 // with a host-only cookie of that origin alone (see the edge's content-origins.ts).
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
-import { loadSecretKey } from "./secret-key.js";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { deriveInternalKey } from "./secret-key.js";
 
 /** The query parameter that carries a ticket. */
 export const TICKET_PARAM = "aiem_ticket";
@@ -22,14 +22,9 @@ export interface TicketContents {
   readonly nonce: string;
 }
 
-/**
- * The ticket key: derived from AIEM_INTERNAL_KEY (or the data directory's `internal` key), so
- * the parts that mint (engine, sandbox) and the edge that opens agree without another setting,
- * and a ticket never doubles as the internal key.
- */
-export async function loadTicketKey(dataDir: string, internalKey: string | undefined): Promise<Uint8Array> {
-  const root = await loadSecretKey({ variable: "AIEM_INTERNAL_KEY", value: internalKey, dataDir, name: "internal" });
-  return new Uint8Array(hkdfSync("sha256", root, new Uint8Array(0), "aiem content ticket v1", 32));
+/** The ticket key, derived from the internal key, so the parts that mint and the edge that opens agree. */
+export function loadTicketKey(dataDir: string, internalKey: string | undefined): Promise<Uint8Array> {
+  return deriveInternalKey(dataDir, internalKey, "aiem content ticket v1");
 }
 
 export function sealTicket(key: Uint8Array, token: string, host: string, now = Date.now()): string {

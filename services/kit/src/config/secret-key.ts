@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { hkdfSync, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError } from "./env.js";
@@ -28,6 +28,20 @@ export async function loadSecretKey(source: SecretKeySource): Promise<Uint8Array
   }
   await createFileOnce(file, `${randomBytes(32).toString("base64")}\n`);
   return decode(await readFile(file, "utf8"), file);
+}
+
+/**
+ * A 32-byte key for one purpose, derived from AIEM_INTERNAL_KEY (or the data directory's
+ * `keys/internal.key`), which the replicas and parts of a deployment share: parts agree on it
+ * without another setting, and it never doubles as the internal key or another purpose's key.
+ */
+export async function deriveInternalKey(
+  dataDir: string,
+  internalKey: string | undefined,
+  purpose: string,
+): Promise<Uint8Array> {
+  const root = await loadSecretKey({ variable: "AIEM_INTERNAL_KEY", value: internalKey, dataDir, name: "internal" });
+  return new Uint8Array(hkdfSync("sha256", root, new Uint8Array(0), purpose, 32));
 }
 
 function decode(text: string, where: string): Uint8Array {

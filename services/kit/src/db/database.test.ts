@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
 import type { AnyDatabase } from "./database.js";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql, type Kysely, type Migration } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../testing/temp-dirs.js";
 import { testSchemaName } from "../testing/test-database.js";
 import { createDatabase, migrateToLatest, openDatabase, type Database, type DatabaseTarget } from "./database.js";
 
@@ -233,15 +232,10 @@ describe.each(targets)("database on %s", (_kind, target) => {
 });
 
 describe("createDatabase with PGlite in the data directory", () => {
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), "aiem-db-"));
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const tempDir = useTempDirs("aiem-db-");
 
   it("stores data in <dataDir>/pglite, shares one instance between services and survives a restart", async () => {
+    const dataDir = await tempDir();
     const a = await createDatabase({ dataDir, schema: "svc_a" });
     const b = await createDatabase({ dataDir, schema: "svc_b" });
     expect(existsSync(path.join(dataDir, "pglite"))).toBe(true);

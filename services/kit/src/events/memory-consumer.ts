@@ -146,24 +146,19 @@ export class MemoryConsumer {
     p.token = undefined;
     const msg = this.stream.get(seq);
     const { maxDeliver } = this.settings;
-    if (maxDeliver > 0 && p.deliveries >= maxDeliver) {
-      this.pending.delete(seq);
-      this.logger.error("giving up on event after max deliveries", {
-        consumer: this.name,
-        subject: msg?.subject,
-        id: msg?.id,
-        deliveries: p.deliveries,
-        ...errorFields(err),
-      });
-      return;
-    }
-    this.logger.warn("event handler failed; will redeliver", {
+    const fields = {
       consumer: this.name,
       subject: msg?.subject,
       id: msg?.id,
       deliveries: p.deliveries,
       ...errorFields(err),
-    });
+    };
+    if (maxDeliver > 0 && p.deliveries >= maxDeliver) {
+      this.pending.delete(seq);
+      this.logger.error("giving up on event after max deliveries", fields);
+      return;
+    }
+    this.logger.warn("event handler failed; will redeliver", fields);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       const at = this.ready.findIndex((s) => s > seq);

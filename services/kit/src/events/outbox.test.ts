@@ -57,6 +57,20 @@ async function watch(bus: EventBus, name: string) {
   return { deliveries, order, sub };
 }
 
+/** A bus whose publishes each take 30 ms; `started` settles when the first one begins. */
+function slowPublisher(bus: EventBus): { slow: Pick<EventBus, "publish">; started: Promise<void> } {
+  let publishing!: () => void;
+  const started = new Promise<void>((r) => (publishing = r));
+  const slow: Pick<EventBus, "publish"> = {
+    publish: async (subject, data, options) => {
+      publishing();
+      await pause(30);
+      return bus.publish(subject, data, options);
+    },
+  };
+  return { slow, started };
+}
+
 describe("transactional outbox", () => {
   let database: Database;
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -197,15 +211,7 @@ describe("transactional outbox", () => {
 
     it("flush returns only once what was pending has been published, even while a round is in flight", async () => {
       const { deliveries } = await watch(bus, "watcher");
-      let publishing!: () => void;
-      const started = new Promise<void>((r) => (publishing = r));
-      const slow: Pick<EventBus, "publish"> = {
-        publish: async (subject, data, options) => {
-          publishing();
-          await pause(30);
-          return bus.publish(subject, data, options);
-        },
-      };
+      const { slow, started } = slowPublisher(bus);
       const running = relay({ bus: slow });
       const other = relay({ bus: slow });
       const ids: string[] = [];
@@ -233,15 +239,7 @@ describe("transactional outbox", () => {
       expect(await outboxBacklog(database)).toBe(0);
       // The bus holds it at once: the watcher gets it without any further round.
       await waitFor(() => deliveries.has(mine));
-      let publishing!: () => void;
-      const started = new Promise<void>((r) => (publishing = r));
-      const slow: Pick<EventBus, "publish"> = {
-        publish: async (subject, data, options) => {
-          publishing();
-          await pause(30);
-          return bus.publish(subject, data, options);
-        },
-      };
+      const { slow, started } = slowPublisher(bus);
       const other = relay({ bus: slow });
       const theirs: string[] = [];
       for (let i = 0; i < 3; i++) theirs.push(await setState(database, `p${i + 1}`, "RUNNING"));

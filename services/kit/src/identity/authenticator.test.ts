@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../testing/temp-dirs.js";
 import { createAuthenticator, readRoles, type Authenticator } from "./authenticator.js";
 import { lowSToken } from "./ecdsa-low-s.js";
 import { EMBEDDED_AUDIENCE, EMBEDDED_ISSUER, mintEmbeddedToken } from "./embedded-token.js";
@@ -33,15 +31,7 @@ function highSTwin(token: string): string {
   return `${header}.${payload}.${Buffer.concat([bytes.subarray(0, 32), flipped]).toString("base64url")}`;
 }
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), "aiem-identity-"));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("aiem-identity-");
 
 describe("embedded mode", () => {
   let dataDir: string;

@@ -1,8 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../testing/temp-dirs.js";
 import { createAuthenticator } from "./authenticator.js";
 import { createEmbeddedIssuer, type EmbeddedIssuer, type TokenEndpointResponse } from "./embedded-issuer.js";
 import { EMBEDDED_AUDIENCE, embeddedIssuerUrl, mintEmbeddedToken } from "./embedded-token.js";
@@ -12,15 +10,7 @@ import { loadOrCreateSigningKey, type SigningKey } from "./signing-key.js";
 const ISSUER = embeddedIssuerUrl("http://127.0.0.1:8080/");
 const FORM = "application/x-www-form-urlencoded";
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), "aiem-issuer-"));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("aiem-issuer-");
 
 describe("embedded issuer", () => {
   let dataDir: string;

@@ -28,4 +28,5 @@ export {
   restCall,
 } from "./rest-assertions.js";
 export { TEST_POLICY, TEST_USERS, TEST_WORKSPACE, UUID_WORKSPACE } from "./test-policy.js";
+export { useTempDir, useTempDirs } from "./temp-dirs.js";
 export { type Held, type WaitOptions, waitFor } from "./wait-for.js";

@@ -39,6 +39,19 @@ function faultStage(name: KubeletFault, statusTemplate: string): object {
   };
 }
 
+/** Every container of the pod not ready, in `state` (the lines under a container's `state:`). */
+function containersIn(state: string): string {
+  return `containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: false
+  restartCount: 0
+  state:
+${state}
+{{ end }}`;
+}
+
 const imagePullError = `
 {{ $now := Now }}
 conditions:
@@ -49,17 +62,9 @@ conditions:
   status: "False"
   type: Ready
   reason: ContainersNotReady
-containerStatuses:
-{{ range .spec.containers }}
-- image: {{ .image | Quote }}
-  name: {{ .name | Quote }}
-  ready: false
-  restartCount: 0
-  state:
-    waiting:
+${containersIn(`    waiting:
       reason: ErrImagePull
-      message: {{ printf "failed to pull and unpack image %q: not found" .image | Quote }}
-{{ end }}
+      message: {{ printf "failed to pull and unpack image %q: not found" .image | Quote }}`)}
 phase: Pending
 `;
 
@@ -70,19 +75,11 @@ conditions:
   status: "False"
   type: Ready
   reason: PodFailed
-containerStatuses:
-{{ range .spec.containers }}
-- image: {{ .image | Quote }}
-  name: {{ .name | Quote }}
-  ready: false
-  restartCount: 0
-  state:
-    terminated:
+${containersIn(`    terminated:
       exitCode: 137
       reason: OOMKilled
       startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-{{ end }}
+      finishedAt: {{ $now | Quote }}`)}
 phase: Failed
 startTime: {{ $now | Quote }}
 `;

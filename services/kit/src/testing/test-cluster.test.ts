@@ -13,6 +13,8 @@ describe.skipIf(unavailable !== undefined)("the test Kubernetes cluster", () => 
     cluster = await startTestCluster({ nodes: [{ name: "small", allocatable: { cpu: "2" } }, { name: "big" }] });
   }, 180_000);
   afterAll(() => cluster?.stop());
+  /** Applies one object in the namespace `demo`. */
+  const apply = (object: object) => cluster.kubectl(["apply", "-n", "demo", "-f", "-"], JSON.stringify(object));
 
   it("serves the pinned Kubernetes version with the simulated nodes Ready", () => {
     expect(JSON.parse(cluster.kubectl(["version", "-o", "json"])).serverVersion.gitVersion).toBe("v1.35.4");
@@ -25,15 +27,12 @@ describe.skipIf(unavailable !== undefined)("the test Kubernetes cluster", () => 
 
   it("schedules a pod on a node and kwok makes it Running", async () => {
     await cluster.createNamespace("demo");
-    cluster.kubectl(
-      ["apply", "-n", "demo", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "p" },
-        spec: { containers: [{ name: "c", image: "example.invalid/never-pulled" }] },
-      }),
-    );
+    apply({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: { containers: [{ name: "c", image: "example.invalid/never-pulled" }] },
+    });
     cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Running", "pod/p", "--timeout=60s"]);
     const pod = JSON.parse(cluster.kubectl(["get", "-n", "demo", "pod/p", "-o", "json"]));
     expect(cluster.nodeNames).toContain(pod.spec.nodeName);
@@ -41,28 +40,24 @@ describe.skipIf(unavailable !== undefined)("the test Kubernetes cluster", () => 
   });
 
   it("binds a claim to one of its volumes in the default class", () => {
-    cluster.kubectl(
-      ["apply", "-n", "demo", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        metadata: { name: "data" },
-        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
-      }),
-    );
+    apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "data" },
+      spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+    });
     cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=60s"]);
   });
 
   it("fails pods as a kubelet would when their annotation asks", async () => {
-    const pod = (name: string, fault: string) =>
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name, annotations: { [kubeletFaultAnnotation]: fault } },
-        spec: { containers: [{ name: "c", image: `example.invalid/${name}` }] },
-      });
-    cluster.kubectl(["apply", "-n", "demo", "-f", "-"], pod("pull", "image-pull-error"));
-    cluster.kubectl(["apply", "-n", "demo", "-f", "-"], pod("oom", "oom"));
+    const pod = (name: string, fault: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, annotations: { [kubeletFaultAnnotation]: fault } },
+      spec: { containers: [{ name: "c", image: `example.invalid/${name}` }] },
+    });
+    apply(pod("pull", "image-pull-error"));
+    apply(pod("oom", "oom"));
     cluster.kubectl([
       "wait",
       "-n",
