@@ -1,11 +1,11 @@
 // The engine service on the Kubernetes runtime against a real control plane with kwok nodes:
 // engines made through the API become pods, claims and Services in the cluster, and pause,
 // resume and delete act on them. Skipped, saying why, where the binaries are not built.
-import { kubeletFaultAnnotation } from "@aiem/kit/testing";
+import { kubeletFaultAnnotation, kubernetesSkipReason } from "@aiem/kit/testing";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
-import { type KubernetesFixture, kubernetesSkipReason, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
+import { type KubernetesFixture, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
 import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 
 const unavailable = kubernetesSkipReason("kubernetes.test.ts");

@@ -13,6 +13,7 @@ export {
   type TestClusterOptions,
   type TestNode,
 } from "./test-cluster.js";
+export { kubernetesSkipReason, type NamespaceCluster, startNamespaceCluster } from "./namespace-cluster.js";
 export { type KubeletFault, kubeletFaultAnnotation } from "./test-cluster-stages.js";
 export { listAllPages, type Page } from "./list-pages.js";
 export {
