@@ -1,5 +1,6 @@
 export { createTestDatabase, testSchemaName } from "./test-database.js";
 export { binaryContent } from "./binary-content.js";
+export { containerStatus } from "./container-status.js";
 export {
   kubernetesArtifactPath,
   kubernetesCacheDir,
