@@ -28,15 +28,10 @@ describe.skipIf(!jupyter)("a notebook engine on Jupyter", () => {
   it("serves Jupyter through the edge, WebSockets included, and keeps its files over pause and resume", {
     timeout: 120_000,
   }, async () => {
-    const name = "workspaces/team-a/notebookEngines/jup";
-    const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=jup", {
-      who: "alice",
-      body: {
-        profile: "workspaces/global/notebookEngineProfiles/nb",
-        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
-      },
+    const name = await h.create("notebookEngines", "jup", {
+      profile: "workspaces/global/notebookEngineProfiles/nb",
+      notebookImage: "workspaces/global/notebookEngineImages/jupyter",
     });
-    expect(created.status, created.text).toBe(200);
     const e = await h.waitForState(name, "STATE_RUNNING", 90_000);
     const access = await h.rest("GET", `/v1/${name}:access`, { who: "alice" });
     const uri: string = access.body.uri;

@@ -1,16 +1,20 @@
 // The engine service on the Kubernetes runtime against a real control plane with kwok nodes:
 // engines made through the API become pods, claims and Services in the cluster, and pause,
 // resume and delete act on them. Skipped, saying why, where the binaries are not built.
-import { kubeletFaultAnnotation } from "@aiem/kit/testing";
+import { kubeletFaultAnnotation, kubernetesSkipReason } from "@aiem/kit/testing";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "./runtime/kubernetes/kubernetes-runtime.js";
-import { type KubernetesFixture, kubernetesSkipReason, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
+import { type KubernetesFixture, startKubernetesFixture } from "./testing/kubernetes-cluster.js";
 import { catalogueFixture, startEngineTestHost, type EngineTestHost } from "./testing/index.js";
 
 const unavailable = kubernetesSkipReason("kubernetes.test.ts");
 
 const namespace = "workloads";
+const notebook = {
+  profile: "workspaces/global/notebookEngineProfiles/nb",
+  notebookImage: "workspaces/global/notebookEngineImages/jupyter",
+};
 
 describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", () => {
   let k8s: KubernetesFixture;
@@ -53,15 +57,7 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   it("runs a notebook engine as a pod, pauses it keeping its claim, resumes and deletes it", {
     timeout: 120_000,
   }, async () => {
-    const name = "workspaces/team-a/notebookEngines/k8s";
-    const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=k8s", {
-      who: "alice",
-      body: {
-        profile: "workspaces/global/notebookEngineProfiles/nb",
-        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
-      },
-    });
-    expect(created.status, created.text).toBe(200);
+    const name = await h.create("notebookEngines", "k8s", notebook);
     const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
     const objectName = `engine-${engine.uid}`;
     const pod = await core.readNamespacedPod({ namespace, name: objectName });
@@ -106,15 +102,7 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   });
 
   it("starts a running notebook engine again whose pod someone else deleted", { timeout: 120_000 }, async () => {
-    const name = "workspaces/team-a/notebookEngines/lost";
-    const created = await h.rest("POST", "/v1/workspaces/team-a/notebookEngines?notebookEngineId=lost", {
-      who: "alice",
-      body: {
-        profile: "workspaces/global/notebookEngineProfiles/nb",
-        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
-      },
-    });
-    expect(created.status, created.text).toBe(200);
+    const name = await h.create("notebookEngines", "lost", notebook);
     const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
     const objectName = `engine-${engine.uid}`;
     const first = await core.readNamespacedPod({ namespace, name: objectName });
@@ -134,16 +122,11 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   it("runs a 2-node H2O engine as two pods of one cloud; terminate removes them, delete the rest", {
     timeout: 120_000,
   }, async () => {
-    const name = "workspaces/team-a/h2oEngines/cloud";
-    const created = await h.rest("POST", "/v1/workspaces/team-a/h2oEngines?h2oEngineId=cloud", {
-      who: "alice",
-      body: {
-        profile: "workspaces/global/h2oEngineProfiles/h2o",
-        h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0",
-        nodeCount: 2,
-      },
+    const name = await h.create("h2oEngines", "cloud", {
+      profile: "workspaces/global/h2oEngineProfiles/h2o",
+      h2oEngineVersion: "workspaces/global/h2oEngineVersions/3.46.0",
+      nodeCount: 2,
     });
-    expect(created.status, created.text).toBe(200);
     const engine = await h.waitForState(name, "STATE_RUNNING", 60_000);
     const selector = `app.kubernetes.io/instance=${engine.uid}`;
     const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
@@ -170,25 +153,14 @@ describe.skipIf(unavailable !== undefined)("engines on the Kubernetes runtime", 
   it("fails engines with the reason the cluster gives: memory, an image pull, no node with the GPU", {
     timeout: 120_000,
   }, async () => {
-    const create = async (kind: string, id: string, body: object) => {
-      const r = await h.rest("POST", `/v1/workspaces/team-a/${kind}?${kind.replace(/s$/, "")}Id=${id}`, {
-        who: "alice",
-        body,
-      });
-      expect(r.status, r.text).toBe(200);
-      return `workspaces/team-a/${kind}/${id}`;
-    };
     const version = "workspaces/global/h2oEngineVersions/3.46.0";
     const [oom, pull, gpu] = await Promise.all([
-      create("notebookEngines", "oom", {
-        profile: "workspaces/global/notebookEngineProfiles/nb-oom",
-        notebookImage: "workspaces/global/notebookEngineImages/jupyter",
-      }),
-      create("h2oEngines", "pull", {
+      h.create("notebookEngines", "oom", { ...notebook, profile: "workspaces/global/notebookEngineProfiles/nb-oom" }),
+      h.create("h2oEngines", "pull", {
         profile: "workspaces/global/h2oEngineProfiles/h2o-pull",
         h2oEngineVersion: version,
       }),
-      create("h2oEngines", "gpu", {
+      h.create("h2oEngines", "gpu", {
         profile: "workspaces/global/h2oEngineProfiles/h2o",
         h2oEngineVersion: version,
         gpu: 1,

@@ -43,16 +43,20 @@ func startTestAgent(t *testing.T) *testAgent {
 		server.Close()
 		a.processes.close()
 	})
+	return &testAgent{t: t, root: root, client: unixClient(socket), agent: a}
+}
+
+// unixClient speaks HTTP/2 without TLS, as the runtime does, to the agent on `socket`.
+func unixClient(socket string) *http.Client {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	client := &http.Client{Transport: &http.Transport{
+	return &http.Client{Transport: &http.Transport{
 		Protocols: &protocols,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		},
 	}}
-	return &testAgent{t: t, root: root, client: client, agent: a}
 }
 
 func frame(msg []byte) []byte {

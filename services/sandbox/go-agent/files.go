@@ -175,14 +175,10 @@ func (a *agent) writeRoute(w http.ResponseWriter, r *http.Request, q url.Values)
 				break
 			}
 			if err != nil {
-				return errorf(codeCanceled, "the upload was cancelled before its end")
+				return bodyEnd(r, err, "upload")
 			}
 		}
-		// A body cut short must not be renamed into place: the client marks a whole one.
-		if r.Trailer.Get(completeTrailer) != "1" {
-			return errorf(codeCanceled, "the upload was cancelled before its end")
-		}
-		return nil
+		return bodyEnd(r, nil, "upload")
 	}
 	info, err := a.fs.writeFile(q.Get("path"), fill, createParents, overwrite, mode)
 	if err != nil {
@@ -191,6 +187,16 @@ func (a *agent) writeRoute(w http.ResponseWriter, r *http.Request, q url.Values)
 	}
 	w.Header().Set(fileInfoHeader, fileInfoValue(info))
 	w.WriteHeader(http.StatusOK)
+}
+
+// bodyEnd says how a file's body ended, given the error its reading ended with: a body cut short,
+// or one the client did not mark whole, is the client cancelling the `what` (and must not be
+// renamed into place).
+func bodyEnd(r *http.Request, readErr error, what string) error {
+	if readErr != nil || r.Trailer.Get(completeTrailer) != "1" {
+		return errorf(codeCanceled, "the %s was cancelled before its end", what)
+	}
+	return nil
 }
 
 // closedByClient returns once the client has closed the stream, or after the longest hold.
@@ -246,13 +252,8 @@ func (a *agent) writeDescriptorRoute(w http.ResponseWriter, r *http.Request, q u
 		w.(http.Flusher).Flush()
 		headersSent = true
 		// No body is expected; anything sent is read and dropped so that the end comes.
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			return errorf(codeCanceled, "the write was cancelled before its end")
-		}
-		if r.Trailer.Get(completeTrailer) != "1" {
-			return errorf(codeCanceled, "the write was cancelled before its end")
-		}
-		return nil
+		_, err = io.Copy(io.Discard, r.Body)
+		return bodyEnd(r, err, "write")
 	}
 	info, err := a.fs.writeFile(q.Get("path"), fill, createParents, overwrite, mode)
 	if err != nil {

@@ -2,9 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,16 +48,7 @@ func startAgentProcess(t *testing.T, binary string, args ...string) (*exec.Cmd, 
 	if err != nil || line != "ready\n" {
 		t.Fatalf("the agent did not start: %q %v", line, err)
 	}
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	client := &http.Client{Transport: &http.Transport{
-		Protocols: &protocols,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-	}}
-	return cmd, &testAgent{t: t, client: client}
+	return cmd, &testAgent{t: t, client: unixClient(socket)}
 }
 
 // capabilityLines reads the capability sets of every thread of `pid`.

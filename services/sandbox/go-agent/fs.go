@@ -40,6 +40,30 @@ func errnoOf(err error) syscall.Errno {
 	return 0
 }
 
+// fsErrors say what a failed file system call means to a client: the API's code, and the words
+// after the sandbox path.
+var fsErrors = map[syscall.Errno]struct {
+	code int
+	text string
+}{
+	syscall.ENOENT:       {codeNotFound, "no such file or directory"},
+	syscall.EEXIST:       {codeAlreadyExists, "already exists"},
+	syscall.ENOTDIR:      {codeFailedPrecondition, "a parent is not a directory"},
+	syscall.EISDIR:       {codeFailedPrecondition, "is a directory"},
+	syscall.ENOTEMPTY:    {codeFailedPrecondition, "directory is not empty"},
+	syscall.ELOOP:        {codeFailedPrecondition, "too many levels of symbolic links"},
+	syscall.EXDEV:        {codeFailedPrecondition, "cannot move across filesystems"},
+	syscall.EBUSY:        {codePermissionDenied, "is in use by the system"},
+	syscall.EACCES:       {codePermissionDenied, "permission denied"},
+	syscall.EPERM:        {codePermissionDenied, "permission denied"},
+	syscall.EROFS:        {codePermissionDenied, "permission denied"},
+	syscall.ENOSPC:       {codeResourceExhausted, "the sandbox's storage is full"},
+	syscall.EDQUOT:       {codeResourceExhausted, "the sandbox's storage is full"},
+	syscall.EFBIG:        {codeResourceExhausted, "the sandbox's storage is full"},
+	syscall.EINVAL:       {codeInvalidArgument, "invalid argument"},
+	syscall.ENAMETOOLONG: {codeInvalidArgument, "name too long"},
+}
+
 // fsError turns a failed system call on the sandbox path `path` into an API error that names
 // sandbox paths only.
 func fsError(err error, path string) error {
@@ -47,36 +71,14 @@ func fsError(err error, path string) error {
 	if errors.As(err, &re) {
 		return re
 	}
-	switch errno := errnoOf(err); errno {
-	case syscall.ENOENT:
-		return errorf(codeNotFound, "%s: no such file or directory", path)
-	case syscall.EEXIST:
-		return errorf(codeAlreadyExists, "%s: already exists", path)
-	case syscall.ENOTDIR:
-		return errorf(codeFailedPrecondition, "%s: a parent is not a directory", path)
-	case syscall.EISDIR:
-		return errorf(codeFailedPrecondition, "%s: is a directory", path)
-	case syscall.ENOTEMPTY:
-		return errorf(codeFailedPrecondition, "%s: directory is not empty", path)
-	case syscall.ELOOP:
-		return errorf(codeFailedPrecondition, "%s: too many levels of symbolic links", path)
-	case syscall.EXDEV:
-		return errorf(codeFailedPrecondition, "%s: cannot move across filesystems", path)
-	case syscall.EBUSY:
-		return errorf(codePermissionDenied, "%s: is in use by the system", path)
-	case syscall.EACCES, syscall.EPERM, syscall.EROFS:
-		return errorf(codePermissionDenied, "%s: permission denied", path)
-	case syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG:
-		return errorf(codeResourceExhausted, "%s: the sandbox's storage is full", path)
-	case syscall.EINVAL:
-		return errorf(codeInvalidArgument, "%s: invalid argument", path)
-	case syscall.ENAMETOOLONG:
-		return errorf(codeInvalidArgument, "%s: name too long", path)
-	case 0:
-		return errorf(codeInternal, "%s: unexpected error", path)
-	default:
-		return errorf(codeInternal, "%s: %s", path, errnoName(errno))
+	errno := errnoOf(err)
+	if known, ok := fsErrors[errno]; ok {
+		return errorf(known.code, "%s: %s", path, known.text)
 	}
+	if errno == 0 {
+		return errorf(codeInternal, "%s: unexpected error", path)
+	}
+	return errorf(codeInternal, "%s: %s", path, errnoName(errno))
 }
 
 func errnoName(errno syscall.Errno) string { return "errno " + strconv.Itoa(int(errno)) }

@@ -137,22 +137,11 @@ type handler func(s *stream) error
 // unary turns a function of one request into a handler; the function runs in a turn at
 // blocking work (see threads.go).
 func unary(fn func(ctx context.Context, r request) ([]byte, error)) handler {
-	return func(s *stream) error {
-		r, err := s.recvRequest()
-		if err == io.EOF {
-			return errorf(codeInvalidArgument, "the request has no message")
-		}
-		if err != nil {
-			return err
-		}
+	return waitingUnary(func(ctx context.Context, r request) ([]byte, error) {
 		done := blocking()
-		out, err := fn(s.ctx, r)
-		done()
-		if err != nil {
-			return err
-		}
-		return s.send(out)
-	}
+		defer done()
+		return fn(ctx, r)
+	})
 }
 
 // waitingUnary is unary for a function that waits rather than works: it takes no turn, so

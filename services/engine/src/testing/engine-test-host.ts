@@ -31,6 +31,8 @@ export interface EngineTestHost {
   readonly catalogue: CatalogueModule;
   token(user: string, roles?: readonly string[]): Promise<string>;
   rest(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Creates the engine `id` in team-a's `collection` (`notebookEngines`...) as alice; throws unless accepted. */
+  create(collection: string, id: string, body: object): Promise<string>;
   /** Waits until the engine read model holds `name` of `kind` and `check` holds for it. */
   syncCatalogue(kind: string, name: string, check?: (r: RestJson) => boolean): Promise<void>;
   /** Polls GET until the engine is in `state` (a full enum name); returns it. */
@@ -99,6 +101,12 @@ export async function startEngineTestHost(options: EngineTestHostOptions = {}): 
     catalogue,
     token,
     rest,
+    async create(collection, id, body) {
+      const singular = collection.replace(/s$/, "");
+      const r = await rest("POST", `/v1/workspaces/team-a/${collection}?${singular}Id=${id}`, { who: "alice", body });
+      if (r.status !== 200) throw new Error(`creating ${singular} ${id}: ${r.status} ${r.text}`);
+      return `workspaces/team-a/${collection}/${id}`;
+    },
     ...createWaits(engine, catalogue, rest),
     stop: () => stopHost(t, [engine.database!.schema, catalogue.database!.schema]),
   };

@@ -1,32 +1,12 @@
-// What every Kubernetes suite of the engine service shares: whether the control plane is built
-// (the suites skip, saying why, where it is not), a real cluster with a namespace and clients for
+// What the engine service's Kubernetes suites share: a real cluster with a namespace and clients for
 // it, and waits on what the cluster or the runtime reports, by watches rather than polling.
-import { kubernetesUnavailable, startTestCluster, type TestCluster, type TestClusterOptions } from "@aiem/kit/testing";
-import {
-  CoreV1Api,
-  KubeConfig,
-  type KubernetesObject,
-  type V1ListMeta,
-  type V1Pod,
-  Watch,
-} from "@kubernetes/client-node";
+import { type NamespaceCluster, startNamespaceCluster, type TestClusterOptions } from "@aiem/kit/testing";
+import { type KubernetesObject, type V1ListMeta, type V1Pod, Watch } from "@kubernetes/client-node";
 import type { EngineRuntime, EngineStatus } from "../runtime/runtime.js";
-
-/** Why the Kubernetes suites cannot run here (logged once per file), or undefined when they can. */
-export function kubernetesSkipReason(suite: string): string | undefined {
-  const reason = kubernetesUnavailable();
-  if (reason) console.warn(`${suite}: skipped, ${reason}`);
-  return reason;
-}
 
 export type WatchedKind = "pods" | "services" | "persistentvolumeclaims";
 
-export interface KubernetesFixture {
-  readonly cluster: TestCluster;
-  /** The admin kubeconfig, loaded. */
-  readonly config: KubeConfig;
-  readonly core: CoreV1Api;
-  readonly namespace: string;
+export interface KubernetesFixture extends NamespaceCluster {
   /** Resolves with the pod once `done` holds for it (`undefined`: deleted), by a list and a watch from it. */
   watchPod(name: string, done: (pod: V1Pod | undefined) => boolean): Promise<V1Pod | undefined>;
   /** Resolves once the named object of `kind` is gone (now or later). */
@@ -39,16 +19,8 @@ export async function startKubernetesFixture(
   namespace: string,
   options: TestClusterOptions = {},
 ): Promise<KubernetesFixture> {
-  const cluster = await startTestCluster(options);
-  try {
-    await cluster.createNamespace(namespace);
-  } catch (error) {
-    await cluster.stop();
-    throw error;
-  }
-  const config = new KubeConfig();
-  config.loadFromFile(cluster.kubeconfigPath);
-  const core = config.makeApiClient(CoreV1Api);
+  const started = await startNamespaceCluster(namespace, options);
+  const { config, core } = started;
 
   async function watchObject<T extends KubernetesObject>(
     kind: WatchedKind,
@@ -91,7 +63,7 @@ export async function startKubernetesFixture(
     await watchObject(kind, name, (object) => object === undefined);
   };
 
-  return { cluster, config, core, namespace, watchPod, watchGone, stop: () => cluster.stop() };
+  return { ...started, watchPod, watchGone, stop: () => started.cluster.stop() };
 }
 
 /** Resolves once the engine's status satisfies `done`, checked now and on every change the runtime reports. */

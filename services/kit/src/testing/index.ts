@@ -1,5 +1,6 @@
 export { createTestDatabase, testSchemaName } from "./test-database.js";
 export { binaryContent } from "./binary-content.js";
+export { containerStatus } from "./container-status.js";
 export {
   kubernetesArtifactPath,
   kubernetesCacheDir,
@@ -13,6 +14,7 @@ export {
   type TestClusterOptions,
   type TestNode,
 } from "./test-cluster.js";
+export { kubernetesSkipReason, type NamespaceCluster, startNamespaceCluster } from "./namespace-cluster.js";
 export { type KubeletFault, kubeletFaultAnnotation } from "./test-cluster-stages.js";
 export { listAllPages, type Page } from "./list-pages.js";
 export {

@@ -2,11 +2,10 @@
 // sandbox and its ports become (as the real service's integration tests read them), the states
 // read from its pod, and what happens when someone else deletes its pod. kwok runs no containers,
 // so the agent is never reached here (docs/adr/0245).
-import { type KubeletFault, kubeletFaultAnnotation } from "@aiem/kit/testing";
+import { type KubeletFault, kubeletFaultAnnotation, kubernetesSkipReason } from "@aiem/kit/testing";
 import { SandboxEngine_PendingReason as Reason } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  kubernetesSkipReason,
   type SandboxClusterFixture,
   startSandboxCluster,
   untilSandbox as until,

@@ -2,12 +2,11 @@
 // agent, a Service owning everything else, and per port a Service and (public) an HTTPRoute, in
 // one namespace. What the cluster holds is read from informers (a list, then a watch), never
 // polled; every replica of the service sees the same objects, so nothing is pinned to one.
-import { createOrRead, ignoreNotFound } from "@aiem/kit/kubernetes";
+import { createOrRead, ignoreNotFound, watchPodWarnings } from "@aiem/kit/kubernetes";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { createHttpRoutes } from "./http-routes.js";
 import { createObjectChanges } from "./object-changes.js";
 import { createOwningService } from "./owning-service.js";
-import { createPodWarnings } from "./pod-warnings.js";
 import { createSandboxInformers, sandboxSelector } from "./sandbox-informers.js";
 import {
   type AgentInjection,
@@ -60,7 +59,7 @@ export async function createKubernetesSandboxRuntime(
   const informers = createSandboxInformers(config, namespace, core, routable);
   const { pods, services } = informers;
   const changes = createObjectChanges(informers);
-  const warnings = createPodWarnings({ config, namespace, core, pods, onWarning: changes.notify });
+  const warnings = watchPodWarnings({ config, namespace, core, pods, onWarning: changes.notify });
   await Promise.all([informers.start(), warnings.start()]);
   const owningService = createOwningService(core, namespace);
   const ports = createSandboxPortObjects({

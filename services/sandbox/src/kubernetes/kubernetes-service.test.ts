@@ -2,13 +2,10 @@
 // through the REST API, a sandbox becomes a pod and RUNNING, its ports Services (and routes), a
 // pod deleted by someone else is made again, and deleting the sandbox removes every object. kwok
 // runs no containers, so no call reaches the agent here (docs/adr/0245).
+import { kubernetesSkipReason } from "@aiem/kit/testing";
 import { waitFor } from "@aiem/kit/events/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  kubernetesSkipReason,
-  type SandboxClusterFixture,
-  startSandboxCluster,
-} from "../testing/kubernetes-cluster.js";
+import { type SandboxClusterFixture, startSandboxCluster } from "../testing/kubernetes-cluster.js";
 import { ok, type SandboxHarness, startSandboxHarness } from "../testing/index.js";
 
 const unavailable = kubernetesSkipReason("kubernetes-service.test.ts");

@@ -1,14 +1,7 @@
 // The informers over sandboxes' objects (docs/adr/0245): the pods, Services and HTTPRoutes we manage
 // in the namespace, each a list then a watch, so that what the cluster holds is read, never polled.
-import { managedBy } from "@aiem/kit/kubernetes";
-import {
-  type CoreV1Api,
-  type KubeConfig,
-  type KubernetesObject,
-  makeInformer,
-  type V1Pod,
-  type V1Service,
-} from "@kubernetes/client-node";
+import { type CachedInformer, coreInformer, managedBy } from "@aiem/kit/kubernetes";
+import { type CoreV1Api, type KubeConfig, makeInformer, type V1Pod, type V1Service } from "@kubernetes/client-node";
 import type { HttpRoutes } from "./http-routes.js";
 import { appName, type HttpRoute } from "./sandbox-objects.js";
 
@@ -17,7 +10,6 @@ const instanceLabel = "app.kubernetes.io/instance";
 
 export type SandboxObjectKind = "pod" | "service" | "route";
 export type SandboxObject = V1Pod | V1Service | HttpRoute;
-export type CachedInformer<T extends KubernetesObject> = ReturnType<typeof makeInformer<T>>;
 
 export interface SandboxInformers {
   readonly pods: CachedInformer<V1Pod>;
@@ -45,18 +37,8 @@ export function createSandboxInformers(
   core: CoreV1Api,
   httpRoutes: HttpRoutes | undefined,
 ): SandboxInformers {
-  const pods = makeInformer<V1Pod>(
-    config,
-    `/api/v1/namespaces/${namespace}/pods`,
-    () => core.listNamespacedPod({ namespace, labelSelector: sandboxSelector }),
-    sandboxSelector,
-  );
-  const services = makeInformer<V1Service>(
-    config,
-    `/api/v1/namespaces/${namespace}/services`,
-    () => core.listNamespacedService({ namespace, labelSelector: sandboxSelector }),
-    sandboxSelector,
-  );
+  const pods = coreInformer(config, core, namespace, "pods", sandboxSelector);
+  const services = coreInformer(config, core, namespace, "services", sandboxSelector);
   const routes = httpRoutes
     ? makeInformer<HttpRoute>(
         config,

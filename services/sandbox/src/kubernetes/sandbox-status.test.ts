@@ -1,4 +1,5 @@
 import { SandboxEngine_PendingReason as Reason } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
+import { containerStatus } from "@aiem/kit/testing";
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { sandboxStatusOf } from "./sandbox-status.js";
@@ -28,14 +29,7 @@ describe("a sandbox's state from its pod", () => {
       {
         phase: "Pending",
         containerStatuses: [
-          {
-            name: "sandbox",
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { waiting: { reason: "ImagePullBackOff", message: "no such image" } },
-          },
+          containerStatus("sandbox", { waiting: { reason: "ImagePullBackOff", message: "no such image" } }),
         ],
       },
       "n1",
@@ -62,16 +56,7 @@ describe("a sandbox's state from its pod", () => {
     const ended = pod(
       {
         phase: "Failed",
-        containerStatuses: [
-          {
-            name: "sandbox",
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 2 } },
-          },
-        ],
+        containerStatuses: [containerStatus("sandbox", { terminated: { exitCode: 2 } })],
       },
       "n1",
     );

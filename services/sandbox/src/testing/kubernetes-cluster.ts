@@ -1,24 +1,13 @@
-// What the sandbox service's Kubernetes suites share: whether the control plane is built (they
-// skip, saying why, where it is not), a real cluster with a namespace and the HTTPRoute CRD, and
-// waits on what the runtime reports, by its watch rather than polling.
+// What the sandbox service's Kubernetes suites share: a real cluster with a namespace and the
+// HTTPRoute CRD, and waits on what the runtime reports, by its watch rather than polling.
 import { fileURLToPath } from "node:url";
 import { waitFor } from "@aiem/kit/events/testing";
-import { kubernetesUnavailable, startTestCluster, type TestCluster, type TestClusterOptions } from "@aiem/kit/testing";
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { type NamespaceCluster, startNamespaceCluster, type TestClusterOptions } from "@aiem/kit/testing";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import type { KubernetesSandboxRuntime } from "../kubernetes/kubernetes-sandbox-runtime.js";
 import type { SandboxPodStatus } from "../kubernetes/sandbox-status.js";
 
-/** Why the Kubernetes suites cannot run here (logged once per file), or undefined when they can. */
-export function kubernetesSkipReason(suite: string): string | undefined {
-  const reason = kubernetesUnavailable();
-  if (reason) console.warn(`${suite}: skipped, ${reason}`);
-  return reason;
-}
-
-export interface SandboxClusterFixture {
-  readonly cluster: TestCluster;
-  readonly config: KubeConfig;
-  readonly core: CoreV1Api;
+export interface SandboxClusterFixture extends NamespaceCluster {
   readonly custom: CustomObjectsApi;
   stop(): Promise<void>;
 }
@@ -28,25 +17,17 @@ export async function startSandboxCluster(
   namespace: string,
   options: TestClusterOptions & { readonly routes?: boolean } = {},
 ): Promise<SandboxClusterFixture> {
-  const cluster = await startTestCluster(options);
-  try {
-    await cluster.createNamespace(namespace);
-    if (options.routes !== false) {
-      cluster.kubectl(["apply", "-f", fileURLToPath(new URL("./httproute-crd.yaml", import.meta.url))]);
-      cluster.kubectl([
-        "wait",
-        "--for=condition=Established",
-        "crd/httproutes.gateway.networking.k8s.io",
-        "--timeout=60s",
-      ]);
-    }
-  } catch (error) {
-    await cluster.stop();
-    throw error;
-  }
-  const config = new KubeConfig();
-  config.loadFromFile(cluster.kubeconfigPath);
-  const custom = config.makeApiClient(CustomObjectsApi);
+  const started = await startNamespaceCluster(namespace, options, (cluster) => {
+    if (options.routes === false) return;
+    cluster.kubectl(["apply", "-f", fileURLToPath(new URL("./httproute-crd.yaml", import.meta.url))]);
+    cluster.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/httproutes.gateway.networking.k8s.io",
+      "--timeout=60s",
+    ]);
+  });
+  const custom = started.config.makeApiClient(CustomObjectsApi);
   if (options.routes !== false) {
     // An established CRD still answers 429 ("storage is (re)initializing") for a moment.
     const listed = () =>
@@ -63,7 +44,7 @@ export async function startSandboxCluster(
         );
     await waitFor(listed, 30_000, "HTTPRoutes to be served");
   }
-  return { cluster, config, core: config.makeApiClient(CoreV1Api), custom, stop: () => cluster.stop() };
+  return { ...started, custom, stop: () => started.cluster.stop() };
 }
 
 /** Resolves once the sandbox's status satisfies `done`, checked now and on every change the runtime reports. */

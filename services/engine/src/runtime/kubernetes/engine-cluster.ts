@@ -1,11 +1,10 @@
 // What the Kubernetes runtime knows of the cluster: informers on engines' pods, claims and
 // Services (a list, then a watch; never polled), the latest warning about each pod, and waits for
 // an object to be seen or gone, released by the informers' events.
+import { type CachedInformer, coreInformer, watchPodWarnings } from "@aiem/kit/kubernetes";
 import {
-  type CoreV1Event,
   CoreV1Api,
   type KubeConfig,
-  makeInformer,
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Service,
@@ -18,14 +17,13 @@ const selector = `app.kubernetes.io/managed-by=${managedBy}`;
 
 export type ObjectKind = "pod" | "claim" | "service";
 type Watched = V1Pod | V1PersistentVolumeClaim | V1Service;
-type Informed<T extends Watched> = ReturnType<typeof makeInformer<T>>;
 
 export interface EngineCluster {
   readonly core: CoreV1Api;
   readonly namespace: string;
-  readonly pods: Informed<V1Pod>;
-  readonly claims: Informed<V1PersistentVolumeClaim>;
-  readonly services: Informed<V1Service>;
+  readonly pods: CachedInformer<V1Pod>;
+  readonly claims: CachedInformer<V1PersistentVolumeClaim>;
+  readonly services: CachedInformer<V1Service>;
   /** Called with an engine's uid whenever one of its objects changes. */
   readonly listeners: Set<(uid: string) => void>;
   cached(kind: ObjectKind, name: string): Watched | undefined;
@@ -44,24 +42,9 @@ export interface EngineCluster {
 /** Starts the informers and resolves once their first list is in. */
 export async function watchEngineCluster(config: KubeConfig, namespace: string): Promise<EngineCluster> {
   const core = config.makeApiClient(CoreV1Api);
-  const pods = makeInformer<V1Pod>(
-    config,
-    `/api/v1/namespaces/${namespace}/pods`,
-    () => core.listNamespacedPod({ namespace, labelSelector: selector }),
-    selector,
-  );
-  const claims = makeInformer<V1PersistentVolumeClaim>(
-    config,
-    `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
-    () => core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selector }),
-    selector,
-  );
-  const services = makeInformer<V1Service>(
-    config,
-    `/api/v1/namespaces/${namespace}/services`,
-    () => core.listNamespacedService({ namespace, labelSelector: selector }),
-    selector,
-  );
+  const pods = coreInformer(config, core, namespace, "pods", selector);
+  const claims = coreInformer(config, core, namespace, "persistentvolumeclaims", selector);
+  const services = coreInformer(config, core, namespace, "services", selector);
   const informers = { pod: pods, claim: claims, service: services } as const;
   const cached = (kind: ObjectKind, name: string): Watched | undefined => informers[kind].get(name, namespace);
   const listeners = new Set<(uid: string) => void>();
@@ -70,7 +53,7 @@ export async function watchEngineCluster(config: KubeConfig, namespace: string):
     if (uid) for (const listener of listeners) listener(uid);
   };
   const waitFor = watchObjects(informers, notify);
-  const warnings = watchWarnings(config, core, namespace, pods, notify);
+  const warnings = watchPodWarnings({ config, core, namespace, pods, onWarning: notify });
   await Promise.all([pods.start(), claims.start(), services.start(), warnings.start()]);
   const podsOf = (uid: string): V1Pod[] =>
     pods.list(namespace).filter((p) => p.metadata?.labels?.[instanceLabel] === uid);
@@ -106,7 +89,9 @@ export async function watchEngineCluster(config: KubeConfig, namespace: string):
  * `<gone|seen>/<kind>/<name>`.
  */
 function watchObjects(
-  informers: Readonly<Record<ObjectKind, Informed<V1Pod> | Informed<V1PersistentVolumeClaim> | Informed<V1Service>>>,
+  informers: Readonly<
+    Record<ObjectKind, CachedInformer<V1Pod> | CachedInformer<V1PersistentVolumeClaim> | CachedInformer<V1Service>>
+  >,
   notify: (object: Watched) => void,
 ): (key: string) => Promise<void> {
   const waiters = new Map<string, (() => void)[]>();
@@ -116,44 +101,11 @@ function watchObjects(
     waiters.delete(key);
   };
   for (const kind of ["pod", "claim", "service"] as const) {
-    const informer = informers[kind] as Informed<Watched>;
+    const informer = informers[kind] as CachedInformer<Watched>;
     informer.on("delete", release("gone", kind));
     informer.on("add", release("seen", kind));
     informer.on("update", release("seen", kind));
     for (const verb of ["add", "update", "delete"] as const) informer.on(verb, notify);
   }
   return (key) => new Promise((resolve) => waiters.set(key, [...(waiters.get(key) ?? []), resolve]));
-}
-
-/**
- * Warnings about pods (a kubelet's FailedMount, FailedCreatePodSandBox...), the latest per pod.
- * The scheduler's own FailedScheduling is read from the pod's condition instead.
- */
-function watchWarnings(
-  config: KubeConfig,
-  core: CoreV1Api,
-  namespace: string,
-  pods: Informed<V1Pod>,
-  notify: (object: Watched) => void,
-): { of(pod: V1Pod): EnginePending | undefined; start(): Promise<void>; stop(): Promise<void> } {
-  const events = makeInformer<CoreV1Event>(config, `/api/v1/namespaces/${namespace}/events`, () =>
-    core.listNamespacedEvent({ namespace }),
-  );
-  const warnings = new Map<string, EnginePending>();
-  const onEvent = (event: CoreV1Event) => {
-    const { uid, name } = event.involvedObject;
-    if (event.involvedObject.kind !== "Pod" || event.type !== "Warning" || !uid || !event.reason) return;
-    if (event.reason === "FailedScheduling") return;
-    warnings.set(uid, { reason: event.reason, message: event.message ?? "" });
-    const pod = name ? pods.get(name, namespace) : undefined;
-    if (pod?.metadata?.uid === uid) notify(pod);
-  };
-  events.on("add", onEvent);
-  events.on("update", onEvent);
-  pods.on("delete", (pod) => warnings.delete(pod.metadata?.uid ?? ""));
-  return {
-    of: (pod) => warnings.get(pod.metadata?.uid ?? ""),
-    start: () => events.start(),
-    stop: () => events.stop(),
-  };
 }

@@ -1,11 +1,8 @@
 // The engine objects applied to a real apiserver, scheduler and garbage collector with kwok nodes.
+import { kubernetesSkipReason } from "@aiem/kit/testing";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type KubernetesFixture,
-  kubernetesSkipReason,
-  startKubernetesFixture,
-} from "../../testing/kubernetes-cluster.js";
+import { type KubernetesFixture, startKubernetesFixture } from "../../testing/kubernetes-cluster.js";
 import { daiRunSpec as spec } from "../../testing/run-spec.js";
 import type { EngineRunSpec } from "../runtime.js";
 import { engineObjects, type KubernetesPlacement } from "./engine-objects.js";

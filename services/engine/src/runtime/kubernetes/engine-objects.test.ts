@@ -1,28 +1,18 @@
 import { describe, expect, it } from "vitest";
+import { daiRunSpec } from "../../testing/run-spec.js";
 import type { EngineRunSpec } from "../runtime.js";
 import { engineObjects } from "./engine-objects.js";
 import { placementOf } from "./placement.js";
 
 const uid = "3f2b8c1e-0d4a-4f6e-9b7a-1c2d3e4f5a6b";
 
-function daiSpec(overrides: Partial<EngineRunSpec> = {}): EngineRunSpec {
-  return {
-    uid,
-    kind: "dai",
+const daiSpec = (overrides: Partial<EngineRunSpec> = {}): EngineRunSpec =>
+  daiRunSpec(uid, {
     name: "workspaces/w1/daiEngines/e1",
-    version: "1.11.0",
-    image: "example.invalid/dai:1.11.0",
-    cpu: 1,
-    gpu: 0,
-    memoryBytes: 1n << 30n,
     storageBytes: 2n << 30n,
-    nodeCount: 1,
-    basePath: `/engines/${uid}/`,
     config: { key1: "val1" },
-    options: {},
     ...overrides,
-  };
-}
+  });
 
 describe("the objects of a DAI engine", () => {
   const { claim, pod, service } = engineObjects(daiSpec(), "workloads");

@@ -1,11 +1,10 @@
 // The Kubernetes runtime against a real control plane with kwok nodes: the lifecycle the
 // reconciler drives, observed through the runtime's own watch.
-import { kubeletFaultAnnotation, type KubeletFault } from "@aiem/kit/testing";
+import { kubeletFaultAnnotation, type KubeletFault, kubernetesSkipReason } from "@aiem/kit/testing";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type KubernetesFixture,
-  kubernetesSkipReason,
   startKubernetesFixture,
   untilStatus as until,
 } from "../../testing/kubernetes-cluster.js";

@@ -1,3 +1,4 @@
+import { containerStatus } from "@aiem/kit/testing";
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { engineStatusOf, h2oStatusOf } from "./pod-state.js";
@@ -45,16 +46,7 @@ describe("engine status from its pod", () => {
       pod({
         phase: "Pending",
         conditions: [{ type: "PodScheduled", status: "True" }],
-        containerStatuses: [
-          {
-            name: "driverless-ai",
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { waiting: { reason, message: `${reason} for i` } },
-          },
-        ],
+        containerStatuses: [containerStatus("driverless-ai", { waiting: { reason, message: `${reason} for i` } })],
       });
     expect(engineStatusOf(waiting("ImagePullBackOff"), true).pending).toEqual({
       reason: "ImagePullBackOff",
@@ -76,16 +68,7 @@ describe("engine status from its pod", () => {
     const terminated = (reason: string, exitCode: number) =>
       pod({
         phase: "Failed",
-        containerStatuses: [
-          {
-            name: "driverless-ai",
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { reason, exitCode } },
-          },
-        ],
+        containerStatuses: [containerStatus("driverless-ai", { terminated: { reason, exitCode } })],
       });
     expect(engineStatusOf(terminated("OOMKilled", 137), true).exit?.cause).toBe("oom");
     expect(engineStatusOf(terminated("Error", 3), true)).toEqual({
@@ -130,16 +113,7 @@ describe("an H2O engine's status from all its nodes", () => {
     const oom = pod(
       {
         phase: "Failed",
-        containerStatuses: [
-          {
-            name: "h2o",
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 137, reason: "OOMKilled" } },
-          },
-        ],
+        containerStatuses: [containerStatus("h2o", { terminated: { exitCode: 137, reason: "OOMKilled" } })],
       },
       { name: "engine-u-1" },
     );
