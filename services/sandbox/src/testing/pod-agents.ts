@@ -7,11 +7,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeInformer, type V1Pod } from "@kubernetes/client-node";
+import { type CoreV1Api, type KubeConfig, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { sandboxSelector } from "../kubernetes/sandbox-informers.js";
 import { agentPort } from "../kubernetes/sandbox-objects.js";
 import { buildGoAgent } from "../runtime/go-agent-build.js";
-import type { SandboxClusterFixture } from "./kubernetes-cluster.js";
 
 export interface PodAgent {
   readonly host: string;
@@ -45,7 +44,10 @@ function podAgentConfig(pod: V1Pod): Record<string, unknown> {
 }
 
 /** Follows the sandbox pods of `namespace` and runs an agent for each one kwok makes Running. */
-export async function startPodAgents(k8s: SandboxClusterFixture, namespace: string): Promise<PodAgents> {
+export async function startPodAgents(
+  k8s: { readonly config: KubeConfig; readonly core: CoreV1Api },
+  namespace: string,
+): Promise<PodAgents> {
   const built = await buildGoAgent();
   if (!built.path) throw new Error(`the agent could not be built: ${built.reason}`);
   const agentPath = built.path;
