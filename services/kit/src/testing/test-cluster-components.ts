@@ -49,8 +49,15 @@ export function startApiserver({ group, bin, pki }: ComponentLayout, etcdUrl: st
   ]);
 }
 
-/** The controller manager, the scheduler and kwok, once the apiserver is ready. */
-export function startControllers({ group, bin, dir, pki }: ComponentLayout, kubeconfigPath: string): void {
+/**
+ * The controller manager, the scheduler and kwok, once the apiserver is ready; kwok gives pods
+ * addresses from `podCidr`.
+ */
+export function startControllers(
+  { group, bin, dir, pki }: ComponentLayout,
+  kubeconfigPath: string,
+  podCidr: string,
+): void {
   const componentFlags = [
     `--kubeconfig=${kubeconfigPath}`,
     `--authentication-kubeconfig=${kubeconfigPath}`,
@@ -76,7 +83,7 @@ export function startControllers({ group, bin, dir, pki }: ComponentLayout, kube
     `--config=${stagesPath}`,
     "--manage-all-nodes=false",
     "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-    "--cidr=10.244.0.0/24",
+    `--cidr=${podCidr}`,
     "--node-ip=10.0.0.1",
   ]);
 }

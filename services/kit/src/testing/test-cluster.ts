@@ -4,6 +4,7 @@
 // kubelet would: test-cluster-stages.ts). Built by `npm run setup -- --kubernetes`
 // (docs/adr/0160); suites skip with `kubernetesUnavailable()` as their reason when it is missing.
 import { execFileSync } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +34,8 @@ export interface TestClusterOptions {
    * the tests make (nothing provisions volumes here); 16 by default.
    */
   readonly volumes?: number;
+  /** Where pods get their addresses; a random loopback /24 by default (see TestCluster.podCidr). */
+  readonly podCidr?: string;
 }
 
 export interface TestCluster {
@@ -41,6 +44,12 @@ export interface TestCluster {
   /** The apiserver's URL, `https://127.0.0.1:<port>`. */
   readonly server: string;
   readonly nodeNames: readonly string[];
+  /**
+   * The pods' addresses (`127.a.b.0/24`). kwok runs no containers; on loopback, a test can stand in
+   * for a pod's container by listening on the pod's IP (every 127.x address is local on Linux), and
+   * the random /24 keeps clusters of suites running at once apart.
+   */
+  readonly podCidr: string;
   /** Runs the cluster's kubectl with its kubeconfig; returns stdout. */
   kubectl(args: readonly string[], input?: string): string;
   /** Creates a namespace and returns once pods can be made in it (its default ServiceAccount exists). */
@@ -80,7 +89,8 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     startEtcd(layout, etcdUrl, etcdPeer!);
     startApiserver(layout, etcdUrl, apiserverPort!);
     await waitUntilReady(`${server}/readyz`, pki, startTimeoutMs, () => group.logTail("kube-apiserver"));
-    startControllers(layout, kubeconfigPath);
+    const podCidr = options.podCidr ?? `127.${randomInt(64, 255)}.${randomInt(0, 256)}.0/24`;
+    startControllers(layout, kubeconfigPath, podCidr);
     const kubectl = (args: readonly string[], input?: string): string =>
       execFileSync(bin("kubectl"), [`--kubeconfig=${kubeconfigPath}`, ...args], {
         encoding: "utf8",
@@ -96,6 +106,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       kubeconfigPath,
       server,
       nodeNames: nodes.map((n) => n.name),
+      podCidr,
       kubectl,
       async createNamespace(name) {
         kubectl(["create", "namespace", name]);
