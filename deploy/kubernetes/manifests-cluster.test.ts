@@ -1,25 +1,21 @@
 // The manifests applied to a real control plane with kwok nodes: each layout renders with the
-// cluster's own `kubectl kustomize`, its Deployments become Available, the runtime's Role holds
-// exactly the calls the runtimes make and its ServiceAccount can do nothing else, and only the
-// pods that call the API carry its token. kwok runs no containers, so what the image does inside
+// cluster's own `kubectl kustomize`, its Deployments become Available, each runtime's Role holds
+// exactly the calls that runtime makes and its ServiceAccount can do nothing else, and only the
+// pods that call the API carry a token, each its runtime's. kwok runs no containers, so what the image does inside
 // them (probes answering, configuration read) is not exercised here.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
-import {
-  kubernetesArtifactPath,
-  kubernetesCacheDir,
-  kubernetesUnavailable,
-  startTestCluster,
-  type TestCluster,
-} from "@aiem/kit/testing";
+import { kubernetesArtifactPath, kubernetesCacheDir, kubernetesUnavailable, type TestCluster } from "@aiem/kit/testing";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "../../services/engine/src/runtime/kubernetes/kubernetes-runtime.js";
 import type { EngineRuntime, EngineStatus } from "../../services/engine/src/runtime/runtime.js";
 import { daiRunSpec } from "../../services/engine/src/testing/run-spec.js";
+import { createKubernetesSandboxRuntime } from "../../services/sandbox/src/kubernetes/kubernetes-sandbox-runtime.js";
+import { startSandboxCluster, untilSandbox } from "../../services/sandbox/src/testing/kubernetes-cluster.js";
 import { grantsOf, type RoleRule, runtimeApiCalls } from "./runtime-api-calls.js";
 
 const unavailable = kubernetesUnavailable();
@@ -117,38 +113,81 @@ function secrets(namespace: string): string {
     .join("\n---\n");
 }
 
+/** The API's users of the split layouts: each runtime's part with its own ServiceAccount. */
+const splitAccounts = { engine: "aiem-runtime", sandbox: "aiem-sandbox-runtime" };
+
+// `accounts`: the ServiceAccount of each part (by its component label) that calls the API; the
+// one process of all-in-one runs both runtimes with the engine's, which holds both Roles.
 const layouts = [
   {
     name: "split",
     path: "overlays/split",
     deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox"],
-    api: ["engine"],
+    accounts: splitAccounts,
+    engineAccount: "aiem-runtime",
+    sandboxAccount: "aiem-sandbox-runtime",
   },
-  { name: "all-in-one", path: "overlays/all-in-one", deployments: ["aiem"], api: ["all-in-one"] },
+  {
+    name: "all-in-one",
+    path: "overlays/all-in-one",
+    deployments: ["aiem"],
+    accounts: { "all-in-one": "aiem-runtime" },
+    engineAccount: "aiem-runtime",
+    sandboxAccount: "aiem-runtime",
+  },
   {
     name: "try",
     path: "examples/try",
     deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox", "nats", "postgres"],
-    api: ["engine"],
+    accounts: splitAccounts,
+    engineAccount: "aiem-runtime",
+    sandboxAccount: "aiem-sandbox-runtime",
   },
 ] as const;
+
+/** A client configuration that holds only `account`'s token, for the apiserver the admin reaches. */
+function tokenConfig(cluster: TestCluster, account: string, namespace: string): KubeConfig {
+  const token = cluster.kubectl(["create", "token", account, "-n", namespace]).trim();
+  const admin = new KubeConfig();
+  admin.loadFromFile(cluster.kubeconfigPath);
+  const server = admin.getCurrentCluster();
+  if (!server) throw new Error("the test kubeconfig names no cluster");
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [server],
+    users: [{ name: account, token }],
+    contexts: [{ name: account, cluster: server.name, user: account }],
+    currentContext: account,
+  });
+  return config;
+}
 
 describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real control plane", () => {
   let cluster: TestCluster;
 
   beforeAll(async () => {
-    cluster = await startTestCluster();
+    // With the Gateway API's HTTPRoute CRD (the sandbox suites' stand-in), so that the sandbox
+    // runtime's route calls are made here too.
+    cluster = (await startSandboxCluster("aiem-routes-ready")).cluster;
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
   });
 
-  describe.each(layouts)("the $name layout", ({ name, path, deployments, api }) => {
+  describe.each(layouts)("the $name layout", ({ name, path, deployments, accounts, engineAccount, sandboxAccount }) => {
     const namespace = `aiem-${name}`;
-    const serviceAccount = `system:serviceaccount:${namespace}:aiem-runtime`;
-    const canI = (verb: string, resource: string, inNamespace = namespace): boolean => {
+    const api = Object.keys(accounts);
+    const canI = (account: string, verb: string, resource: string, inNamespace = namespace): boolean => {
       const [type = "", subresource] = resource.split("/");
-      const args = ["auth", "can-i", verb, type, "-n", inNamespace, `--as=${serviceAccount}`];
+      const args = [
+        "auth",
+        "can-i",
+        verb,
+        type,
+        "-n",
+        inNamespace,
+        `--as=system:serviceaccount:${namespace}:${account}`,
+      ];
       try {
         return cluster.kubectl(subresource ? [...args, `--subresource=${subresource}`] : args).trim() === "yes";
       } catch (error) {
@@ -189,7 +228,11 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
           "json",
         ]),
       ).items[0].data as Record<string, string>;
-      expect(config).toMatchObject({ AIEM_ENGINE_RUNTIME: "kubernetes", AIEM_HOST: "0.0.0.0" });
+      expect(config).toMatchObject({
+        AIEM_ENGINE_RUNTIME: "kubernetes",
+        AIEM_SANDBOX_RUNTIME: "kubernetes",
+        AIEM_HOST: "0.0.0.0",
+      });
       for (const deployment of ours) {
         const [container] = deployment.spec.template.spec.containers;
         expect(container?.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
@@ -199,11 +242,9 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
           { configMapRef: { name: expect.stringMatching(/^aiem-config-/) } },
           { secretRef: { name: "aiem" } },
         ]);
-        const runsEngines = (api as readonly string[]).includes(
-          deployment.spec.template.metadata.labels["app.kubernetes.io/component"] ?? "",
-        );
+        const callsTheApi = api.includes(deployment.spec.template.metadata.labels["app.kubernetes.io/component"] ?? "");
         const namespaceVariable = container?.env?.find((e) => e.name === "AIEM_KUBERNETES_NAMESPACE");
-        if (runsEngines)
+        if (callsTheApi)
           expect(namespaceVariable?.valueFrom).toEqual({
             fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
           });
@@ -211,41 +252,73 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       }
     });
 
-    it("gives the runtime's Role exactly the calls the runtimes make", () => {
-      const role = JSON.parse(cluster.kubectl(["get", "role", "aiem-runtime", "-n", namespace, "-o", "json"])) as {
-        rules: RoleRule[];
-      };
-      const needed = [...new Set(runtimeApiCalls(root).calls.map((c) => c.grant))].sort();
-      expect(grantsOf(role.rules)).toEqual(needed);
+    it("gives each runtime's Role exactly the calls that runtime makes", () => {
+      for (const [role, service] of [
+        ["aiem-runtime", "engine"],
+        ["aiem-sandbox-runtime", "sandbox"],
+      ] as const) {
+        const rules = JSON.parse(cluster.kubectl(["get", "role", role, "-n", namespace, "-o", "json"]))
+          .rules as RoleRule[];
+        const needed = [...new Set(runtimeApiCalls(root, [service]).calls.map((c) => c.grant))].sort();
+        expect(grantsOf(rules), role).toEqual(needed);
+      }
     });
 
-    it("lets the runtime's ServiceAccount make engines' objects in its namespace and nothing else", () => {
-      expect(canI("create", "pods")).toBe(true);
-      expect(canI("watch", "pods")).toBe(true);
-      expect(canI("get", "pods/log")).toBe(true);
-      expect(canI("patch", "persistentvolumeclaims")).toBe(true);
-      expect(canI("delete", "services")).toBe(true);
-      expect(canI("get", "secrets")).toBe(false);
-      expect(canI("create", "deployments.apps")).toBe(false);
-      expect(canI("create", "pods/exec")).toBe(false);
-      expect(canI("create", "pods", "default")).toBe(false);
-      expect(canI("list", "nodes")).toBe(false);
+    it("lets each runtime's ServiceAccount make its objects in its namespace and nothing else", () => {
+      for (const account of new Set([engineAccount, sandboxAccount])) {
+        expect(canI(account, "create", "pods")).toBe(true);
+        expect(canI(account, "watch", "pods")).toBe(true);
+        expect(canI(account, "delete", "services")).toBe(true);
+        expect(canI(account, "get", "secrets")).toBe(false);
+        expect(canI(account, "create", "deployments.apps")).toBe(false);
+        expect(canI(account, "create", "pods/exec")).toBe(false);
+        expect(canI(account, "create", "pods", "default")).toBe(false);
+        expect(canI(account, "list", "nodes")).toBe(false);
+      }
+      expect(canI(engineAccount, "get", "pods/log")).toBe(true);
+      expect(canI(engineAccount, "patch", "persistentvolumeclaims")).toBe(true);
+      expect(canI(sandboxAccount, "create", "httproutes.gateway.networking.k8s.io")).toBe(true);
+      if (engineAccount !== sandboxAccount) {
+        // Each holds only its own runtime's rights.
+        expect(canI(sandboxAccount, "get", "pods/log")).toBe(false);
+        expect(canI(sandboxAccount, "create", "persistentvolumeclaims")).toBe(false);
+        expect(canI(engineAccount, "create", "httproutes.gateway.networking.k8s.io")).toBe(false);
+      }
     });
+
+    it("lets the sandbox runtime carry a sandbox and a public port with its ServiceAccount's token alone", async () => {
+      const runtime = await createKubernetesSandboxRuntime({
+        config: tokenConfig(cluster, sandboxAccount, namespace),
+        namespace,
+        agent: { image: "example.invalid/aiem-agent:1", config: "{}" },
+        agentToken: async (uid) => `token-of-${uid}`,
+      });
+      try {
+        expect(runtime.routes).toBe(true);
+        const uid = "6a7b8c9d-0e1f-4a2b-9c3d-4e5f6a7b8c9d";
+        await runtime.start({
+          uid,
+          name: "workspaces/w1/sandboxEngines/s1",
+          creator: "users/alice",
+          creatorDisplayName: "Alice",
+          image: "example.invalid/sandbox:1",
+          memoryBytesLimit: 64n << 20n,
+          gpu: 0,
+        });
+        await untilSandbox(runtime, uid, (s) => s.state === "running");
+        await runtime.ensurePort(uid, 9090, { publicUrl: `https://9090-${uid}.sandboxes.example.com/` });
+        expect(runtime.portReady(uid, 9090, true)).toBe(true);
+        await runtime.removePort(uid, 9090);
+        await runtime.remove(uid);
+        expect(runtime.status(uid)).toEqual({ state: "absent" });
+      } finally {
+        await runtime.close();
+      }
+    }, 120_000);
 
     it("lets the engine runtime carry an engine through its life with the ServiceAccount's token alone", async () => {
-      // The token a pod of the engine service would hold, for the apiserver the admin reaches.
-      const token = cluster.kubectl(["create", "token", "aiem-runtime", "-n", namespace]).trim();
-      const admin = new KubeConfig();
-      admin.loadFromFile(cluster.kubeconfigPath);
-      const server = admin.getCurrentCluster();
-      if (!server) throw new Error("the test kubeconfig names no cluster");
-      const config = new KubeConfig();
-      config.loadFromOptions({
-        clusters: [server],
-        users: [{ name: "aiem-runtime", token }],
-        contexts: [{ name: "aiem-runtime", cluster: server.name, user: "aiem-runtime" }],
-        currentContext: "aiem-runtime",
-      });
+      // The token a pod of the engine service would hold.
+      const config = tokenConfig(cluster, engineAccount, namespace);
       const runtime = await createKubernetesRuntime({ config, namespace });
       try {
         const uid = "4f5a6b7c-8d9e-4f0a-9b1c-2d3e4f5a6b7c";
@@ -273,12 +346,13 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       const withToken = pods
         .filter((p) => p.spec.volumes?.some((v) => v.name.startsWith("kube-api-access-")))
         .map((p) => p.metadata.labels?.["app.kubernetes.io/component"]);
-      const runtimePods = pods.filter((p) =>
-        (api as readonly string[]).includes(p.metadata.labels?.["app.kubernetes.io/component"] ?? ""),
-      );
+      const runtimePods = pods.filter((p) => api.includes(p.metadata.labels?.["app.kubernetes.io/component"] ?? ""));
       expect(runtimePods.length).toBeGreaterThan(0);
       expect(new Set(withToken)).toEqual(new Set(api));
-      for (const pod of runtimePods) expect(pod.spec.serviceAccountName).toBe("aiem-runtime");
+      for (const pod of runtimePods) {
+        const component = pod.metadata.labels?.["app.kubernetes.io/component"] ?? "";
+        expect(pod.spec.serviceAccountName).toBe((accounts as Record<string, string>)[component]);
+      }
     });
   });
 });

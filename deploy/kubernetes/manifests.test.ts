@@ -1,6 +1,7 @@
 // The manifests' files as written, without a cluster (the cluster test needs the Kubernetes
 // binaries and skips without them): every part is probed on its health routes, configured from
-// the Secret and the ConfigMap, and only the parts that run engines hold the API token.
+// the Secret and the ConfigMap, and only the parts that run engines or sandboxes hold an API
+// token, each its runtime's.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,8 +28,8 @@ interface Deployment {
       spec: {
         serviceAccountName?: string;
         automountServiceAccountToken?: boolean;
-        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
-        containers: Container[];
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type?: string } };
+        containers: (Container & { securityContext?: { allowPrivilegeEscalation?: boolean } })[];
       };
     };
   };
@@ -74,13 +75,20 @@ describe.each(layouts)("the $overlay layout's Deployments", ({ overlay, parts })
     }
   });
 
-  it("give the API token only to the parts that run engines, which learn their namespace", () => {
+  it("give an API token only to the parts that run engines or sandboxes, which learn their namespace", () => {
+    // The one process of the all-in-one layout runs both runtimes with the engine's account.
+    const accounts: Record<string, string> = {
+      "aiem-engine": "aiem-runtime",
+      "aiem-sandbox": "aiem-sandbox-runtime",
+      aiem: "aiem-runtime",
+    };
     for (const d of deployments) {
       const pod = d.spec.template.spec;
-      const runsEngines = d.metadata.name === "aiem-engine" || d.metadata.name === "aiem";
+      const account = accounts[d.metadata.name];
       const namespace = pod.containers[0]?.env?.find((e) => e.name === "AIEM_KUBERNETES_NAMESPACE");
-      if (runsEngines) {
-        expect(pod.serviceAccountName).toBe("aiem-runtime");
+      if (account) {
+        expect(pod.serviceAccountName).toBe(account);
+        expect(pod.automountServiceAccountToken).toBe(true);
         expect(namespace?.valueFrom).toEqual({ fieldRef: { fieldPath: "metadata.namespace" } });
       } else {
         expect(pod.serviceAccountName).toBeUndefined();
@@ -90,24 +98,34 @@ describe.each(layouts)("the $overlay layout's Deployments", ({ overlay, parts })
     }
   });
 
-  it("run as the image's unprivileged user, except where sandboxes run", () => {
+  it("run as the image's unprivileged user with the default seccomp profile and no privilege to gain", () => {
+    // Sandboxes are pods of their own, so no part needs more.
     for (const d of deployments) {
-      const runsSandboxes = d.metadata.name === "aiem-sandbox" || d.metadata.name === "aiem";
-      expect(d.spec.template.spec.securityContext?.runAsNonRoot).toBe(runsSandboxes ? undefined : true);
-      expect(d.spec.template.spec.securityContext?.runAsUser).toBe(runsSandboxes ? 0 : 10001);
+      const pod = d.spec.template.spec;
+      expect(pod.securityContext?.runAsNonRoot).toBe(true);
+      expect(pod.securityContext?.runAsUser).toBe(10001);
+      expect(pod.securityContext?.seccompProfile?.type).toBe("RuntimeDefault");
+      expect(pod.containers[0]?.securityContext?.allowPrivilegeEscalation).toBe(false);
     }
   });
 });
 
 describe("the ConfigMap", () => {
-  it("runs engines on Kubernetes and listens beyond loopback", () => {
+  it("runs engines and sandboxes on Kubernetes and listens beyond loopback", () => {
     const settings = Object.fromEntries(
       readFileSync(join(here, "base/config.env"), "utf8")
         .split("\n")
         .filter((line) => line && !line.startsWith("#"))
         .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
     );
-    expect(settings).toMatchObject({ AIEM_ENGINE_RUNTIME: "kubernetes", AIEM_HOST: "0.0.0.0", AIEM_DATA_DIR: "/data" });
+    expect(settings).toMatchObject({
+      AIEM_ENGINE_RUNTIME: "kubernetes",
+      AIEM_SANDBOX_RUNTIME: "kubernetes",
+      // The image `npm run build:agent-image` builds, under the name an operator pushes it as.
+      AIEM_SANDBOX_AGENT_IMAGE: "aiem-agent:latest",
+      AIEM_HOST: "0.0.0.0",
+      AIEM_DATA_DIR: "/data",
+    });
     // Secret values belong in the Secret `aiem`, never in the ConfigMap.
     for (const name of ["DATABASE_URL", "NATS_URL", "AIEM_INTERNAL_KEY", "AIEM_PAGE_TOKEN_KEY", "AIEM_SECRETS_KEY"]) {
       expect(settings).not.toHaveProperty(name);

@@ -1,6 +1,6 @@
 // The Kubernetes API calls our runtimes make, read from their source, and the grants of a Role's
-// rules, both as `group/resource verb` strings, so that the Role in base/runtime-rbac.yaml can be
-// checked to hold exactly what the runtimes call. Reading the source rather than recording calls
+// rules, both as `group/resource verb` strings, so that each runtime's Role in base/ can be
+// checked to hold exactly what that runtime calls. Reading the source rather than recording calls
 // at run time covers every branch, including the ones a test never takes.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -184,10 +184,17 @@ export function kubernetesClientFiles(dir: string): string[] {
   return files.sort();
 }
 
-/** The calls of every runtime file under the services' sources of `root`. */
-export function runtimeApiCalls(root: string): { calls: ApiCall[]; errors: string[]; files: string[] } {
-  const services = join(root, "services");
-  const files = readdirSync(services).flatMap((name) => kubernetesClientFiles(join(services, name, "src")));
+/**
+ * The calls of every runtime file under the sources of `services` (every service of `root` by
+ * default); the kit's count for every service, whose runtime may call through it.
+ */
+export function runtimeApiCalls(
+  root: string,
+  services?: readonly string[],
+): { calls: ApiCall[]; errors: string[]; files: string[] } {
+  const servicesDir = join(root, "services");
+  const names = services ? [...new Set([...services, "kit"])] : readdirSync(servicesDir);
+  const files = names.flatMap((name) => kubernetesClientFiles(join(servicesDir, name, "src")));
   const calls: ApiCall[] = [];
   const errors: string[] = [];
   for (const file of files) {

@@ -1,5 +1,5 @@
-// The Role the engine runtime runs with holds exactly the calls the runtimes' source makes:
-// nothing missing (an engine would fail with 403 in a real cluster) and nothing more.
+// Each runtime's Role holds exactly the calls its service's source makes: nothing missing (an
+// engine or a sandbox would fail with 403 in a real cluster) and nothing more.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,21 +10,34 @@ import { apiCallsOf, grantsOf, type RoleRule, runtimeApiCalls } from "./runtime-
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "../..");
 
-function roleRules(): RoleRule[] {
-  const documents = parseAllDocuments(readFileSync(join(here, "base/runtime-rbac.yaml"), "utf8"));
+function roleRules(file: string): RoleRule[] {
+  const documents = parseAllDocuments(readFileSync(join(here, "base", file), "utf8"));
   const role = documents.map((d) => d.toJS()).find((o) => o?.kind === "Role");
   return role.rules;
 }
 
-describe("the runtime's Role", () => {
-  it("grants every call the Kubernetes runtimes make, and nothing else", () => {
-    const { calls, errors, files } = runtimeApiCalls(root);
+const runtimes = [
+  {
+    service: "engine",
+    file: "runtime-rbac.yaml",
+    source: "services/engine/src/runtime/kubernetes/kubernetes-runtime.ts",
+  },
+  {
+    service: "sandbox",
+    file: "sandbox-runtime-rbac.yaml",
+    source: "services/sandbox/src/kubernetes/kubernetes-sandbox-runtime.ts",
+  },
+] as const;
+
+describe.each(runtimes)("the $service runtime's Role", ({ service, file, source }) => {
+  it("grants every call the runtime makes, and nothing else", () => {
+    const { calls, errors, files } = runtimeApiCalls(root, [service]);
     expect(errors).toEqual([]);
-    expect(files).toContain("services/engine/src/runtime/kubernetes/kubernetes-runtime.ts");
-    expect(files).toContain("services/sandbox/src/kubernetes/kubernetes-sandbox-runtime.ts");
-    const granted = grantsOf(roleRules());
+    expect(files).toContain(source);
+    expect(files.every((f) => f.startsWith(`services/${service}/`) || f.startsWith("services/kit/"))).toBe(true);
+    const granted = grantsOf(roleRules(file));
     const missing = calls.filter((c) => !granted.includes(c.grant)).map((c) => `${c.grant} (${c.where})`);
-    expect(missing, "calls the Role in deploy/kubernetes/base/runtime-rbac.yaml does not grant").toEqual([]);
+    expect(missing, `calls the Role in deploy/kubernetes/base/${file} does not grant`).toEqual([]);
     const needed = new Set(calls.map((c) => c.grant));
     expect(
       granted.filter((g) => !needed.has(g)),

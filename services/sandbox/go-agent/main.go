@@ -273,6 +273,13 @@ func main() {
 		runExecHelper(os.Args[1:])
 		return
 	}
+	if handled, err := runCommand(os.Args[1:]); handled {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "agent: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	dropCaps := len(os.Args) > 1 && os.Args[1] == dropCapabilitiesFlag
 	if err := run(dropCaps); err != nil {
 		fmt.Fprintf(os.Stderr, "agent failed to start: %v\n", err)

@@ -74,7 +74,7 @@ export interface SandboxSettings {
 export interface SandboxKubernetesSettings {
   /** AIEM_KUBERNETES_NAMESPACE (default `default`). */
   readonly namespace: string;
-  /** AIEM_SANDBOX_AGENT_IMAGE: an image with the static agent at /aiem/agent and a `cp`. */
+  /** AIEM_SANDBOX_AGENT_IMAGE: an image with the static agent at /aiem/agent (`npm run build:agent-image`). */
   readonly agentImage: string;
   /** AIEM_SANDBOX_AGENT_IMAGE_PULL_POLICY: `Always`, `IfNotPresent` or `Never`; the cluster's default when unset. */
   readonly agentImagePullPolicy?: string | undefined;
@@ -133,7 +133,7 @@ function runtimeSettings(env: Env): Pick<SandboxSettings, "runtime" | "kubernete
   if (!agentImage) {
     throw new ConfigError(
       "AIEM_SANDBOX_AGENT_IMAGE",
-      "is required with the kubernetes runtime: the image whose /aiem/agent is copied into every sandbox's pod",
+      "is required with the kubernetes runtime: the image whose /aiem/agent installs itself into every sandbox's pod (npm run build:agent-image builds it)",
     );
   }
   const pullPolicy = readString(env, "AIEM_SANDBOX_AGENT_IMAGE_PULL_POLICY", { optional: true });

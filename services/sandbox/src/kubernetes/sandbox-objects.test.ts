@@ -88,7 +88,7 @@ describe("a sandbox's objects", () => {
     ]);
     expect(spec.initContainers?.[0]).toMatchObject({
       image: agent.image,
-      command: ["cp", "/aiem/agent", "/.aiem/agent"],
+      command: ["/aiem/agent", "install", "/.aiem/agent"],
       volumeMounts: [{ name: "aiem-agent", mountPath: "/.aiem" }],
     });
     expect(container?.volumeMounts).toEqual([{ name: "aiem-agent", mountPath: "/.aiem", readOnly: true }]);

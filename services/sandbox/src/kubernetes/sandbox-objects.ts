@@ -8,6 +8,8 @@ import type { V1Container, V1Pod, V1Service } from "@kubernetes/client-node";
 
 /** The port the agent serves on in the pod (gRPC over HTTP/2), named `grpc`. */
 export const agentPort = 50051;
+/** Where the agent image holds the agent (docs/adr/0272). */
+export const agentImagePath = "/aiem/agent";
 /** Where the init container puts the agent, an emptyDir the sandbox container sees read-only. */
 export const agentDir = "/.aiem";
 export const defaultGpuResource = "nvidia.com/gpu";
@@ -40,7 +42,7 @@ export interface SandboxPodSpec {
 
 /** How the agent is brought into a pod: the image holding it, and the agent's configuration. */
 export interface AgentInjection {
-  /** An image with the static agent at /aiem/agent and a `cp` (AIEM_SANDBOX_AGENT_IMAGE). */
+  /** An image with the static agent at /aiem/agent (AIEM_SANDBOX_AGENT_IMAGE; `npm run build:agent-image`). */
   readonly image: string;
   readonly imagePullPolicy?: string | undefined;
   /** The JSON configuration the agent reads from AIEM_AGENT_CONFIG. */
@@ -80,7 +82,7 @@ function workspaceOf(name: string): string {
 }
 
 /**
- * The sandbox's pod. The init container copies the agent from its image into an emptyDir and the
+ * The sandbox's pod. The init container's agent installs itself into an emptyDir and the
  * sandbox container runs it as its command, so any image (with or without a shell) becomes a
  * sandbox; `owner` (the sandbox's Service once it exists) owns it.
  */
@@ -120,7 +122,8 @@ export function sandboxPod(spec: SandboxPodSpec, namespace: string, agent: Agent
           name: "aiem-agent",
           image: agent.image,
           ...(agent.imagePullPolicy ? { imagePullPolicy: agent.imagePullPolicy } : {}),
-          command: ["cp", "/aiem/agent", `${agentDir}/agent`],
+          // The image holds the agent alone (no shell, no cp): the agent installs itself.
+          command: [agentImagePath, "install", `${agentDir}/agent`],
           volumeMounts: [{ name: "aiem-agent", mountPath: agentDir }],
           resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "64Mi" } },
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },

@@ -66,16 +66,18 @@ const builds = new Map<string, Promise<{ path?: string; reason?: string }>>();
 
 /**
  * Builds the agent (statically linked, no cgo) unless a build of these sources exists; resolves
- * with its path, or why there is none.
+ * with its path, or why there is none. `arch` (a GOARCH) builds it for Linux on that architecture
+ * instead of this machine's.
  */
 export function buildGoAgent(
   version: string = readSandboxVersion(),
   outDir: string = GO_AGENT_BUILD_DIR,
+  arch?: string,
 ): Promise<{ path?: string; reason?: string }> {
   // A compiled tree (`npm run build`) carries no Go sources: there is nothing to build from.
   if (!fs.existsSync(GO_AGENT_SOURCE_DIR))
     return Promise.resolve({ reason: `the native agent's sources are not in this tree (${GO_AGENT_SOURCE_DIR})` });
-  const file = path.join(outDir, `aiem-agent-${goAgentSourceHash(version)}`);
+  const file = path.join(outDir, `aiem-agent-${goAgentSourceHash(version)}${arch ? `-linux-${arch}` : ""}`);
   let promise = builds.get(file);
   if (promise === undefined) {
     promise = (async () => {
@@ -92,7 +94,12 @@ export function buildGoAgent(
           ["build", "-trimpath", "-buildvcs=false", "-ldflags", `-s -w -X main.version=${version}`, "-o", temp, "."],
           {
             cwd: GO_AGENT_SOURCE_DIR,
-            env: { ...process.env, CGO_ENABLED: "0", GOFLAGS: "-mod=mod" },
+            env: {
+              ...process.env,
+              CGO_ENABLED: "0",
+              GOFLAGS: "-mod=mod",
+              ...(arch ? { GOOS: "linux", GOARCH: arch } : {}),
+            },
             timeout: 300_000,
           },
         );
