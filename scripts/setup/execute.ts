@@ -52,7 +52,7 @@ export async function executeStep(step: Step, paths: Paths): Promise<void> {
       await createTestDatabase();
       return;
     case "build-kubernetes":
-      buildKubernetesArtifacts(kubernetesCacheDir(), step.artifacts as readonly KubernetesArtifact[]);
+      await buildKubernetesArtifacts(kubernetesCacheDir(), step.artifacts as readonly KubernetesArtifact[]);
       return;
   }
 }

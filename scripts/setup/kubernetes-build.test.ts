@@ -1,14 +1,21 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   kubernetesArtifactPath,
   kubernetesCacheDir,
+  kubernetesCommands,
   missingKubernetesArtifacts,
 } from "../../services/kit/src/testing/kubernetes-binaries.js";
 import { testDependencies } from "./dependencies.js";
-import { goIsRecentEnough, parseGoVersion, wrapperModule } from "./kubernetes-build.js";
+import {
+  buildKubernetesArtifacts,
+  goIsRecentEnough,
+  KubernetesBuildError,
+  parseGoVersion,
+  wrapperModule,
+} from "./kubernetes-build.js";
 import { describeStep, planSetup, type Facts } from "./plan.js";
 
 const everything = new Set(testDependencies.map((d) => d.debianPackage));
@@ -78,5 +85,79 @@ describe("building from the Go module proxy", () => {
     expect(parseGoVersion("nothing")).toBeUndefined();
     expect(goIsRecentEnough([1, 26])).toBe(true);
     expect(goIsRecentEnough([1, 19])).toBe(false);
+  });
+});
+
+// A stand-in for the go command that does what the build asks of it in a few milliseconds: module
+// downloads leave the files the build reads, and each built package is written in two steps, the
+// second skipped (exit 1) for the one named by FAKE_GO_FAIL, as a link that fails half way.
+const fakeGo = `#!/bin/sh
+cmd=$1; shift
+case "$cmd" in
+version) echo "go version go1.26.0 linux/amd64" ;;
+mod)
+  if [ "$1" = download ]; then
+    case "$2" in k8s.io/kubernetes@*)
+      d="$GOMODCACHE/cache/download/k8s.io/kubernetes/@v"; mkdir -p "$d"
+      printf 'module k8s.io/kubernetes\\n' > "$d/\${2#*@}.mod" ;;
+    esac
+  fi
+  if [ "$1" = tidy ]; then : > go.sum; fi ;;
+get)
+  d="$GOMODCACHE/$1/kustomize/stage"
+  for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    mkdir -p "$(dirname "$d/$f")"; echo "kind: Stage" > "$d/$f"
+  done ;;
+build)
+  while [ "$1" != -o ]; do shift; done; out=$2; shift 2
+  for pkg in "$@"; do
+    name=\${pkg##*/}
+    case "$out" in */) target="$out$name" ;; *) target=$out ;; esac
+    printf 'half' > "$target"
+    if [ "$name" = "$FAKE_GO_FAIL" ]; then echo "link failed: $name" >&2; exit 1; fi
+    printf ' binary' >> "$target"
+  done ;;
+esac
+`;
+
+describe("building the Kubernetes binaries", () => {
+  let dir: string;
+  let cacheDir: string;
+  const saved = { GO: process.env.GO, FAKE_GO_FAIL: process.env.FAKE_GO_FAIL };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "aiem-k8s-build-"));
+    cacheDir = join(dir, "cache");
+    writeFileSync(join(dir, "go"), fakeGo);
+    chmodSync(join(dir, "go"), 0o755);
+    process.env.GO = join(dir, "go");
+  });
+  afterEach(() => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("leaves nothing that looks built when a build fails, and the next run builds only what is missing", async () => {
+    process.env.FAKE_GO_FAIL = "kube-scheduler";
+    const everything = missingKubernetesArtifacts(cacheDir);
+    await expect(buildKubernetesArtifacts(cacheDir, everything)).rejects.toThrow(KubernetesBuildError);
+    // The other jobs finished; none of the one build of the Kubernetes commands counts, not even
+    // the commands it had written before it failed.
+    expect(missingKubernetesArtifacts(cacheDir)).toEqual([...kubernetesCommands]);
+    expect(readFileSync(kubernetesArtifactPath(cacheDir, "etcd"), "utf8")).toBe("half binary");
+    expect(readFileSync(kubernetesArtifactPath(cacheDir, "kwok-stages"), "utf8")).toMatch(/^---\nkind: Stage/);
+
+    delete process.env.FAKE_GO_FAIL;
+    await buildKubernetesArtifacts(cacheDir, missingKubernetesArtifacts(cacheDir));
+    expect(missingKubernetesArtifacts(cacheDir)).toEqual([]);
+    for (const command of kubernetesCommands) {
+      expect(readFileSync(kubernetesArtifactPath(cacheDir, command), "utf8")).toBe("half binary");
+    }
+    // Only the named files are left in bin: no staging directory, no partial file.
+    expect(readdirSync(join(cacheDir, "bin")).sort()).toEqual(
+      everything.map((name) => kubernetesArtifactPath(cacheDir, name).split("/").pop()).sort(),
+    );
   });
 });

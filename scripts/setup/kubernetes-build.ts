@@ -1,9 +1,10 @@
 // Builds the Kubernetes control plane the Kubernetes suites run (kube-apiserver,
 // kube-controller-manager, kube-scheduler, kubectl, etcd, kwok) from the Go module proxy into the
 // cache, one file per name and version; what is there already is kept (docs/adr/0160).
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import {
   kubernetesArtifactPath,
   kubernetesCommands,
@@ -35,7 +36,16 @@ export function goIsRecentEnough(version: readonly [number, number]): boolean {
   return version[0] > minimumGo[0] || (version[0] === minimumGo[0] && version[1] >= minimumGo[1]);
 }
 
-export function buildKubernetesArtifacts(cacheDir: string, missing: readonly KubernetesArtifact[]): void {
+/**
+ * Builds the missing artifacts. The three module graphs (etcd, kwok, Kubernetes) build at once:
+ * one's downloads and links overlap the others' compiles, and the Go module and build caches they
+ * share are safe for concurrent go commands (they lock what they write). One that fails lets the
+ * others finish, so that the next run builds only what is still missing.
+ */
+export async function buildKubernetesArtifacts(
+  cacheDir: string,
+  missing: readonly KubernetesArtifact[],
+): Promise<void> {
   const go = findGo();
   if (!go) {
     throw new KubernetesBuildError(
@@ -49,10 +59,17 @@ export function buildKubernetesArtifacts(cacheDir: string, missing: readonly Kub
   const builder = createBuilder(go, cacheDir);
   mkdirSync(join(cacheDir, "bin"), { recursive: true });
   const commands = missing.filter((name) => name.startsWith("kube"));
-  if (missing.includes("etcd")) builder.etcd();
-  if (missing.includes("kwok")) builder.kwok();
-  if (missing.includes("kwok-stages")) builder.kwokStages();
-  if (commands.length > 0) builder.kubernetes(commands);
+  const jobs: Promise<void>[] = [];
+  if (missing.includes("etcd")) jobs.push(builder.etcd());
+  if (missing.includes("kwok") || missing.includes("kwok-stages")) {
+    jobs.push(builder.kwok({ binary: missing.includes("kwok"), stages: missing.includes("kwok-stages") }));
+  }
+  if (commands.length > 0) jobs.push(builder.kubernetes(commands));
+  const failures = (await Promise.allSettled(jobs)).flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+  if (failures.length > 0) {
+    const messages = failures.map((f) => (f instanceof Error ? f.message : String(f)));
+    throw new KubernetesBuildError(messages.join("\n"));
+  }
 }
 
 function createBuilder(go: string, cacheDir: string) {
@@ -63,30 +80,43 @@ function createBuilder(go: string, cacheDir: string) {
     CGO_ENABLED: "0",
     GOFLAGS: "-buildvcs=false",
   };
-  const goRun = (dir: string, args: readonly string[]): void => {
-    // Lowest priority: the build takes minutes of both cores on a small machine.
-    const result = spawnSync("nice", ["-n", "19", go, ...args], { cwd: dir, env, stdio: "inherit" });
-    if (result.status !== 0) {
-      throw new KubernetesBuildError(`setup: go ${args.join(" ")} failed in ${dir} (exit ${result.status})`);
-    }
-  };
+  // Lowest priority: the build takes minutes of every core on a small machine. Each line is
+  // prefixed with the job's name, since the jobs run at once.
+  const goRun = (job: string, dir: string, args: readonly string[]): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const child = spawn("nice", ["-n", "19", go, ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      const relay = (from: NodeJS.ReadableStream, to: NodeJS.WritableStream) =>
+        createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+          to.write(`[${job}] ${line}\n`),
+        );
+      relay(child.stdout, process.stdout);
+      relay(child.stderr, process.stderr);
+      child.once("error", reject);
+      child.once("close", (code, signal) => {
+        if (code === 0) resolve();
+        else
+          reject(
+            new KubernetesBuildError(`setup: go ${args.join(" ")} failed in ${dir} (${signal ?? `exit ${code}`})`),
+          );
+      });
+    });
   const sourceDir = (name: string): string => {
     const dir = join(cacheDir, "src", name);
     mkdirSync(dir, { recursive: true });
     return dir;
   };
-  // A binary appears under its final name only once complete, so a build cut short is redone.
-  const buildTo = (dir: string, artifact: KubernetesArtifact, pkg: string, ldflags = "-s -w"): void => {
+  // A file appears under its final name only once complete, so a build cut short is redone.
+  const buildTo = async (dir: string, artifact: KubernetesArtifact, pkg: string): Promise<void> => {
     const target = kubernetesArtifactPath(cacheDir, artifact);
     console.log(`setup: building ${artifact} (${pkg})`);
-    goRun(dir, ["build", "-trimpath", `-ldflags=${ldflags}`, "-o", `${target}.partial`, pkg]);
+    await goRun(artifact, dir, ["build", "-trimpath", "-ldflags=-s -w", "-o", `${target}.partial`, pkg]);
     renameSync(`${target}.partial`, target);
   };
   const tools = (imports: readonly string[]): string =>
     `//go:build tools\n\npackage tools\n\nimport (\n${imports.map((i) => `\t_ "${i}"\n`).join("")})\n`;
 
   return {
-    etcd(): void {
+    async etcd(): Promise<void> {
       const v = kubernetesVersions.etcd;
       const dir = sourceDir(`etcd-v${v}`);
       // etcd's server module points its sibling modules at ../api etc.; pin them to the same tag.
@@ -97,45 +127,65 @@ function createBuilder(go: string, cacheDir: string) {
         `module local/etcdbuild\n\ngo 1.24\n\nrequire go.etcd.io/etcd/server/v3 v${v}\n\nreplace (\n${replaces})\n`,
       );
       writeFileSync(join(dir, "tools.go"), tools(["go.etcd.io/etcd/server/v3"]));
-      goRun(dir, ["mod", "tidy"]);
-      buildTo(dir, "etcd", "go.etcd.io/etcd/server/v3");
+      await goRun("etcd", dir, ["mod", "tidy"]);
+      await buildTo(dir, "etcd", "go.etcd.io/etcd/server/v3");
     },
-    kwok(): void {
-      const dir = sourceDir(`kwok-v${kubernetesVersions.kwok}`);
+    /** kwok's stage definitions (copied from its module) and its binary; one job, since they share a module. */
+    async kwok(what: { readonly binary: boolean; readonly stages: boolean }): Promise<void> {
+      const v = kubernetesVersions.kwok;
+      const dir = sourceDir(`kwok-v${v}`);
       writeFileSync(join(dir, "go.mod"), `module local/kwokbuild\n\ngo 1.24\n`);
       writeFileSync(join(dir, "tools.go"), tools(["sigs.k8s.io/kwok/cmd/kwok"]));
-      goRun(dir, ["get", `sigs.k8s.io/kwok@v${kubernetesVersions.kwok}`]);
-      goRun(dir, ["mod", "tidy"]);
-      buildTo(dir, "kwok", "sigs.k8s.io/kwok/cmd/kwok");
+      await goRun("kwok", dir, ["get", `sigs.k8s.io/kwok@v${v}`]);
+      if (what.stages) {
+        const stageDir = join(env.GOMODCACHE, `sigs.k8s.io/kwok@v${v}`, "kustomize", "stage");
+        const files = [
+          "node/fast/node-initialize.yaml",
+          "node/heartbeat/node-heartbeat.yaml",
+          "pod/fast/pod-ready.yaml",
+          "pod/fast/pod-complete.yaml",
+          "pod/fast/pod-delete.yaml",
+        ];
+        const text = files.map((f) => `---\n${readFileSync(join(stageDir, f), "utf8")}`).join("\n");
+        const target = kubernetesArtifactPath(cacheDir, "kwok-stages");
+        writeFileSync(`${target}.partial`, text);
+        renameSync(`${target}.partial`, target);
+      }
+      if (what.binary) {
+        await goRun("kwok", dir, ["mod", "tidy"]);
+        await buildTo(dir, "kwok", "sigs.k8s.io/kwok/cmd/kwok");
+      }
     },
-    kwokStages(): void {
-      const dir = sourceDir(`kwok-v${kubernetesVersions.kwok}`);
-      goRun(dir, ["mod", "download", `sigs.k8s.io/kwok@v${kubernetesVersions.kwok}`]);
-      const stageDir = join(env.GOMODCACHE, `sigs.k8s.io/kwok@v${kubernetesVersions.kwok}`, "kustomize", "stage");
-      const files = [
-        "node/fast/node-initialize.yaml",
-        "node/heartbeat/node-heartbeat.yaml",
-        "pod/fast/pod-ready.yaml",
-        "pod/fast/pod-complete.yaml",
-        "pod/fast/pod-delete.yaml",
-      ];
-      const text = files.map((f) => `---\n${readFileSync(join(stageDir, f), "utf8")}`).join("\n");
-      writeFileSync(kubernetesArtifactPath(cacheDir, "kwok-stages"), text);
-    },
-    kubernetes(commands: readonly KubernetesArtifact[]): void {
+    /** The Kubernetes commands in one go build: its packages compile once and the links overlap. */
+    async kubernetes(commands: readonly KubernetesArtifact[]): Promise<void> {
       const v = kubernetesVersions.kubernetes;
       const dir = sourceDir(`kubernetes-v${v}`);
       if (!existsSync(join(dir, "go.sum"))) {
-        goRun(dir, ["mod", "download", `k8s.io/kubernetes@v${v}`]);
+        await goRun("kubernetes", dir, ["mod", "download", `k8s.io/kubernetes@v${v}`]);
         const kubernetesMod = readFileSync(
           join(env.GOMODCACHE, "cache", "download", "k8s.io", "kubernetes", "@v", `v${v}.mod`),
           "utf8",
         );
         writeFileSync(join(dir, "go.mod"), wrapperModule(kubernetesMod, v));
         writeFileSync(join(dir, "tools.go"), tools(kubernetesCommands.map((c) => `k8s.io/kubernetes/cmd/${c}`)));
-        goRun(dir, ["mod", "tidy"]);
+        await goRun("kubernetes", dir, ["mod", "tidy"]);
       }
-      for (const command of commands) buildTo(dir, command, `k8s.io/kubernetes/cmd/${command}`, versionLdflags(v));
+      // Into a directory of their own, then each renamed: what a cut-short build left there is not trusted.
+      const staging = join(cacheDir, "bin", `kubernetes-v${v}.partial`);
+      rmSync(staging, { recursive: true, force: true });
+      mkdirSync(staging);
+      console.log(`setup: building ${commands.join(", ")} (k8s.io/kubernetes/cmd/...)`);
+      const packages = commands.map((c) => `k8s.io/kubernetes/cmd/${c}`);
+      await goRun("kubernetes", dir, [
+        "build",
+        "-trimpath",
+        `-ldflags=${versionLdflags(v)}`,
+        "-o",
+        `${staging}/`,
+        ...packages,
+      ]);
+      for (const command of commands) renameSync(join(staging, command), kubernetesArtifactPath(cacheDir, command));
+      rmSync(staging, { recursive: true, force: true });
     },
   };
 }

@@ -69,7 +69,9 @@ async function main(): Promise<number> {
       cwd: GO_AGENT_SOURCE_DIR,
       count: countGoTest,
     },
-    ...["test:python", "test:official", "test:openapi"].map((name) => ({
+    // test:kubernetes runs the product on the test Kubernetes control plane; it skips where that
+    // is not built, unless AIEM_REQUIRE_KUBERNETES says it must run (CI).
+    ...["test:python", "test:official", "test:kubernetes", "test:openapi"].map((name) => ({
       name,
       command: ["npm", "run", "-s", name],
       count: countUnittest,

@@ -8,6 +8,7 @@ export {
   missingKubernetesArtifacts,
 } from "./kubernetes-binaries.js";
 export {
+  kubernetesRequired,
   kubernetesUnavailable,
   startTestCluster,
   type TestCluster,

@@ -58,11 +58,28 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-/** Why the Kubernetes suites cannot run here, or undefined when they can. */
-export function kubernetesUnavailable(cacheDir = kubernetesCacheDir()): string | undefined {
+/** Whether a suite that needs the control plane must fail rather than skip: `AIEM_REQUIRE_KUBERNETES=1` (CI). */
+export function kubernetesRequired(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.AIEM_REQUIRE_KUBERNETES;
+  return value === "1" || value === "true";
+}
+
+/**
+ * Why the Kubernetes suites cannot run here, or undefined when they can. Where they are required
+ * (`kubernetesRequired`), a missing control plane throws instead: every suite asks here before it
+ * decides to skip, so none is skipped quietly where CI built the binaries to run it.
+ */
+export function kubernetesUnavailable(
+  cacheDir = kubernetesCacheDir(),
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const missing = missingKubernetesArtifacts(cacheDir);
   if (missing.length === 0) return undefined;
-  return `Kubernetes binaries not built (${missing.join(", ")} missing in ${cacheDir}); run: npm run setup -- --kubernetes`;
+  const reason = `Kubernetes binaries not built (${missing.join(", ")} missing in ${cacheDir}); run: npm run setup -- --kubernetes`;
+  if (kubernetesRequired(env)) {
+    throw new Error(`AIEM_REQUIRE_KUBERNETES is set, so the Kubernetes suites may not skip: ${reason}`);
+  }
+  return reason;
 }
 
 const defaultNodes: readonly TestNode[] = [{ name: "kwok-node-0" }, { name: "kwok-node-1" }];
