@@ -182,7 +182,17 @@ async function createSandbox(ready: Ready, id: string): Promise<string> {
     })
   ).sandboxEngine;
   if (created.state === "STATE_RUNNING") return created.name;
-  while ((await call("GET", `/v1/${created.name}`)).sandboxEngine.state !== "STATE_RUNNING") await sleep(2);
+  const posted = performance.now();
+  let polls = 0;
+  while ((await call("GET", `/v1/${created.name}`)).sandboxEngine.state !== "STATE_RUNNING") {
+    polls++;
+    await sleep(2);
+  }
+  // With the server's step log (docs/performance.md), what the client saw.
+  if (process.env.AIEM_DEBUG_START_STEPS === "1")
+    console.log(
+      `  client: ${polls} polls after the answer, RUNNING seen ${(performance.now() - posted).toFixed(1)} ms after it`,
+    );
   return created.name;
 }
 

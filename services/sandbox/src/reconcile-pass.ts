@@ -12,6 +12,7 @@ import { type ChangeHub, sandboxKey } from "./change-hub.js";
 import type { LocalSandboxRuntime } from "./runtime/index.js";
 import type { SandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
+import { startStep, startStepsEnd } from "./runtime/start-steps.js";
 import { createStopSteps } from "./reconcile-stop.js";
 import { createTakeOverLeftRunning } from "./reconcile-take-over.js";
 import type { Sweep } from "./sweep.js";
@@ -70,7 +71,9 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
 
   async function startStarting(row: SandboxRow): Promise<void> {
     const { uid } = row;
+    startStep(uid, "pass");
     let started = await starts.start(row);
+    startStep(uid, "started");
     // Its agent was started by a service that died before recording it running, and has ended
     // since: no process ran in it yet, so nothing is lost by starting it afresh.
     if (!started.ok && started.agentGone) started = await starts.start(row);
@@ -94,6 +97,7 @@ export function createReconcilePass(deps: ReconcileDeps): (uid: string) => Promi
       const again = await loadSandboxByUid(db(), uid);
       if (again && again.desired !== "running") deps.queueAgain(uid);
     }
+    startStepsEnd(uid, "running-written");
     hub.notify(sandboxKey(uid));
   }
 

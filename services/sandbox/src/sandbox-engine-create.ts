@@ -39,6 +39,7 @@ import {
 import { SANDBOX_RESOURCE_TYPE } from "./access.js";
 import { limitsOf } from "./lifecycle.js";
 import { SandboxRuntimeError } from "./runtime/index.js";
+import { startStep } from "./runtime/start-steps.js";
 import type { SandboxEngineDeps, SandboxEngineServiceImpl } from "./sandbox-engine-handlers.js";
 import { encodeSandbox, insertSandbox, sandboxStateName, type SandboxRow } from "./store.js";
 
@@ -51,6 +52,7 @@ export function createCreateSandboxEngineHandler(
   const { context, lifecycle } = deps;
   return {
     async createSandboxEngine(req, ctx) {
+      const entered = performance.now();
       const { workspace } = workspacePattern.parse(req.parent, "parent");
       const principal = principalOf(ctx);
       context.policy.check(principal, Action.CREATE, WorkspaceKind.sandboxEngines, workspace);
@@ -81,6 +83,8 @@ export function createCreateSandboxEngineHandler(
       const now = context.now();
       const name = sandboxEnginePattern.format({ workspace, sandbox_engine: req.sandboxEngineId });
       const engine = newSandboxEngine(name, input, principal, image, template, now);
+      startStep(engine.uid, "handler", entered);
+      startStep(engine.uid, "checked");
       const templateInfo = engine.sandboxEngineTemplateInfo!;
       const runtimeId = lifecycle.claimRuntimeId(engine.uid, limitsOf(templateInfo));
       // A warm sandbox's agent already answers: the sandbox is recorded RUNNING at once (its
@@ -103,6 +107,7 @@ export function createCreateSandboxEngineHandler(
       await recordNewSandbox(deps, row, engine, warm);
       // After the answer is on its way: the pass that takes the start over (or, from a warm
       // sandbox, finds nothing left to do).
+      startStep(row.uid, "recorded");
       setImmediate(() => void lifecycle.kick(row.uid));
       // The answer to a create says STARTING, as the real service's does, even from a warm
       // sandbox that is running already: clients wait for RUNNING, and the next read says it.
@@ -252,6 +257,7 @@ async function recordNewSandbox(
   const { context, lifecycle } = deps;
   const runtimeId = row.runtime_id;
   if (!warm) await lifecycle.startEarly(row.uid, runtimeId, limitsOf(engine.sandboxEngineTemplateInfo!));
+  startStep(row.uid, "early-started");
   let inserted: boolean;
   try {
     inserted = await context.write((trx) =>

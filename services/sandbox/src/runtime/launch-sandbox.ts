@@ -31,6 +31,7 @@ import {
 } from "./runtime-types.js";
 import { checkCapacity } from "./sandbox-capacity.js";
 import type { SpawnedProcess } from "./spawner.js";
+import { startStep, startStepCpu } from "./start-steps.js";
 import { killTree } from "./stop-sandbox.js";
 
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -65,6 +66,7 @@ function prepareDirs(dir: string, confined: boolean): LaunchDirs {
 
 /** A launched sandbox while it starts and once it runs: what its exit handler needs to know. */
 interface Launched {
+  readonly id: string;
   readonly child: SpawnedProcess;
   readonly exited: Promise<SandboxExit>;
   entry: Running | undefined;
@@ -76,7 +78,7 @@ interface Launched {
 function watchExit(state: RuntimeState, sandboxId: string, dir: string, child: SpawnedProcess, limits: LaunchLimits) {
   let resolveExit!: (exit: SandboxExit) => void;
   const exited = new Promise<SandboxExit>((r) => (resolveExit = r));
-  const launched: Launched = { child, exited, entry: undefined, startFinished: false, init: undefined };
+  const launched: Launched = { id: sandboxId, child, exited, entry: undefined, startFinished: false, init: undefined };
   child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
     const { entry } = launched;
     // The launcher reports what it started as gone when it closes; a released sandbox runs on.
@@ -133,6 +135,7 @@ async function reachAgent(
   const confined = state.isolation === "bwrap";
   const startTimeoutMs = state.options.startTimeoutMs ?? 15_000;
   const readyOutcome = await agentReady(child, command.command, startTimeoutMs);
+  startStep(launched.id, "ready");
   if (readyOutcome !== undefined) return fail(readyOutcome);
   // The agent as a host process, found before it started anything: bwrap's only child (with a
   // PID namespace, the namespace's init), or the process spawned.
@@ -141,9 +144,15 @@ async function reachAgent(
   if (agentPid === undefined || agentStart === undefined) return fail("the agent's process cannot be found");
   const uid = confined ? command.hostUid : (process.getuid?.() ?? 0);
   const identity: AgentIdentity = { pid: agentPid, startTime: agentStart, uid };
+  startStep(launched.id, "agent-found");
+  startStepCpu(launched.id, "launcher and bwrap", [child.pid!]);
+  startStepCpu(launched.id, "sandbox's init", [agentPid], true);
+  startStepCpu(launched.id, "agent's threads", [agentPid]);
   const connection = await connectTo(state, dirs.socketPath, child.pid!, identity);
+  startStep(launched.id, "connected");
   try {
     await connection.client.health({}, { timeoutMs: startTimeoutMs });
+    startStep(launched.id, "health");
   } catch (error) {
     connection.close();
     return fail(`the agent does not answer: ${error instanceof Error ? error.message : String(error)}`);
@@ -179,8 +188,10 @@ export async function launch(
     const adopted = await adopt(state, sandboxId, dir);
     if (adopted) return adopted;
   }
+  startStep(sandboxId, "launch");
   const art = await prepareArtifacts(state);
   peerReader(art);
+  startStep(sandboxId, "artifacts");
   const requested = startOptions.limits ?? {};
   checkCapacity(state, requested, sandboxId);
   if (!art.agentPath) {
@@ -188,13 +199,18 @@ export async function launch(
   }
   const confined = isolation === "bwrap";
   const dirs = prepareDirs(dir, confined);
+  startStep(sandboxId, "dirs");
   const limits = await applyLimits(state, sandboxId, dir, requested);
+  startStep(sandboxId, "limits");
   const memoryBytes = Number(requested.memoryBytes ?? 0);
   const config = agentConfig(options, art, { confined, ...dirs, memoryBytes, applied: limits.applied });
   const command = confined
     ? confinedCommand(state, art, sandboxId, dirs, limits, config)
     : unconfinedCommand(art, limits.cgroup);
+  startStep(sandboxId, "command");
   const child = spawnLauncher(state, command, dirs, config);
+  startStep(sandboxId, "spawn-sent");
+  child.once("spawned", () => startStep(sandboxId, "spawned"));
   startOptions.onLaunched?.();
   const launched = watchExit(state, sandboxId, dir, child, limits);
   const fail = (reason: string) => failStart(launched, sandboxId, confined, dirs.logPath, reason);

@@ -67,6 +67,7 @@ class Spawned extends EventEmitter implements SpawnedProcess {
   spawned(pid: number): void {
     this.pid = pid;
     for (const signal of this.#pending.splice(0)) this.kill(signal);
+    this.emit("spawned");
   }
 
   exited(code: number | null, signal: NodeJS.Signals | null): void {
