@@ -4,12 +4,9 @@
 // runs in the sandbox and its output is read, a file is written and read back; the agent refuses
 // whoever does not carry the sandbox's token.
 import { Code } from "@connectrpc/connect";
+import { kubernetesSkipReason } from "@aiem/kit/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  kubernetesSkipReason,
-  type SandboxClusterFixture,
-  startSandboxCluster,
-} from "../testing/kubernetes-cluster.js";
+import { type SandboxClusterFixture, startSandboxCluster } from "../testing/kubernetes-cluster.js";
 import { connectAgent } from "../runtime/index.js";
 import { type PodAgents, startPodAgents } from "../testing/pod-agents.js";
 import { ok, type SandboxHarness, startSandboxHarness, unb64 } from "../testing/index.js";
