@@ -366,15 +366,12 @@ describe("protocol sniffing", () => {
 });
 
 describe("gRPC server reflection", () => {
+  /** buf curl over HTTP/2 without TLS, in `protocol`. */
+  const bufCurl = (protocol: "grpc" | "connect", ...args: string[]) =>
+    run(buf, ["curl", "--protocol", protocol, "--http2-prior-knowledge", ...args]);
+
   it("lists the services for buf curl", async () => {
-    const { stdout } = await run(buf, [
-      "curl",
-      "--protocol",
-      "grpc",
-      "--http2-prior-knowledge",
-      "--list-methods",
-      inProcessUrl,
-    ]);
+    const { stdout } = await bufCurl("grpc", "--list-methods", inProcessUrl);
     const methods = stdout.trim().split("\n");
     expect(methods).toContain("edgetest.v1.LibraryService/GetBook");
     expect(methods).toContain("edgetest.v1.LibraryService/StreamBooks");
@@ -383,30 +380,20 @@ describe("gRPC server reflection", () => {
 
   it("lets buf curl call a method it learned by reflection, v1 and v1alpha", async () => {
     for (const reflectProtocol of ["grpc-v1", "grpc-v1alpha"]) {
-      const { stdout } = await run(buf, [
-        "curl",
-        "--protocol",
+      const { stdout } = await bufCurl(
         "grpc",
-        "--http2-prior-knowledge",
         "--reflect-protocol",
         reflectProtocol,
         "-d",
         '{"name": "shelves/bc/books/1"}',
         `${forwardingUrl}/edgetest.v1.LibraryService/GetBook`,
-      ]);
+      );
       expect(JSON.parse(stdout), reflectProtocol).toMatchObject({ name: "shelves/bc/books/1", pageCount: "320" });
     }
   });
 
   it("describes a service over Connect too (buf curl --protocol connect)", async () => {
-    const { stdout } = await run(buf, [
-      "curl",
-      "--protocol",
-      "connect",
-      "--http2-prior-knowledge",
-      "--list-methods",
-      inProcessUrl,
-    ]);
+    const { stdout } = await bufCurl("connect", "--list-methods", inProcessUrl);
     expect(stdout).toContain("edgetest.v1.LibraryService/ListBooks");
   });
 });

@@ -17,6 +17,7 @@ import {
   type JsonReadOptions,
   type JsonWriteOptions,
 } from "@bufbuild/protobuf";
+import { createFieldPlan } from "./field-plan.js";
 
 type Message = Record<string, unknown>;
 type Key = string | number;
@@ -27,8 +28,6 @@ interface BytesField {
   /** Set when the field holds messages (singular, list or map values) to walk into. */
   readonly message: DescMessage | undefined;
 }
-
-const planCache = new WeakMap<DescMessage, readonly BytesField[]>();
 
 function isBytes(field: DescField): boolean {
   return (field.fieldKind === "scalar" || field.fieldKind === "list") && field.scalar === ScalarType.BYTES;
@@ -44,23 +43,12 @@ function walkable(field: DescField): DescMessage | undefined {
   return message && !message.typeName.startsWith("google.protobuf.") ? message : undefined;
 }
 
-/** The fields of `desc` that are bytes or lead to bytes. Computed once per message type. */
-function bytesPlan(desc: DescMessage): readonly BytesField[] {
-  const cached = planCache.get(desc);
-  if (cached) return cached;
-  // A recursive type counts as having none while it is visited; a cycle alone adds no bytes field.
-  planCache.set(desc, []);
-  const out: BytesField[] = [];
-  for (const field of desc.fields) {
-    if (isBytes(field)) out.push({ field, message: undefined });
-    else {
-      const message = walkable(field);
-      if (message && bytesPlan(message).length > 0) out.push({ field, message });
-    }
-  }
-  planCache.set(desc, out);
-  return out;
-}
+/** The fields of a message type that are bytes or lead to bytes. */
+const bytesPlan = createFieldPlan<BytesField>((field, planOf) => {
+  if (isBytes(field)) return { field, message: undefined };
+  const message = walkable(field);
+  return message && planOf(message).length > 0 ? { field, message } : undefined;
+});
 
 export function hasBytesFields(desc: DescMessage): boolean {
   return bytesPlan(desc).length > 0;

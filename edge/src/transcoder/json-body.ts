@@ -5,6 +5,7 @@
 // - when fromJson fails, the body is walked once more to name the offending field by its full
 //   path as the caller wrote it.
 import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { createFieldPlan } from "./field-plan.js";
 import { fieldMaskPaths } from "./field-values.js";
 
 const FIELD_MASK = "google.protobuf.FieldMask";
@@ -20,24 +21,11 @@ export interface ExtractedMask {
   readonly paths: string[];
 }
 
-const maskFieldsCache = new WeakMap<DescMessage, readonly DescField[]>();
-
-/** Fields of `desc` that are, or can contain, a FieldMask. Computed once per message type. */
-function maskFields(desc: DescMessage): readonly DescField[] {
-  const cached = maskFieldsCache.get(desc);
-  if (cached) return cached;
-  // Recursive types: assume "none" while visiting, which is right because a cycle alone adds
-  // no FieldMask.
-  maskFieldsCache.set(desc, []);
-  const out: DescField[] = [];
-  for (const field of desc.fields) {
-    const message = field.message;
-    if (!message) continue;
-    if (message.typeName === FIELD_MASK || maskFields(message).length > 0) out.push(field);
-  }
-  maskFieldsCache.set(desc, out);
-  return out;
-}
+/** Fields of a message type that are, or can contain, a FieldMask. */
+const maskFields = createFieldPlan<DescField>((field, planOf) => {
+  const message = field.message;
+  return message && (message.typeName === FIELD_MASK || planOf(message).length > 0) ? field : undefined;
+});
 
 export function containsFieldMask(desc: DescMessage): boolean {
   return maskFields(desc).length > 0;

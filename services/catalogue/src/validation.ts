@@ -3,7 +3,7 @@
 // resulting INVALID_ARGUMENT names each field by its snake_case path.
 import type { DescEnum } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import { validateDisplayName, validateAnnotationKey } from "@aiem/kit/aip";
+import { durationNanos, validateDisplayName, validateAnnotationKey } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
 import { parse as parseYaml } from "yaml";
 import { ImagePullPolicy, ImagePullPolicySchema } from "@aiem/proto/enginemanager/v1/image_pull_policy_pb.js";
@@ -187,18 +187,6 @@ export const envNameRule = (key: string): string | undefined =>
 export const annotationKeyRule = validateAnnotationKey;
 
 // ---- durations ----------------------------------------------------------------------------------
-
-const MAX_DURATION_SECONDS = 315_576_000_000n; // the protobuf Duration range, 10 000 years
-
-/** Total nanoseconds of a Duration, or a problem when it is not a valid protobuf Duration. */
-export function durationNanos(d: Duration): bigint | string {
-  const s = d.seconds;
-  const n = d.nanos;
-  if (s > MAX_DURATION_SECONDS || s < -MAX_DURATION_SECONDS) return "is out of range";
-  if (!Number.isInteger(n) || n <= -1e9 || n >= 1e9) return "has out-of-range nanoseconds";
-  if ((s > 0n && n < 0) || (s < 0n && n > 0)) return "has seconds and nanoseconds of different signs";
-  return s * 1_000_000_000n + BigInt(n);
-}
 
 /** Whole milliseconds, rounded down (what list filters compare). */
 export function durationToMs(d: Duration | undefined): bigint | null {

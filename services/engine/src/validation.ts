@@ -3,7 +3,7 @@
 // and the DAI configuration with its precedence, editability and reserved keys. A Violations
 // collector reports every problem of a request at once, each under its snake_case path.
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import { validateAnnotationKey, validateDisplayName } from "@aiem/kit/aip";
+import { durationNanos, validateAnnotationKey, validateDisplayName } from "@aiem/kit/aip";
 import { invalidArguments, quote, type FieldViolation } from "@aiem/kit/errors";
 import { DEFAULT_CONSTRAINTS } from "@aiem/kit/catalogue-view";
 import {
@@ -46,16 +46,10 @@ export class Violations {
 
 // ---- durations ----------------------------------------------------------------------------------
 
-const MAX_DURATION_SECONDS = 315_576_000_000n;
-
 /** Whole milliseconds of a valid, non-negative Duration; a problem description otherwise. */
 export function durationMs(d: Duration): bigint | string {
-  const s = d.seconds;
-  const n = d.nanos;
-  if (s > MAX_DURATION_SECONDS || s < -MAX_DURATION_SECONDS) return "is out of range";
-  if (!Number.isInteger(n) || n <= -1e9 || n >= 1e9) return "has out-of-range nanoseconds";
-  if ((s > 0n && n < 0) || (s < 0n && n > 0)) return "has seconds and nanoseconds of different signs";
-  const total = s * 1_000_000_000n + BigInt(n);
+  const total = durationNanos(d);
+  if (typeof total === "string") return total;
   if (total < 0n) return "must not be negative";
   return total / 1_000_000n;
 }

@@ -332,27 +332,35 @@ class Parser {
     if (++this.nodes > MAX_FILTER_NODES) fail(pos0, `more than ${MAX_FILTER_NODES} terms and operators`);
   }
 
-  private expression(depth: number, values: boolean): FilterNode {
+  /**
+   * One `part`, or a `kind` node of the parts that follow it, each after a `separator` token
+   * (or, without one, each where a term starts).
+   */
+  private joined(kind: "and" | "or", separator: T | undefined, part: () => FilterNode): FilterNode {
+    const more = () => (separator === undefined ? this.startsTerm() : this.accept(separator));
     const start = this.peek();
-    const first = this.sequence(depth, values);
-    if (this.peek().type !== T.And) return first;
-    const children = [first];
-    while (this.peek().type === T.And) {
-      this.next();
-      children.push(this.sequence(depth, values));
-    }
+    const first = part();
+    if (!more()) return first;
+    const children = [first, part()];
+    while (more()) children.push(part());
     this.count(start.pos);
-    return { kind: "and", pos: start.pos + 1, children };
+    return { kind, pos: start.pos + 1, children };
   }
 
+  /** Takes the next token when it is of `type`. */
+  private accept(type: T): boolean {
+    if (this.peek().type !== type) return false;
+    this.next();
+    return true;
+  }
+
+  private expression(depth: number, values: boolean): FilterNode {
+    return this.joined("and", T.And, () => this.sequence(depth, values));
+  }
+
+  /** Terms side by side, which AIP-160 reads as AND. */
   private sequence(depth: number, values: boolean): FilterNode {
-    const start = this.peek();
-    const first = this.factor(depth, values);
-    if (!this.startsTerm()) return first;
-    const children = [first];
-    while (this.startsTerm()) children.push(this.factor(depth, values));
-    this.count(start.pos);
-    return { kind: "and", pos: start.pos + 1, children };
+    return this.joined("and", undefined, () => this.factor(depth, values));
   }
 
   private startsTerm(): boolean {
@@ -361,16 +369,7 @@ class Parser {
   }
 
   private factor(depth: number, values: boolean): FilterNode {
-    const start = this.peek();
-    const first = this.term(depth, values);
-    if (this.peek().type !== T.Or) return first;
-    const children = [first];
-    while (this.peek().type === T.Or) {
-      this.next();
-      children.push(this.term(depth, values));
-    }
-    this.count(start.pos);
-    return { kind: "or", pos: start.pos + 1, children };
+    return this.joined("or", T.Or, () => this.term(depth, values));
   }
 
   private term(depth: number, values: boolean): FilterNode {

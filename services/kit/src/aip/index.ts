@@ -2,6 +2,7 @@
 // list paging and update masks.
 export * from "./ids.js";
 export * from "./resource-name.js";
+export * from "./duration.js";
 export * from "./fields.js";
 export * from "./filter-parser.js";
 export * from "./filter-sql.js";

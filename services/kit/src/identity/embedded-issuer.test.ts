@@ -37,6 +37,14 @@ describe("embedded issuer", () => {
     if (description) expect(answer.body.error_description).toMatch(description);
     expect(answer.headers["cache-control"]).toBe("no-store");
   };
+  /** Exchanges a refresh token that the issuer must refuse as an invalid grant, for `reason`. */
+  const expectGrantRefused = async (refreshToken: string, reason: RegExp) =>
+    expectError(
+      await exchange({ grant_type: "refresh_token", refresh_token: refreshToken }),
+      400,
+      "invalid_grant",
+      reason,
+    );
 
   it("lives under the public URL", () => {
     expect(ISSUER).toBe("http://127.0.0.1:8080/oidc");
@@ -113,12 +121,7 @@ describe("embedded issuer", () => {
       "invalid_grant",
       /issued to client "platform", not "other"/,
     );
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: bound }),
-      400,
-      "invalid_grant",
-      /send client_id/,
-    );
+    await expectGrantRefused(bound, /send client_id/);
   });
 
   it.each([
@@ -155,27 +158,17 @@ describe("embedded issuer", () => {
 
   it("rejects an access token used as a refresh token", async () => {
     const access = await mintEmbeddedToken(key, { user: "alice", issuer: ISSUER });
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: access }),
-      400,
-      "invalid_grant",
-      /not a refresh token/,
-    );
+    await expectGrantRefused(access, /not a refresh token/);
   });
 
   it("rejects an expired refresh token", async () => {
     const old = await refresh({ ttlSeconds: 60, now: new Date(Date.now() - 3600_000) });
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: old }), 400, "invalid_grant", /expired/);
+    await expectGrantRefused(old, /expired/);
   });
 
   it("rejects a refresh token issued in the future or for longer than a year", async () => {
     const future = await refresh({ now: new Date(Date.now() + 120_000) });
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: future }),
-      400,
-      "invalid_grant",
-      /issued in the future/,
-    );
+    await expectGrantRefused(future, /issued in the future/);
     await expect(refresh({ ttlSeconds: 366 * 86400 })).rejects.toThrow(/at most 31536000s/);
     const century = await new SignJWT({})
       .setProtectedHeader({ alg: "ES256", typ: REFRESH_TOKEN_TYPE })
@@ -185,12 +178,7 @@ describe("embedded issuer", () => {
       .setIssuedAt()
       .setExpirationTime("100y")
       .sign(key.privateKey);
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: century }),
-      400,
-      "invalid_grant",
-      /lifetime is too long/,
-    );
+    await expectGrantRefused(century, /lifetime is too long/);
   });
 
   it("issues access tokens no longer than it is told", async () => {
@@ -208,36 +196,16 @@ describe("embedded issuer", () => {
   it("rejects a forged refresh token", async () => {
     const otherKey = await loadOrCreateSigningKey(await tempDir());
     const forged = await mintRefreshToken(otherKey, { user: "root", admin: true, issuer: ISSUER });
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: forged }),
-      400,
-      "invalid_grant",
-      /^refresh token is invalid$/,
-    );
+    await expectGrantRefused(forged, /^refresh token is invalid$/);
     const [h, , s] = (await refresh()).split(".");
     const edited = `${h}.${Buffer.from(JSON.stringify({ sub: "root", iss: ISSUER, aud: ISSUER, exp: 4e9, iat: 1, aiem_admin: true })).toString("base64url")}.${s}`;
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: edited }),
-      400,
-      "invalid_grant",
-      /invalid/,
-    );
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: "not-a-jwt" }),
-      400,
-      "invalid_grant",
-      /invalid/,
-    );
+    await expectGrantRefused(edited, /invalid/);
+    await expectGrantRefused("not-a-jwt", /invalid/);
   });
 
   it("rejects a refresh token of another issuer URL, naming both", async () => {
     const elsewhere = await refresh({ issuer: embeddedIssuerUrl("http://127.0.0.1:9999") });
-    expectError(
-      await exchange({ grant_type: "refresh_token", refresh_token: elsewhere }),
-      400,
-      "invalid_grant",
-      /127\.0\.0\.1:9999\/oidc.*127\.0\.0\.1:8080\/oidc/,
-    );
+    await expectGrantRefused(elsewhere, /127\.0\.0\.1:9999\/oidc.*127\.0\.0\.1:8080\/oidc/);
   });
 
   it("rejects a symmetric token shaped like a refresh token", async () => {
@@ -248,7 +216,7 @@ describe("embedded issuer", () => {
       .setIssuedAt()
       .setExpirationTime("1h")
       .sign(new TextEncoder().encode("a-secret-anyone-could-pick-0123456789"));
-    expectError(await exchange({ grant_type: "refresh_token", refresh_token: hs }), 400, "invalid_grant", /invalid/);
+    await expectGrantRefused(hs, /invalid/);
   });
 });
 
