@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RestJson } from "@aiem/kit/testing";
+import type { ErrorCode, RestJson } from "@aiem/kit/testing";
 import { EventSchema } from "@aiem/proto/enginemanager/events/v1/event_pb.js";
 import {
   SecretVersionRevealed_Target,
@@ -148,33 +148,23 @@ describe("drive", () => {
       expectError(await download({ remotePath, localPath: "/workspace/x" }), "INVALID_ARGUMENT", "remote_path");
       expectError(await upload({ remotePath, localPath: "/workspace/c.txt" }), "INVALID_ARGUMENT", "remote_path");
     }
-    expectError(await download({ remotePath: "nope.txt", localPath: "/workspace/x" }), "NOT_FOUND", "nope.txt");
-    expectError(
-      await download({ remotePath: "datasets", localPath: "/workspace/x" }),
-      "FAILED_PRECONDITION",
-      "not a regular file",
-    );
-    expectError(
-      await download({ remotePath: "datasets/train.csv", localPath: "workspace/x" }),
-      "INVALID_ARGUMENT",
-      "local_path",
-    );
-    expectError(
-      await download({ workspace: "team-a", remotePath: "datasets/train.csv", localPath: "/workspace/x" }),
-      "INVALID_ARGUMENT",
-      "workspace",
-    );
-    expectError(await upload({ localPath: "/workspace/missing", remotePath: "m" }), "NOT_FOUND");
-    expectError(
-      await upload({ localPath: "/workspace", remotePath: "m" }),
-      "FAILED_PRECONDITION",
-      "not a regular file",
-    );
-    expectError(
-      await upload({ localPath: "/workspace/c.txt", remotePath: "datasets" }),
-      "FAILED_PRECONDITION",
-      "is a directory",
-    );
+    const downloads: [Record<string, unknown>, ErrorCode, string][] = [
+      [{ remotePath: "nope.txt", localPath: "/workspace/x" }, "NOT_FOUND", "nope.txt"],
+      [{ remotePath: "datasets", localPath: "/workspace/x" }, "FAILED_PRECONDITION", "not a regular file"],
+      [{ remotePath: "datasets/train.csv", localPath: "workspace/x" }, "INVALID_ARGUMENT", "local_path"],
+      [
+        { workspace: "team-a", remotePath: "datasets/train.csv", localPath: "/workspace/x" },
+        "INVALID_ARGUMENT",
+        "workspace",
+      ],
+    ];
+    for (const [body, code, text] of downloads) expectError(await download(body), code, text);
+    const uploads: [Record<string, unknown>, ErrorCode, string?][] = [
+      [{ localPath: "/workspace/missing", remotePath: "m" }, "NOT_FOUND"],
+      [{ localPath: "/workspace", remotePath: "m" }, "FAILED_PRECONDITION", "not a regular file"],
+      [{ localPath: "/workspace/c.txt", remotePath: "datasets" }, "FAILED_PRECONDITION", "is a directory"],
+    ];
+    for (const [body, code, text] of uploads) expectError(await upload(body), code, text);
     // A link someone left in the drive directory does not lead out of it.
     fs.writeFileSync(path.join(h.t.dataDir, "host-only.txt"), "HOST");
     fs.symlinkSync(path.join(h.t.dataDir, "host-only.txt"), path.join(driveDir, WS, "link.txt"));

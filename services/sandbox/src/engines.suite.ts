@@ -4,13 +4,22 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type RestJson, waitFor as waitForCondition } from "@aiem/kit/testing";
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { PortService } from "@aiem/proto/enginemanager/sandbox/v1/port_service_pb.js";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import { SEEN_RUNNING_GRACE_MS } from "./store.js";
-import { b64, expectError, ok, sharedHarness, sleep, UUID_WS, WS, type SandboxHarness } from "./testing/index.js";
+import {
+  b64,
+  connectTransport,
+  expectError,
+  ok,
+  sharedHarness,
+  sleep,
+  UUID_WS,
+  WS,
+  type SandboxHarness,
+} from "./testing/index.js";
 
 let h: SandboxHarness;
 let n = 0;
@@ -266,17 +275,7 @@ describe("sandbox engines: workspaces named by UUIDs", () => {
       `${sb.name}/ports/8080`,
     );
 
-    const token = await h.token("alice");
-    const transport = createConnectTransport({
-      baseUrl: h.t.url,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${token}`);
-          return next(req);
-        },
-      ],
-    });
+    const transport = await connectTransport(h, "alice", "1.1");
     const engines = createClient(SandboxEngineService, transport);
     const created = await engines.createSandboxEngine({
       parent: `workspaces/${UUID_WS}`,

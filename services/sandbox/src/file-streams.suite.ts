@@ -4,13 +4,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { waitFor, type RestJson } from "@aiem/kit/testing";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   FilesystemService,
   type WriteFileStreamRequestSchema,
 } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
-import { WS, ok, sharedHarness, type SandboxHarness } from "./testing/index.js";
+import { connectTransport, WS, ok, sharedHarness, type SandboxHarness } from "./testing/index.js";
 import { READ_STREAM_MESSAGE_BYTES } from "./file-stream-handlers.js";
 
 let h: SandboxHarness;
@@ -21,18 +20,7 @@ type WriteMessage = MessageInitShape<typeof WriteFileStreamRequestSchema>;
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
 async function clientAs(user: string): Promise<Client<typeof FilesystemService>> {
-  const token = await h.token(user);
-  const transport = createConnectTransport({
-    baseUrl: h.t.url,
-    httpVersion: "2",
-    interceptors: [
-      (next) => (req) => {
-        req.header.set("authorization", `Bearer ${token}`);
-        return next(req);
-      },
-    ],
-  });
-  return createClient(FilesystemService, transport);
+  return createClient(FilesystemService, await connectTransport(h, user, "2"));
 }
 
 /** The header, then `content` in messages of `piece` bytes (each under the test host's 1 MiB request limit). */

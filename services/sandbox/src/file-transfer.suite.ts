@@ -6,12 +6,12 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binaryContent as binary, replyOf as reply, type RestJson } from "@aiem/kit/testing";
-import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime } from "./runtime/local-runtime.js";
 import {
   AGENT_CACHE,
   WS,
   b64,
+  createRunningSandbox,
   expectError,
   ok,
   readNdjson,
@@ -334,21 +334,7 @@ describe("streaming, not buffering", () => {
 
   it("uploads and downloads a file 8 times the agent channel's largest message", async () => {
     const c = await extra.clients("alice");
-    const created = (
-      await c.engines.createSandboxEngine({
-        parent: `workspaces/${WS}`,
-        sandboxEngineId: "small",
-        sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
-      })
-    ).sandboxEngine!;
-    for (
-      let i = 0;
-      (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING;
-      i++
-    ) {
-      if (i > 750) throw new Error("the sandbox did not start");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const created = await createRunningSandbox(h, c, "small");
     const token = await h.token("alice");
     const content = binary(8 << 20, 5);
     // The same file in one WriteFile message is over the channel's limit.

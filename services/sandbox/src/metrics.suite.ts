@@ -5,10 +5,10 @@ import * as path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RestJson } from "@aiem/kit/testing";
-import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime } from "./runtime/index.js";
 import {
   AGENT_CACHE,
+  createRunningSandbox,
   expectError,
   ok,
   sharedHarness,
@@ -161,21 +161,7 @@ describe("metrics", () => {
     const extra = await startExtraModule(h, "mute", {}, { runtime: mute });
     try {
       const c = await extra.clients("alice");
-      const created = (
-        await c.engines.createSandboxEngine({
-          parent: `workspaces/${WS}`,
-          sandboxEngineId: "mute",
-          sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
-        })
-      ).sandboxEngine!;
-      for (
-        let i = 0;
-        (await c.engines.getSandboxEngine({ name: created.name })).sandboxEngine!.state !== SandboxEngine_State.RUNNING;
-        i++
-      ) {
-        expect(i).toBeLessThan(300);
-        await sleep(50);
-      }
+      const created = await createRunningSandbox(h, c, "mute");
       const lenient = (await c.metrics.readMetrics({ name: created.name })).metrics!;
       expect(lenient.disk).toMatchObject({ totalBytes: 0n, availableBytes: 0n });
       const err = await c.metrics.readMetrics({ name: created.name, strictMode: true }).then(

@@ -4,7 +4,7 @@
 // directories and environments, and output that stays bounded whatever a process writes.
 import * as fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RestJson } from "@aiem/kit/testing";
+import type { ErrorCode, RestJson } from "@aiem/kit/testing";
 import { Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
 import { OUT_OF_MEMORY } from "./process-watcher.js";
 import {
@@ -34,6 +34,12 @@ const output = async (name: string, stream = "OUTPUT_STREAM_COMBINED") => {
   const r = ok(await h.rest("GET", `/v1/${name}:readOutput?outputStream=${stream}`));
   return { text: unb64(r.data).toString(), dropped: BigInt(r.droppedBytes) };
 };
+/** The text of an output stream's lines, keep-alives left out. */
+const textOf = (lines: RestJson[]) =>
+  lines
+    .filter((l) => !l.result.keepAlive)
+    .map((l) => unb64(l.result.data).toString())
+    .join("");
 const stream = async (name: string, query = "", until?: (line: RestJson, all: RestJson[]) => boolean) => {
   const res = await fetch(`${h.t.url}/v1/${name}:streamOutput${query}`, {
     headers: { authorization: `Bearer ${await h.token("alice")}` },
@@ -84,44 +90,23 @@ describe("processes: create, start, get, list, delete", () => {
       h.rest("POST", `/v1/${sb.name}/processes?${query}`, { body });
     for (const bad of ["-x", "Upper", "x_y", "a".repeat(64), "end-"])
       expectError(await post({ command: "true" }, `processId=${bad}`), "INVALID_ARGUMENT", "process_id");
-    expectError(await post({}), "INVALID_ARGUMENT", "process.command");
-    expectError(
-      await post({ command: "true", workingDirectory: "tmp" }),
-      "INVALID_ARGUMENT",
-      "process.working_directory",
-    );
-    expectError(
-      await post({ command: "true", workingDirectory: "/a/../b" }),
-      "INVALID_ARGUMENT",
-      "process.working_directory",
-    );
-    expectError(
-      await post({ command: "true", environmentVariables: { "1BAD": "x" } }),
-      "INVALID_ARGUMENT",
-      'process.environment_variables["1BAD"]',
-    );
-    expectError(
-      await post({ command: "true", environmentVariables: { "A=B": "x" } }),
-      "INVALID_ARGUMENT",
-      'process.environment_variables["A=B"]',
-    );
-    expectError(await post({ command: "tr\u0000ue" }), "INVALID_ARGUMENT", "process.command");
+    const invalid: [Record<string, unknown>, string][] = [
+      [{}, "process.command"],
+      [{ command: "true", workingDirectory: "tmp" }, "process.working_directory"],
+      [{ command: "true", workingDirectory: "/a/../b" }, "process.working_directory"],
+      [{ command: "true", environmentVariables: { "1BAD": "x" } }, 'process.environment_variables["1BAD"]'],
+      [{ command: "true", environmentVariables: { "A=B": "x" } }, 'process.environment_variables["A=B"]'],
+      [{ command: "tr\u0000ue" }, "process.command"],
+    ];
+    for (const [body, field] of invalid) expectError(await post(body), "INVALID_ARGUMENT", field);
     // A process that cannot start is not created.
-    expectError(
-      await post({ command: "no-such-program" }, "autoRun=true&processId=nope1"),
-      "NOT_FOUND",
-      "no-such-program",
-    );
-    expectError(
-      await post({ command: "true", workingDirectory: "/nowhere" }, "autoRun=true&processId=nope2"),
-      "NOT_FOUND",
-      "/nowhere",
-    );
-    expectError(
-      await post({ command: "/etc/hostname" }, "autoRun=true&processId=nope3"),
-      "PERMISSION_DENIED",
-      "not executable",
-    );
+    const unstartable: [Record<string, unknown>, string, ErrorCode, string][] = [
+      [{ command: "no-such-program" }, "nope1", "NOT_FOUND", "no-such-program"],
+      [{ command: "true", workingDirectory: "/nowhere" }, "nope2", "NOT_FOUND", "/nowhere"],
+      [{ command: "/etc/hostname" }, "nope3", "PERMISSION_DENIED", "not executable"],
+    ];
+    for (const [body, id, code, text] of unstartable)
+      expectError(await post(body, `autoRun=true&processId=${id}`), code, text);
     for (const id of ["nope1", "nope2", "nope3"])
       expectError(await h.rest("GET", `/v1/${sb.name}/processes/${id}`), "NOT_FOUND");
     // A pending one that cannot start stays pending.
@@ -459,12 +444,7 @@ describe("processes: output", () => {
     const p = await create({ command: "sh", args: ["-c", "echo before; sleep 0.6; echo after"] });
     await sleep(250);
     const lines = await stream(p.name, "?skipReplay=true");
-    expect(
-      lines
-        .filter((l) => !l.result.keepAlive)
-        .map((l) => unb64(l.result.data).toString())
-        .join(""),
-    ).toBe("after\n");
+    expect(textOf(lines)).toBe("after\n");
     const get = (q: string) => h.rest("GET", `/v1/${p.name}:streamOutput?${q}`);
     expectError(await get("startOffset=1000"), "OUT_OF_RANGE", "start_offset");
     expectError(await get("startOffset=3&skipReplay=true"), "INVALID_ARGUMENT", "skip_replay");
@@ -486,12 +466,7 @@ describe("processes: output", () => {
     ok(await h.rest("POST", `/v1/${pending.name}:start`, { body: {} }));
     const got = await streamed;
     expect(got.filter((l) => l.result.keepAlive).length).toBeGreaterThanOrEqual(1);
-    expect(
-      got
-        .filter((l) => !l.result.keepAlive)
-        .map((l) => unb64(l.result.data).toString())
-        .join(""),
-    ).toBe("started later\n");
+    expect(textOf(got)).toBe("started later\n");
   });
 
   it("a stream cut and resumed from its last offset gets every byte exactly once", async () => {

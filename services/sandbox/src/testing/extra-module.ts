@@ -1,15 +1,18 @@
 // A second sandbox module beside the harness's host, with settings of its own.
 import * as path from "node:path";
-import { createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
+import { createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createAuthInterceptor } from "@aiem/kit/server";
+import { waitFor } from "@aiem/kit/testing";
 import { FilesystemService } from "@aiem/proto/enginemanager/sandbox/v1/filesystem_service_pb.js";
 import { MetricsService } from "@aiem/proto/enginemanager/sandbox/v1/metrics_service_pb.js";
 import { ProcessService } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { type SandboxEngine, SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { SandboxEngineService } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_service_pb.js";
 import type { SandboxSettings } from "../config.js";
 import { createSandboxModule, type SandboxModule, type SandboxModuleDeps } from "../module.js";
 import { destroyLeftSandboxes } from "../runtime/index.js";
-import { AGENT_CACHE } from "./fixtures.js";
+import { bearer } from "./connect-transport.js";
+import { AGENT_CACHE, WS } from "./fixtures.js";
 import type { SandboxHarness } from "./sandbox-harness.js";
 
 export interface ExtraModule {
@@ -71,14 +74,9 @@ export async function startExtraModule(
     module,
     dataDir,
     async clients(user) {
-      const token = await h.token(user);
-      const auth: Interceptor = (next) => (req) => {
-        req.header.set("authorization", `Bearer ${token}`);
-        return next(req);
-      };
       const transport = createRouterTransport((router) => module.register(router), {
         router: { interceptors: [interceptor] },
-        transport: { interceptors: [auth] },
+        transport: { interceptors: [bearer(await h.token(user))] },
       });
       return {
         engines: createClient(SandboxEngineService, transport),
@@ -92,4 +90,22 @@ export async function startExtraModule(
       await destroyLeftSandboxes(dataDir);
     },
   };
+}
+
+/** Creates the sandbox `id` from the harness's image and template through `clients`, and waits until it runs. */
+export async function createRunningSandbox(
+  h: SandboxHarness,
+  clients: ExtraClients,
+  id: string,
+): Promise<SandboxEngine> {
+  const { sandboxEngine } = await clients.engines.createSandboxEngine({
+    parent: `workspaces/${WS}`,
+    sandboxEngineId: id,
+    sandboxEngine: { sandboxEngineImage: h.image, sandboxEngineTemplate: h.template },
+  });
+  const { name } = sandboxEngine!;
+  const running = async () =>
+    (await clients.engines.getSandboxEngine({ name })).sandboxEngine?.state === SandboxEngine_State.RUNNING;
+  await waitFor(running, { timeoutMs: 15_000, what: `${name} to run` });
+  return sandboxEngine!;
 }
