@@ -1,5 +1,5 @@
-// A sandbox's handle while its pod runs: its agent reached at the pod's address, and the limits and
-// isolation layers the cluster (not this process) enforces.
+// A sandbox's handle while its pod runs: its agent, and its programs' ports, reached at the pod's
+// address, and the limits and isolation layers the cluster (not this process) enforces.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   connectAgent,
@@ -9,6 +9,7 @@ import {
   SandboxRuntimeError,
 } from "../runtime/index.js";
 import type { KubernetesSandboxRuntime } from "./kubernetes-sandbox-runtime.js";
+import { connectPodPort } from "./pod-port-connection.js";
 
 const podLimit = { mechanism: "none", note: "enforced by the cluster (the pod's limits)" } as const;
 const podLayer = { active: true, note: "the cluster's container runtime isolates the pod" } as const;
@@ -71,10 +72,12 @@ export function createPodSandboxHandle(
     startMs: Date.now() - options.started,
     adopted: options.adopted,
     exited,
-    openTunnel: () =>
-      Promise.reject(
-        new ConnectError("ports of sandboxes on Kubernetes are served by their Services", Code.Unimplemented),
-      ),
+    // The program's port at the pod's address (the pod's current one, should it have moved).
+    openTunnel: (port, callOptions) => {
+      const current = kube.endpoint(uid);
+      if (!current) return Promise.reject(new ConnectError("the sandbox's pod has no address", Code.Unavailable));
+      return connectPodPort(current.host, port, callOptions?.signal ? { signal: callOptions.signal } : {});
+    },
     cgroupUsage: () => ({}),
     stop: () => kube.remove(uid),
   };
