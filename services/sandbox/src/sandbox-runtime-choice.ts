@@ -91,7 +91,8 @@ async function connectCluster(
       image: settings.agentImage,
       imagePullPolicy: settings.agentImagePullPolicy,
       // The agent serves on the pod's port (docs/adr/0245); its processes run as the pod's user.
-      config: JSON.stringify({ listen: ":50051", outputLimitBytes }),
+      // Memory and CPU come from the container's cgroup, which holds the agent and its processes.
+      config: JSON.stringify({ listen: ":50051", outputLimitBytes, usageFromCgroup: true }),
     },
     gateway: settings.gateway,
     agentToken,
