@@ -48,6 +48,9 @@ type config struct {
 	OomScoreAdj           *int   `json:"oomScoreAdj"`
 	RlimitAsBytes         int64  `json:"rlimitAsBytes"`
 	RlimitFsizeBytes      int64  `json:"rlimitFsizeBytes"`
+	// UsageFromCgroup: report memory and CPU from the agent's own cgroup v2 (a sandbox in a pod,
+	// whose container's cgroup holds the agent and every process it starts).
+	UsageFromCgroup bool `json:"usageFromCgroup"`
 }
 
 const (
@@ -82,6 +85,10 @@ func (c config) options() agentOptions {
 		}
 		return d
 	}
+	cgroupRoot := ""
+	if c.UsageFromCgroup {
+		cgroupRoot = "/"
+	}
 	v := c.Version
 	if version != "" {
 		v = version
@@ -98,6 +105,7 @@ func (c config) options() agentOptions {
 		oomScoreAdj:      c.OomScoreAdj,
 		rlimitAs:         c.RlimitAsBytes,
 		rlimitFsize:      c.RlimitFsizeBytes,
+		cgroupRoot:       cgroupRoot,
 	}
 }
 

@@ -25,6 +25,9 @@ type agentOptions struct {
 	oomScoreAdj      *int
 	rlimitAs         int64
 	rlimitFsize      int64
+	// cgroupRoot: where memory and CPU come from the agent's own cgroup (a container's), the
+	// filesystem root holding /proc and /sys; empty to sum the process tree instead.
+	cgroupRoot string
 }
 
 // streamMessageBytes is the largest data message of an output stream.
@@ -207,7 +210,7 @@ func (a *agent) methods() map[string]handler {
 			return e.b, nil
 		}),
 		"ReadUsage": unary(func(context.Context, request) ([]byte, error) {
-			return readUsage(a.opts.root)
+			return readUsage(a.opts.root, a.opts.cgroupRoot)
 		}),
 		"StreamOutput": a.streamOutput,
 		"Tunnel":       a.tunnel,

@@ -1,5 +1,5 @@
 // What the sandbox uses, measured from inside: the filesystem under its root, and the memory and
-// CPU time of the agent's process tree read from /proc.
+// CPU time of the agent's process tree read from /proc, or of its container's cgroup (cgroup.go).
 package main
 
 import (
@@ -80,11 +80,33 @@ func processTree(stats []procStat, root int) map[int]bool {
 	return found
 }
 
-func readUsage(root string) ([]byte, error) {
+// readUsage answers ReadUsage: memory and CPU from the cgroup of the agent under `cgroupRoot`
+// when it is set and the agent has one there, otherwise from its process tree.
+func readUsage(root, cgroupRoot string) ([]byte, error) {
 	var disk syscall.Statfs_t
 	if err := syscall.Statfs(root, &disk); err != nil {
 		return nil, fsError(err, "/")
 	}
+	var memory, cpuNanos int64
+	measured := false
+	if cgroupRoot != "" {
+		if dir, ok := ownCgroupDir(cgroupRoot); ok {
+			memory, cpuNanos, measured = cgroupUsage(dir)
+		}
+	}
+	if !measured {
+		memory, cpuNanos = processTreeUsage()
+	}
+	var e encoder
+	e.int(1, int64(disk.Blocks)*disk.Bsize)
+	e.int(2, int64(disk.Bavail)*disk.Bsize)
+	e.int(3, memory)
+	e.int(4, cpuNanos)
+	return e.b, nil
+}
+
+// processTreeUsage is the resident memory and CPU time of the agent and everything below it.
+func processTreeUsage() (memory, cpuNanos int64) {
 	entries, _ := os.ReadDir("/proc")
 	var stats []procStat
 	for _, entry := range entries {
@@ -100,7 +122,7 @@ func readUsage(root string) ([]byte, error) {
 		}
 	}
 	tree := processTree(stats, os.Getpid())
-	var ticks, memory int64
+	var ticks int64
 	for _, s := range stats {
 		if !tree[s.pid] {
 			continue
@@ -110,10 +132,5 @@ func readUsage(root string) ([]byte, error) {
 			memory += parseRSSBytes(string(status))
 		}
 	}
-	var e encoder
-	e.int(1, int64(disk.Blocks)*disk.Bsize)
-	e.int(2, int64(disk.Bavail)*disk.Bsize)
-	e.int(3, memory)
-	e.int(4, ticks*(1_000_000_000/userHZ))
-	return e.b, nil
+	return memory, ticks * (1_000_000_000 / userHZ)
 }

@@ -1,6 +1,7 @@
 // MetricsService: a snapshot of what a sandbox uses. Memory and CPU time come from the sandbox's
 // cgroup where the runtime made one (what the kernel charges to it, page cache included),
-// otherwise from the agent's sum over its process tree; disk figures always come from the agent,
+// otherwise from the agent: in a pod, its container's cgroup, the same measure; elsewhere its sum
+// over its process tree (docs/adr/0275). Disk figures always come from the agent,
 // because the sandbox's storage image is mounted in a namespace only the sandbox sees.
 //
 // A CPU share needs two readings of CPU time: the previous call's, when it is recent enough to

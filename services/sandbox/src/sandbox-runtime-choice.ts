@@ -4,6 +4,7 @@ import { createHmac } from "node:crypto";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import type { SandboxKubernetesSettings } from "./config.js";
+import { h2oCloudEnvironment } from "./kubernetes/h2o-cloud-environment.js";
 import { createPodSandboxRuntime, type PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
 import type { SandboxModuleDeps } from "./module.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime, type SandboxExit } from "./runtime/index.js";
@@ -39,6 +40,11 @@ export function chooseSandboxRuntime(
       dataDir: deps.config.dataDir,
       onExit,
       agentToken,
+      cloudEnvironment: () =>
+        h2oCloudEnvironment(
+          typeof settings.publicUrl === "function" ? settings.publicUrl() : settings.publicUrl,
+          deps.config.oidcIssuer === undefined,
+        ),
     });
     return { runtime: pods, kubernetes, portObjects: pods.ports, placement: `kubernetes:${kubernetes.namespace}` };
   }
@@ -85,7 +91,8 @@ async function connectCluster(
       image: settings.agentImage,
       imagePullPolicy: settings.agentImagePullPolicy,
       // The agent serves on the pod's port (docs/adr/0245); its processes run as the pod's user.
-      config: JSON.stringify({ listen: ":50051", outputLimitBytes }),
+      // Memory and CPU come from the container's cgroup, which holds the agent and its processes.
+      config: JSON.stringify({ listen: ":50051", outputLimitBytes, usageFromCgroup: true }),
     },
     gateway: settings.gateway,
     agentToken,

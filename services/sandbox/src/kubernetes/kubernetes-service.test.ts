@@ -44,6 +44,14 @@ describe.skipIf(unavailable !== undefined)("the sandbox service on Kubernetes", 
     const pod = await k8s.core.readNamespacedPod({ namespace, name: `engine-${sandbox.uid}` });
     expect(pod.metadata?.annotations?.["cloud.h2o.ai/resource"]).toBe(`//engine-manager/${sandbox.name}`);
     expect(pod.spec?.containers[0]?.image).toBe("python:3.12-slim");
+    // This installation's H2O AI Cloud variables (the edge serves the discovery) and the template's.
+    const env = Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      H2O_CLOUD_ENVIRONMENT: h.t.url,
+      H2O_CLOUD_DISCOVERY: `${h.t.url}/.ai.h2o.cloud.discovery`,
+      H2O_CLOUD_TOKEN_ENDPOINT_URL: `${h.t.url}/oidc/token`,
+      FROM_TEMPLATE: "template",
+    });
 
     const created = ok(
       await h.rest("POST", `/v1/${sandbox.name}/ports?portId=9090`, { body: { displayName: "web", public: true } }),

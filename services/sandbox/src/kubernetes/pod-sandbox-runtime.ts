@@ -25,6 +25,8 @@ export interface PodSandboxRuntimeOptions {
   readonly onExit?: (sandboxId: string, exit: SandboxExit) => void;
   /** The secret the sandbox's agent asks of every request, as the Kubernetes runtime put it in the pod. */
   readonly agentToken?: (uid: string) => Promise<string>;
+  /** The H2O AI Cloud variables every sandbox's container carries, read at each start. */
+  readonly cloudEnvironment?: () => Readonly<Record<string, string>>;
 }
 
 /** `connect` makes the Kubernetes runtime (its informers' first lists); prepare() calls it, and nothing works before. */
@@ -69,7 +71,7 @@ export function createPodSandboxRuntime(
       // A pod already running is one this process did not start (the service restarted): its
       // agent, processes and files run on.
       const adopted = kube.status(uid).state === "running";
-      await kube.start(sandboxPodSpecOf(startOptions.engine));
+      await kube.start(sandboxPodSpecOf(startOptions.engine, options.cloudEnvironment?.()));
       startOptions.onLaunched?.();
       const status = await untilPodSettled(kube, uid, startOptions.signal);
       if (status.state === "failed")

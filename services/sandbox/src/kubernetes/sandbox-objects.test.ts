@@ -1,7 +1,8 @@
-import { create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { describe, expect, it } from "vitest";
 import { labelValue, portRoute, portService, sandboxPod, sandboxService } from "./sandbox-objects.js";
+import { h2oCloudEnvironment } from "./h2o-cloud-environment.js";
 import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
 
 const uid = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d";
@@ -92,6 +93,35 @@ describe("a sandbox's objects", () => {
       volumeMounts: [{ name: "aiem-agent", mountPath: "/.aiem" }],
     });
     expect(container?.volumeMounts).toEqual([{ name: "aiem-agent", mountPath: "/.aiem", readOnly: true }]);
+  });
+
+  it("give the sandbox container this installation's H2O AI Cloud variables and the template's", () => {
+    const cloud = h2oCloudEnvironment("https://aiem.example.com/", true);
+    expect(cloud).toEqual({
+      H2O_CLOUD_ENVIRONMENT: "https://aiem.example.com",
+      H2O_CLOUD_DISCOVERY: "https://aiem.example.com/.ai.h2o.cloud.discovery",
+      H2O_CLOUD_TOKEN_ENDPOINT_URL: "https://aiem.example.com/oidc/token",
+    });
+    // An outside issuer's token endpoint is in its own discovery; an unknown URL gives nothing.
+    expect(h2oCloudEnvironment("https://aiem.example.com", false)).not.toHaveProperty("H2O_CLOUD_TOKEN_ENDPOINT_URL");
+    expect(h2oCloudEnvironment(undefined, true)).toEqual({});
+
+    const withVariables = clone(SandboxEngineSchema, engine);
+    // The template may replace a cloud variable, never the agent's configuration.
+    withVariables.sandboxEngineTemplateInfo!.environmentalVariables = {
+      FROM_TEMPLATE: "t",
+      H2O_CLOUD_ENVIRONMENT: "https://other",
+      AIEM_AGENT_CONFIG: "{}",
+    };
+    const container = sandboxPod(sandboxPodSpecOf(withVariables, cloud), "ns", agent).spec?.containers[0];
+    expect(container?.env).toEqual([
+      { name: "AIEM_AGENT_CONFIG", value: agent.config },
+      { name: "H2O_CLOUD_ENVIRONMENT", value: "https://other" },
+      { name: "H2O_CLOUD_DISCOVERY", value: "https://aiem.example.com/.ai.h2o.cloud.discovery" },
+      { name: "H2O_CLOUD_TOKEN_ENDPOINT_URL", value: "https://aiem.example.com/oidc/token" },
+      { name: "FROM_TEMPLATE", value: "t" },
+      { name: "POD_TEMPLATE_TEST_VAR", value: "custom-test-value" },
+    ]);
   });
 
   it("reach the agent through a Service on port 80 and each port through one of its own", () => {

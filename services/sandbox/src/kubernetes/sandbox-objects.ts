@@ -38,6 +38,10 @@ export interface SandboxPodSpec {
   readonly gpuResource?: string | undefined;
   /** The template's `yaml_pod_template_spec`, parsed: merged over the pod we make. */
   readonly podTemplate?: PodTemplate | undefined;
+  /** The template's environment variables (each process gets them too, from its start). */
+  readonly environment?: Readonly<Record<string, string>> | undefined;
+  /** The H2O AI Cloud variables of this installation (`h2oCloudEnvironment`). */
+  readonly cloudEnvironment?: Readonly<Record<string, string>> | undefined;
 }
 
 /** How the agent is brought into a pod: the image holding it, and the agent's configuration. */
@@ -95,7 +99,7 @@ export function sandboxPod(spec: SandboxPodSpec, namespace: string, agent: Agent
     ...(spec.imagePullPolicy ? { imagePullPolicy: spec.imagePullPolicy } : {}),
     command: [`${agentDir}/agent`],
     ports: [{ name: "grpc", containerPort: agentPort, protocol: "TCP" }],
-    env: [{ name: "AIEM_AGENT_CONFIG", value: agent.config }],
+    env: [{ name: "AIEM_AGENT_CONFIG", value: agent.config }, ...containerEnvironment(spec)],
     resources: resourcesOf(spec),
     volumeMounts: [{ name: "aiem-agent", mountPath: agentDir, readOnly: true }],
     readinessProbe: { tcpSocket: { port: agentPort }, periodSeconds: 2 },
@@ -150,6 +154,17 @@ export function sandboxPod(spec: SandboxPodSpec, namespace: string, agent: Agent
     },
   };
   return mergePodTemplate(base, spec.podTemplate, undefined);
+}
+
+/**
+ * The sandbox container's variables besides the agent's: H2O AI Cloud's, then the template's,
+ * which may replace them but never a variable the agent reads (the last of a name wins in a pod).
+ */
+export function containerEnvironment(spec: SandboxPodSpec): { name: string; value: string }[] {
+  const merged: Record<string, string> = { ...spec.cloudEnvironment, ...spec.environment };
+  return Object.entries(merged)
+    .filter(([name]) => !name.startsWith("AIEM_AGENT_"))
+    .map(([name, value]) => ({ name, value }));
 }
 
 /** The template's requests and limits as the real service sets them: memory and CPU both, storage as a limit. */

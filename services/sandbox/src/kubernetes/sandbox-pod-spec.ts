@@ -8,7 +8,11 @@ import type { SandboxPodSpec } from "./sandbox-objects.js";
 /** The proto enum's value: 1 Always, 2 Never, 3 IfNotPresent, 0 the cluster's default. */
 const pullPolicies: Record<number, string> = { 1: "Always", 2: "Never", 3: "IfNotPresent" };
 
-export function sandboxPodSpecOf(engine: SandboxEngine): SandboxPodSpec {
+/** `cloudEnvironment`: the H2O AI Cloud variables of this installation, the same for every sandbox. */
+export function sandboxPodSpecOf(
+  engine: SandboxEngine,
+  cloudEnvironment?: Readonly<Record<string, string>>,
+): SandboxPodSpec {
   const image = engine.sandboxEngineImageInfo;
   const template = engine.sandboxEngineTemplateInfo;
   // The catalogue checked the YAML when the template was written; parsing only makes objects of it.
@@ -31,5 +35,7 @@ export function sandboxPodSpecOf(engine: SandboxEngine): SandboxPodSpec {
     gpu: template?.gpu ?? 0,
     gpuResource: template?.gpuResource,
     podTemplate: podTemplate ?? undefined,
+    environment: template?.environmentalVariables ?? {},
+    cloudEnvironment,
   };
 }
