@@ -299,6 +299,7 @@ class KubernetesObjectsTest(unittest.TestCase):
                          [(9090, 9090, "TCP")])
         self.assertEqual(port_service["spec"]["selector"]["app.kubernetes.io/instance"], uid)
         # The endpoints controller puts the Ready pod's IP behind the port's Service.
+        self.cluster.wait("create", f"endpoints/{port_name}")
         self.cluster.wait("jsonpath={.subsets[0].addresses[0].ip}", f"endpoints/{port_name}")
         endpoints = self.cluster.get("endpoints", port_name)
         self.assertIn(pod["status"]["podIP"], [a["ip"] for a in endpoints["subsets"][0]["addresses"]])
