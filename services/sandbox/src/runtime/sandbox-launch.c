@@ -530,13 +530,16 @@ int main(int argc, char **argv) {
     if (joiner == 0) _exit(join_cgroups(cgroups, cgroup_count, self));
   }
 
-  /* Taken before anything else: the holder hands it over at once. */
+  /*
+   * Taken before anything else: the holder hands it over at once. Had it not been handed over,
+   * the image may have been mounted through a device still going away: looked for as --image.
+   */
   int tree = premounted != NULL && fresh_image && image != NULL ? take_premount(premounted, image) : -1;
   int status = 0;
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
     status = fail(90, "cannot make", "a mount namespace");
   }
-  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root, fresh_image, tree);
+  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root, fresh_image && (premounted == NULL || tree >= 0), tree);
   if (status == 0 && mount("aiem-stage", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
     status = fail(96, "cannot mount the stage at", stage);
   }
