@@ -33,7 +33,8 @@
  *    and binds the root and the stage onto its root/ and stage/: bubblewrap, which runs as the
  *    sandbox's uid and resolves every source path itself, then reaches them there and never has
  *    to pass through the data directory, which may lie where that uid cannot (a 0700 home). Only
- *    in this process's mount namespace: on the host DIR stays empty.
+ *    in this process's mount namespace: on the host DIR stays empty. The /etc entries of step 4
+ *    are then bound under DIR/stage/etc rather than under the stage, once rather than twice.
  * 6. Opens the arguments file as fd 3 and the seccomp filter as fd 4, marks every other
  *    descriptor above them close-on-exec (whatever the service inherited from its own parent must
  *    not reach a sandbox) but the agent's socket (--socket-fd, which the agent marks itself) and
@@ -556,8 +557,16 @@ int main(int argc, char **argv) {
     snprintf(source, sizeof source, "%s/stage", boot);
     status = copy_tree(source, stage);
   }
-  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
+  /*
+   * With a place, the /etc entries are bound under the placed stage only, after it was bound
+   * there: bound before, each would be in the namespace twice (the bind of the stage copies
+   * them), and every mount in it costs bubblewrap, which copies the table and reads it after
+   * each of its own binds (a twelfth of the chain's CPU).
+   */
   if (status == 0 && place != NULL) status = place_tree(place, root, stage);
+  char etc_stage[PATH_MAX];
+  snprintf(etc_stage, sizeof etc_stage, "%s/stage", place != NULL ? place : "");
+  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(place != NULL ? etc_stage : stage, etc[e]);
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
   if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);
