@@ -138,6 +138,7 @@ interface LauncherInput {
   readonly cgroup: SandboxCgroup | undefined;
   readonly imagePath: string | undefined;
   readonly imageFresh: boolean;
+  readonly premounted: string | undefined;
   readonly etcShared: string[] | undefined;
   readonly placed: boolean;
   readonly argsFile: string;
@@ -158,6 +159,7 @@ function launcherCommand(art: AgentArtifacts, input: LauncherInput): { command: 
   if (art.launchPath) {
     const args = [
       ...(cgroup?.procsFiles ?? []).flatMap((file) => ["--cgroup", file]),
+      ...(imagePath && input.imageFresh && input.premounted ? ["--premounted", input.premounted] : []),
       ...(imagePath ? [input.imageFresh ? "--new-image" : "--image", imagePath] : []),
       ...(input.etcShared ?? []).flatMap((entry) => ["--etc", entry]),
       ...(input.placed ? ["--place", LAUNCH_PLACE] : []),
@@ -236,6 +238,7 @@ export function confinedCommand(
     cgroup,
     imagePath: limits.imagePath,
     imageFresh: limits.imageFresh,
+    premounted: limits.premounted,
     etcShared,
     placed,
     argsFile,

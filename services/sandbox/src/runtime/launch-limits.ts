@@ -20,6 +20,8 @@ export interface LaunchLimits {
   readonly imagePath: string | undefined;
   /** Whether the image was made (or taken from the spares) for this start: never mounted yet. */
   readonly imageFresh: boolean;
+  /** Where the image's mount, made ahead, is held for the launcher (storage-images.ts). */
+  readonly premounted?: string | undefined;
 }
 
 async function applyStorage(
@@ -27,7 +29,12 @@ async function applyStorage(
   sandboxId: string,
   dir: string,
   limits: SandboxLimits,
-): Promise<{ storage: AppliedLimit; imagePath: string | undefined; imageFresh: boolean }> {
+): Promise<{
+  storage: AppliedLimit;
+  imagePath: string | undefined;
+  imageFresh: boolean;
+  premounted?: string | undefined;
+}> {
   const { support } = state;
   const storageBytes = Number(limits.storageBytes ?? 0);
   const existingImage = path.join(dir, "root.img");
@@ -47,7 +54,7 @@ async function applyStorage(
       .finally(() => state.reservedStorage.delete(sandboxId));
     const note = image.size !== storageBytes ? `the image is ${image.size} bytes` : undefined;
     const storage: AppliedLimit = { mechanism: "loop-ext4", value: image.size, note };
-    return { storage, imagePath: existingImage, imageFresh: image.created };
+    return { storage, imagePath: existingImage, imageFresh: image.created, premounted: image.premounted };
   }
   if (hasImage) {
     throw new SandboxRuntimeError(
@@ -67,7 +74,7 @@ export async function applyLimits(
   limits: SandboxLimits,
 ): Promise<LaunchLimits> {
   const { support } = state;
-  const { storage, imagePath, imageFresh } = await applyStorage(state, sandboxId, dir, limits);
+  const { storage, imagePath, imageFresh, premounted } = await applyStorage(state, sandboxId, dir, limits);
   await state.cleanups.get(sandboxId);
   const cgroup = support.cgroup
     ? createSandboxCgroup(support.cgroup, state.groupName, sandboxId, limits, state.maxProcesses)
@@ -92,5 +99,5 @@ export async function applyLimits(
     mechanism: "none",
     note: `not enforced: ${support.cgroupUnavailableReason}`,
   };
-  return { applied: { memory, cpu, processes, storage }, cgroup, imagePath, imageFresh };
+  return { applied: { memory, cpu, processes, storage }, cgroup, imagePath, imageFresh, premounted };
 }

@@ -778,6 +778,42 @@ describe.skipIf(!bwrap)("sandboxes in bubblewrap", () => {
       }
     });
 
+    it("a spare image mounted ahead is the next sandbox's root, handed over once", async () => {
+      const limits = { storageBytes: 40 << 20 };
+      const first = await runtime.start("ahead-1", { limits });
+      try {
+        if (first.limits.storage.mechanism !== "loop-ext4") return;
+        const size = first.limits.storage.value!;
+        const held = path.join(dataDir, "spare-images", `${size}.sock`);
+        // The spare is formatted, then mounted ahead, in the background once the start is over.
+        const deadline = Date.now() + 60_000;
+        while (!fs.existsSync(held) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(fs.existsSync(held)).toBe(true);
+        const second = await runtime.start("ahead-2", { limits });
+        const image = path.join(dataDir, "sandboxes", "ahead-2", "root.img");
+        expect(fs.existsSync(held)).toBe(false);
+        expect(fs.existsSync(path.join(dataDir, "sandboxes", "ahead-2", "premount.sock"))).toBe(false);
+        // Its root is that image, through one loop device, mounted as before.
+        expect(execFileSync("losetup", ["--associated", image], { encoding: "utf8" }).trim().split("\n")).toHaveLength(
+          1,
+        );
+        const look = await run(second.client, "sh", [
+          "-c",
+          "awk '$5==\"/\"' /proc/self/mountinfo | sed 's/.* - //' | cut -d' ' -f1; df -k / | tail -1",
+        ]);
+        const [fsType, df] = look.output.trim().split("\n");
+        expect(fsType).toBe("ext4");
+        expect(Number(df!.split(/\s+/)[1])).toBeLessThan(size / 1024);
+        expect((await run(second.client, "sh", ["-c", "echo kept > /workspace/f; cat /workspace/f"])).output).toBe(
+          "kept\n",
+        );
+        expect(first.limits.storage).toEqual(second.limits.storage);
+      } finally {
+        await runtime.destroy("ahead-1");
+        await runtime.destroy("ahead-2");
+      }
+    });
+
     it("storage is bounded by the sandbox's filesystem", async () => {
       const small = await runtime.start("storage", { limits: { storageBytes: 32 << 20 } });
       try {

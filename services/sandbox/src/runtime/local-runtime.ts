@@ -13,6 +13,7 @@
 //   sandboxes/<id>/agent.log  the agent's standard error, for diagnosing a start that failed
 //   agent-cache/              the agent, helpers and seccomp filter, by hash
 //   spare-images/<bytes>.img  a formatted storage image per size, ready for the next start
+//   spare-images/<bytes>.sock where its mount, made ahead, is held for the launcher
 // A start's steps are in launch-sandbox.ts; this file holds the runtime's settings and the
 // sandboxes' comings and goings (start, stop, destroy, close).
 import * as fs from "node:fs";
@@ -36,7 +37,7 @@ import {
 } from "./runtime-types.js";
 import { checkCapacity, defaultTotalProcesses } from "./sandbox-capacity.js";
 import { type Spawner, createDirectSpawner, createLauncherSpawner } from "./spawner.js";
-import { MKFS_OPTIONS, REMOVE_LOST_FOUND, createStorageImages } from "./storage-images.js";
+import { type ImageHolder, MKFS_OPTIONS, REMOVE_LOST_FOUND, createStorageImages } from "./storage-images.js";
 import { stopEntry } from "./stop-sandbox.js";
 import { releaseUidRange } from "./uid-ranges.js";
 
@@ -48,6 +49,31 @@ async function formatImage(spawner: Spawner, file: string): Promise<void> {
   const debugfs = findTool("debugfs");
   // Without it (or should it fail) the launcher removes lost+found after the mount.
   if (debugfs) await runToEnd(spawner, debugfs, [...REMOVE_LOST_FOUND, file], `${file}.log`).catch(() => undefined);
+}
+
+/**
+ * Mounts a formatted spare ahead through sandbox-launch --premount, run by the spawner: resolves
+ * once it holds the mount (it said "ready").
+ */
+function premountImage(
+  spawner: Spawner,
+  launchPath: string | undefined,
+  file: string,
+  socket: string,
+): Promise<ImageHolder> {
+  if (!launchPath) return Promise.reject(new Error("sandbox-launch is not available"));
+  const child = spawner.spawn(launchPath, ["--premount", file, "--hold", socket], {
+    env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
+    cwd: "/",
+    detached: false,
+    logPath: `${file}.log`,
+  });
+  const holder: ImageHolder = { end: () => child.kill("SIGKILL") };
+  return new Promise<ImageHolder>((resolve, reject) => {
+    child.once("ready", () => resolve(holder));
+    child.once("exit", (code: number | null) => reject(new Error(`sandbox-launch --premount exited (${code})`)));
+    child.once("error", (error: Error) => reject(error));
+  });
 }
 
 /** The runtime's settings and empty books, from its options and what this machine offers. */
@@ -65,7 +91,7 @@ function createRuntimeState(
         "'bubblewrap', or let the operator opt into running sandboxes unconfined (no isolation at all)"
       : undefined;
   const spawner = options.spawner === "direct" ? createDirectSpawner() : createLauncherSpawner();
-  return {
+  const state: RuntimeState = {
     options,
     dataDir,
     cacheDir: options.cacheDir ? path.resolve(options.cacheDir) : path.join(dataDir, "agent-cache"),
@@ -83,7 +109,11 @@ function createRuntimeState(
     uidRegistry: options.uidRangeRegistry ?? "/run/aiem/uid-ranges",
     keepRunning: options.keepRunning === true,
     spawner,
-    images: createStorageImages(path.join(dataDir, "spare-images"), (file) => formatImage(spawner, file)),
+    images: createStorageImages(
+      path.join(dataDir, "spare-images"),
+      (file) => formatImage(spawner, file),
+      (file, socket) => premountImage(spawner, state.artifacts?.launchPath, file, socket),
+    ),
     reservedStorage: new Map(),
     running: new Map(),
     starting: new Map(),
@@ -92,6 +122,7 @@ function createRuntimeState(
     processGroup: undefined,
     stop,
   };
+  return state;
 }
 
 export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): LocalSandboxRuntime {
@@ -134,6 +165,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     starting.set(sandboxId, promise);
     const clear = () => {
       if (starting.get(sandboxId) === promise) starting.delete(sandboxId);
+      images.release(path.join(sandboxDir(state, sandboxId), "root.img"));
       // Once this start is over, not during it: formatting takes CPU the start needs.
       images.replenish();
     };
@@ -190,7 +222,7 @@ export function createLocalSandboxRuntime(options: LocalSandboxRuntimeOptions): 
     destroy,
     async close(closeOptions = {}) {
       await Promise.all([...starting.values()].map((p) => p.catch(() => undefined)));
-      await images.settle();
+      await images.close();
       if (state.keepRunning && closeOptions.stopSandboxes !== true) return release();
       await Promise.all([...running.keys()].map((id) => stop(id)));
       await Promise.all(state.cleanups.values());

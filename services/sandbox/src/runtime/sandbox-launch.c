@@ -3,9 +3,10 @@
  * (they were a shell running unshare, mount, rmdir, mount and cp: a fork and exec each, which is
  * what made up most of the chain's time). Run as host root.
  *
- *   sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE] [--etc ENTRY]... [--socket-fd N]
- *                  [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE
+ *   sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE [--premounted SOCKET]] [--etc ENTRY]...
+ *                  [--socket-fd N] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE
  *                  -- program args...
+ *   sandbox-launch --premount IMAGE --hold SOCKET
  *
  * 1. Joins the sandbox's cgroups (each FILE a cgroup.procs). The kernel makes a write there wait
  *    for an RCU grace period (milliseconds), so a child writes this process's pid while this
@@ -19,6 +20,9 @@
  *    at the root; removes mkfs's empty lost+found unless the image was made without. A --new-image
  *    was never mounted, so no device holds it: the look for one (a read of every loop device's
  *    backing file, a thousand of them on a machine with as many devices) is skipped.
+ *    With --premounted, the image was mounted ahead, while no start waited (--premount below):
+ *    the mount is taken from the process holding it and moved onto the root, after a check that
+ *    it is the image's; when it cannot be had, the image is mounted here as without the option.
  * 4. Mounts the stage, a 16 MiB tmpfs, and copies the boot directory onto it (owners and modes
  *    kept, links as links): the agent's files and the sandbox's own /etc files, bound into the
  *    sandbox from there, so that mountinfo names no host path. Each ENTRY of the host's /etc the
@@ -29,11 +33,17 @@
  *    and binds the root and the stage onto its root/ and stage/: bubblewrap, which runs as the
  *    sandbox's uid and resolves every source path itself, then reaches them there and never has
  *    to pass through the data directory, which may lie where that uid cannot (a 0700 home). Only
- *    in this process's mount namespace: on the host DIR stays empty.
+ *    in this process's mount namespace: on the host DIR stays empty. The /etc entries of step 4
+ *    are then bound under DIR/stage/etc rather than under the stage, once rather than twice.
  * 6. Opens the arguments file as fd 3 and the seccomp filter as fd 4, marks every other
  *    descriptor above them close-on-exec (whatever the service inherited from its own parent must
  *    not reach a sandbox) but the agent's socket (--socket-fd, which the agent marks itself) and
  *    the binding descriptors, and execs the program.
+ * --premount mounts a spare image ahead of the start that takes it: attached to a loop device
+ * and mounted (ext4, nosuid, nodev) as a detached mount, in no mount namespace, so nothing is
+ * mounted anywhere; then prints "ready", hands the mount to the first process that connects to
+ * SOCKET (a unix socket it makes, mode 0600) and exits. Ended before that, it takes the mount
+ * with it. A mount costs a loaded machine tens of milliseconds, mostly waiting on I/O.
  * Exit codes before the exec: 90 bad usage or no mount namespace, 91 a cgroup could not be joined,
  * 92 the image could not be mounted, 96 the stage could not be prepared or the program not run.
  */
@@ -43,11 +53,15 @@
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -179,7 +193,21 @@ static int find_loop(const char *image, char *name, size_t size) {
   return device;
 }
 
-static int mount_image(const char *image, const char *root, int fresh) {
+static int mount_image(const char *image, const char *root, int fresh, int premounted) {
+  char lost[PATH_MAX];
+  snprintf(lost, sizeof lost, "%s/lost+found", root);
+#ifdef FSOPEN_CLOEXEC
+  if (premounted >= 0) {
+    int moved = move_mount(premounted, "", AT_FDCWD, root, MOVE_MOUNT_F_EMPTY_PATH);
+    close(premounted);
+    if (moved == 0) {
+      rmdir(lost);
+      return 0;
+    }
+  }
+#else
+  (void)premounted;
+#endif
   char name[64];
   int device = fresh ? -1 : find_loop(image, name, sizeof name);
   if (device < 0) device = attach_loop(image, name, sizeof name);
@@ -190,11 +218,146 @@ static int mount_image(const char *image, const char *root, int fresh) {
   close(device);
   errno = error;
   if (mounted != 0) return fail(92, "cannot mount", image);
-  char lost[PATH_MAX];
-  snprintf(lost, sizeof lost, "%s/lost+found", root);
   rmdir(lost);
   return 0;
 }
+
+#ifdef FSOPEN_CLOEXEC
+/* A unix socket address for `file`, bound or connected from its directory (sun_path is short). */
+static int socket_in_dir(const char *file, struct sockaddr_un *address) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", file);
+  char *slash = strrchr(dir, '/');
+  const char *base = file;
+  if (slash != NULL) {
+    *slash = '\0';
+    base = slash + 1;
+    if (chdir(dir[0] == '\0' ? "/" : dir) != 0) return -1;
+  }
+  memset(address, 0, sizeof *address);
+  address->sun_family = AF_UNIX;
+  if (strlen(base) >= sizeof address->sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(address->sun_path, base);
+  return 0;
+}
+
+/* --premount: the image mounted as a detached mount, handed over once through `hold`. */
+static int premount(const char *image, const char *hold) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  char name[64];
+  int device = attach_loop(image, name, sizeof name);
+  if (device < 0) return fail(92, "cannot attach a loop device to", image);
+  int fs = fsopen("ext4", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "source", name, 0) != 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) {
+    return fail(92, "cannot mount", image);
+  }
+  int tree = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (tree < 0) return fail(92, "cannot mount", image);
+  close(fs);
+  /* The mount holds the device now; closing it lets autoclear detach it once the mount is gone. */
+  close(device);
+  struct sockaddr_un address;
+  int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  umask(077);
+  if (server < 0 || socket_in_dir(hold, &address) != 0 || bind(server, (struct sockaddr *)&address, sizeof address) != 0 ||
+      listen(server, 1) != 0) {
+    return fail(92, "cannot listen at", hold);
+  }
+  if (write(1, "ready\n", 6) != 6) return fail(92, "cannot say", "ready");
+  for (;;) {
+    int peer = accept4(server, NULL, NULL, SOCK_CLOEXEC);
+    if (peer < 0) {
+      if (errno == EINTR) continue;
+      return fail(92, "cannot accept at", hold);
+    }
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    /* Only host root (the launcher) takes it; the socket's mode already keeps others out. */
+    if (getsockopt(peer, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 || credentials.uid != 0) {
+      close(peer);
+      continue;
+    }
+    char byte = 'm';
+    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    union {
+      char buffer[CMSG_SPACE(sizeof(int))];
+      struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &tree, sizeof(int));
+    int sent = sendmsg(peer, &message, MSG_NOSIGNAL) == 1;
+    close(peer);
+    if (sent) return 0;
+  }
+}
+
+/*
+ * The mount held for `image` at `hold`, or -1: the holder gone, or its mount not of this image
+ * (its loop device's backing file is not the image's inode).
+ */
+static int take_premount(const char *hold, const char *image) {
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == NULL) return -1;
+  struct sockaddr_un address;
+  int peer = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int ready = peer >= 0 && socket_in_dir(hold, &address) == 0 && connect(peer, (struct sockaddr *)&address, sizeof address) == 0;
+  if (chdir(cwd) != 0) ready = 0;
+  int tree = -1;
+  if (ready) {
+    char byte;
+    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    union {
+      char buffer[CMSG_SPACE(sizeof(int))];
+      struct cmsghdr align;
+    } control;
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer};
+    struct cmsghdr *header;
+    if (recvmsg(peer, &message, MSG_CMSG_CLOEXEC) == 1 && (header = CMSG_FIRSTHDR(&message)) != NULL && header->cmsg_level == SOL_SOCKET &&
+        header->cmsg_type == SCM_RIGHTS && header->cmsg_len == CMSG_LEN(sizeof(int))) {
+      memcpy(&tree, CMSG_DATA(header), sizeof(int));
+    }
+  }
+  if (peer >= 0) close(peer);
+  unlink(hold);
+  if (tree < 0) return -1;
+  struct stat mounted, file;
+  struct loop_info64 info;
+  char name[64];
+  int matches = 0;
+  if (fstat(tree, &mounted) == 0 && stat(image, &file) == 0 && major(mounted.st_dev) == 7) {
+    snprintf(name, sizeof name, "/dev/loop%u", minor(mounted.st_dev));
+    int device = open(name, O_RDONLY | O_CLOEXEC);
+    if (device >= 0) {
+      matches = ioctl(device, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == file.st_dev && info.lo_inode == file.st_ino;
+      close(device);
+    }
+  }
+  if (!matches) {
+    close(tree);
+    return -1;
+  }
+  return tree;
+}
+#else
+static int premount(const char *image, const char *hold) {
+  (void)hold;
+  errno = ENOSYS;
+  return fail(92, "cannot mount ahead (no detached mounts in this C library):", image);
+}
+static int take_premount(const char *hold, const char *image) {
+  (void)image;
+  unlink(hold);
+  return -1;
+}
+#endif
 
 static int copy_file(const char *from, const char *to, const struct stat *st) {
   int in = open(from, O_RDONLY | O_CLOEXEC);
@@ -331,8 +494,9 @@ int main(int argc, char **argv) {
   char *etc[MAX_ETC];
   int etc_count = 0;
   const char *image = NULL, *root = NULL, *stage = NULL, *boot = NULL, *args = NULL, *filter = NULL;
-  const char *place = NULL;
+  const char *place = NULL, *premounted = NULL;
   int socket_fd = -1;
+  if (argc == 5 && strcmp(argv[1], "--premount") == 0 && strcmp(argv[3], "--hold") == 0) return premount(argv[2], argv[4]);
   int fresh_image = 0;
   int i = 1;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
@@ -348,11 +512,13 @@ int main(int argc, char **argv) {
     else if (strcmp(flag, "--filter") == 0) filter = value;
     else if (strcmp(flag, "--socket-fd") == 0) socket_fd = atoi(value);
     else if (strcmp(flag, "--place") == 0) place = value;
+    else if (strcmp(flag, "--premounted") == 0) premounted = value;
     else break;
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0 || !root || !stage || !boot || !args || !filter ||
       (socket_fd >= 0 && socket_fd < 5)) {
-    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE] [--etc ENTRY]... [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n");
+    fprintf(stderr, "usage: sandbox-launch [--cgroup FILE]... [--image FILE | --new-image FILE [--premounted SOCKET]] [--etc ENTRY]... [--socket-fd N>=5] [--place DIR] --root DIR --stage DIR --boot DIR --args FILE --filter FILE -- program args...\n"
+                    "       sandbox-launch --premount IMAGE --hold SOCKET\n");
     return 90;
   }
   char **program = &argv[i + 1];
@@ -365,11 +531,16 @@ int main(int argc, char **argv) {
     if (joiner == 0) _exit(join_cgroups(cgroups, cgroup_count, self));
   }
 
+  /*
+   * Taken before anything else: the holder hands it over at once. Had it not been handed over,
+   * the image may have been mounted through a device still going away: looked for as --image.
+   */
+  int tree = premounted != NULL && fresh_image && image != NULL ? take_premount(premounted, image) : -1;
   int status = 0;
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
     status = fail(90, "cannot make", "a mount namespace");
   }
-  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root, fresh_image);
+  if (status == 0 && image != NULL && image[0] != '\0') status = mount_image(image, root, fresh_image && (premounted == NULL || tree >= 0), tree);
   if (status == 0 && mount("aiem-stage", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
     status = fail(96, "cannot mount the stage at", stage);
   }
@@ -386,8 +557,16 @@ int main(int argc, char **argv) {
     snprintf(source, sizeof source, "%s/stage", boot);
     status = copy_tree(source, stage);
   }
-  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(stage, etc[e]);
+  /*
+   * With a place, the /etc entries are bound under the placed stage only, after it was bound
+   * there: bound before, each would be in the namespace twice (the bind of the stage copies
+   * them), and every mount in it costs bubblewrap, which copies the table and reads it after
+   * each of its own binds (a twelfth of the chain's CPU).
+   */
   if (status == 0 && place != NULL) status = place_tree(place, root, stage);
+  char etc_stage[PATH_MAX];
+  snprintf(etc_stage, sizeof etc_stage, "%s/stage", place != NULL ? place : "");
+  for (int e = 0; status == 0 && e < etc_count; e++) status = share_etc(place != NULL ? etc_stage : stage, etc[e]);
   if (status != 0) return status;
   if (open_as(args, 3) != 0) return fail(96, "cannot open", args);
   if (open_as(filter, 4) != 0) return fail(96, "cannot open", filter);

@@ -1,6 +1,7 @@
 // Spare storage images, formatted with the real mkfs.ext4 where the machine has it.
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -76,6 +77,47 @@ describe.skipIf(!mkfs)("storage images", () => {
     expect([a.spare, b.spare].sort()).toEqual([false, true]);
     expect(isExt4(sandbox(4)) && isExt4(sandbox(5))).toBe(true);
     expect(fs.statSync(sandbox(4)).ino).not.toBe(fs.statSync(sandbox(5)).ino);
+  });
+
+  it("a spare mounted ahead comes with its holder's socket, moved beside the image; the holder ends after the start", async () => {
+    const dir = path.join(root, "held");
+    const ended: string[] = [];
+    /** A stand-in holder: a listening socket at `socket`, as sandbox-launch --premount makes. */
+    const premount = async (file: string, socket: string) => {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      return {
+        end: () => {
+          ended.push(path.basename(file));
+          server.close();
+        },
+      };
+    };
+    const images = createStorageImages(dir, format, premount);
+    expect((await images.ensure(sandbox(7), size)).premounted).toBeUndefined();
+    images.replenish();
+    await images.settle();
+    expect(fs.readdirSync(dir).sort()).toEqual([`${size}.img`, `${size}.sock`]);
+
+    const taken = await images.ensure(sandbox(8), size);
+    expect(taken).toEqual({ size, created: true, spare: true, premounted: path.join(root, "sb8", "premount.sock") });
+    expect(fs.statSync(taken.premounted!).isSocket()).toBe(true);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(ended).toEqual([]);
+    images.release(sandbox(8));
+    expect(ended).toHaveLength(1);
+    // A spare left held when the images close: its holder ends with them.
+    images.replenish();
+    await images.settle();
+    await images.close();
+    expect(ended).toHaveLength(2);
+    // A holder that cannot be had leaves a plain spare.
+    const plain = createStorageImages(path.join(root, "unheld"), format, () => Promise.reject(new Error("no loop")));
+    await plain.ensure(sandbox(9), size);
+    plain.replenish();
+    await plain.settle();
+    expect(fs.readdirSync(path.join(root, "unheld"))).toEqual([`${size}.img`]);
+    expect(await plain.ensure(sandbox(10), size)).toEqual({ size, created: true, spare: true });
   });
 
   it("a failed format leaves no file behind, and a failed spare does not fail anything", async () => {
