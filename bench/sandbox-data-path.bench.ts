@@ -240,7 +240,55 @@ async function download(ready: Ready, sandbox: string, sandboxPath: string, file
 
 // ---- the rows -----------------------------------------------------------------------------------
 
-async function processRow(ready: Ready, sandbox: string): Promise<void> {
+/** CPU milliseconds from /proc/<pid>/stat: the process's own and its waited-for children's. */
+function cpuOf(pid: number | "self"): { own: number; children: number } {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    // Fields 14-17 (utime, stime, cutime, cstime), counted from "state" as field 3.
+    const tick = 1000 / CLOCK_TICKS;
+    return { own: (f[11]! + f[12]!) * tick, children: (f[13]! + f[14]!) * tick };
+  } catch {
+    return { own: 0, children: 0 };
+  }
+}
+
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+/**
+ * CPU a loop of `runs` calls costs, in ms per call: the server's own, its descendants' (the
+ * spawner and the sandboxes' agents, with the programs they reaped), and this process's (with
+ * the programs it reaped). Read from /proc before and after, so the machine's other load does
+ * not count, unlike a wall-clock time.
+ */
+async function cpuPerCall(server: number, runs: number, fn: () => Promise<unknown>) {
+  const below = () => {
+    let own = 0;
+    let children = 0;
+    for (const pid of descendants(server)) {
+      const c = cpuOf(pid);
+      own += c.own;
+      children += c.children;
+    }
+    return { own, children };
+  };
+  const [s0, d0, c0] = [cpuOf(server), below(), cpuOf("self")];
+  for (let i = 0; i < runs; i++) await fn();
+  const [s1, d1, c1] = [cpuOf(server), below(), cpuOf("self")];
+  const per = (a: number, b: number) => (b - a) / runs;
+  return {
+    server: per(s0.own, s1.own),
+    agents: per(d0.own, d1.own),
+    programs: per(d0.children, d1.children),
+    client: per(c0.own, c1.own),
+    clientChildren: per(c0.children, c1.children),
+  };
+}
+
+async function processRow(ready: Ready, sandbox: string, serverPid: number): Promise<void> {
   const call = api(ready);
   const { processes } = connectClients(ready);
   const viaRest = async () => {
@@ -278,6 +326,15 @@ async function processRow(ready: Ready, sandbox: string): Promise<void> {
     `  (the first ${fresh.rest.length} of a fresh server, before ${WARMUP} more: REST ${median(fresh.rest).toFixed(1)} ms = ${(median(fresh.rest) / median(fresh.direct)).toFixed(1)}x, Connect ${median(fresh.connect).toFixed(1)} ms)`,
   );
   console.log(`  goal REST <= 4 ms and <= 3x: ${verdict(median(rest) <= 4 && ratio <= 3)}  (${load()})`);
+  const cpuRuns = Math.max(RUNS, 100);
+  const restCpu = await cpuPerCall(serverPid, cpuRuns, viaRest);
+  const spawnCpu = await cpuPerCall(serverPid, cpuRuns, () => run("/bin/true", []));
+  console.log(
+    `  CPU per REST pair (${cpuRuns} pairs, from /proc): server ${restCpu.server.toFixed(2)} ms, agent ${restCpu.agents.toFixed(2)} ms, /bin/true ${restCpu.programs.toFixed(2)} ms, client ${restCpu.client.toFixed(2)} ms`,
+  );
+  console.log(
+    `  CPU per spawn of /bin/true: the spawning process ${spawnCpu.client.toFixed(2)} ms, /bin/true ${spawnCpu.clientChildren.toFixed(2)} ms  (${load()})`,
+  );
 }
 
 /** The processes below `root`, by parent pid, from /proc. */
@@ -792,7 +849,7 @@ try {
   try {
     if (want("warm")) await warmRow(server.ready);
     const sandbox = await createSandbox(server.ready, "work");
-    if (want("process")) await processRow(server.ready, sandbox);
+    if (want("process")) await processRow(server.ready, sandbox, server.pid);
     if (want("stream")) await streamRow(server.ready, sandbox);
     if (want("file")) await fileRow(server, sandbox);
     if (want("large")) await largeRow(server, sandbox);

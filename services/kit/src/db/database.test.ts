@@ -103,6 +103,50 @@ describe.each(targets)("database on %s", (_kind, target) => {
     expect(found).toHaveLength(1);
   });
 
+  it("takes parameters of every kind a service passes, and answers them back alike", async () => {
+    await database.db.schema
+      .createTable("kinds")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("n", "integer")
+      .addColumn("f", "float8")
+      .addColumn("b", "boolean")
+      .addColumn("t", "timestamptz")
+      .addColumn("bytes", "bytea")
+      .addColumn("doc", "jsonb")
+      .addColumn("note", "text")
+      .execute();
+    const when = new Date("2026-11-29T10:11:12.345Z");
+    const bytes = new Uint8Array([0, 1, 127, 128, 255, 92, 120]);
+    await database.db
+      .insertInto("kinds")
+      .values({ id: "k", n: 7, f: 1.5, b: true, t: when, bytes, doc: '{"a":[1,"x"]}', note: null })
+      .execute();
+    const row = await database.db
+      .selectFrom("kinds")
+      .selectAll()
+      .where("t", "=", when)
+      .where("b", "=", true)
+      .where("bytes", "=", bytes)
+      .where("n", "=", 7n as unknown as number)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ id: "k", n: 7, f: 1.5, b: true, doc: { a: [1, "x"] }, note: null });
+    expect(row.t).toEqual(when);
+    expect(new Uint8Array(row.bytes)).toEqual(bytes);
+    // A parameter whose type the statement leaves open is text, and one without a value is null.
+    const echoed = await sql<{ s: string; u: string | null }>`select ${"it's"} as s, ${undefined} as u`.execute(
+      database.db,
+    );
+    expect(echoed.rows[0]).toEqual({ s: "it's", u: null });
+    // A failed statement is the database's error, with its code, and the session goes on.
+    const dup = await database.db
+      .insertInto("kinds")
+      .values({ id: "k", n: 1 })
+      .execute()
+      .catch((err: unknown) => err);
+    expect((dup as { code?: string }).code).toBe("23505");
+    expect(await database.db.selectFrom("kinds").select("id").execute()).toEqual([{ id: "k" }]);
+  });
+
   it("reports affected rows", async () => {
     const result = await database.db
       .updateTable("counter")
