@@ -338,24 +338,21 @@ describe.concurrent("delete", () => {
 describe.concurrent("actions", () => {
   it("answers a DAI engine as it is when paused while pausing or paused, resumed while starting or running", async () => {
     const name = await runningEngine("dai");
-    h().runtime.hold(name, "stop");
-    try {
-      expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSING");
-      expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSING");
-    } finally {
-      h().runtime.release(name, "stop");
+    for (const [action, step, during, after] of [
+      ["pause", "stop", "STATE_PAUSING", "STATE_PAUSED"],
+      ["resume", "start", "STATE_STARTING", "STATE_RUNNING"],
+    ] as const) {
+      const stateAnswered = async () => res(await post(`/v1/${name}:${action}`, { who: "alice" })).state;
+      h().runtime.hold(name, step);
+      try {
+        expect(await stateAnswered()).toBe(during);
+        expect(await stateAnswered()).toBe(during);
+      } finally {
+        h().runtime.release(name, step);
+      }
+      await h().waitForState(name, after);
+      expect(await stateAnswered()).toBe(after);
     }
-    await h().waitForState(name, "STATE_PAUSED");
-    expect(res(await post(`/v1/${name}:pause`, { who: "alice" })).state).toBe("STATE_PAUSED");
-    h().runtime.hold(name, "start");
-    try {
-      expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_STARTING");
-      expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_STARTING");
-    } finally {
-      h().runtime.release(name, "start");
-    }
-    await h().waitForState(name, "STATE_RUNNING");
-    expect(res(await post(`/v1/${name}:resume`, { who: "alice" })).state).toBe("STATE_RUNNING");
   });
 
   it("pauses and resumes DAI and notebook engines, keeping their data", async () => {

@@ -118,28 +118,18 @@ export function readEngineEnv(env: Env = process.env): EngineConfig {
     h2oServer: readH2OServer(env),
     javaCommand: readString(env, "AIEM_JAVA", { default: "java" }),
     h2oJar: readString(env, "AIEM_H2O_JAR", { optional: true }),
-    reconcileIntervalMs: readInt(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", {
-      default: ENGINE_SETTING_DEFAULTS.reconcileIntervalMs,
-      min: 10,
-    }),
-    checkIntervalMs: readInt(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", {
-      default: ENGINE_SETTING_DEFAULTS.checkIntervalMs,
-      min: 10,
-    }),
-    startTimeoutMs: readInt(env, "AIEM_ENGINE_START_TIMEOUT_MS", {
-      default: ENGINE_SETTING_DEFAULTS.startTimeoutMs,
-      min: 100,
-    }),
-    stopTimeoutMs: readInt(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", {
-      default: ENGINE_SETTING_DEFAULTS.stopTimeoutMs,
-      min: 0,
-    }),
-    activityFlushMs: readInt(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", {
-      default: ENGINE_SETTING_DEFAULTS.activityFlushMs,
-      min: 10,
-    }),
+    reconcileIntervalMs: readTiming(env, "AIEM_ENGINE_RECONCILE_INTERVAL_MS", "reconcileIntervalMs", 10),
+    checkIntervalMs: readTiming(env, "AIEM_ENGINE_CHECK_INTERVAL_MS", "checkIntervalMs", 10),
+    startTimeoutMs: readTiming(env, "AIEM_ENGINE_START_TIMEOUT_MS", "startTimeoutMs", 100),
+    stopTimeoutMs: readTiming(env, "AIEM_ENGINE_STOP_TIMEOUT_MS", "stopTimeoutMs", 0),
+    activityFlushMs: readTiming(env, "AIEM_ENGINE_ACTIVITY_FLUSH_MS", "activityFlushMs", 10),
     internalKey: readString(env, "AIEM_INTERNAL_KEY", { optional: true }),
   };
+}
+
+/** One of the engine's timings, in milliseconds: at least `min`, and the setting's default when unset. */
+function readTiming(env: Env, variable: string, setting: keyof typeof ENGINE_SETTING_DEFAULTS, min: number): number {
+  return readInt(env, variable, { default: ENGINE_SETTING_DEFAULTS[setting], min });
 }
 
 function readH2OServer(env: Env): EngineSettings["h2oServer"] {

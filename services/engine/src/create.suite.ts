@@ -266,26 +266,18 @@ describe.concurrent("versions and images", () => {
     });
     expectError(dep, "INVALID_ARGUMENT", "dai_engine.dai_engine_version");
     expect(dep.body.message).toContain("is deprecated");
-    const missing = await createEngine("h2o", {
-      body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/9.9.9" }),
-    });
-    expectError(missing, "INVALID_ARGUMENT");
     // Exactly the real service's words, without the field in front: clients compare them whole.
-    expect(missing.body.message).toBe("h2o_engine_version workspaces/global/h2oEngineVersions/9.9.9 not found");
-    const alias = await createEngine("h2o", {
-      body: bodyOf("h2o", { h2oEngineVersion: "workspaces/global/h2oEngineVersions/foo" }),
-    });
-    expect(alias.body.message).toBe("h2o_engine_version workspaces/global/h2oEngineVersions/foo not found");
-    const noDai = await createEngine("dai", {
-      body: bodyOf("dai", { daiEngineVersion: "workspaces/global/daiEngineVersions/9.9.9" }),
-    });
-    expectError(noDai, "INVALID_ARGUMENT");
-    expect(noDai.body.message).toBe("dai_engine_version workspaces/global/daiEngineVersions/9.9.9 not found");
-    const noImage = await createEngine("notebook", {
-      body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/none" }),
-    });
-    expectError(noImage, "INVALID_ARGUMENT");
-    expect(noImage.body.message).toBe("notebookImage workspaces/global/notebookEngineImages/none not found");
+    const missing: [KindKey, string, string, string][] = [
+      ["h2o", "h2oEngineVersion", "h2o_engine_version", "workspaces/global/h2oEngineVersions/9.9.9"],
+      ["h2o", "h2oEngineVersion", "h2o_engine_version", "workspaces/global/h2oEngineVersions/foo"],
+      ["dai", "daiEngineVersion", "dai_engine_version", "workspaces/global/daiEngineVersions/9.9.9"],
+      ["notebook", "notebookImage", "notebookImage", "workspaces/global/notebookEngineImages/none"],
+    ];
+    for (const [kind, field, words, reference] of missing) {
+      const refused = await createEngine(kind, { body: bodyOf(kind, { [field]: reference }) });
+      expectError(refused, "INVALID_ARGUMENT");
+      expect(refused.body.message).toBe(`${words} ${reference} not found`);
+    }
     const off = await createEngine("notebook", {
       body: bodyOf("notebook", { notebookImage: "workspaces/global/notebookEngineImages/off" }),
     });

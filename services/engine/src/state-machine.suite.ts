@@ -30,6 +30,15 @@ const KIND_OF: Record<KindKey, EngineKind> = { dai: DAI, h2o: H2O, notebook: NOT
 
 type Setup = (name: string, kind: KindKey) => Promise<void>;
 
+/** Runs the engine, then calls `action` on it while the runtime holds its stop, so that it stays on the way. */
+const whileStopping =
+  (action: "pause" | "terminate"): Setup =>
+  async (name, kind) => {
+    await running(kind, name);
+    h().runtime.hold(name, "stop");
+    ok(await post(`/v1/${name}:${action}`, { who: "alice" }));
+  };
+
 /** Brings a new engine named `name` to a state. Holds stay in place until the engine is released. */
 const REACH: Record<string, { kinds: KindKey[]; setup: Setup }> = {
   STATE_STARTING: {
@@ -48,14 +57,7 @@ const REACH: Record<string, { kinds: KindKey[]; setup: Setup }> = {
     },
   },
   STATE_RUNNING: { kinds: ["dai", "h2o", "notebook"], setup: (name, kind) => running(kind, name) },
-  STATE_PAUSING: {
-    kinds: ["dai", "notebook"],
-    async setup(name, kind) {
-      await running(kind, name);
-      h().runtime.hold(name, "stop");
-      ok(await post(`/v1/${name}:pause`, { who: "alice" }));
-    },
-  },
+  STATE_PAUSING: { kinds: ["dai", "notebook"], setup: whileStopping("pause") },
   STATE_PAUSED: {
     kinds: ["dai", "notebook"],
     async setup(name, kind) {
@@ -81,14 +83,7 @@ const REACH: Record<string, { kinds: KindKey[]; setup: Setup }> = {
       ok(await h().rest("DELETE", `/v1/${name}`, { who: "alice" }));
     },
   },
-  STATE_TERMINATING: {
-    kinds: ["h2o"],
-    async setup(name, kind) {
-      await running(kind, name);
-      h().runtime.hold(name, "stop");
-      ok(await post(`/v1/${name}:terminate`, { who: "alice" }));
-    },
-  },
+  STATE_TERMINATING: { kinds: ["h2o"], setup: whileStopping("terminate") },
   STATE_TERMINATED: {
     kinds: ["h2o", "notebook"],
     async setup(name, kind) {

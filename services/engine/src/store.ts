@@ -389,22 +389,20 @@ export const nameTiebreaker: Tiebreaker = { name: "name", spec: { type: "string"
 
 // ---- reads and writes ---------------------------------------------------------------------------
 
-export async function loadByName(
-  exec: Executor,
-  name: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<EngineRow | undefined> {
-  let q = exec.selectFrom(ENGINES).selectAll().where("name", "=", name);
-  if (options.forUpdate) q = q.forUpdate();
-  return (await q.executeTakeFirst()) as EngineRow | undefined;
-}
+type LoadOptions = { forUpdate?: boolean };
 
-export async function loadByUid(
+export const loadByName = (exec: Executor, name: string, options: LoadOptions = {}) =>
+  loadBy(exec, "name", name, options);
+
+export const loadByUid = (exec: Executor, uid: string, options: LoadOptions = {}) => loadBy(exec, "uid", uid, options);
+
+async function loadBy(
   exec: Executor,
-  uid: string,
-  options: { forUpdate?: boolean } = {},
+  column: "name" | "uid",
+  value: string,
+  options: LoadOptions,
 ): Promise<EngineRow | undefined> {
-  let q = exec.selectFrom(ENGINES).selectAll().where("uid", "=", uid);
+  let q = exec.selectFrom(ENGINES).selectAll().where(column, "=", value);
   if (options.forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as EngineRow | undefined;
 }

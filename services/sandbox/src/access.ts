@@ -20,6 +20,7 @@ import type { Principal } from "@aiem/kit/identity";
 import { principalOf } from "@aiem/kit/server";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { pathSegments } from "./path-segments.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import type { ServiceContext } from "./service-context.js";
 import { loadSandbox, sandboxStateName, stateForCalls, type SandboxRow } from "./store.js";
@@ -156,12 +157,5 @@ export function sandboxPath(field: string, value: string): string {
   if (!value.startsWith("/")) throw invalidArgument(field, "must be an absolute path starting with /");
   if (Buffer.byteLength(value) > MAX_PATH_BYTES)
     throw invalidArgument(field, `must be at most ${MAX_PATH_BYTES} bytes`);
-  const segments: string[] = [];
-  for (const segment of value.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..")
-      throw invalidArgument(field, "must not contain '..' segments: paths cannot leave the sandbox");
-    segments.push(segment);
-  }
-  return `/${segments.join("/")}`;
+  return `/${pathSegments(field, value, "paths cannot leave the sandbox").join("/")}`;
 }

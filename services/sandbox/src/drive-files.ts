@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { failedPrecondition, invalidArgument, notFound, requiredField, resourceExhausted } from "@aiem/kit/errors";
+import { pathSegments } from "./path-segments.js";
 import { MAX_FILE_BYTES } from "./whole-file-read.js";
 
 /** A drive path: relative, no `..`, no empty name; returned as its segments. */
@@ -11,13 +12,7 @@ export function driveSegments(field: string, value: string): string[] {
   if (value === "") throw requiredField(field);
   if (value.startsWith("/")) throw invalidArgument(field, "must be relative to the drive's root, without a leading /");
   if (Buffer.byteLength(value) > 1024) throw invalidArgument(field, "must be at most 1024 bytes");
-  const segments: string[] = [];
-  for (const segment of value.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..")
-      throw invalidArgument(field, "must not contain '..' segments: it cannot lead outside the drive");
-    segments.push(segment);
-  }
+  const segments = pathSegments(field, value, "it cannot lead outside the drive");
   if (segments.length === 0) throw invalidArgument(field, "must name a file in the drive");
   return segments;
 }

@@ -13,7 +13,9 @@ import {
   SandboxEngine_State,
 } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { createLocalSandboxRuntime, type LocalSandboxRuntime, prepareAgentArtifacts } from "./runtime/index.js";
+import type { SandboxModule } from "./module.js";
 import { childrenOf, processStartTime } from "./runtime/adopted-sandboxes.js";
+import { loadSandboxByUid, type SandboxRow } from "./store.js";
 import {
   AGENT_CACHE,
   b64,
@@ -33,6 +35,20 @@ let h: SandboxHarness;
 beforeAll(async () => {
   h = await sharedHarness();
 });
+
+/** A sandbox with `sleep 30` running in it, and the pid of its bubblewrap. */
+async function sleepingSandbox(id: string) {
+  const sb = await h.createSandbox(id);
+  const p = ok(
+    await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } }),
+  ).process;
+  return { sb, p, bwrapPid: h.sandbox.runtime.get((await rowOf(h.sandbox, sb.uid)).runtime_id)!.pid };
+}
+
+/** The sandbox's row in `module`'s database. */
+async function rowOf(module: SandboxModule, uid: string): Promise<SandboxRow> {
+  return (await loadSandboxByUid(module.database!.db, uid))!;
+}
 
 async function failure(call: Promise<unknown>): Promise<ConnectError> {
   try {
@@ -140,16 +156,7 @@ describe("host-wide bounds", () => {
 
 describe("sandbox lifecycle", () => {
   it("marks a sandbox whose agent died FAILED, with its running processes ended; it can still be terminated", async () => {
-    const sb = await h.createSandbox("crash");
-    const p = ok(
-      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } }),
-    ).process;
-    const row = await h.sandbox
-      .database!.db.selectFrom("sandbox_engines")
-      .select("runtime_id")
-      .where("uid", "=", sb.uid)
-      .executeTakeFirstOrThrow();
-    const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
+    const { sb, p, bwrapPid } = await sleepingSandbox("crash");
     const inits = childrenOf(bwrapPid);
     expect(inits.length).toBe(1);
     process.kill(bwrapPid, "SIGKILL");
@@ -191,12 +198,7 @@ describe("sandbox lifecycle", () => {
       const sb = await createVia(c, "cannot-start");
       expect(sb.state).toBe(SandboxEngine_State.STARTING);
       await waitFor(async () => (await stateOf(c, sb.name)) === SandboxEngine_State.FAILED);
-      const row = await broken.module
-        .database!.db.selectFrom("sandbox_engines")
-        .select("failure_reason")
-        .where("uid", "=", sb.uid)
-        .executeTakeFirstOrThrow();
-      expect((row as { failure_reason: string }).failure_reason).toContain("/nonexistent/go");
+      expect((await rowOf(broken.module, sb.uid)).failure_reason).toContain("/nonexistent/go");
       // Said to the client too.
       const failed = (await c.engines.getSandboxEngine({ name: sb.name })).sandboxEngine!;
       expect(failed.failureReason).toMatch(/the sandbox agent is not available: no `go` at \/nonexistent\/go/);
@@ -324,14 +326,7 @@ describe("sandbox lifecycle", () => {
   it("starts sandboxes from warm ones when a template was used before, and clears leftovers after a restart", async () => {
     const warm = await startExtraModule(h, "warm", { warmPoolSize: 1 });
     const c = await warm.clients("alice");
-    const runtimeId = async (uid: string) =>
-      (
-        (await warm.module
-          .database!.db.selectFrom("sandbox_engines")
-          .select("runtime_id")
-          .where("uid", "=", uid)
-          .executeTakeFirstOrThrow()) as { runtime_id: string }
-      ).runtime_id;
+    const runtimeId = async (uid: string) => (await rowOf(warm.module, uid)).runtime_id;
     const pools = () => fs.readdirSync(path.join(warm.dataDir, "sandboxes")).filter((d) => d.startsWith("pool-"));
     try {
       const first = await createVia(c, "warm-1");
@@ -501,28 +496,14 @@ describe("sandbox lifecycle", () => {
   });
 
   it("after a restart of the service, marks FAILED a sandbox whose agent ended while the service was down", async () => {
-    const sb = await h.createSandbox("died-meanwhile");
-    const p = ok(
-      await h.rest("POST", `/v1/${sb.name}/processes?autoRun=true`, { body: { command: "sleep", args: ["30"] } }),
-    ).process;
-    const row = await h.sandbox
-      .database!.db.selectFrom("sandbox_engines")
-      .select("runtime_id")
-      .where("uid", "=", sb.uid)
-      .executeTakeFirstOrThrow();
-    const bwrapPid = h.sandbox.runtime.get((row as { runtime_id: string }).runtime_id)!.pid;
+    const { sb, p, bwrapPid } = await sleepingSandbox("died-meanwhile");
     await h.sandbox.stop();
     // The whole sandbox ends with nobody watching: its namespace's init, then bwrap.
     for (const init of childrenOf(bwrapPid)) process.kill(init, "SIGKILL");
     await waitFor(async () => processStartTime(bwrapPid) === undefined);
     await h.sandbox.start();
     await h.waitState(sb.name, "STATE_FAILED");
-    const reason = await h.sandbox
-      .database!.db.selectFrom("sandbox_engines")
-      .select("failure_reason")
-      .where("uid", "=", sb.uid)
-      .executeTakeFirstOrThrow();
-    expect((reason as { failure_reason: string }).failure_reason).toContain("ended while the service was not running");
+    expect((await rowOf(h.sandbox, sb.uid)).failure_reason).toContain("ended while the service was not running");
     expect(ok(await h.rest("GET", `/v1/${p.name}`)).process).toMatchObject({ state: "STATE_FAILED", exitCode: 137 });
     ok(await h.rest("DELETE", `/v1/${sb.name}`));
   });

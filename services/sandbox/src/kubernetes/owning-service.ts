@@ -1,16 +1,17 @@
 // A sandbox's Service owns its pod and its ports' objects, so that deleting it takes them all.
-import { createOrRead, type Owner } from "@aiem/kit/kubernetes";
-import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import { createOwner, type Owner } from "@aiem/kit/kubernetes";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import { sandboxObjectName, sandboxService } from "./sandbox-objects.js";
 
 /** The sandbox's Service as an owner, made or read. */
 export function createOwningService(core: CoreV1Api, namespace: string): (uid: string) => Promise<Owner> {
   return async (uid) => {
     const name = sandboxObjectName(uid);
-    const service = (await createOrRead(
+    return createOwner(
+      "Service",
+      name,
       () => core.createNamespacedService({ namespace, body: sandboxService(uid, namespace) }),
       () => core.readNamespacedService({ namespace, name }),
-    )) as V1Service;
-    return { kind: "Service", name, uid: service.metadata?.uid ?? "" };
+    );
   };
 }

@@ -13,7 +13,7 @@ import { text } from "node:stream/consumers";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connectAgent } from "./agent-client.js";
-import { type AgentRequest, createAgentFiles } from "./agent-files.js";
+import { type AgentFiles, type AgentRequest, createAgentFiles, type RawRead } from "./agent-files.js";
 import {
   DescriptorUnusable,
   descriptorBody,
@@ -28,6 +28,16 @@ import { type LocalSandboxRuntime, type SandboxHandle, createLocalSandboxRuntime
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "aiem-descriptors-test-"));
 const children: ChildProcess[] = [];
+
+/** Writes `content` as the whole file at `file`, over what is there. */
+function writeWhole(files: AgentFiles, file: string, content: Uint8Array) {
+  return files.write(file, Readable.from([content], { objectMode: false }), { createParents: false, overwrite: true });
+}
+
+/** A read's body, gathered. */
+async function bodyOf(read: RawRead): Promise<Buffer> {
+  return Buffer.concat(await read.body.toArray());
+}
 
 /** A shell that holds `file` open as its descriptor 7 (read, or append with `>>`) and waits. */
 async function holder(script: string): Promise<ChildProcess> {
@@ -277,13 +287,10 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const files = createAgentFiles(request, sandbox.pid);
     try {
       const content = randomBytes(1 << 20);
-      await files.write("/workspace/older-agent", Readable.from([content], { objectMode: false }), {
-        createParents: false,
-        overwrite: true,
-      });
+      await writeWhole(files, "/workspace/older-agent", content);
       const read = await files.read("/workspace/older-agent");
       expect(read.readAll).toBeUndefined();
-      expect(Buffer.concat(await read.body.toArray()).equals(content)).toBe(true);
+      expect((await bodyOf(read)).equals(content)).toBe(true);
       // Asked once; every transfer after that goes straight to the byte routes.
       expect(asked.filter((route) => route.includes("-descriptor?"))).toHaveLength(1);
       expect(asked.length).toBeGreaterThan(1);
@@ -298,13 +305,10 @@ describe.skipIf(!bwrap)("in real sandboxes", () => {
     const connection = connectAgent(agentSocket, { sandboxPid: stranger.pid! });
     try {
       const content = randomBytes(1 << 20);
-      await connection.files.write("/workspace/fallback", Readable.from([content], { objectMode: false }), {
-        createParents: false,
-        overwrite: true,
-      });
+      await writeWhole(connection.files, "/workspace/fallback", content);
       const read = await connection.files.read("/workspace/fallback");
       expect(read.readAll).toBeUndefined();
-      expect(Buffer.concat(await read.body.toArray()).equals(content)).toBe(true);
+      expect((await bodyOf(read)).equals(content)).toBe(true);
     } finally {
       connection.close();
     }
@@ -332,13 +336,10 @@ describe.skipIf(!bwrap)("where files are limited per file (RLIMIT_FSIZE)", () =>
       const names = (await sandbox.client.listDirectory({ path: "/workspace" })).entries.map((e) => e.path);
       expect(names).toEqual([]);
       const small = randomBytes(1 << 20);
-      await sandbox.files.write("/workspace/small", Readable.from([small], { objectMode: false }), {
-        createParents: false,
-        overwrite: true,
-      });
+      await writeWhole(sandbox.files, "/workspace/small", small);
       const read = await sandbox.files.read("/workspace/small");
       expect(read.readAll).toBeDefined();
-      expect(Buffer.concat(await read.body.toArray()).equals(small)).toBe(true);
+      expect((await bodyOf(read)).equals(small)).toBe(true);
     } finally {
       await runtime.close();
       fs.rmSync(dataDir, { recursive: true, force: true });

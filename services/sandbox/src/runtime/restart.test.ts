@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { OutputStream } from "@aiem/proto/enginemanager/sandbox/v1/process_service_pb.js";
+import { waitFor } from "@aiem/kit/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { findBwrap } from "./bwrap.js";
 import { type LocalSandboxRuntime, SandboxRuntimeError, createLocalSandboxRuntime } from "./local-runtime.js";
@@ -39,6 +40,19 @@ function startHolder(ids: string[]) {
   });
   return { child, exited, pids };
 }
+
+/** Starts the sandbox `id` under a holder and SIGKILLs the holder; returns the sandbox's bwrap pid. */
+async function orphanedSandbox(id: string): Promise<number> {
+  const holder = startHolder([id]);
+  const pids = await holder.pids;
+  holder.child.kill("SIGKILL");
+  await holder.exited;
+  return pids.get(id)!;
+}
+
+/** Whether the process has ended (it is gone, or a zombie). */
+const ended = (pid: number) =>
+  !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
 
 describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive their runtime", () => {
   const runtimes: LocalSandboxRuntime[] = [];
@@ -77,39 +91,26 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     }
     // Stopping an adopted sandbox ends every process in it; a runtime that never held a sandbox
     // left running takes it over to destroy it.
-    const gone = (pid: number) =>
-      !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
     const pids = ids.map((id) => runtime.get(id)!.pid);
     await runtime.stop("a");
-    expect(gone(pids[0]!)).toBe(true);
+    expect(ended(pids[0]!)).toBe(true);
     await runtime.close();
-    expect(gone(pids[1]!)).toBe(false);
+    expect(ended(pids[1]!)).toBe(false);
     const another = adopter();
     await another.destroy("b");
     await another.destroy("c");
-    expect([gone(pids[1]!), gone(pids[2]!)]).toEqual([true, true]);
+    expect([ended(pids[1]!), ended(pids[2]!)]).toEqual([true, true]);
     expect(fs.existsSync(path.join(dataDir, "sandboxes", "b"))).toBe(false);
   });
 
   it("reports a sandbox whose agent died while no runtime held it, once, instead of restarting it silently", async () => {
-    const holder = startHolder(["gone"]);
-    const pids = await holder.pids;
-    holder.child.kill("SIGKILL");
-    await holder.exited;
+    const bwrapPid = await orphanedSandbox("gone");
     // Its namespace's init, then bwrap: the whole sandbox ends with nobody watching.
-    const bwrapPid = pids.get("gone")!;
     for (const inner of fs.readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8").trim().split(/\s+/)) {
       process.kill(Number(inner), "SIGKILL");
     }
     const runtime = adopter();
-    const deadline = Date.now() + 5_000;
-    while (
-      fs.existsSync(`/proc/${bwrapPid}/stat`) &&
-      !/\) [ZX] /.test(fs.readFileSync(`/proc/${bwrapPid}/stat`, "utf8"))
-    ) {
-      if (Date.now() > deadline) throw new Error("the sandbox did not end");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => ended(bwrapPid), { timeoutMs: 5_000, what: "the sandbox to end" });
     const error = await runtime.start("gone").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SandboxRuntimeError);
     expect((error as SandboxRuntimeError).code).toBe("agent-gone");
@@ -124,11 +125,7 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
   });
 
   it("ends a sandbox left running whose agent does not answer, from its record, when it is destroyed", async () => {
-    const holder = startHolder(["mute"]);
-    const pids = await holder.pids;
-    holder.child.kill("SIGKILL");
-    await holder.exited;
-    const bwrapPid = pids.get("mute")!;
+    const bwrapPid = await orphanedSandbox("mute");
     const [init] = fs
       .readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8")
       .trim()
@@ -149,13 +146,7 @@ describe.skipIf(!bwrap || process.getuid?.() !== 0)("sandboxes that outlive thei
     const error = await runtime.start("mute").catch((e: unknown) => e);
     expect((error as SandboxRuntimeError).code).toBe("start-failed");
     await runtime.destroy("mute");
-    const gone = (pid: number) =>
-      !fs.existsSync(`/proc/${pid}/stat`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
-    const deadline = Date.now() + 5_000;
-    while (![bwrapPid, init!, ...stopped].every(gone)) {
-      if (Date.now() > deadline) throw new Error("the sandbox did not end");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => [bwrapPid, init!, ...stopped].every(ended), { timeoutMs: 5_000, what: "the sandbox to end" });
     expect(fs.existsSync(path.join(dataDir, "sandboxes", "mute"))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // Starting and stopping an engine's pods: one pod with its claim and Service for DAI and notebook
 // engines, a pod per node behind a headless Service for an H2O engine.
-import { createOrRead, ignoreNotFound } from "@aiem/kit/kubernetes";
-import type { V1PersistentVolumeClaim, V1Pod, V1Service } from "@kubernetes/client-node";
+import { createOrRead, createOwner, ignoreNotFound } from "@aiem/kit/kubernetes";
+import type { V1Pod } from "@kubernetes/client-node";
 import type { EngineRunSpec } from "../runtime.js";
 import { instanceLabel, type EngineCluster } from "./engine-cluster.js";
 import { engineObjectName, engineObjects } from "./engine-objects.js";
@@ -29,11 +29,12 @@ export async function startSinglePod(cluster: EngineCluster, spec: EngineRunSpec
   const existing = cluster.pods.get(name, namespace);
   if (!replaceable(existing)) return;
   const { claim } = engineObjects(spec, namespace, spec.kubernetes);
-  const owned = (await createOrRead(
+  const owner = await createOwner(
+    "PersistentVolumeClaim",
+    name,
     () => core.createNamespacedPersistentVolumeClaim({ namespace, body: claim }),
     () => core.readNamespacedPersistentVolumeClaim({ namespace, name }),
-  )) as V1PersistentVolumeClaim;
-  const owner = { kind: "PersistentVolumeClaim", name, uid: owned.metadata?.uid ?? "" };
+  );
   const { pod, service } = engineObjects(spec, namespace, spec.kubernetes, owner);
   await createOrRead(() => core.createNamespacedService({ namespace, body: service }));
   // One that ended (a failed engine started again) makes way for its successor.
@@ -48,11 +49,12 @@ export async function startH2O(cluster: EngineCluster, spec: EngineRunSpec): Pro
   const { core, namespace } = cluster;
   const name = engineObjectName(spec.uid);
   const { service } = h2oObjects(spec, namespace, spec.kubernetes);
-  const owned = (await createOrRead(
+  const owner = await createOwner(
+    "Service",
+    name,
     () => core.createNamespacedService({ namespace, body: service }),
     () => core.readNamespacedService({ namespace, name }),
-  )) as V1Service;
-  const owner = { kind: "Service", name, uid: owned.metadata?.uid ?? "" };
+  );
   const wanted = h2oObjects(spec, namespace, spec.kubernetes, owner).pods;
   // The cluster's word, not the cache's: a cloud is left alone only when every node is there.
   const current = (await core.listNamespacedPod({ namespace, labelSelector: `${instanceLabel}=${spec.uid}` })).items;
