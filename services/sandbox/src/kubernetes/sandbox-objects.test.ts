@@ -1,7 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { describe, expect, it } from "vitest";
-import { labelValue, portRoute, portService, sandboxPod, sandboxService } from "./sandbox-objects.js";
+import {
+  agentConfigSecret,
+  labelValue,
+  portRoute,
+  portService,
+  sandboxPod,
+  sandboxService,
+} from "./sandbox-objects.js";
 import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
 
 const uid = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d";
@@ -83,7 +90,7 @@ describe("a sandbox's objects", () => {
       },
     });
     expect(container?.env).toEqual([
-      { name: "AIEM_AGENT_CONFIG", value: agent.config },
+      { name: "AIEM_AGENT_CONFIG_FILE", value: "/.aiem-config/agent.json" },
       { name: "POD_TEMPLATE_TEST_VAR", value: "custom-test-value" },
     ]);
     expect(spec.initContainers?.[0]).toMatchObject({
@@ -91,7 +98,31 @@ describe("a sandbox's objects", () => {
       command: ["cp", "/aiem/agent", "/.aiem/agent"],
       volumeMounts: [{ name: "aiem-agent", mountPath: "/.aiem" }],
     });
-    expect(container?.volumeMounts).toEqual([{ name: "aiem-agent", mountPath: "/.aiem", readOnly: true }]);
+    expect(container?.volumeMounts).toEqual([
+      { name: "aiem-agent", mountPath: "/.aiem", readOnly: true },
+      { name: "aiem-agent-config", mountPath: "/.aiem-config", readOnly: true },
+    ]);
+    expect(spec.volumes).toContainEqual({
+      name: "aiem-agent-config",
+      secret: { secretName: `engine-${uid}`, defaultMode: 0o440 },
+    });
+    expect(JSON.stringify(pod)).not.toContain(agent.config);
+  });
+
+  it("keep the agent's configuration in a Secret of the sandbox, owned by its Service", () => {
+    const secret = agentConfigSecret(uid, "ns", '{"token":"t"}', {
+      kind: "Service",
+      name: `engine-${uid}`,
+      uid: "s-1",
+    });
+    expect(secret.metadata).toMatchObject({
+      name: `engine-${uid}`,
+      namespace: "ns",
+      labels: { "app.kubernetes.io/instance": uid, "app.kubernetes.io/name": "sandbox-engine" },
+      ownerReferences: [{ kind: "Service", name: `engine-${uid}`, uid: "s-1", blockOwnerDeletion: true }],
+    });
+    expect(secret.immutable).toBe(true);
+    expect(secret.data).toEqual({ "agent.json": Buffer.from('{"token":"t"}').toString("base64") });
   });
 
   it("reach the agent through a Service on port 80 and each port through one of its own", () => {
