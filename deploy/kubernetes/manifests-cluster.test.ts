@@ -278,11 +278,14 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       expect(canI(engineAccount, "get", "pods/log")).toBe(true);
       expect(canI(engineAccount, "patch", "persistentvolumeclaims")).toBe(true);
       expect(canI(sandboxAccount, "create", "httproutes.gateway.networking.k8s.io")).toBe(true);
+      // A sandbox's agent configuration is made as a Secret, never read back.
+      expect(canI(sandboxAccount, "create", "secrets")).toBe(true);
       if (engineAccount !== sandboxAccount) {
         // Each holds only its own runtime's rights.
         expect(canI(sandboxAccount, "get", "pods/log")).toBe(false);
         expect(canI(sandboxAccount, "create", "persistentvolumeclaims")).toBe(false);
         expect(canI(engineAccount, "create", "httproutes.gateway.networking.k8s.io")).toBe(false);
+        expect(canI(engineAccount, "create", "secrets")).toBe(false);
       }
     });
 

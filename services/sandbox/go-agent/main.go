@@ -1,7 +1,7 @@
 // The sandbox agent: one static binary, the first process of the sandbox (the init of its PID
-// namespace, docs/adr/0190). The host passes its settings as JSON in AIEM_AGENT_CONFIG; the agent
-// serves the AgentService (gRPC over HTTP/2 without TLS) on a unix socket and prints "ready" on
-// standard output once it does. With --drop-capabilities it first empties every capability set of
+// namespace, docs/adr/0190). The host passes its settings as JSON in AIEM_AGENT_CONFIG (in a pod,
+// a file AIEM_AGENT_CONFIG_FILE names); the agent serves the AgentService (gRPC over HTTP/2
+// without TLS) on a unix socket (in a pod, TCP) and prints "ready" on standard output once it does. With --drop-capabilities it first empties every capability set of
 // its own (bubblewrap leaves the bounding set full), so nothing in the sandbox can gain one.
 //
 // Shielded from its own sandbox (docs/adr/0102): it makes itself undumpable before it serves
@@ -204,6 +204,28 @@ func handleSignals(a *agent) {
 	}()
 }
 
+// readConfig reads the settings from AIEM_AGENT_CONFIG itself (the local runtime hands them over
+// so), or else from the file AIEM_AGENT_CONFIG_FILE names (a pod's Secret mounted read-only, which
+// keeps the token out of the pod's spec). Both variables are removed: no program the agent starts
+// inherits them. Returns what was read and where from, for messages.
+func readConfig() ([]byte, string, error) {
+	if raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG"); ok {
+		os.Unsetenv("AIEM_AGENT_CONFIG")
+		os.Unsetenv("AIEM_AGENT_CONFIG_FILE")
+		return []byte(raw), "AIEM_AGENT_CONFIG", nil
+	}
+	file := os.Getenv("AIEM_AGENT_CONFIG_FILE")
+	if file == "" {
+		return nil, "", fmt.Errorf("neither AIEM_AGENT_CONFIG nor AIEM_AGENT_CONFIG_FILE is set")
+	}
+	os.Unsetenv("AIEM_AGENT_CONFIG_FILE")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot read the configuration (AIEM_AGENT_CONFIG_FILE): %v", err)
+	}
+	return raw, file, nil
+}
+
 func run(dropCaps bool) error {
 	// Before anything else: the agent's threads keep no capability, and neither can any program
 	// it starts gain one.
@@ -221,14 +243,13 @@ func run(dropCaps bool) error {
 	// Orphans of the sandbox's processes come to the agent, which reaps them.
 	_ = prctl(prSetChildSubreaper, 1)
 	reserveThreads()
-	raw, ok := os.LookupEnv("AIEM_AGENT_CONFIG")
-	if !ok {
-		return fmt.Errorf("AIEM_AGENT_CONFIG is not set")
+	raw, source, err := readConfig()
+	if err != nil {
+		return err
 	}
-	os.Unsetenv("AIEM_AGENT_CONFIG")
 	var c config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return fmt.Errorf("AIEM_AGENT_CONFIG is not valid JSON: %v", err)
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("%s is not valid JSON: %v", source, err)
 	}
 	if c.Root == "" {
 		c.Root = "/"
@@ -245,7 +266,6 @@ func run(dropCaps bool) error {
 		_ = os.Chmod(filepath.Join(c.Root, "tmp"), 0o777|os.ModeSticky)
 	}
 	var listener net.Listener
-	var err error
 	switch {
 	case c.SocketFd != nil:
 		listener, err = socketListener(*c.SocketFd)

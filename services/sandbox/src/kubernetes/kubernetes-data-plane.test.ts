@@ -77,10 +77,10 @@ describe.skipIf(unavailable !== undefined)("the sandbox data plane on Kubernetes
     };
     await expect(health(undefined)).rejects.toMatchObject({ code: Code.Unauthenticated });
     await expect(health("not-the-token")).rejects.toMatchObject({ code: Code.Unauthenticated });
-    // The one the pod was given is taken.
-    const pod = await k8s.core.readNamespacedPod({ namespace, name: `engine-${sandbox.uid}` });
-    const config = pod.spec?.containers[0]?.env?.find((e) => e.name === "AIEM_AGENT_CONFIG")?.value ?? "{}";
-    expect((await health(JSON.parse(config).token)).version).not.toBe("");
+    // The one the pod was given, in its Secret, is taken.
+    const secret = await k8s.core.readNamespacedSecret({ namespace, name: `engine-${sandbox.uid}` });
+    const config = JSON.parse(Buffer.from(secret.data?.["agent.json"] ?? "", "base64").toString());
+    expect((await health(config.token)).version).not.toBe("");
     ok(await h.rest("DELETE", `/v1/${sandbox.name}`));
   }, 120_000);
 

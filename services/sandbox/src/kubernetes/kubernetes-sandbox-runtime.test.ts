@@ -70,10 +70,18 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes sandbox runtime", () 
       "cloud.h2o.ai/creator": "alice",
     });
     expect(runtime.endpoint(uid)).toEqual({ host: pod.status?.podIP, port: 50051 });
-    // The agent serves TCP in the pod and answers only the service, which knows its token.
-    const config = pod.spec?.containers[0]?.env?.find((e) => e.name === "AIEM_AGENT_CONFIG")?.value;
-    expect(JSON.parse(config ?? "{}")).toEqual({ token: `token-of-${uid}` });
+    // The agent serves TCP in the pod and answers only the service, which knows its token: it is
+    // in the sandbox's Secret, mounted as a file, never in the pod's spec.
     const service = await k8s.core.readNamespacedService({ namespace, name: `engine-${uid}` });
+    const secret = await k8s.core.readNamespacedSecret({ namespace, name: `engine-${uid}` });
+    const config = Buffer.from(secret.data?.["agent.json"] ?? "", "base64").toString();
+    expect(JSON.parse(config)).toEqual({ token: `token-of-${uid}` });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Service", uid: service.metadata?.uid });
+    expect(JSON.stringify(pod.spec)).not.toContain(`token-of-${uid}`);
+    expect(pod.spec?.containers[0]?.env).toContainEqual({
+      name: "AIEM_AGENT_CONFIG_FILE",
+      value: "/.aiem-config/agent.json",
+    });
     expect(service.spec?.ports?.[0]).toMatchObject({ name: "grpc", port: 80, targetPort: 50051 });
     // The Service owns the pod, so the garbage collector takes the pod with it.
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Service", uid: service.metadata?.uid });
@@ -114,6 +122,10 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes sandbox runtime", () 
     }
     await expect(k8s.core.readNamespacedPod({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });
     await expect(readRoute(`engine-${uid}-port-9090`)).rejects.toMatchObject({ code: 404 });
+    // The Secret went with its owner (foreground deletion waits for it).
+    await expect(k8s.core.readNamespacedSecret({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
+      code: 404,
+    });
   }, 120_000);
 
   it("says why a sandbox waits when no node has the GPU its template asks for", async () => {

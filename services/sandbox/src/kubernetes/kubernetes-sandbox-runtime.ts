@@ -1,6 +1,6 @@
 // Sandboxes as Kubernetes objects (docs/adr/0245): per sandbox a pod running its image with our
-// agent, a Service owning everything else, and per port a Service and (public) an HTTPRoute, in
-// one namespace. What the cluster holds is read from informers (a list, then a watch), never
+// agent, a Secret with the agent's configuration, a Service owning everything else, and per port
+// a Service and (public) an HTTPRoute, in one namespace. What the cluster holds is read from informers (a list, then a watch), never
 // polled; every replica of the service sees the same objects, so nothing is pinned to one.
 import { createOrRead, ignoreNotFound, watchPodWarnings } from "@aiem/kit/kubernetes";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
@@ -10,6 +10,7 @@ import { createOwningService } from "./owning-service.js";
 import { createSandboxInformers, sandboxSelector } from "./sandbox-informers.js";
 import {
   type AgentInjection,
+  agentConfigSecret,
   agentPort,
   type PortRouteOptions,
   type SandboxPodSpec,
@@ -84,12 +85,17 @@ export async function createKubernetesSandboxRuntime(
       if (existing && !existing.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded") return;
       const owner = await owningService(spec.uid);
       const token = await options.agentToken?.(spec.uid);
-      const injected = token ? { ...agent, config: JSON.stringify({ ...JSON.parse(agent.config), token }) } : agent;
+      const config = token ? JSON.stringify({ ...JSON.parse(agent.config), token }) : agent.config;
+      // Made once per sandbox: its content follows from the sandbox's uid (the token) and the
+      // service's settings, so a pod made again finds the one made before.
+      await createOrRead(() =>
+        core.createNamespacedSecret({ namespace, body: agentConfigSecret(spec.uid, namespace, config, owner) }),
+      );
       if (existing && !existing.metadata?.deletionTimestamp)
         await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
       await changes.gone("pod", name);
       await createOrRead(() =>
-        core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, injected, owner) }),
+        core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, agent, owner) }),
       );
       await changes.seen("pod", name);
     },

@@ -1,7 +1,14 @@
 import { clone, create } from "@bufbuild/protobuf";
 import { SandboxEngineSchema } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { describe, expect, it } from "vitest";
-import { labelValue, portRoute, portService, sandboxPod, sandboxService } from "./sandbox-objects.js";
+import {
+  agentConfigSecret,
+  labelValue,
+  portRoute,
+  portService,
+  sandboxPod,
+  sandboxService,
+} from "./sandbox-objects.js";
 import { h2oCloudEnvironment } from "./h2o-cloud-environment.js";
 import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
 
@@ -84,7 +91,7 @@ describe("a sandbox's objects", () => {
       },
     });
     expect(container?.env).toEqual([
-      { name: "AIEM_AGENT_CONFIG", value: agent.config },
+      { name: "AIEM_AGENT_CONFIG_FILE", value: "/.aiem-config/agent.json" },
       { name: "POD_TEMPLATE_TEST_VAR", value: "custom-test-value" },
     ]);
     expect(spec.initContainers?.[0]).toMatchObject({
@@ -92,7 +99,31 @@ describe("a sandbox's objects", () => {
       command: ["/aiem/agent", "install", "/.aiem/agent"],
       volumeMounts: [{ name: "aiem-agent", mountPath: "/.aiem" }],
     });
-    expect(container?.volumeMounts).toEqual([{ name: "aiem-agent", mountPath: "/.aiem", readOnly: true }]);
+    expect(container?.volumeMounts).toEqual([
+      { name: "aiem-agent", mountPath: "/.aiem", readOnly: true },
+      { name: "aiem-agent-config", mountPath: "/.aiem-config", readOnly: true },
+    ]);
+    expect(spec.volumes).toContainEqual({
+      name: "aiem-agent-config",
+      secret: { secretName: `engine-${uid}`, defaultMode: 0o440 },
+    });
+    expect(JSON.stringify(pod)).not.toContain(agent.config);
+  });
+
+  it("keep the agent's configuration in a Secret of the sandbox, owned by its Service", () => {
+    const secret = agentConfigSecret(uid, "ns", '{"token":"t"}', {
+      kind: "Service",
+      name: `engine-${uid}`,
+      uid: "s-1",
+    });
+    expect(secret.metadata).toMatchObject({
+      name: `engine-${uid}`,
+      namespace: "ns",
+      labels: { "app.kubernetes.io/instance": uid, "app.kubernetes.io/name": "sandbox-engine" },
+      ownerReferences: [{ kind: "Service", name: `engine-${uid}`, uid: "s-1", blockOwnerDeletion: true }],
+    });
+    expect(secret.immutable).toBe(true);
+    expect(secret.data).toEqual({ "agent.json": Buffer.from('{"token":"t"}').toString("base64") });
   });
 
   it("give the sandbox container this installation's H2O AI Cloud variables and the template's", () => {
@@ -115,7 +146,7 @@ describe("a sandbox's objects", () => {
     };
     const container = sandboxPod(sandboxPodSpecOf(withVariables, cloud), "ns", agent).spec?.containers[0];
     expect(container?.env).toEqual([
-      { name: "AIEM_AGENT_CONFIG", value: agent.config },
+      { name: "AIEM_AGENT_CONFIG_FILE", value: "/.aiem-config/agent.json" },
       { name: "H2O_CLOUD_ENVIRONMENT", value: "https://other" },
       { name: "H2O_CLOUD_DISCOVERY", value: "https://aiem.example.com/.ai.h2o.cloud.discovery" },
       { name: "H2O_CLOUD_TOKEN_ENDPOINT_URL", value: "https://aiem.example.com/oidc/token" },

@@ -4,7 +4,7 @@
 // HTTPRoute of that name), with the names, labels and annotations the real service's integration
 // tests look for (docs/adr/0245). Pure, so every field can be unit-tested.
 import { managedBy, mergePodTemplate, type Owner, ownerReferencesOf, type PodTemplate } from "@aiem/kit/kubernetes";
-import type { V1Container, V1Pod, V1Service } from "@kubernetes/client-node";
+import type { V1Container, V1Pod, V1Secret, V1Service } from "@kubernetes/client-node";
 
 /** The port the agent serves on in the pod (gRPC over HTTP/2), named `grpc`. */
 export const agentPort = 50051;
@@ -12,6 +12,10 @@ export const agentPort = 50051;
 export const agentImagePath = "/aiem/agent";
 /** Where the init container puts the agent, an emptyDir the sandbox container sees read-only. */
 export const agentDir = "/.aiem";
+/** Where the sandbox's Secret (the agent's configuration, token included) is mounted read-only. */
+export const agentConfigDir = "/.aiem-config";
+/** The Secret's key, and so the file's name under agentConfigDir. */
+export const agentConfigKey = "agent.json";
 export const defaultGpuResource = "nvidia.com/gpu";
 export const appName = "sandbox-engine";
 export const portIdLabel = "engine.h2o.ai/port-id";
@@ -49,7 +53,7 @@ export interface AgentInjection {
   /** An image with the static agent at /aiem/agent (AIEM_SANDBOX_AGENT_IMAGE; `npm run build:agent-image`). */
   readonly image: string;
   readonly imagePullPolicy?: string | undefined;
-  /** The JSON configuration the agent reads from AIEM_AGENT_CONFIG. */
+  /** The agent's JSON configuration, without the token (added per sandbox, in its Secret). */
   readonly config: string;
 }
 
@@ -99,9 +103,17 @@ export function sandboxPod(spec: SandboxPodSpec, namespace: string, agent: Agent
     ...(spec.imagePullPolicy ? { imagePullPolicy: spec.imagePullPolicy } : {}),
     command: [`${agentDir}/agent`],
     ports: [{ name: "grpc", containerPort: agentPort, protocol: "TCP" }],
-    env: [{ name: "AIEM_AGENT_CONFIG", value: agent.config }, ...containerEnvironment(spec)],
+    // The configuration (its token) is a file of the sandbox's Secret, not a value in this spec,
+    // which more people may read than the namespace's Secrets.
+    env: [
+      { name: "AIEM_AGENT_CONFIG_FILE", value: `${agentConfigDir}/${agentConfigKey}` },
+      ...containerEnvironment(spec),
+    ],
     resources: resourcesOf(spec),
-    volumeMounts: [{ name: "aiem-agent", mountPath: agentDir, readOnly: true }],
+    volumeMounts: [
+      { name: "aiem-agent", mountPath: agentDir, readOnly: true },
+      { name: "aiem-agent-config", mountPath: agentConfigDir, readOnly: true },
+    ],
     readinessProbe: { tcpSocket: { port: agentPort }, periodSeconds: 2 },
     securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
   };
@@ -134,7 +146,11 @@ export function sandboxPod(spec: SandboxPodSpec, namespace: string, agent: Agent
         },
       ],
       containers: [container],
-      volumes: [{ name: "aiem-agent", emptyDir: { sizeLimit: "64Mi" } }],
+      volumes: [
+        { name: "aiem-agent", emptyDir: { sizeLimit: "64Mi" } },
+        // Readable by the pod's user only (the group is fsGroup's), the agent's user.
+        { name: "aiem-agent-config", secret: { secretName: sandboxObjectName(spec.uid), defaultMode: 0o440 } },
+      ],
       // A sandbox whose agent ends is FAILED with its reason; a kubelet restart would hide that
       // and bring back an empty sandbox under the same name.
       restartPolicy: "Never",
@@ -178,6 +194,27 @@ export function resourcesOf(spec: SandboxPodSpec) {
   if (spec.storageBytes) limits["ephemeral-storage"] = String(spec.storageBytes);
   if (spec.gpu > 0) limits[spec.gpuResource || defaultGpuResource] = String(spec.gpu);
   return { requests, limits };
+}
+
+/**
+ * The Secret `engine-<uid>` holding the agent's configuration (`config`, token included), mounted
+ * into the sandbox's pod; `owner` (the sandbox's Service) owns it, so it goes with the sandbox.
+ */
+export function agentConfigSecret(uid: string, namespace: string, config: string, owner?: Owner): V1Secret {
+  const ownerReferences = ownerReferencesOf(owner);
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: sandboxObjectName(uid),
+      namespace,
+      labels: sandboxLabels(uid),
+      ...(ownerReferences ? { ownerReferences } : {}),
+    },
+    type: "Opaque",
+    immutable: true,
+    data: { [agentConfigKey]: Buffer.from(config).toString("base64") },
+  };
 }
 
 /** The Service the agent is reached at inside the cluster (port 80, `grpc`), owning the rest. */

@@ -1,12 +1,13 @@
 // What a kubelet would run in each sandbox pod of the test cluster, which kwok does not: the real
 // static agent, as the pod's container, serving on the pod's IP (a loopback address the test
-// cluster hands out: TestCluster.podCidr) with the configuration the pod was given, and its
-// files under a directory of its own (the pod's filesystem). It ends when its pod goes, as the
+// cluster hands out: TestCluster.podCidr) with the configuration the pod was given (its Secret's
+// file, as the container would read it), and its files under a directory of its own (the pod's
+// filesystem). It ends when its pod goes, as the
 // container would; the sandbox service then reaches it exactly as it would in a cluster.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type CoreV1Api, type KubeConfig, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { sandboxSelector } from "../kubernetes/sandbox-informers.js";
 import { agentPort } from "../kubernetes/sandbox-objects.js";
@@ -35,12 +36,20 @@ interface Running {
   readonly exited: Promise<void>;
 }
 
-/** The agent's configuration as the pod carries it (its sandbox container's AIEM_AGENT_CONFIG). */
-function podAgentConfig(pod: V1Pod): Record<string, unknown> {
+/**
+ * The agent's configuration as the pod would see it: the file its sandbox container's
+ * AIEM_AGENT_CONFIG_FILE names, from the Secret mounted at that file's directory.
+ */
+async function podAgentConfig(core: CoreV1Api, namespace: string, pod: V1Pod): Promise<Record<string, unknown>> {
   const container = pod.spec?.containers.find((c) => c.name === "sandbox");
-  const raw = container?.env?.find((e) => e.name === "AIEM_AGENT_CONFIG")?.value;
-  if (!raw) throw new Error(`pod ${pod.metadata?.name} carries no agent configuration`);
-  return JSON.parse(raw) as Record<string, unknown>;
+  const file = container?.env?.find((e) => e.name === "AIEM_AGENT_CONFIG_FILE")?.value ?? "";
+  const mount = container?.volumeMounts?.find((m) => m.mountPath === dirname(file));
+  const secretName = pod.spec?.volumes?.find((v) => v.name === mount?.name)?.secret?.secretName;
+  if (!secretName) throw new Error(`pod ${pod.metadata?.name} mounts no Secret at ${file}`);
+  const secret = await core.readNamespacedSecret({ namespace, name: secretName });
+  const content = secret.data?.[basename(file)];
+  if (!content) throw new Error(`Secret ${secretName} has no ${basename(file)}`);
+  return JSON.parse(Buffer.from(content, "base64").toString()) as Record<string, unknown>;
 }
 
 /** Follows the sandbox pods of `namespace` and runs an agent for each one kwok makes Running. */
@@ -61,18 +70,20 @@ export async function startPodAgents(
     const uid = pod.metadata?.labels?.["app.kubernetes.io/instance"] ?? "";
     const host = pod.status?.podIP;
     if (!host || byPod.has(podUid)) return;
-    const config = podAgentConfig(pod);
     const root = mkdtempSync(join(tmpdir(), "aiem-pod-"));
     const before = byHost.get(host)?.exited ?? Promise.resolve();
+    const config = podAgentConfig(k8s.core, namespace, pod);
     let ended: () => void = () => {};
     const exited = new Promise<void>((resolve) => (ended = resolve));
-    const served = before.then(
-      () =>
+    const served = Promise.all([config, before]).then(
+      ([settings]) =>
         new Promise<PodAgent>((resolve, reject) => {
           // In a pod `:50051` is the pod's own address; here every pod shares the host's network.
-          const env = { ...config, listen: `${host}:${agentPort}`, root, ensureDirs: true };
+          const file = join(root, ".aiem-config.json");
+          const local = { ...settings, listen: `${host}:${agentPort}`, root, ensureDirs: true };
+          writeFileSync(file, JSON.stringify(local), { mode: 0o400 });
           const child = spawn(agentPath, [], {
-            env: { PATH: process.env.PATH ?? "/usr/bin:/bin", AIEM_AGENT_CONFIG: JSON.stringify(env) },
+            env: { PATH: process.env.PATH ?? "/usr/bin:/bin", AIEM_AGENT_CONFIG_FILE: file },
             stdio: ["ignore", "pipe", "pipe"],
           });
           running.child = child;
