@@ -6,6 +6,7 @@ import {
   kubernetesArtifactPath,
   kubernetesCacheDir,
   kubernetesCommands,
+  kubernetesVersions,
   missingKubernetesArtifacts,
 } from "../../services/kit/src/testing/kubernetes-binaries.js";
 import { testDependencies } from "./dependencies.js";
@@ -102,7 +103,11 @@ mod)
       printf 'module k8s.io/kubernetes\\n' > "$d/\${2#*@}.mod" ;;
     esac
   fi
-  if [ "$1" = tidy ]; then : > go.sum; fi ;;
+  if [ "$1" = tidy ]; then
+    printf 'half' > go.sum
+    case "$PWD" in *kubernetes-v*) [ "$FAKE_GO_FAIL" = kubernetes-tidy ] && exit 1 ;; esac
+    printf ' sum' >> go.sum
+  fi ;;
 get)
   d="$GOMODCACHE/$1/kustomize/stage"
   for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
@@ -137,6 +142,16 @@ describe("building the Kubernetes binaries", () => {
       else process.env[key] = value;
     }
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("makes the Kubernetes module again when its go mod tidy was cut short", async () => {
+    process.env.FAKE_GO_FAIL = "kubernetes-tidy";
+    await expect(buildKubernetesArtifacts(cacheDir, ["kubectl"])).rejects.toThrow(/go mod tidy failed/);
+    delete process.env.FAKE_GO_FAIL;
+    await buildKubernetesArtifacts(cacheDir, ["kubectl"]);
+    const sum = join(cacheDir, "src", `kubernetes-v${kubernetesVersions.kubernetes}`, "go.sum");
+    expect(readFileSync(sum, "utf8")).toBe("half sum");
+    expect(missingKubernetesArtifacts(cacheDir)).not.toContain("kubectl");
   });
 
   it("leaves nothing that looks built when a build fails, and the next run builds only what is missing", async () => {

@@ -160,7 +160,10 @@ function createBuilder(go: string, cacheDir: string) {
     async kubernetes(commands: readonly KubernetesArtifact[]): Promise<void> {
       const v = kubernetesVersions.kubernetes;
       const dir = sourceDir(`kubernetes-v${v}`);
-      if (!existsSync(join(dir, "go.sum"))) {
+      // The wrapper module is made once; the mark is written only after `go mod tidy` succeeded,
+      // so a tidy cut short (its go.sum half written) is done again.
+      const moduleReady = join(dir, ".module-ready");
+      if (!existsSync(moduleReady)) {
         await goRun("kubernetes", dir, ["mod", "download", `k8s.io/kubernetes@v${v}`]);
         const kubernetesMod = readFileSync(
           join(env.GOMODCACHE, "cache", "download", "k8s.io", "kubernetes", "@v", `v${v}.mod`),
@@ -169,6 +172,7 @@ function createBuilder(go: string, cacheDir: string) {
         writeFileSync(join(dir, "go.mod"), wrapperModule(kubernetesMod, v));
         writeFileSync(join(dir, "tools.go"), tools(kubernetesCommands.map((c) => `k8s.io/kubernetes/cmd/${c}`)));
         await goRun("kubernetes", dir, ["mod", "tidy"]);
+        writeFileSync(moduleReady, "");
       }
       // Into a directory of their own, then each renamed: what a cut-short build left there is not trusted.
       const staging = join(cacheDir, "bin", `kubernetes-v${v}.partial`);
