@@ -120,6 +120,21 @@ describe.skipIf(!mkfs)("storage images", () => {
     expect(await plain.ensure(sandbox(10), size)).toEqual({ size, created: true, spare: true });
   });
 
+  it("a start while a spare is being made waits for it rather than formatting its own", async () => {
+    const images = createStorageImages(path.join(root, "coming"), format);
+    await images.ensure(sandbox(11), size);
+    formatted.length = 0;
+    images.replenish();
+    expect(await images.ensure(sandbox(12), size)).toEqual({ size, created: true, spare: true });
+    // The spare's format only: none of its own.
+    expect(formatted).toHaveLength(1);
+    // Two at once: one gets the spare on its way, the other formats its own.
+    images.replenish();
+    const [a, b] = await Promise.all([images.ensure(sandbox(13), size), images.ensure(sandbox(14), size)]);
+    expect([a.spare, b.spare].sort()).toEqual([false, true]);
+    await images.settle();
+  });
+
   it("a failed format leaves no file behind, and a failed spare does not fail anything", async () => {
     const images = createStorageImages(path.join(root, "failing"), () => Promise.reject(new Error("mkfs failed")));
     await expect(images.ensure(sandbox(6), size)).rejects.toThrow("mkfs failed");

@@ -36,7 +36,8 @@ export type PremountImage = (file: string, socket: string) => Promise<ImageHolde
 export interface StorageImages {
   /**
    * The image at `imagePath`: kept when it exists (a template's storage size does not change
-   * under a sandbox), otherwise a spare of the size moved there, otherwise formatted now.
+   * under a sandbox), otherwise a spare of the size moved there (waiting for one being made),
+   * otherwise formatted now.
    */
   ensure(
     imagePath: string,
@@ -148,12 +149,22 @@ export function createStorageImages(dir: string, format: FormatImage, premount?:
       cleanOnce();
       const size = Math.max(bytes, MIN_STORAGE_BYTES);
       sizes.add(size);
-      let spare = true;
-      try {
-        fs.renameSync(path.join(dir, `${size}.img`), imagePath);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-        spare = false;
+      const claim = () => {
+        try {
+          fs.renameSync(path.join(dir, `${size}.img`), imagePath);
+          return true;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+          return false;
+        }
+      };
+      let spare = claim();
+      // A spare on its way is nearer than a format of this start's own, which would also take
+      // the CPU and disk from it: waited for, then claimed if no other start took it first.
+      const coming = making.get(size);
+      if (!spare && coming) {
+        await coming;
+        spare = claim();
       }
       if (!spare) {
         await make(imagePath, size);
