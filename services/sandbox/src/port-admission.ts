@@ -22,14 +22,19 @@ const PATH = /^\/sandboxes\/([0-9a-f-]{36})\/(ports|public)\/([0-9]{4,5})(\/[^?#
 
 export type PortRequest = Parameters<HttpHandler>[0] | IncomingMessage;
 
-/** A request admitted to a port, with what forwarding it needs. */
-export interface Admitted {
+/** What a port's URL names. */
+interface PortTarget {
   readonly uid: string;
   readonly port: number;
   readonly isPublic: boolean;
+  /** What the browser sees as the port's root: its own origin's, or the path's. */
   readonly prefix: string;
   readonly rest: string;
   readonly query: URLSearchParams;
+}
+
+/** A request admitted to a port, with what forwarding it needs. */
+export interface Admitted extends PortTarget {
   readonly agent: NonNullable<ReturnType<Lifecycle["handle"]>>;
 }
 
@@ -45,17 +50,6 @@ export type Admission =
   | { readonly go: Admitted }
   /** The URL of the replica that runs the sandbox's agent, which takes the request as it came. */
   | { readonly elsewhere: string };
-
-/** What a port's URL names. */
-interface PortTarget {
-  readonly uid: string;
-  readonly port: number;
-  readonly isPublic: boolean;
-  /** What the browser sees as the port's root: its own origin's, or the path's. */
-  readonly prefix: string;
-  readonly rest: string;
-  readonly query: URLSearchParams;
-}
 
 /** Who may go on to the port, or the answer that stops the request here. */
 export async function admit(deps: PortProxyDeps, req: PortRequest, upgrade: boolean): Promise<Admission> {
