@@ -110,6 +110,49 @@ describe.each(layouts)("the $overlay layout's Deployments", ({ overlay, parts })
   });
 });
 
+describe("the split layout's sandbox service", () => {
+  const documents = parseAllDocuments(readFileSync(join(here, "overlays/split/sandbox.yaml"), "utf8")).map(
+    (d) => d.toJS() as SandboxObject,
+  );
+  const deployment = documents.find((d) => d.kind === "Deployment");
+  const claims = documents.filter((d) => d.kind === "PersistentVolumeClaim");
+
+  it("runs replicas that roll, each mounting the drive's ReadWriteMany claim where AIEM_DRIVE_DIR says", () => {
+    expect(deployment?.spec.replicas).toBeGreaterThanOrEqual(2);
+    // Recreate would take every replica down at once.
+    expect(deployment?.spec.strategy?.type ?? "RollingUpdate").toBe("RollingUpdate");
+    const pod = deployment?.spec.template.spec;
+    const [container] = pod?.containers ?? [];
+    const driveDir = container?.env?.find((e) => e.name === "AIEM_DRIVE_DIR")?.value;
+    const mount = container?.volumeMounts?.find((m) => m.mountPath === driveDir);
+    const volume = pod?.volumes?.find((v) => v.name === mount?.name);
+    const claim = claims.find((c) => c.metadata.name === volume?.persistentVolumeClaim?.claimName);
+    expect(claim?.spec.accessModes).toEqual(["ReadWriteMany"]);
+    // The data directory holds nothing another replica needs, so it is the pod's own.
+    const data = pod?.volumes?.find(
+      (v) => v.name === container?.volumeMounts?.find((m) => m.mountPath === "/data")?.name,
+    );
+    expect(data?.emptyDir).toEqual({});
+    expect(claims).toHaveLength(1);
+  });
+});
+
+interface SandboxObject {
+  kind: string;
+  metadata: { name: string };
+  spec: {
+    replicas?: number;
+    strategy?: { type?: string };
+    accessModes?: string[];
+    template: {
+      spec: {
+        containers: (Container & { volumeMounts?: { name: string; mountPath: string }[] })[];
+        volumes?: { name: string; emptyDir?: object; persistentVolumeClaim?: { claimName: string } }[];
+      };
+    };
+  };
+}
+
 describe("the ConfigMap", () => {
   it("runs engines and sandboxes on Kubernetes and listens beyond loopback", () => {
     const settings = Object.fromEntries(

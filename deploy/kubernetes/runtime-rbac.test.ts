@@ -65,6 +65,7 @@ describe("reading the calls from the source", () => {
       "makeInformer<V1Pod>(config, `/api/v1/namespaces/${namespace}/pods`, list);",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal
       "await watch.watch(`/apis/apps/v1/namespaces/${namespace}/statefulsets`, {}, onEvent, onDone);",
+      'const claims = coreInformer(config, core, namespace, "persistentvolumeclaims", selector);',
     ].join("\n");
     const { calls, errors } = apiCallsOf("x.ts", source);
     expect(errors).toEqual([]);
@@ -80,6 +81,8 @@ describe("reading the calls from the source", () => {
       "/pods list",
       "/pods watch",
       "apps/statefulsets watch",
+      "/persistentvolumeclaims list",
+      "/persistentvolumeclaims watch",
     ]);
   });
 

@@ -39,7 +39,8 @@ export function volumeManifest(index: number): string {
     metadata: { name: `aiem-test-${index}` },
     spec: {
       capacity: { storage: "100Gi" },
-      accessModes: ["ReadWriteOnce"],
+      // Either mode binds: engines' claims are ReadWriteOnce, the sandbox service's drive ReadWriteMany.
+      accessModes: ["ReadWriteOnce", "ReadWriteMany"],
       storageClassName: "aiem-test",
       persistentVolumeReclaimPolicy: "Retain",
       // Never mounted: kwok runs no containers.
