@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubernetesRuntime } from "../../services/engine/src/runtime/kubernetes/kubernetes-runtime.js";
 import type { EngineRuntime, EngineStatus } from "../../services/engine/src/runtime/runtime.js";
 import { daiRunSpec } from "../../services/engine/src/testing/run-spec.js";
+import { sandboxPod } from "../../services/sandbox/src/kubernetes/sandbox-objects.js";
 import { grantsOf, type RoleRule, runtimeApiCalls } from "./runtime-api-calls.js";
 
 const unavailable = kubernetesUnavailable();
@@ -40,6 +41,25 @@ interface Container {
   envFrom?: unknown[];
   env?: { name: string; valueFrom?: unknown }[];
 }
+
+interface NetworkPolicySpec {
+  podSelector: { matchLabels?: Record<string, string> };
+  ingress: {
+    from?: { podSelector: { matchExpressions?: { key: string; values: string[] }[] } }[];
+    ports?: { protocol: string; port: number; endPort?: number }[];
+  }[];
+}
+
+/** A sandbox as the runtime would run it, for the labels of its pod. */
+const sandboxSpec = {
+  uid: "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e",
+  name: "workspaces/w/sandboxEngines/s",
+  creator: "users/u",
+  creatorDisplayName: "U",
+  image: "example.invalid/sandbox:1",
+  memoryBytesLimit: 1n << 30n,
+  gpu: 0,
+};
 
 interface Deployment {
   metadata: { name: string };
@@ -123,13 +143,21 @@ const layouts = [
     path: "overlays/split",
     deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox"],
     api: ["engine"],
+    sandboxes: "aiem-sandbox",
   },
-  { name: "all-in-one", path: "overlays/all-in-one", deployments: ["aiem"], api: ["all-in-one"] },
+  {
+    name: "all-in-one",
+    path: "overlays/all-in-one",
+    deployments: ["aiem"],
+    api: ["all-in-one"],
+    sandboxes: "aiem",
+  },
   {
     name: "try",
     path: "examples/try",
     deployments: ["aiem-catalogue", "aiem-edge", "aiem-engine", "aiem-sandbox", "nats", "postgres"],
     api: ["engine"],
+    sandboxes: "aiem-sandbox",
   },
 ] as const;
 
@@ -143,7 +171,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
     await cluster?.stop();
   });
 
-  describe.each(layouts)("the $name layout", ({ name, path, deployments, api }) => {
+  describe.each(layouts)("the $name layout", ({ name, path, deployments, api, sandboxes }) => {
     const namespace = `aiem-${name}`;
     const serviceAccount = `system:serviceaccount:${namespace}:aiem-runtime`;
     const canI = (verb: string, resource: string, inNamespace = namespace): boolean => {
@@ -211,6 +239,30 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       }
     });
 
+    it("admits to sandbox agents only the pods of the Deployment that runs sandboxes", () => {
+      const policy = JSON.parse(
+        cluster.kubectl(["get", "networkpolicy", "aiem-sandbox-agents", "-n", namespace, "-o", "json"]),
+      ) as { spec: NetworkPolicySpec };
+      // It selects the pods the sandbox runtime makes.
+      const selected = Object.entries(policy.spec.podSelector.matchLabels ?? {});
+      const podLabels = sandboxPod(sandboxSpec, namespace, { image: "agent", config: "{}" }).metadata?.labels ?? {};
+      for (const [key, value] of selected) expect(podLabels[key], key).toBe(value);
+      // The agent's port from the sandbox service's pods, as the cluster reads the selector.
+      const [agentRule, otherPorts] = policy.spec.ingress;
+      expect(agentRule?.ports).toEqual([{ protocol: "TCP", port: 50051 }]);
+      const selector = (agentRule?.from?.[0]?.podSelector.matchExpressions ?? [])
+        .map((e) => `${e.key} in (${e.values.join(",")})`)
+        .join(",");
+      const admitted = JSON.parse(cluster.kubectl(["get", "pods", "-n", namespace, "-l", selector, "-o", "json"]))
+        .items as { metadata: { name: string } }[];
+      expect(admitted.length).toBeGreaterThan(0);
+      for (const pod of admitted) expect(pod.metadata.name).toMatch(new RegExp(`^${sandboxes}-[a-z0-9]+-[a-z0-9]+$`));
+      // Every other port open to anyone.
+      expect(otherPorts?.from).toBeUndefined();
+      expect(otherPorts?.ports).toContainEqual({ protocol: "TCP", port: 1, endPort: 50050 });
+      expect(otherPorts?.ports).toContainEqual({ protocol: "TCP", port: 50052, endPort: 65535 });
+    });
+
     it("gives the runtime's Role exactly the calls the runtimes make", () => {
       const role = JSON.parse(cluster.kubectl(["get", "role", "aiem-runtime", "-n", namespace, "-o", "json"])) as {
         rules: RoleRule[];
@@ -225,6 +277,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes manifests on a real c
       expect(canI("get", "pods/log")).toBe(true);
       expect(canI("patch", "persistentvolumeclaims")).toBe(true);
       expect(canI("delete", "services")).toBe(true);
+      expect(canI("create", "secrets")).toBe(true);
       expect(canI("get", "secrets")).toBe(false);
       expect(canI("create", "deployments.apps")).toBe(false);
       expect(canI("create", "pods/exec")).toBe(false);
