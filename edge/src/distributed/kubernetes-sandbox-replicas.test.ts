@@ -78,6 +78,14 @@ describe.skipIf(unavailable !== undefined)("sandbox replicas on the Kubernetes r
     const { uid } = await edge.waitFor(name, "state", ["STATE_RUNNING"], 90_000);
     const agent = await agents.ready(uid);
 
+    // The replica that did not start it holds no handle until its reconcile adopts the pod (it
+    // follows the state change): until then it answers UNAVAILABLE, "retry shortly".
+    for (const r of ["sandbox-0", "sandbox-1"])
+      await expect
+        .poll(async () => (await via(r).call("GET", `/v1/${name}/filesystem:statFile?path=/workspace`)).status, {
+          timeout: 30_000,
+        })
+        .toBe(200);
     for (const r of ["sandbox-0", "sandbox-1"]) expect(await echoIn(via(r), name, `via-${r}`)).toBe(`via-${r}`);
     // A file written through one replica is read through the other: one agent, in the pod.
     const content = Buffer.from("one pod, two replicas");

@@ -1,7 +1,7 @@
 // The sandbox runtime on Kubernetes against a real control plane with kwok nodes: the objects a
 // sandbox and its ports become (as the real service's integration tests read them), the states
-// read from its pod, and what happens when someone else deletes its pod. kwok runs no containers,
-// so the agent is never reached here (docs/adr/0245).
+// read from its pod, and what happens when someone else deletes its pod. The agent is never
+// reached here; kubernetes-data-plane.test.ts runs one per pod (docs/adr/0268).
 import { type KubeletFault, kubeletFaultAnnotation, kubernetesSkipReason } from "@aiem/kit/testing";
 import { SandboxEngine_PendingReason as Reason } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 // The sandbox service with AIEM_RUNTIME=kubernetes against a real control plane with kwok nodes:
 // through the REST API, a sandbox becomes a pod and RUNNING, its ports Services (and routes), a
-// pod deleted by someone else is made again, and deleting the sandbox removes every object. kwok
-// runs no containers, so no call reaches the agent here (docs/adr/0245).
+// pod deleted by someone else is made again, and deleting the sandbox removes every object. No
+// call reaches an agent here; kubernetes-data-plane.test.ts runs one per pod (docs/adr/0268).
 import { kubernetesSkipReason } from "@aiem/kit/testing";
 import { waitFor } from "@aiem/kit/events/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
