@@ -28,6 +28,8 @@ export function startStep(id: string, step: string, at = performance.now()): voi
   const cpu = serviceCpuMs();
   let entry = starts.get(id);
   if (!entry) {
+    // Starts that never end here (a warm sandbox's, one that failed) are dropped, oldest first.
+    if (starts.size >= 256) starts.delete(starts.keys().next().value!);
     entry = { begin: at, cpuBegin: cpu, last: at, cpu, steps: [] };
     starts.set(id, entry);
   }
