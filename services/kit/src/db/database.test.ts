@@ -147,6 +147,36 @@ describe.each(targets)("database on %s", (_kind, target) => {
     expect(await database.db.selectFrom("kinds").select("id").execute()).toEqual([{ id: "k" }]);
   });
 
+  it("runs a statement again after its table changed, after it failed, and among hundreds of others", async () => {
+    await database.db.schema
+      .createTable("shape")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .execute();
+    await database.db.insertInto("shape").values({ id: "a" }).execute();
+    const read = () => database.db.selectFrom("shape").selectAll().where("id", "=", "a").executeTakeFirstOrThrow();
+    expect(await read()).toEqual({ id: "a" });
+    expect(await read()).toEqual({ id: "a" });
+    // A column added under a `select *` the session has run: the next run answers it.
+    await sql`alter table shape add column size int not null default 3`.execute(database.db);
+    expect(await read()).toEqual({ id: "a", size: 3 });
+    // A statement that failed runs again.
+    const insert = (id: string) => database.db.insertInto("shape").values({ id, size: 1 }).execute();
+    await expect(insert("a")).rejects.toMatchObject({ code: "23505" });
+    await insert("b");
+    // More distinct statements than the session keeps prepared, then the first ones again.
+    for (let i = 0; i < 300; i++) {
+      const row = await sql<{ n: number }>`select ${i}::int + ${String(i)}::int as ${sql.id(`n${i}`)}`.execute(
+        database.db,
+      );
+      expect(Object.values(row.rows[0]!)).toEqual([2 * i]);
+    }
+    expect(await read()).toEqual({ id: "a", size: 3 });
+    expect(await database.db.selectFrom("shape").select("id").orderBy("id").execute()).toEqual([
+      { id: "a" },
+      { id: "b" },
+    ]);
+  });
+
   it("reports affected rows", async () => {
     const result = await database.db
       .updateTable("counter")

@@ -1,4 +1,4 @@
-import { PGlite, type Results, parse as pgliteParse, protocol } from "@electric-sql/pglite";
+import { PGlite, type Results } from "@electric-sql/pglite";
 import type { AnyDatabase } from "./database.js";
 import { acquireDirectoryLock, type DirectoryLock } from "./directory-lock.js";
 import {
@@ -17,6 +17,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { quoteIdent } from "./identifiers.js";
+import { type PreparedStatements, createPreparedStatements, runPrepared, wireValues } from "./pglite-statements.js";
 import { createVacuumer, type Vacuumer } from "./pglite-vacuum.js";
 
 /**
@@ -38,6 +39,8 @@ export interface SharedPglite {
   readonly directoryLock: DirectoryLock | undefined;
   /** Vacuums the instance now and then, as autovacuum would (pglite-vacuum.ts). */
   readonly vacuumer: Vacuumer;
+  /** The session's prepared statements (pglite-statements.ts). */
+  readonly statements: PreparedStatements;
 }
 
 const INT8 = 20;
@@ -104,7 +107,15 @@ async function openPglite(key: string): Promise<SharedPglite> {
       lock,
       () => pglite.closed,
     );
-    return { pglite, lock, searchPath: undefined, refs: 0, directoryLock, vacuumer };
+    return {
+      pglite,
+      lock,
+      searchPath: undefined,
+      refs: 0,
+      directoryLock,
+      vacuumer,
+      statements: createPreparedStatements(),
+    };
   } catch (err) {
     directoryLock?.release();
     throw err;
@@ -222,10 +233,12 @@ const COUNTED_COMMANDS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
 class PgliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite;
   readonly #vacuumer: Vacuumer;
+  readonly #shared: SharedPglite;
 
   constructor(shared: SharedPglite) {
     this.#pglite = shared.pglite;
     this.#vacuumer = shared.vacuumer;
+    this.#shared = shared;
   }
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
@@ -238,7 +251,13 @@ class PgliteConnection implements DatabaseConnection {
     } else {
       const values = wireValues(compiledQuery.parameters);
       result = values
-        ? await queryInOneExchange<R>(this.#pglite, compiledQuery.sql, values)
+        ? await runPrepared<R>(
+            this.#pglite,
+            this.#shared.statements,
+            this.#shared.searchPath,
+            compiledQuery.sql,
+            values,
+          )
         : await this.#pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     }
     const command = (result as { command?: string }).command;
@@ -259,54 +278,6 @@ class PgliteConnection implements DatabaseConnection {
       yield { rows: rows.slice(i, i + chunkSize) };
     }
   }
-}
-
-/**
- * A statement with parameters as one exchange with the embedded server: parse, bind, describe,
- * execute and sync in one message. `PGlite.query` makes each its own call into the WebAssembly
- * module, and asks the server for the parameters' types first (to pick its serializers): six
- * crossings, which cost about three times the statement's own work for the short statements a
- * service makes. The answer (the same messages `query` collects) is read by PGlite's own parser.
- */
-async function queryInOneExchange<R>(pglite: PGlite, text: string, values: WireValue[]): Promise<Results<R>> {
-  const { serialize } = protocol;
-  const parts = [
-    serialize.parse({ text }),
-    serialize.bind({ values }),
-    serialize.describe({ type: "P" }),
-    serialize.execute({}),
-    serialize.sync(),
-  ];
-  const message = new Uint8Array(parts.reduce((n, part) => n + part.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    message.set(part, at);
-    at += part.byteLength;
-  }
-  const { messages } = await pglite.execProtocol(message);
-  return pgliteParse.parseResults(messages, pglite.parsers)[0] as Results<R>;
-}
-
-/** A parameter as the protocol carries it: text, or raw bytes (sent in binary format). */
-type WireValue = string | Uint8Array | null;
-
-/**
- * The parameters as node-postgres sends them, without knowing their types: the server infers
- * each from the statement, as it does for `PGlite.query`. Undefined when one is of a kind this
- * does not carry (an array, an object): `PGlite.query`, which asks for the types, takes those.
- */
-function wireValues(parameters: readonly unknown[]): WireValue[] | undefined {
-  const values: WireValue[] = [];
-  for (const value of parameters) {
-    if (value === null || value === undefined) values.push(null);
-    else if (typeof value === "string") values.push(value);
-    else if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean")
-      values.push(String(value));
-    else if (value instanceof Date) values.push(value.toISOString());
-    else if (value instanceof Uint8Array) values.push(value);
-    else return undefined;
-  }
-  return values;
 }
 
 /** A FIFO async lock. */
