@@ -50,6 +50,16 @@ describe.skipIf(unavailable !== undefined)("the test Kubernetes cluster", () => 
     cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Bound", "pvc/data", "--timeout=60s"]);
   });
 
+  it("binds a ReadWriteMany claim, as the sandbox service's shared drive asks", () => {
+    apply({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "shared" },
+      spec: { accessModes: ["ReadWriteMany"], resources: { requests: { storage: "1Gi" } } },
+    });
+    cluster.kubectl(["wait", "-n", "demo", "--for=jsonpath={.status.phase}=Bound", "pvc/shared", "--timeout=60s"]);
+  });
+
   it("fails pods as a kubelet would when their annotation asks", async () => {
     const pod = (name: string, fault: string) => ({
       apiVersion: "v1",
