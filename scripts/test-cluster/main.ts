@@ -35,7 +35,12 @@ async function main(): Promise<number> {
     process.stdin.resume();
   });
   const namespace = values.namespace;
-  const { cluster } = await startSandboxCluster(namespace, { volumes: Number(values.volumes) });
+  // Pods get addresses off loopback: the official assertions read a port's Endpoints, and the
+  // apiserver refuses loopback addresses in them. Nothing here stands in for a pod's container.
+  const { cluster } = await startSandboxCluster(namespace, {
+    volumes: Number(values.volumes),
+    podCidr: "10.244.0.0/24",
+  });
   let stopping: Promise<void> | undefined;
   stop = () => {
     stopping ??= cluster.stop();
