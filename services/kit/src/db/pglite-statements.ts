@@ -78,22 +78,24 @@ async function runOnce<R>(
 ): Promise<Results<R>> {
   const { serialize } = protocol;
   const { byText, toClose } = statements;
-  const parts: Uint8Array[] = toClose.splice(0).map((name) => serialize.close({ type: "S", name }));
+  const closing = toClose.splice(0);
   let name = byText.get(key);
+  const prepare = name === undefined;
   if (name !== undefined) {
     // Most recently used last, so the first is the one to evict.
     byText.delete(key);
     byText.set(key, name);
   } else {
     name = `aiem_${statements.next++}`;
-    parts.push(serialize.parse({ text, name }));
     byText.set(key, name);
     if (byText.size > MAX_PREPARED) {
       const [oldest, oldestName] = byText.entries().next().value as [string, string];
       byText.delete(oldest);
-      parts.push(serialize.close({ type: "S", name: oldestName }));
+      closing.push(oldestName);
     }
   }
+  const parts = closing.map((closed) => serialize.close({ type: "S", name: closed }));
+  if (prepare) parts.push(serialize.parse({ text, name }));
   parts.push(
     serialize.bind({ statement: name, values }),
     serialize.describe({ type: "P" }),
@@ -105,9 +107,10 @@ async function runOnce<R>(
     return pgliteParse.parseResults(messages, pglite.parsers)[0] as Results<R>;
   } catch (err) {
     // Whether the failure came before or after the statement was prepared, it is prepared afresh
-    // next time (closing one that does not exist is no error).
+    // next time; the closes the failure may have skipped are sent again (closing one that does
+    // not exist is no error).
     if (byText.get(key) === name) byText.delete(key);
-    toClose.push(name);
+    toClose.push(...closing, name);
     throw err;
   }
 }
