@@ -15,6 +15,7 @@ import { createCluster, type Cluster } from "./cluster.js";
 import { createRestClient, type RestClient } from "./rest-client.js";
 
 const ROUNDS = Number(process.env.AIEM_RYW_ROUNDS ?? 200);
+const ROUNDS_TIMEOUT_MS = 60_000 + ROUNDS * 1_000;
 /** Clients each making rounds one after another; more than one, so calls overlap as users' do. */
 const WORKERS = 4;
 const databaseUrl = process.env.DATABASE_URL;
@@ -147,6 +148,13 @@ function report(where: string, rounds: number, result: { failures: Failure[]; ms
   );
 }
 
+/** Runs the rounds against `api`, reports them as made `where`, and expects none to have failed. */
+async function expectFreshReads(api: RestClient, where: string): Promise<void> {
+  const result = await runRounds(api, ROUNDS);
+  report(where, ROUNDS, result);
+  expect(result.failures).toEqual([]);
+}
+
 describe("read-your-writes in one process", () => {
   let t: TestHost;
   let api: RestClient;
@@ -162,12 +170,8 @@ describe("read-your-writes in one process", () => {
 
   it(
     "uses an image, template, profile, version or notebook image the call before created",
-    async () => {
-      const result = await runRounds(api, ROUNDS);
-      report(databaseUrl && natsUrl ? "one process on PostgreSQL + NATS" : "one process, embedded", ROUNDS, result);
-      expect(result.failures).toEqual([]);
-    },
-    60_000 + ROUNDS * 1_000,
+    () => expectFreshReads(api, databaseUrl && natsUrl ? "one process on PostgreSQL + NATS" : "one process, embedded"),
+    ROUNDS_TIMEOUT_MS,
   );
 });
 
@@ -186,11 +190,7 @@ describe.skipIf(!databaseUrl || !natsUrl)("read-your-writes across two replicas 
 
   it(
     "uses an image, template, profile, version or notebook image the call before created, whichever replicas answer",
-    async () => {
-      const result = await runRounds(api, ROUNDS);
-      report("two replicas of each service on PostgreSQL + NATS", ROUNDS, result);
-      expect(result.failures).toEqual([]);
-    },
-    60_000 + ROUNDS * 1_000,
+    () => expectFreshReads(api, "two replicas of each service on PostgreSQL + NATS"),
+    ROUNDS_TIMEOUT_MS,
   );
 });

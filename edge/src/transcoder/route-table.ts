@@ -1,7 +1,7 @@
 // The routes of the transcoder: every `google.api.http` binding of the given services, read from
 // their descriptors once at start-up, in a trie by method and path template.
 import { getOption, type DescField, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { createContextValues, type Interceptor, type Transport } from "@connectrpc/connect";
+import { type ContextValues, createContextValues, type Interceptor, type Transport } from "@connectrpc/connect";
 import { runStreamingCall, runUnaryCall } from "@connectrpc/connect/protocol";
 import { http } from "@aiem/proto/google/api/annotations_pb.js";
 import type { HttpRule } from "@aiem/proto/google/api/http_pb.js";
@@ -111,6 +111,22 @@ function flattenRule(rule: HttpRule): Binding[] {
   return out;
 }
 
+/** What a request made directly on a transport says about its call, whether unary or streaming. */
+function callTarget<Method extends DescMethod>(
+  method: Method,
+  header: Parameters<Transport["unary"]>[3],
+  contextValues: ContextValues | undefined,
+) {
+  return {
+    service: method.parent,
+    method,
+    requestMethod: "POST",
+    url: `/${method.parent.typeName}/${method.name}`,
+    header: new Headers(header),
+    contextValues: contextValues ?? createContextValues(),
+  };
+}
+
 /** Applies interceptors to calls made directly on a transport, as a client would. */
 function withInterceptors(transport: Transport, interceptors: Interceptor[]): Transport {
   return {
@@ -121,12 +137,7 @@ function withInterceptors(transport: Transport, interceptors: Interceptor[]): Tr
         timeoutMs,
         req: {
           stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: `/${method.parent.typeName}/${method.name}`,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
+          ...callTarget(method, header, contextValues),
           message: input,
         },
         next: (req) => transport.unary(req.method, req.signal, timeoutMs, req.header, req.message, req.contextValues),
@@ -139,12 +150,7 @@ function withInterceptors(transport: Transport, interceptors: Interceptor[]): Tr
         timeoutMs,
         req: {
           stream: true,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: `/${method.parent.typeName}/${method.name}`,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
+          ...callTarget(method, header, contextValues),
           message: input,
         },
         next: (req) => transport.stream(req.method, req.signal, timeoutMs, req.header, req.message, req.contextValues),

@@ -106,6 +106,34 @@ func fileKind(mode uint32) int {
 	return 0
 }
 
+// entryToChange is the path of the entry a call is about to change at loc and its status (nil
+// when there is none yet). The sandbox root itself is refused with atRoot, read-only places as
+// denyReadOnly says.
+func entryToChange(loc location, display string, atRoot error) (string, *syscall.Stat_t, error) {
+	if loc.name == "" {
+		return "", nil, atRoot
+	}
+	if err := denyReadOnly(loc.canonical, display); err != nil {
+		return "", nil, err
+	}
+	target := loc.entryPath()
+	st, err := lstat(target)
+	if err != nil {
+		return "", nil, fsError(err, display)
+	}
+	return target, st, nil
+}
+
+// statAfter describes the entry a call has just `made` at path: only someone removing it at once
+// can have made it missing.
+func statAfter(path, display, made string) (fileInfo, error) {
+	st, err := lstat(path)
+	if err != nil || st == nil {
+		return fileInfo{}, errorf(codeNotFound, "%s: removed right after it was %s", display, made)
+	}
+	return toFileInfo(display, st), nil
+}
+
 func toFileInfo(path string, st *syscall.Stat_t) fileInfo {
 	return fileInfo{path: path, size: st.Size, kind: fileKind(st.Mode), modTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec), mode: st.Mode}
 }
@@ -491,16 +519,9 @@ func (f *filesystem) writeFile(path string, fill contentSource, createParents, o
 	}
 	var out fileInfo
 	err = f.withLocation(segments, resolveOptions{followFinal: true, createParents: createParents, display: display}, func(loc location) error {
-		if loc.name == "" {
-			return errorf(codeFailedPrecondition, "%s: is a directory", display)
-		}
-		if err := denyReadOnly(loc.canonical, display); err != nil {
-			return err
-		}
-		target := loc.entryPath()
-		existing, err := lstat(target)
+		target, existing, err := entryToChange(loc, display, errorf(codeFailedPrecondition, "%s: is a directory", display))
 		if err != nil {
-			return fsError(err, display)
+			return err
 		}
 		if existing != nil {
 			switch existing.Mode & syscall.S_IFMT {
@@ -568,12 +589,9 @@ func (f *filesystem) writeFile(path string, fill contentSource, createParents, o
 			}
 			linked = true
 		}
-		st, err := lstat(target)
-		if err != nil || st == nil {
-			return errorf(codeNotFound, "%s: removed right after it was written", display)
-		}
-		out = toFileInfo(display, st)
-		return nil
+		info, err := statAfter(target, display, "written")
+		out = info
+		return err
 	})
 	return out, err
 }
@@ -711,16 +729,9 @@ func (f *filesystem) remove(path string, recursive bool) error {
 		return errorf(codeInvalidArgument, "path: cannot remove the sandbox root")
 	}
 	return f.withLocation(segments, resolveOptions{display: display}, func(loc location) error {
-		if loc.name == "" {
-			return errorf(codeInvalidArgument, "path: cannot remove the sandbox root")
-		}
-		if err := denyReadOnly(loc.canonical, display); err != nil {
-			return err
-		}
-		target := loc.entryPath()
-		st, err := lstat(target)
+		target, st, err := entryToChange(loc, display, errorf(codeInvalidArgument, "path: cannot remove the sandbox root"))
 		if err != nil {
-			return fsError(err, display)
+			return err
 		}
 		if st == nil {
 			return errorf(codeNotFound, "%s: no such file or directory", display)
@@ -834,12 +845,9 @@ func (f *filesystem) move(source, destination string, overwrite, createParents b
 					return fsError(err, dstDisplay)
 				}
 			}
-			st, err := lstat(dstPath)
-			if err != nil || st == nil {
-				return errorf(codeNotFound, "%s: removed right after it was moved", dstDisplay)
-			}
-			out = toFileInfo(dstDisplay, st)
-			return nil
+			info, err := statAfter(dstPath, dstDisplay, "moved")
+			out = info
+			return err
 		})
 	})
 	return out, err

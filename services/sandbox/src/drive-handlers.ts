@@ -1,6 +1,6 @@
 // DriveService: files between a sandbox and a workspace's drive (drive-files.ts). They are
 // written into the sandbox through its agent, so the sandbox's path rules apply.
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { workspacePattern } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { failedPrecondition } from "@aiem/kit/errors";
@@ -24,12 +24,9 @@ export interface DriveDeps extends AccessDeps {
 }
 
 export function createDriveHandlers(deps: DriveDeps): ServiceImpl<typeof DriveService> {
-  const { context } = deps;
   return {
     async downloadFile(req, ctx) {
-      const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.UPDATE);
-      const workspace = workspaceOf(req.workspace, call);
-      context.policy.check(call.principal, Action.GET, WorkspaceKind.drive, workspace);
+      const { call, workspace } = await authorizeTransfer(deps, ctx, req, Action.UPDATE, Action.GET);
       const segments = driveSegments("remote_path", req.remotePath);
       const local = sandboxPath("local_path", req.localPath);
       const handle = requireRunning(deps, call);
@@ -51,9 +48,7 @@ export function createDriveHandlers(deps: DriveDeps): ServiceImpl<typeof DriveSe
     },
 
     async uploadFile(req, ctx) {
-      const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, Action.GET);
-      const workspace = workspaceOf(req.workspace, call);
-      context.policy.check(call.principal, Action.UPDATE, WorkspaceKind.drive, workspace);
+      const { call, workspace } = await authorizeTransfer(deps, ctx, req, Action.GET, Action.UPDATE);
       const local = sandboxPath("local_path", req.localPath);
       const segments = driveSegments("remote_path", req.remotePath);
       const handle = requireRunning(deps, call);
@@ -69,8 +64,20 @@ export function createDriveHandlers(deps: DriveDeps): ServiceImpl<typeof DriveSe
   };
 }
 
-/** The drive's workspace: the one named, or the sandbox engine's own when none is. */
-function workspaceOf(value: string, call: SandboxCall): string {
-  if (value === "") return call.workspace;
-  return workspacePattern.parse(value, "workspace").workspace;
+/**
+ * Authorizes a transfer between a sandbox engine and a drive: `onSandbox` on the sandbox engine,
+ * `onDrive` on the drive of the workspace named, or of the sandbox engine's own when none is.
+ */
+async function authorizeTransfer(
+  deps: DriveDeps,
+  ctx: HandlerContext,
+  req: { readonly name: string; readonly workspace: string },
+  onSandbox: Action,
+  onDrive: Action,
+): Promise<{ call: SandboxCall; workspace: string }> {
+  const call = await authorizeSandbox(deps, ctx, req.name, "name", WorkspaceKind.sandboxEngines, onSandbox);
+  const workspace =
+    req.workspace === "" ? call.workspace : workspacePattern.parse(req.workspace, "workspace").workspace;
+  deps.context.policy.check(call.principal, onDrive, WorkspaceKind.drive, workspace);
+  return { call, workspace };
 }

@@ -8,7 +8,6 @@ import { sql } from "kysely";
 import {
   checkField,
   checkUpdateMask,
-  paginate,
   portPattern,
   validateDisplayName,
   validatePortId,
@@ -23,6 +22,7 @@ import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbo
 import { type AccessDeps, type SandboxCall, authorizeSandbox } from "./access.js";
 import type { PortObjects } from "./kubernetes/pod-sandbox-runtime.js";
 import { createPortPresenter } from "./port-presentation.js";
+import { listSandboxChildren } from "./sandbox-children.js";
 import type { PortUrls } from "./port-urls.js";
 import { decodePort, encodePort, loadPort, sandboxStateName, type PortRow } from "./store.js";
 
@@ -108,19 +108,12 @@ export function createPortHandlers(deps: PortDeps): PortServiceImpl {
     },
 
     async listPorts(req, ctx) {
-      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.ports, Action.LIST);
-      const page = await paginate(db().selectFrom("ports").selectAll().where("sandbox_uid", "=", call.row.uid), {
-        parent: req.parent,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
+      const page = await listSandboxChildren<PortRow>(deps, ctx, req, WorkspaceKind.ports, {
         table: portTable,
         tiebreaker: { name: "port", spec: portTable.port! },
         defaultOrderBy: "port",
-        tokens: context.tokens(),
-        scope: "ports",
       });
-      const ports = (page.rows as PortRow[]).map((row) => present(call, row));
-      return { ports, nextPageToken: page.nextPageToken };
+      return { ports: page.rows.map((row) => present(page.call, row)), nextPageToken: page.nextPageToken };
     },
 
     async updatePort(req, ctx) {

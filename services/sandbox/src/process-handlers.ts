@@ -5,17 +5,18 @@
 // running process (process-watcher.ts).
 import { fromBinary } from "@bufbuild/protobuf";
 import { sql } from "kysely";
-import { paginate, type FieldTable } from "@aiem/kit/aip";
+import type { FieldTable } from "@aiem/kit/aip";
 import { Action, WorkspaceKind } from "@aiem/kit/authz";
 import { failedPrecondition, invalidArgument } from "@aiem/kit/errors";
 import { ProcessSchema, Process_State } from "@aiem/proto/enginemanager/sandbox/v1/process_pb.js";
-import { type SandboxCall, authorizeSandbox, requireRunning, viaAgent } from "./access.js";
+import { type SandboxCall, requireRunning, viaAgent } from "./access.js";
 import { type ProcessDeps, type ProcessServiceImpl, openProcess, processKey } from "./process-access.js";
 import { startOnAgent } from "./process-agent.js";
 import { createCreateProcessHandler } from "./process-create.js";
 import { createProcessOutputHandlers } from "./process-output-handlers.js";
 import { createWaitProcessHandler } from "./process-wait.js";
 import { createProcessWatcher, type ProcessWatcher } from "./process-watcher.js";
+import { listSandboxChildren } from "./sandbox-children.js";
 import type { SandboxHandle } from "./runtime/index.js";
 import {
   PROCESS_STATE_NAMES,
@@ -61,18 +62,11 @@ export function createProcessHandlers(deps: ProcessDeps): ProcessHandlers {
     },
 
     async listProcesses(req, ctx) {
-      const call = await authorizeSandbox(deps, ctx, req.parent, "parent", WorkspaceKind.processes, Action.LIST);
-      const page = await paginate(db().selectFrom("processes").selectAll().where("sandbox_uid", "=", call.row.uid), {
-        parent: req.parent,
-        pageSize: req.pageSize,
-        pageToken: req.pageToken,
-        filter: req.filter,
+      const page = await listSandboxChildren<ProcessRow>(deps, ctx, req, WorkspaceKind.processes, {
         table: processTable,
         tiebreaker: { name: "name", spec: processTable.name! },
-        tokens: context.tokens(),
-        scope: "processes",
       });
-      return { processes: (page.rows as ProcessRow[]).map(presentProcess), nextPageToken: page.nextPageToken };
+      return { processes: page.rows.map(presentProcess), nextPageToken: page.nextPageToken };
     },
 
     async deleteProcess(req, ctx) {

@@ -5,13 +5,9 @@
 // is adopted, or the sandbox FAILED or started again (see reconcile-take-over.ts).
 import type { Kysely } from "kysely";
 import type { AnyDatabase } from "@aiem/kit/db";
-import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import type { AgentStarts } from "./agent-starts.js";
-import { type ChangeHub, sandboxKey } from "./change-hub.js";
-import type { LocalSandboxRuntime } from "./runtime/index.js";
-import type { SandboxActivity } from "./sandbox-activity.js";
-import type { ServiceContext } from "./service-context.js";
+import { sandboxKey } from "./change-hub.js";
+import type { LifecycleParts } from "./lifecycle-parts.js";
 import { startStep, startStepsEnd } from "./runtime/start-steps.js";
 import { createStopSteps } from "./reconcile-stop.js";
 import { createTakeOverLeftRunning } from "./reconcile-take-over.js";
@@ -27,16 +23,7 @@ import {
 
 const S = SandboxEngine_State;
 
-export interface ReconcileDeps {
-  readonly context: ServiceContext;
-  readonly runtime: LocalSandboxRuntime;
-  readonly logger: Logger;
-  readonly hub: ChangeHub;
-  readonly placement: string;
-  readonly starts: AgentStarts;
-  readonly activity: SandboxActivity;
-  /** Sandboxes whose agent just ended on its own, until that is recorded: not to be restarted. */
-  readonly failing: Set<string>;
+export interface ReconcileDeps extends LifecycleParts {
   /** Asks for another pass over the sandbox once this one is done. */
   readonly queueAgain: (uid: string) => void;
   /** The sweep, told which sandboxes run here. */

@@ -9,12 +9,8 @@
 // tell it at once (track, untrack), so that limits hold from the start.
 import type { Kysely } from "kysely";
 import type { AnyDatabase } from "@aiem/kit/db";
-import type { Logger } from "@aiem/kit/logger";
 import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
-import type { ChangeHub } from "./change-hub.js";
-import type { LocalSandboxRuntime } from "./runtime/index.js";
-import type { SandboxActivity } from "./sandbox-activity.js";
-import type { ServiceContext } from "./service-context.js";
+import type { LifecycleParts } from "./lifecycle-parts.js";
 import { type SandboxRow, sandboxStateName } from "./store.js";
 import { createRunningCheck, type Tracked } from "./sweep-running-check.js";
 
@@ -24,13 +20,7 @@ const SYNC_PAGE = 100;
 const RUNNING = sandboxStateName(S.RUNNING);
 const UNSETTLED = [S.STARTING, S.TERMINATING, S.DELETING].map(sandboxStateName);
 
-export interface SweepDeps {
-  readonly context: ServiceContext;
-  readonly runtime: LocalSandboxRuntime;
-  readonly logger: Logger;
-  readonly hub: ChangeHub;
-  readonly placement: string;
-  readonly activity: SandboxActivity;
+export interface SweepDeps extends Omit<LifecycleParts, "starts" | "failing"> {
   readonly failing: ReadonlySet<string>;
   /** Whether a pass over the sandbox is queued or under way. */
   readonly queued: (uid: string) => boolean;

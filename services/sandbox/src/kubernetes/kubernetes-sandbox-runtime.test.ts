@@ -12,6 +12,7 @@ import {
 } from "../testing/kubernetes-cluster.js";
 import { createKubernetesSandboxRuntime, type KubernetesSandboxRuntime } from "./kubernetes-sandbox-runtime.js";
 import type { SandboxPodSpec } from "./sandbox-objects.js";
+import { SMALL_SANDBOX } from "../testing/fixtures.js";
 
 const unavailable = kubernetesSkipReason("kubernetes-sandbox-runtime.test.ts");
 const namespace = "sandboxes";
@@ -24,11 +25,7 @@ function spec(uid: string, overrides: Partial<SandboxPodSpec> = {}): SandboxPodS
     creator: "users/alice",
     creatorDisplayName: "Alice",
     image: "example.invalid/sandbox:1",
-    milliCpuRequest: 100,
-    milliCpuLimit: 200,
-    memoryBytesRequest: 10n << 20n,
-    memoryBytesLimit: 20n << 20n,
-    storageBytes: 10n << 20n,
+    ...SMALL_SANDBOX,
     gpu: 0,
     ...overrides,
   };

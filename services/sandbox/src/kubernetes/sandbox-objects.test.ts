@@ -11,6 +11,7 @@ import {
 } from "./sandbox-objects.js";
 import { h2oCloudEnvironment } from "./h2o-cloud-environment.js";
 import { sandboxPodSpecOf } from "./sandbox-pod-spec.js";
+import { SMALL_SANDBOX } from "../testing/fixtures.js";
 
 const uid = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d";
 const engine = create(SandboxEngineSchema, {
@@ -20,11 +21,7 @@ const engine = create(SandboxEngineSchema, {
   creatorDisplayName: "Alice",
   sandboxEngineImageInfo: { image: "registry.example/sandbox:1", imagePullPolicy: 3, imagePullSecrets: ["regcred"] },
   sandboxEngineTemplateInfo: {
-    milliCpuRequest: 100,
-    milliCpuLimit: 200,
-    memoryBytesRequest: 10n << 20n,
-    memoryBytesLimit: 20n << 20n,
-    storageBytes: 10n << 20n,
+    ...SMALL_SANDBOX,
     gpu: 1,
     gpuResource: "amd.com/gpu",
     yamlPodTemplateSpec: [
@@ -39,14 +36,12 @@ const engine = create(SandboxEngineSchema, {
   },
 });
 const agent = { image: "registry.example/aiem-agent:1", config: '{"listen":"tcp"}' };
+/** The sandbox's Service, which owns its other objects. */
+const serviceOwner = { kind: "Service", name: `engine-${uid}`, uid: "s-1" };
 
 describe("a sandbox's objects", () => {
   it("run the sandbox image in one container with the agent copied in by an init container", () => {
-    const pod = sandboxPod(sandboxPodSpecOf(engine), "ns", agent, {
-      kind: "Service",
-      name: `engine-${uid}`,
-      uid: "s-1",
-    });
+    const pod = sandboxPod(sandboxPodSpecOf(engine), "ns", agent, serviceOwner);
     expect(pod.metadata).toMatchObject({
       name: `engine-${uid}`,
       namespace: "ns",
@@ -111,11 +106,7 @@ describe("a sandbox's objects", () => {
   });
 
   it("keep the agent's configuration in a Secret of the sandbox, owned by its Service", () => {
-    const secret = agentConfigSecret(uid, "ns", '{"token":"t"}', {
-      kind: "Service",
-      name: `engine-${uid}`,
-      uid: "s-1",
-    });
+    const secret = agentConfigSecret(uid, "ns", '{"token":"t"}', serviceOwner);
     expect(secret.metadata).toMatchObject({
       name: `engine-${uid}`,
       namespace: "ns",

@@ -4,7 +4,7 @@
 // HTTPRoute of that name), with the names, labels and annotations the real service's integration
 // tests look for (docs/adr/0245). Pure, so every field can be unit-tested.
 import { managedBy, mergePodTemplate, type Owner, ownerReferencesOf, type PodTemplate } from "@aiem/kit/kubernetes";
-import type { V1Container, V1Pod, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { V1Container, V1ObjectMeta, V1Pod, V1Secret, V1Service } from "@kubernetes/client-node";
 
 /** The port the agent serves on in the pod (gRPC over HTTP/2), named `grpc`. */
 export const agentPort = 50051;
@@ -231,18 +231,23 @@ export function sandboxService(uid: string, namespace: string): V1Service {
   };
 }
 
+/** The metadata of a port's objects (its Service and its route): named and labelled after the port. */
+function portMetadata(uid: string, port: number, namespace: string, owner?: Owner): V1ObjectMeta {
+  const ownerReferences = ownerReferencesOf(owner);
+  return {
+    name: portObjectName(uid, port),
+    namespace,
+    labels: { ...sandboxLabels(uid), [portIdLabel]: String(port) },
+    ...(ownerReferences ? { ownerReferences } : {}),
+  };
+}
+
 /** A port's Service: the sandbox's port, under the same number, inside the cluster. */
 export function portService(uid: string, port: number, namespace: string, owner?: Owner): V1Service {
-  const ownerReferences = ownerReferencesOf(owner);
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: {
-      name: portObjectName(uid, port),
-      namespace,
-      labels: { ...sandboxLabels(uid), [portIdLabel]: String(port) },
-      ...(ownerReferences ? { ownerReferences } : {}),
-    },
+    metadata: portMetadata(uid, port, namespace, owner),
     spec: {
       type: "ClusterIP",
       selector: { "app.kubernetes.io/instance": uid },
@@ -275,19 +280,13 @@ export function portRoute(
   options: PortRouteOptions,
   owner?: Owner,
 ): HttpRoute {
-  const ownerReferences = ownerReferencesOf(owner);
   const url = new URL(options.publicUrl);
   const prefix = url.pathname.replace(/\/+$/, "") || "/";
   const gateway = options.gateway;
   return {
     apiVersion: `${gatewayGroup}/v1`,
     kind: "HTTPRoute",
-    metadata: {
-      name: portObjectName(uid, port),
-      namespace,
-      labels: { ...sandboxLabels(uid), [portIdLabel]: String(port) },
-      ...(ownerReferences ? { ownerReferences } : {}),
-    },
+    metadata: portMetadata(uid, port, namespace, owner),
     spec: {
       ...(gateway
         ? { parentRefs: [{ name: gateway.name, ...(gateway.namespace ? { namespace: gateway.namespace } : {}) }] }

@@ -14,3 +14,11 @@ export const USERS: Record<Exclude<Who, "anonymous">, string> = {
 export const WS = "team-a";
 /** Shared by every test run on this machine: the agent is bundled and the helper compiled once. */
 export const AGENT_CACHE = path.join(os.tmpdir(), "aiem-agent-cache-test");
+/** A sandbox's resources small enough for any test node: 100m to 200m CPU, 10 to 20 MiB memory, 10 MiB storage. */
+export const SMALL_SANDBOX = {
+  milliCpuRequest: 100,
+  milliCpuLimit: 200,
+  memoryBytesRequest: 10n << 20n,
+  memoryBytesLimit: 20n << 20n,
+  storageBytes: 10n << 20n,
+} as const;

@@ -1,7 +1,6 @@
 // The Kubernetes runtime against a real control plane with kwok nodes: the lifecycle the
 // reconciler drives, observed through the runtime's own watch.
 import { kubeletFaultAnnotation, type KubeletFault, kubernetesSkipReason } from "@aiem/kit/testing";
-import type { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type KubernetesFixture,
@@ -19,11 +18,9 @@ const namespace = "engines";
 describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () => {
   let k8s: KubernetesFixture;
   let runtime: EngineRuntime;
-  let core: CoreV1Api;
 
   beforeAll(async () => {
     k8s = await startKubernetesFixture(namespace);
-    core = k8s.core;
     runtime = await createKubernetesRuntime({ config: k8s.config, namespace });
   }, 180_000);
   afterAll(async () => {
@@ -46,19 +43,21 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
 
     // Storage grows by the claim's request (the class allows expansion).
     await runtime.resizeStorage(uid, 2n << 30n);
-    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
+    const claim = await k8s.core.readNamespacedPersistentVolumeClaim({ namespace, name: `engine-${uid}` });
     expect(claim.spec?.resources?.requests?.storage).toBe(String(2 * (1 << 30)));
 
     await runtime.remove(uid);
     await until(runtime, uid, (s) => s.phase === "absent" && !s.dataPresent);
-    await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });
+    await expect(k8s.core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
+      code: 404,
+    });
   });
 
   it("starts an engine again whose pod someone else deleted", async () => {
     const uid = "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a";
     await runtime.start(spec(uid, { kind: "notebook", version: "python", image: "example.invalid/nb" }));
     await until(runtime, uid, (s) => s.phase === "ready");
-    await core.deleteNamespacedPod({ namespace, name: `engine-${uid}` });
+    await k8s.core.deleteNamespacedPod({ namespace, name: `engine-${uid}` });
     await until(runtime, uid, (s) => s.phase === "stopped" && s.dataPresent);
     await runtime.start(spec(uid, { kind: "notebook", version: "python", image: "example.invalid/nb" }));
     await until(runtime, uid, (s) => s.phase === "ready");
@@ -81,9 +80,9 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     const names = [`engine-${uid}-0`, `engine-${uid}-1`];
     await runtime.start(h2o);
     expect(await until(runtime, uid, (s) => s.phase === "ready")).toEqual({ phase: "ready", dataPresent: false });
-    const service = await core.readNamespacedService({ namespace, name: `engine-${uid}` });
+    const service = await k8s.core.readNamespacedService({ namespace, name: `engine-${uid}` });
     expect(service.spec?.clusterIP).toBe("None");
-    const listed = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    const listed = await k8s.core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
     expect(listed.items.map((p) => p.metadata?.name).sort()).toEqual(names);
     for (const pod of listed.items) {
       expect(k8s.cluster.nodeNames).toContain(pod.spec?.nodeName);
@@ -95,16 +94,19 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     });
     // Starting what runs already changes nothing.
     await runtime.start(h2o);
-    const again = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    const again = await k8s.core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
     expect(again.items.map((p) => p.metadata?.uid).sort()).toEqual(listed.items.map((p) => p.metadata?.uid).sort());
 
     // A node deleted by someone else: the rest of the cloud cannot take it back, so it is
     // reported stopped and, started again, every node is replaced.
-    await core.deleteNamespacedPod({ namespace, name: names[1] ?? "" });
+    await k8s.core.deleteNamespacedPod({ namespace, name: names[1] ?? "" });
     await until(runtime, uid, (s) => s.phase === "stopped");
     await runtime.start(h2o);
     await until(runtime, uid, (s) => s.phase === "ready");
-    const replaced = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    const replaced = await k8s.core.listNamespacedPod({
+      namespace,
+      labelSelector: `app.kubernetes.io/instance=${uid}`,
+    });
     expect(replaced.items).toHaveLength(2);
     for (const pod of replaced.items) expect(listed.items.map((p) => p.metadata?.uid)).not.toContain(pod.metadata?.uid);
 
@@ -115,8 +117,10 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
 
     await runtime.remove(uid);
     expect(await runtime.inspect(uid)).toEqual({ phase: "absent", dataPresent: false });
-    await expect(core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({ code: 404 });
-    const left = await core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
+    await expect(k8s.core.readNamespacedService({ namespace, name: `engine-${uid}` })).rejects.toMatchObject({
+      code: 404,
+    });
+    const left = await k8s.core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/instance=${uid}` });
     expect(left.items).toEqual([]);
   });
 
@@ -139,7 +143,7 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes engine runtime", () =
     await runtime.start(faulty(uid, "hold"));
     const pod = await k8s.watchPod(`engine-${uid}`, (p) => p?.spec?.nodeName !== undefined);
     // What a kubelet records when it cannot mount the claim.
-    await core.createNamespacedEvent({
+    await k8s.core.createNamespacedEvent({
       namespace,
       body: {
         metadata: { name: `engine-${uid}.mount` },
