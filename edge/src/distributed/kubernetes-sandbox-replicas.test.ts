@@ -68,6 +68,38 @@ describe.skipIf(unavailable !== undefined)("sandbox replicas on the Kubernetes r
     return Buffer.from(out.data as string, "base64").toString();
   }
 
+  it("serves a sandbox from the other replica at once: its first call adopts the pod, with the first's processes", async () => {
+    const first = via("sandbox-0");
+    const created = await first.ok("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=adopt", {
+      sandboxEngineImage: SANDBOX_IMAGE,
+      sandboxEngineTemplate: SANDBOX_TEMPLATE,
+    });
+    const name = created.sandboxEngine.name as string;
+    await first.waitFor(name, "state", ["STATE_RUNNING"], 90_000);
+    const long = await first.ok("POST", `/v1/${name}/processes?autoRun=true`, {
+      command: "sh",
+      args: ["-c", "while [ ! -e go ]; do sleep 0.1; done; echo got-$(cat go)"],
+    });
+
+    // No waiting for the second replica's reconcile: its first call takes the sandbox over.
+    const second = via("sandbox-1");
+    expect(await echoIn(second, name, "at-once")).toBe("at-once");
+    await second.ok("POST", `/v1/${name}/filesystem:writeFile`, {
+      path: "/workspace/go",
+      content: Buffer.from("y").toString("base64"),
+    });
+    const read = await second.ok("GET", `/v1/${name}/filesystem:readFile?path=/workspace/go`);
+    expect(Buffer.from(read.content as string, "base64").toString()).toBe("y");
+    // The process the first replica started is followed by the second: its end and output.
+    const ended = await second.ok("POST", `/v1/${long.process.name}:wait`, {});
+    expect(ended.process.state).toBe("STATE_SUCCEEDED");
+    const out = await second.ok("GET", `/v1/${long.process.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`);
+    expect(Buffer.from(out.data as string, "base64").toString()).toBe("got-y\n");
+
+    await second.ok("DELETE", `/v1/${name}`);
+    await expect.poll(async () => (await second.call("GET", `/v1/${name}`)).status, { timeout: 60_000 }).toBe(404);
+  }, 300_000);
+
   it("reaches a sandbox's agent from either replica, and from the one left when the other is SIGKILLed", async () => {
     const edge = createRestClient(cluster.edge.url, token);
     const created = await edge.ok("POST", "/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=pods", {

@@ -75,6 +75,8 @@ export async function authorizeSandboxFor(
     );
   }
   await deps.lifecycle.requireServedHere(row);
+  // Where every replica reaches every agent, the first call to a replica takes the sandbox over.
+  await deps.lifecycle.hold(row);
   deps.lifecycle.touch(row.uid);
   return { principal, row, workspace, sandboxId };
 }

@@ -16,8 +16,10 @@
 // replica reconciles only its own sandboxes (and takes unpinned ones); calls about a sandbox
 // pinned elsewhere are carried out by its owner (ServedElsewhere), or answered UNAVAILABLE while
 // the owner is down. An owner that comes back (same host and data directory) starts its running
-// sandboxes again, as after any restart.
+// sandboxes again, as after any restart. Where every replica reaches every agent (Kubernetes: one
+// placement), a replica's first call about a RUNNING sandbox it holds no agent of adopts it then.
 import { unavailable } from "@aiem/kit/errors";
+import { SandboxEngine_State } from "@aiem/proto/enginemanager/sandbox/v1/sandbox_engine_pb.js";
 import type { Logger } from "@aiem/kit/logger";
 import { ServedElsewhere, type ReplicaRegistry } from "@aiem/kit/server";
 import { createAgentStarts } from "./agent-starts.js";
@@ -29,12 +31,14 @@ import { SHARED_AGENT_DIR } from "./runtime/bwrap.js";
 import type { LocalSandboxRuntime, SandboxHandle, SandboxLimits } from "./runtime/index.js";
 import { createSandboxActivity } from "./sandbox-activity.js";
 import type { ServiceContext } from "./service-context.js";
-import type { SandboxRow, StartPhase } from "./store.js";
+import { sandboxStateName, type SandboxRow, type StartPhase } from "./store.js";
 import { createSweep } from "./sweep.js";
 import { createWarmPool, removeUnownedSandboxes } from "./warm-pool.js";
 
 export { type ChangeHub, createChangeHub, sandboxKey } from "./change-hub.js";
 export { limitsOf } from "./warm-pool.js";
+
+const RUNNING = sandboxStateName(SandboxEngine_State.RUNNING);
 
 export interface LifecycleOptions {
   readonly context: ServiceContext;
@@ -59,6 +63,14 @@ export interface LifecycleOptions {
    * for a runtime that makes a sandbox from its stored resource (Kubernetes).
    */
   readonly earlyStart?: boolean;
+  /**
+   * Whether every replica reaches every sandbox's agent (Kubernetes: one placement, none pinned).
+   * Then a call about a RUNNING sandbox this replica holds no agent of takes it over at once,
+   * instead of answering UNAVAILABLE until a reconcile pass does. Default false.
+   */
+  readonly sharedPlacement?: boolean;
+  /** How long a call waits for that take-over before it is answered UNAVAILABLE. Default 10 s. */
+  readonly takeOverTimeoutMs?: number;
 }
 
 export interface Lifecycle {
@@ -69,6 +81,13 @@ export interface Lifecycle {
    * replica is down; returns when this one serves it.
    */
   requireServedHere(row: Pick<SandboxRow, "name" | "placement">): Promise<void>;
+  /**
+   * With a shared placement, takes over a RUNNING sandbox whose agent this replica does not hold
+   * yet (the reconcile pass's adoption, which also follows its running processes again); calls
+   * about it share one take-over. Resolves when this replica holds the agent, or when the take-over
+   * failed or took too long (handle() then still says undefined). Does nothing otherwise.
+   */
+  hold(row: Pick<SandboxRow, "uid" | "runtime_id" | "state" | "desired">): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Reconciles one sandbox soon; resolves when that pass (and any it triggered) is done. */
@@ -130,6 +149,14 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     stopped: () => stopped,
   });
   const recordEnded = createAgentEnded({ ...common, onProcessesEnded: options.onProcessesEnded });
+  /** Take-overs that calls wait for, by sandbox uid. */
+  const takingOver = new Map<string, Promise<void>>();
+
+  /** A pass under way may be the one adopting the sandbox: it is waited for, not interrupted. */
+  async function takeOver(uid: string, runtimeId: string): Promise<void> {
+    await queue.current(uid);
+    if (!runtime.get(runtimeId) && !stopped) await queue.kick(uid);
+  }
 
   return {
     placement,
@@ -142,6 +169,20 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       const url = await replicas.urlOf(row.placement);
       if (!url) throw unavailable(`the replica running ${row.name} is down; retry once it is back`);
       throw new ServedElsewhere(url, row.name);
+    },
+    async hold(row) {
+      if (!options.sharedPlacement || row.state !== RUNNING || row.desired !== "running") return;
+      if (runtime.get(row.runtime_id) || stopped) return;
+      let taking = takingOver.get(row.uid);
+      if (!taking) {
+        taking = takeOver(row.uid, row.runtime_id).finally(() => takingOver.delete(row.uid));
+        takingOver.set(row.uid, taking);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, options.takeOverTimeoutMs ?? 10_000);
+      });
+      await Promise.race([taking, timedOut]).finally(() => clearTimeout(timer));
     },
     async start() {
       stopped = false;

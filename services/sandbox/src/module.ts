@@ -110,6 +110,7 @@ export function createSandboxModule(deps: SandboxModuleDeps): SandboxModule {
     // A warm pod would need its image before the create names it.
     warmPoolSize: kubernetes ? 0 : settings.warmPoolSize,
     earlyStart: !kubernetes,
+    sharedPlacement: kubernetes !== undefined,
     stopSandboxesOnStop: settings.stopWithService === true,
     onAdopted: (uid) => followRunning?.(uid),
   });

@@ -93,6 +93,7 @@ export async function admit(deps: PortProxyDeps, req: PortRequest, upgrade: bool
   if (sandbox.state !== sandboxStateName(SandboxEngine_State.RUNNING)) {
     return { refuse: [503, 14, `${sandbox.name} is ${sandbox.state}; its ports are reachable while it runs`] };
   }
+  await lifecycle.hold(sandbox);
   const agent = lifecycle.handle(sandbox);
   if (!agent) return { refuse: [503, 14, `the agent of ${sandbox.name} is being started again; retry shortly`] };
   return { go: { ...target, agent } };

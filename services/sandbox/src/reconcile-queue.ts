@@ -9,6 +9,8 @@ export interface ReconcileQueue {
   again(uid: string): void;
   /** Whether a pass over the sandbox is queued or under way. */
   has(uid: string): boolean;
+  /** Resolves when the passes queued or under way over the sandbox are done; undefined for none. */
+  current(uid: string): Promise<void> | undefined;
   readonly size: number;
   /** Resolves when every pass queued now is done. */
   drain(): Promise<void>;
@@ -56,6 +58,7 @@ export function createReconcileQueue(
       if (q) q.again = true;
     },
     has: (uid) => queues.has(uid),
+    current: (uid) => queues.get(uid)?.done,
     get size() {
       return queues.size;
     },

@@ -36,8 +36,11 @@ export interface KubernetesSandboxRuntime extends SandboxPortObjects {
   readonly placement: string;
   /** Whether the cluster knows HTTPRoutes (the Gateway API's CRDs are installed). */
   readonly routes: boolean;
-  /** Makes the sandbox's Service and pod; a pod that ended or was deleted is replaced. */
-  start(spec: SandboxPodSpec): Promise<void>;
+  /**
+   * Makes the sandbox's Service and pod; a pod that ended or was deleted is replaced. True when
+   * this call made the pod; false when one was there (known, or found on creating it).
+   */
+  start(spec: SandboxPodSpec): Promise<boolean>;
   status(uid: string): SandboxPodStatus;
   /** The agent's address in the cluster (the pod's IP), once the pod has one. */
   endpoint(uid: string): { host: string; port: number } | undefined;
@@ -82,7 +85,8 @@ export async function createKubernetesSandboxRuntime(
       const name = sandboxObjectName(spec.uid);
       const existing = pods.get(name, namespace);
       const phase = existing?.status?.phase;
-      if (existing && !existing.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded") return;
+      if (existing && !existing.metadata?.deletionTimestamp && phase !== "Failed" && phase !== "Succeeded")
+        return false;
       const owner = await owningService(spec.uid);
       const token = await options.agentToken?.(spec.uid);
       const config = token ? JSON.stringify({ ...JSON.parse(agent.config), token }) : agent.config;
@@ -94,10 +98,11 @@ export async function createKubernetesSandboxRuntime(
       if (existing && !existing.metadata?.deletionTimestamp)
         await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
       await changes.gone("pod", name);
-      await createOrRead(() =>
+      const made = await createOrRead(() =>
         core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, agent, owner) }),
       );
       await changes.seen("pod", name);
+      return made !== undefined;
     },
 
     status(uid) {

@@ -68,10 +68,13 @@ export function createPodSandboxRuntime(
         throw new SandboxRuntimeError("invalid-argument", "a sandbox on Kubernetes is started from its resource");
       }
       const started = Date.now();
-      // A pod already running is one this process did not start (the service restarted): its
-      // agent, processes and files run on.
-      const adopted = kube.status(uid).state === "running";
-      await kube.start(sandboxPodSpecOf(startOptions.engine, options.cloudEnvironment?.()));
+      // A pod already running is one this process did not start (the service restarted, or another
+      // replica started it): its agent, processes and files run on. So is one that this process
+      // did not know yet and did not make: another replica's, seen here before this one's
+      // informer saw it (a call right after the sandbox became RUNNING there).
+      const before = kube.status(uid).state;
+      const made = await kube.start(sandboxPodSpecOf(startOptions.engine, options.cloudEnvironment?.()));
+      const adopted = before === "running" || (!made && (before === "absent" || before === "lost"));
       startOptions.onLaunched?.();
       const status = await untilPodSettled(kube, uid, startOptions.signal);
       if (status.state === "failed")
