@@ -150,6 +150,32 @@ describe.skipIf(unavailable !== undefined)("the Kubernetes sandbox runtime", () 
     await Promise.all([runtime.remove(pulling), runtime.remove(killed)]);
   }, 60_000);
 
+  it("finds the pod another replica made while its own start was under way", async () => {
+    const uid = "1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e";
+    // The other replica's start reads the agent's token after its first look for the pod: by the
+    // time it reads it here, this replica made the pod and the other's informer has seen it.
+    let other: KubernetesSandboxRuntime | undefined;
+    const seenMeanwhile = async (id: string) => {
+      await runtime.start(spec(id));
+      await until(other!, id, (s) => s.state !== "absent");
+      return `token-of-${id}`;
+    };
+    other = await createKubernetesSandboxRuntime({
+      config: k8s.config,
+      namespace,
+      agent: { image: "example.invalid/aiem-agent:1", config: "{}" },
+      agentToken: seenMeanwhile,
+    });
+    try {
+      // It neither waits for that pod to go nor makes another: the pod is the first replica's.
+      expect(await other.start(spec(uid))).toBe(false);
+      await until(other, uid, (s) => s.state === "running");
+      await runtime.remove(uid);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
   it("tells a sandbox whose pod someone else deleted, and runs it again", async () => {
     const uid = "9e0f1a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b";
     await runtime.start(spec(uid));

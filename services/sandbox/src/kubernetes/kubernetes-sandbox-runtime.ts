@@ -97,7 +97,9 @@ export async function createKubernetesSandboxRuntime(
       );
       if (existing && !existing.metadata?.deletionTimestamp)
         await ignoreNotFound(core.deleteNamespacedPod({ namespace, name }));
-      await changes.gone("pod", name);
+      // Only the pod this start found is waited out: one that appeared since is another
+      // replica's, made for this very sandbox, and is found below instead of waited for forever.
+      if (existing) await changes.gone("pod", name, existing.metadata?.uid);
       const made = await createOrRead(() =>
         core.createNamespacedPod({ namespace, body: sandboxPod(spec, namespace, agent, owner) }),
       );

@@ -12,8 +12,11 @@ export interface ObjectChanges {
   watch(listener: (uid: string) => void): () => void;
   /** Tells the listeners that the object's sandbox changed. */
   notify(object: SandboxObject): void;
-  /** Resolves once the object is not in the informer's cache (at once when it is not). */
-  gone(kind: SandboxObjectKind, name: string): Promise<void>;
+  /**
+   * Resolves once the object is not in the informer's cache (at once when it is not); with `uid`,
+   * once that object is not (at once when the cache holds another of the name).
+   */
+  gone(kind: SandboxObjectKind, name: string, uid?: string): Promise<void>;
   /** Resolves once the object is in the informer's cache (at once when it is). */
   seen(kind: SandboxObjectKind, name: string): Promise<void>;
   /** Drops every listener. */
@@ -47,7 +50,11 @@ export function createObjectChanges(informers: SandboxInformers): ObjectChanges 
       return () => listeners.delete(listener);
     },
     notify,
-    gone: (kind, name) => (informers.cached(kind, name) ? waitFor(`gone/${kind}/${name}`) : Promise.resolve()),
+    gone(kind, name, uid) {
+      const cached = informers.cached(kind, name);
+      if (!cached || (uid !== undefined && cached.metadata?.uid !== uid)) return Promise.resolve();
+      return waitFor(`gone/${kind}/${name}`);
+    },
     seen: (kind, name) => (informers.cached(kind, name) ? Promise.resolve() : waitFor(`seen/${kind}/${name}`)),
     close: () => listeners.clear(),
   };
