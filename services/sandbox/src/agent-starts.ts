@@ -27,6 +27,8 @@ export interface AgentStarts {
   phase(uid: string): StartPhase;
   /** A kick (terminate, delete) interrupts a start that waits for its sandbox to run. */
   interrupt(uid: string): void;
+  /** Interrupts every start under way. */
+  interruptAll(): void;
 }
 
 export interface AgentStartsOptions {
@@ -129,6 +131,9 @@ export function createAgentStarts(
     phase: (uid) => runtime.pending?.(uid) ?? (launched.has(uid) ? "launched" : "creating"),
     interrupt(uid) {
       starting.get(uid)?.abort();
+    },
+    interruptAll() {
+      for (const controller of starting.values()) controller.abort();
     },
   };
 }

@@ -201,6 +201,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
       stopped = true;
       pool.stop();
       await sweep.stop();
+      // A shared placement's sandboxes run on without this replica and the others carry their
+      // starts on, so a start waiting for a pod (which may wait for a node for good) is dropped.
+      if (options.sharedPlacement) starts.interruptAll();
       await queue.drain();
       await runtime.close({ stopSandboxes: options.stopSandboxesOnStop === true });
     },

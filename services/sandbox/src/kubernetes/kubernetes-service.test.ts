@@ -138,4 +138,28 @@ describe.skipIf(unavailable !== undefined)("the sandbox service on Kubernetes", 
     ok(await h.rest("DELETE", `/v1/${created.name}`));
     await waitFor(async () => (await h.rest("GET", `/v1/${created.name}`, { who: "admin" })).status === 404, 60_000);
   }, 120_000);
+
+  // Last: it stops the service.
+  it("stops without waiting for a pod that no node fits, which runs on for the other replicas", async () => {
+    const { template } = await h.catalogueFixture("k8s-stop", { gpu: 1, gpuResource: "amd.com/gpu" });
+    const created = ok(
+      await h.rest("POST", `/v1/workspaces/team-a/sandboxEngines?sandboxEngineId=k8s-stop`, {
+        body: { sandboxEngineImage: h.image, sandboxEngineTemplate: template },
+      }),
+    ).sandboxEngine;
+    await waitFor(
+      async () =>
+        ok(await h.rest("GET", `/v1/${created.name}`)).sandboxEngine.pendingReason === "PENDING_REASON_SCHEDULING",
+      30_000,
+      "the sandbox to wait for a node",
+    );
+    const harness = h;
+    h = undefined as unknown as SandboxHarness;
+    const stopping = Date.now();
+    await harness.stop();
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    // The pod stays: the sandbox is the cluster's and any replica's, not this process's.
+    const pod = await k8s.core.readNamespacedPod({ namespace, name: `engine-${created.uid}` });
+    expect(pod.metadata?.deletionTimestamp).toBeUndefined();
+  }, 120_000);
 });
