@@ -7,81 +7,17 @@
 // drive. Needs the real stack and the Kubernetes binaries; skipped, saying why, without them.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { kubernetesUnavailable, startTestCluster, type TestCluster, TEST_POLICY } from "@aiem/kit/testing";
-import { type PodAgents, startPodAgents } from "@aiem/sandbox/testing/pod-agents";
-import { createCluster, type Cluster, type Replica } from "./cluster.js";
-import { createRestClient, type RestClient, SANDBOX_IMAGE, SANDBOX_TEMPLATE } from "./rest-client.js";
+import { describe, expect, it } from "vitest";
+import { sandboxReplicasSkipReason, useSandboxReplicas } from "./kubernetes-sandbox-replicas-fixture.js";
+import { type RestClient, SANDBOX_IMAGE, SANDBOX_TEMPLATE } from "./rest-client.js";
 
-const databaseUrl = process.env.DATABASE_URL;
-const natsUrl = process.env.NATS_URL;
-const unavailable = !databaseUrl || !natsUrl ? "DATABASE_URL and NATS_URL are not set" : kubernetesUnavailable();
-if (unavailable) console.warn(`kubernetes-sandbox-drive.test.ts: skipped, ${unavailable}`);
-
-const namespace = "sandboxes";
+const unavailable = sandboxReplicasSkipReason("kubernetes-sandbox-drive.test.ts");
 const BIG = 4 << 20;
 
 describe.skipIf(unavailable !== undefined)("the drive of sandbox replicas on the Kubernetes runtime", () => {
-  let k8s: TestCluster;
-  let agents: PodAgents;
-  let cluster: Cluster;
-  let token: string;
-
-  beforeAll(async () => {
-    k8s = await startTestCluster({ volumes: 0 });
-    await k8s.createNamespace(namespace);
-    const config = new KubeConfig();
-    config.loadFromFile(k8s.kubeconfigPath);
-    agents = await startPodAgents({ config, core: config.makeApiClient(CoreV1Api) }, namespace);
-    // Every process gets the same AIEM_DRIVE_DIR (cluster-env.ts): `<root>/drive`.
-    cluster = await createCluster({
-      databaseUrl: databaseUrl!,
-      natsUrl: natsUrl!,
-      policy: TEST_POLICY,
-      env: {
-        AIEM_SANDBOX_RUNTIME: "kubernetes",
-        KUBECONFIG: k8s.kubeconfigPath,
-        AIEM_KUBERNETES_NAMESPACE: namespace,
-        AIEM_SANDBOX_AGENT_IMAGE: "example.invalid/aiem-agent:1",
-      },
-    });
-    token = await cluster.token("root", true);
-  }, 300_000);
-
-  afterEach((ctx) => {
-    if (ctx.task.result?.state !== "fail") return;
-    for (const r of cluster.replicas.filter((r) => r.part === "sandbox"))
-      console.error(
-        `--- ${r.name}\n${r.log
-          .filter((l) => !l.includes('"msg":"request"'))
-          .slice(-40)
-          .join("\n")}`,
-      );
-  });
-
-  afterAll(async () => {
-    await cluster?.close();
-    await agents?.stop();
-    await k8s?.stop();
-  }, 120_000);
-
-  const replica = (name: string): Replica => cluster.replicas.find((r) => r.name === name)!;
-  const via = (name: string): RestClient => createRestClient(replica(name).url, token);
-  const driveFile = (...segments: string[]) => join(cluster.root, "drive", "team-a", ...segments);
-
-  /** Runs `script` with sh in the sandbox to its end; returns its combined output. */
-  async function shIn(api: RestClient, sandbox: string, script: string): Promise<string> {
-    const started = await api.ok("POST", `/v1/${sandbox}/processes?autoRun=true`, {
-      command: "sh",
-      args: ["-c", script],
-    });
-    const done = await api.ok("POST", `/v1/${started.process.name}:wait`, {});
-    const out = await api.ok("GET", `/v1/${started.process.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`);
-    const text = Buffer.from(out.data as string, "base64").toString();
-    expect(done.process.exitCode, text).toBe(0);
-    return text;
-  }
+  const fixture = useSandboxReplicas("sandboxes");
+  const { via, replica, sh: shIn } = fixture;
+  const driveFile = (...segments: string[]) => join(fixture.cluster.root, "drive", "team-a", ...segments);
 
   const upload = (api: RestClient, sandbox: string, localPath: string, remotePath: string) =>
     api.ok("POST", `/v1/${sandbox}/h2oDrive:uploadFile`, { localPath, remotePath });
@@ -98,7 +34,7 @@ describe.skipIf(unavailable !== undefined)("the drive of sandbox replicas on the
     });
     const name = created.sandboxEngine.name as string;
     const { uid } = await b.waitFor(name, "state", ["STATE_RUNNING"], 90_000);
-    const agent = await agents.ready(uid);
+    const agent = await fixture.agents.ready(uid);
     await b.ok("GET", `/v1/${name}/filesystem:statFile?path=/workspace`);
 
     // Written in the sandbox by its own process, uploaded through A, downloaded through B.
@@ -141,7 +77,7 @@ describe.skipIf(unavailable !== undefined)("the drive of sandbox replicas on the
       args: ["-c", "while [ ! -e go ]; do sleep 0.1; done; echo got-$(cat go)"],
     });
 
-    await cluster.stop(replica("sandbox-0"), "SIGKILL");
+    await fixture.cluster.stop(replica("sandbox-0"), "SIGKILL");
 
     expect((await b.ok("GET", `/v1/${name}`)).sandboxEngine.state).toBe("STATE_RUNNING");
     // What A put in the drive is there for B, and B writes to it.
@@ -154,7 +90,7 @@ describe.skipIf(unavailable !== undefined)("the drive of sandbox replicas on the
     const out = await b.ok("GET", `/v1/${long.process.name}:readOutput?outputStream=OUTPUT_STREAM_COMBINED`);
     expect(Buffer.from(out.data as string, "base64").toString()).toBe("got-x\n");
     // The same pod and agent all along.
-    expect(await agents.ready(uid)).toBe(agent);
+    expect(await fixture.agents.ready(uid)).toBe(agent);
 
     await b.ok("DELETE", `/v1/${name}`);
     await expect.poll(async () => (await b.call("GET", `/v1/${name}`)).status, { timeout: 60_000 }).toBe(404);
