@@ -75,6 +75,31 @@ async function syncFile(file: string): Promise<void> {
   }
 }
 
+/** A sparse file of `size` bytes at `file`, formatted and written back. */
+async function formatImageFile(file: string, size: number, format: FormatImage): Promise<void> {
+  const fd = fs.openSync(file, "w", 0o600);
+  try {
+    fs.ftruncateSync(fd, size);
+  } finally {
+    fs.closeSync(fd);
+  }
+  await format(file);
+  // Written back now, while no start waits: the loop device's direct I/O would otherwise flush
+  // mkfs's pages when the image is attached, on the start's path.
+  await syncFile(file);
+}
+
+/**
+ * Temporary files of a process that ended while it formatted are never completed, and the
+ * sockets' holders ended with the process that started them: both are removed.
+ */
+function removeLeftovers(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const name of fs.readdirSync(dir)) {
+    if (name.endsWith(".tmp") || name.endsWith(".sock")) fs.rmSync(path.join(dir, name), { force: true });
+  }
+}
+
 export function createStorageImages(dir: string, format: FormatImage, premount?: PremountImage): StorageImages {
   /** Spares being made, by size. */
   const making = new Map<number, Promise<void>>();
@@ -85,15 +110,10 @@ export function createStorageImages(dir: string, format: FormatImage, premount?:
   const sizes = new Set<number>();
   let cleaned = false;
 
-  /** Temporary files of a process that ended while it formatted are never completed: removed. */
   function cleanOnce(): void {
     if (cleaned) return;
     cleaned = true;
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // So are sockets: their holders ended with the process that started them.
-    for (const name of fs.readdirSync(dir)) {
-      if (name.endsWith(".tmp") || name.endsWith(".sock")) fs.rmSync(path.join(dir, name), { force: true });
-    }
+    removeLeftovers(dir);
   }
 
   /** Mounts a spare ahead: its socket published first, so that a spare's socket is always there with it. */
@@ -112,17 +132,8 @@ export function createStorageImages(dir: string, format: FormatImage, premount?:
 
   async function make(target: string, size: number, spare = false): Promise<void> {
     const temp = `${target}.${randomBytes(4).toString("hex")}.tmp`;
-    const fd = fs.openSync(temp, "w", 0o600);
     try {
-      fs.ftruncateSync(fd, size);
-    } finally {
-      fs.closeSync(fd);
-    }
-    try {
-      await format(temp);
-      // Written back now, while no start waits: the loop device's direct I/O would otherwise
-      // flush mkfs's pages when the image is attached, on the start's path.
-      await syncFile(temp);
+      await formatImageFile(temp, size, format);
       if (spare) await hold(temp, size);
       fs.renameSync(temp, target);
     } catch (error) {
